@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs dtlab's dependencies from Debian 12's packages (DESIGN.md, "Dependencies"), only
+# those that are missing. python3-torchvision is PyTorch: the independent reference that
+# the cross-check tests compare our models and weights files with (and the benchmark's peer).
+set -euo pipefail
+PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libopenmpi-dev openmpi-bin
+      libsimgrid-dev simgrid libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
+      dataset-fashion-mnist python3 python3-torchvision"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "dtlab: installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+  echo "dtlab: all dependencies present"
+fi

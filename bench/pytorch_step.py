@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""The peer of bench/train_step.c: one torchvision training step (forward, backward, SGD with
+momentum) on random data, timed the same way (warm-up steps, then the median of timed steps).
+Prints one line: `images_per_s <float>`. Run with Debian's python3 (python3-torchvision)."""
+import argparse
+import statistics
+import time
+
+import torch
+import torchvision
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="resnet50")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=5)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, a.model.replace("-", "_"))(num_classes=1000)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    x = torch.randn(a.batch, 3, a.size, a.size)
+    y = torch.randint(0, 1000, (a.batch,))
+    loss_fn = torch.nn.CrossEntropyLoss()
+    times = []
+    for i in range(a.warmup + a.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=False)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        t1 = time.perf_counter()
+        if i >= a.warmup:
+            times.append(t1 - t0)
+    print(f"images_per_s {a.batch / statistics.median(times):.4f}")
+    print(f"torch {torch.__version__} threads {torch.get_num_threads()} "
+          f"mkldnn {torch.backends.mkldnn.is_available()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+// train_step.c — benchmark: one training step (forward + backward + SGD update) of a model on
+// the cpu device, images/s; in the same run, PyTorch's torchvision model doing the same step
+// (bench/pytorch_step.py through Debian's python3) and OpenBLAS's sgemm rate, so the table
+// shows ours, the peer's, the ratio, and how close our convolutions come to sgemm.
+// Not a test: speed is measured here, never in ctest. Usage: bench_train_step --help
+#include <cblas.h>
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+#include "net.h"
+#include "optim.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// OpenBLAS sgemm GFLOP/s on an n x n x n product, median of reps
+static double sgemm_gflops(int n, int reps) {
+    float *A = malloc(sizeof(float) * n * n), *B = malloc(sizeof(float) * n * n),
+          *C = malloc(sizeof(float) * n * n);
+    for (int i = 0; i < n * n; i++) A[i] = B[i] = dt_uniform(1, i) - 0.5f, C[i] = 0;
+    double t[16];
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f,
+                    C, n);
+        t[r] = now_s() - t0;
+    }
+    qsort(t, reps, sizeof t[0], cmp_double);
+    free(A), free(B), free(C);
+    return 2.0 * n * n * n / t[reps / 2] / 1e9;
+}
+
+static double peer_images_per_s(const char *script, const char *model, int batch, int size,
+                                int threads, int warmup, int steps) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s --model %s --batch %d --size %d --threads %d --warmup %d "
+             "--steps %d 2>/dev/null",
+             script, model, batch, size, threads, warmup, steps);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char line[256];
+    double ips = -1;
+    while (fgets(line, sizeof line, p)) {
+        if (sscanf(line, "images_per_s %lf", &ips) == 1) continue;
+        fprintf(stderr, "peer: %s", line);
+    }
+    pclose(p);
+    return ips;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: bench_train_step [--model resnet50] [--batch 16] [--size 224] [--threads 2]\n"
+            "                        [--warmup 2] [--steps 5] [--no-peer] [--peer-script PATH]\n"
+            "Times forward+backward+SGD of MODEL on the cpu device and, in the same run,\n"
+            "torchvision's MODEL in PyTorch (Debian python3-torchvision), and prints the ratio.\n");
+}
+
+int main(int argc, char **argv) {
+    const char *model = "resnet50", *script = DT_BENCH_DIR "/pytorch_step.py";
+    int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1;
+    static const struct option opts[] = {
+        {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"size", 1, 0, 's'},
+        {"threads", 1, 0, 't'}, {"warmup", 1, 0, 'w'}, {"steps", 1, 0, 'n'},
+        {"no-peer", 0, 0, 'P'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'b': batch = atoi(optarg); break;
+        case 's': size = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
+        case 'w': warmup = atoi(optarg); break;
+        case 'n': steps = atoi(optarg); break;
+        case 'P': peer = 0; break;
+        case 'S': script = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (batch < 1 || size < 1 || threads < 1 || warmup < 0 || steps < 1 || steps > 1000) {
+        fprintf(stderr, "bench_train_step: --batch, --size, --threads and --steps (1..1000) "
+                        "must be positive\n");
+        return 2;
+    }
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+
+    dt_device *dev = dt_device_cpu_create(threads);
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = batch;
+    cfg.in_h = cfg.in_w = size;
+    dt_error err = {0};
+    dt_net *net = dt_model_create(model, dev, &cfg, &err);
+    if (!net) {
+        fprintf(stderr, "bench_train_step: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    dt_optim_config oc = dt_optim_config_default(DT_OPT_SGD);
+    dt_optim *opt = dt_optim_create(net, &oc, &err);
+
+    size_t nx = (size_t)batch * cfg.in_c * size * size;
+    float *x = malloc(nx * sizeof(float));
+    int32_t *y = malloc(batch * sizeof(int32_t));
+    for (size_t i = 0; i < nx; i++) x[i] = 2.0f * dt_uniform(7, i) - 1.0f;
+    for (int i = 0; i < batch; i++) y[i] = (int32_t)(dt_mix64(i) % (uint64_t)cfg.num_classes);
+    dt_net_set_batch(net, x, y);
+
+    double t[1000];
+    for (int i = 0; i < warmup + steps; i++) {
+        double t0 = now_s();
+        dt_net_forward(net, 1);
+        dt_net_loss(net);
+        dt_net_backward(net, 1.0f, NULL, NULL);
+        dt_optim_step(opt, net, 0.01f);
+        dev->sync(dev);
+        if (i >= warmup) t[i - warmup] = now_s() - t0;
+    }
+    qsort(t, steps, sizeof t[0], cmp_double);
+    double step_s = t[steps / 2], ours = batch / step_s;
+    double step_gflops = dt_net_step_flops(net) / step_s / 1e9;
+    double sgemm = sgemm_gflops(2048, 5);
+    double theirs = peer ? peer_images_per_s(script, model, batch, size, threads, warmup, steps)
+                         : -1;
+
+    printf("| model | batch | size | threads | dtlab img/s | PyTorch img/s | ratio | dtlab "
+           "GFLOP/s | sgemm GFLOP/s | of sgemm |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| %s | %d | %d | %d | %.2f | ", model, batch, size, threads, ours);
+    if (theirs > 0)
+        printf("%.2f | %.2f |", theirs, ours / theirs);
+    else
+        printf("n/a | n/a |");
+    printf(" %.1f | %.1f | %.0f %% |\n", step_gflops, sgemm, 100.0 * step_gflops / sgemm);
+    dt_optim_free(opt);
+    dt_net_free(net);
+    free(x), free(y);
+    dev->destroy(dev);
+    return 0;
+}

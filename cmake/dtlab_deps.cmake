@@ -1,0 +1,71 @@
+# Finds dtlab's dependencies (Debian 12 package names in brackets) and says what is skipped.
+find_package(PkgConfig REQUIRED)
+
+# OpenMP [gcc] and OpenBLAS built for OpenMP [libopenblas-openmp-dev], so that BLAS threads
+# and our OpenMP threads share one pool instead of fighting.
+find_package(OpenMP REQUIRED COMPONENTS C)
+find_path(OPENBLAS_INCLUDE_DIR cblas.h
+  HINTS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/openblas)
+find_library(OPENBLAS_LIBRARY openblas
+  HINTS /usr/lib/x86_64-linux-gnu/openblas-openmp)
+if(NOT OPENBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS not found: apt-get install libopenblas-openmp-dev")
+endif()
+add_library(dt_openblas INTERFACE)
+target_include_directories(dt_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(dt_openblas INTERFACE ${OPENBLAS_LIBRARY})
+message(STATUS "dtlab: OpenBLAS ${OPENBLAS_LIBRARY}")
+
+# Open MPI [libopenmpi-dev openmpi-bin]: real runs and the mpirun tests.
+find_package(MPI COMPONENTS C)
+find_program(MPIRUN_EXECUTABLE NAMES mpirun mpiexec)
+if(MPI_C_FOUND AND MPIRUN_EXECUTABLE)
+  set(DT_HAVE_MPI ON)
+  message(STATUS "dtlab: MPI found (${MPIRUN_EXECUTABLE})")
+else()
+  set(DT_HAVE_MPI OFF)
+  message(STATUS "dtlab: MPI not found — skipping the real-MPI build and tests "
+                 "(apt-get install libopenmpi-dev openmpi-bin)")
+endif()
+
+# SimGrid SMPI [libsimgrid-dev simgrid]: the simulated world.
+find_program(SMPIRUN_EXECUTABLE smpirun)
+find_path(SMPI_INCLUDE_DIR smpi/smpi_helpers.h)
+find_library(SIMGRID_LIBRARY simgrid)
+if(SMPIRUN_EXECUTABLE AND SMPI_INCLUDE_DIR AND SIMGRID_LIBRARY)
+  set(DT_HAVE_SMPI ON)
+  message(STATUS "dtlab: SimGrid SMPI found (${SMPIRUN_EXECUTABLE})")
+else()
+  set(DT_HAVE_SMPI OFF)
+  message(STATUS "dtlab: SimGrid SMPI not found — skipping the simulator build and tests "
+                 "(apt-get install libsimgrid-dev simgrid)")
+endif()
+
+# cmocka [libcmocka-dev]: unit tests.
+pkg_check_modules(CMOCKA cmocka)
+if(CMOCKA_FOUND)
+  set(DT_HAVE_CMOCKA ON)
+else()
+  set(DT_HAVE_CMOCKA OFF)
+  message(STATUS "dtlab: cmocka not found — skipping unit tests (apt-get install libcmocka-dev)")
+endif()
+
+# Images [libpng-dev libturbojpeg0-dev zlib1g-dev].
+find_package(ZLIB)
+find_package(PNG)
+pkg_check_modules(TURBOJPEG libturbojpeg)
+
+# CUDA toolkit with cuBLAS (optional): /usr/local/cuda or CUDAToolkit_ROOT.
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+endif()
+include(CheckLanguage)
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(DT_HAVE_CUDA ON)
+  message(STATUS "dtlab: CUDA compiler ${CMAKE_CUDA_COMPILER}")
+else()
+  set(DT_HAVE_CUDA OFF)
+  message(STATUS "dtlab: nvcc not found — skipping the cuda device (install the CUDA toolkit "
+                 "or set CUDAToolkit_ROOT)")
+endif()

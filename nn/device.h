@@ -1,0 +1,161 @@
+// device.h — the execution interface: every number a layer, an optimizer or an allreduce
+// computes goes through one of these primitives (darknet's layer/_gpu split, turned into a
+// table of function pointers). Three implementations: `cpu` (nn/device_cpu.c: OpenMP +
+// OpenBLAS), `cuda` (real/cuda: kernels + cuBLAS) and `model` (sim/: no data, each call
+// advances simulated time by a roofline). Layers never touch tensor memory themselves, so the
+// same layer code runs in all three.
+//
+// Conventions, for every primitive:
+//  - pointers are device memory (from dev->alloc) unless named *_host;
+//  - sizes are in elements, not bytes, unless named *_bytes; all tensors are fp32 unless
+//    named *_f16 (IEEE binary16 bits in uint16_t);
+//  - images are NCHW, row-major, contiguous: x[((b*C + c)*H + h)*W + w];
+//  - a backward primitive ADDS into its outputs (dx += ..., dw += ...): a tensor read by two
+//    layers (the input of a residual block) gets both contributions, and the network zeroes
+//    the gradient buffers before backward;
+//  - primitives may run asynchronously; anything that returns a value to the host
+//    (sumsq, nonfinite, softmax_xent_forward) or copies to the host synchronises first.
+// Not here: allocation policy, streams, MPI. See nn/kernels.h for the per-element math that
+// the cpu and cuda implementations share.
+#ifndef DT_DEVICE_H
+#define DT_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dt_device dt_device;
+
+struct dt_device {
+    const char *name;  // "cpu", "cuda", "model"
+    void *ctx;         // the implementation's own state
+    int threads;       // cpu: OpenMP/BLAS threads; others: informational
+
+    // ---- memory ----
+    void *(*alloc)(dt_device *d, size_t bytes);  // zero-filled; aborts on failure
+    void (*free)(dt_device *d, void *p);
+    void (*to_host)(dt_device *d, void *dst_host, const void *src, size_t bytes);
+    void (*from_host)(dt_device *d, void *dst, const void *src_host, size_t bytes);
+    void (*copy)(dt_device *d, void *dst, const void *src, size_t bytes);
+    void (*sync)(dt_device *d);
+    void (*destroy)(dt_device *d);  // frees the device itself
+
+    // ---- dense linear algebra (row-major; ld* are row strides in elements) ----
+    // C(M,N) = alpha * op(A) * op(B) + beta * C; op(A) is (M,K): A is (M,K) if !trans_a,
+    // (K,M) if trans_a; op(B) is (K,N): B is (K,N) if !trans_b, (N,K) if trans_b.
+    void (*gemm)(dt_device *d, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                 int ldc);
+    // `batch` independent gemms: C_i = alpha*op(A_i)*op(B_i) + beta*C_i, with
+    // X_i = X + i*stride_x (elements; a stride of 0 shares one matrix, e.g. the weights).
+    void (*gemm_batched)(dt_device *d, int trans_a, int trans_b, int M, int N, int K,
+                         float alpha, const float *A, int lda, size_t stride_a, const float *B,
+                         int ldb, size_t stride_b, float beta, float *C, int ldc,
+                         size_t stride_c, int batch);
+    // The sum over a batch into one C: C = alpha * sum_i op(A_i)*op(B_i) + beta*C
+    // (conv2d's weight gradient: dW += sum_b dY_b * col_b^T).
+    void (*gemm_batched_sum)(dt_device *d, int trans_a, int trans_b, int M, int N, int K,
+                             float alpha, const float *A, int lda, size_t stride_a,
+                             const float *B, int ldb, size_t stride_b, float beta, float *C,
+                             int ldc, int batch);
+
+    // ---- convolution helpers (darknet/Caffe im2col) ----
+    // x is (B,C,H,W); col is (B, C*KH*KW, OH*OW) with OH = (H+2*pad-KH)/stride+1 (same for
+    // OW); padding reads as 0. col2im ADDS col back into x (the adjoint of im2col).
+    void (*im2col)(dt_device *d, const float *x, int B, int C, int H, int W, int KH, int KW,
+                   int stride, int pad, float *col);
+    void (*col2im)(dt_device *d, const float *col, int B, int C, int H, int W, int KH, int KW,
+                   int stride, int pad, float *x);
+
+    // ---- per-channel bias ----
+    // y is (B,C,HW): y[b,c,:] += bias[c]
+    void (*bias_add)(dt_device *d, float *y, const float *bias, int B, int C, int HW);
+    // db[c] += sum_{b,hw} dy[b,c,hw]
+    void (*bias_backward)(dt_device *d, const float *dy, int B, int C, int HW, float *db);
+
+    // ---- batch normalisation (Ioffe & Szegedy 2015), x and y are (B,C,HW) ----
+    // training: batch mean/var per channel (biased var for normalising), y = gamma*xhat+beta,
+    // save_mean/save_invstd (C each) kept for backward, running stats updated as PyTorch:
+    // r = (1-momentum)*r + momentum*stat, with the unbiased variance (n/(n-1)) for running_var.
+    void (*bn_forward_train)(dt_device *d, const float *x, int B, int C, int HW,
+                             const float *gamma, const float *beta, float eps, float momentum,
+                             float *running_mean, float *running_var, float *save_mean,
+                             float *save_invstd, float *y);
+    // evaluation: y = gamma*(x - running_mean)/sqrt(running_var + eps) + beta
+    void (*bn_forward_eval)(dt_device *d, const float *x, int B, int C, int HW,
+                            const float *gamma, const float *beta, float eps,
+                            const float *running_mean, const float *running_var, float *y);
+    // dx += gamma*invstd/n * (n*dy - sum(dy) - xhat*sum(dy*xhat)), n = B*HW;
+    // dgamma += sum(dy*xhat); dbeta += sum(dy)
+    void (*bn_backward)(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
+                        const float *gamma, const float *save_mean, const float *save_invstd,
+                        float *dx, float *dgamma, float *dbeta);
+
+    // ---- activations and pooling ----
+    void (*relu_forward)(dt_device *d, const float *x, float *y, size_t n);
+    // dx += dy where y > 0
+    void (*relu_backward)(dt_device *d, const float *y, const float *dy, float *dx, size_t n);
+    // x (B,C,H,W) -> y (B,C,OH,OW), OH = (H+2*pad-K)/stride+1; padding never wins;
+    // argmax (B,C,OH,OW) holds the index h*W+w of the winner inside its (b,c) plane.
+    void (*maxpool_forward)(dt_device *d, const float *x, int B, int C, int H, int W, int K,
+                            int stride, int pad, float *y, int32_t *argmax);
+    void (*maxpool_backward)(dt_device *d, const float *dy, const int32_t *argmax, int B,
+                             int C, int H, int W, int OH, int OW, float *dx);
+    // adaptive average pooling as PyTorch's AdaptiveAvgPool2d: output cell (i,j) averages
+    // rows floor(i*H/OH) .. ceil((i+1)*H/OH)-1 and the same for columns. OH=OW=1 is global.
+    void (*avgpool_forward)(dt_device *d, const float *x, int B, int C, int H, int W, int OH,
+                            int OW, float *y);
+    void (*avgpool_backward)(dt_device *d, const float *dy, int B, int C, int H, int W, int OH,
+                             int OW, float *dx);
+    // inverted dropout: mask[i] = keep(seed, i) ? 1/(1-p) : 0 (nn/kernels.h dt_dropout_keep,
+    // a counter-based hash, so every device draws the same mask); y = x*mask
+    void (*dropout_forward)(dt_device *d, const float *x, float *y, float *mask, size_t n,
+                            float p, uint64_t seed);
+    // dx += dy*mask
+    void (*dropout_backward)(dt_device *d, const float *dy, const float *mask, float *dx,
+                             size_t n);
+
+    // ---- loss: softmax cross-entropy, mean over the batch ----
+    // logits (B,K), labels (B) int32 in [0,K) on the device; writes probs (B,K); returns
+    // the mean loss to the host (synchronises). Stable: log-sum-exp with the max subtracted.
+    float (*softmax_xent_forward)(dt_device *d, const float *logits, const int32_t *labels,
+                                  int B, int K, float *probs);
+    // dlogits += scale * (probs - onehot(labels)); scale is 1/B for the mean (times the loss
+    // scale under mixed precision).
+    void (*softmax_xent_backward)(dt_device *d, const float *probs, const int32_t *labels,
+                                  int B, int K, float scale, float *dlogits);
+
+    // ---- elementwise and reductions ----
+    void (*fill)(dt_device *d, float *x, float value, size_t n);
+    void (*scale)(dt_device *d, float *x, float alpha, size_t n);               // x *= alpha
+    void (*axpy)(dt_device *d, float alpha, const float *x, float *y, size_t n); // y += a*x
+    // y += x. The local reduction step of every allreduce (coll/) and of the residual add.
+    void (*add)(dt_device *d, float *y, const float *x, size_t n);
+    // sum of squares, accumulated in double; returns to the host (synchronises). LARS norms.
+    double (*sumsq)(dt_device *d, const float *x, size_t n);
+    // number of NaN/Inf elements; returns to the host (synchronises). Loss scaling, NaN input.
+    size_t (*nonfinite)(dt_device *d, const float *x, size_t n);
+
+    // ---- optimizer updates (per-element formulas in nn/kernels.h) ----
+    // PyTorch SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr * (nesterov ? g' + momentum*v : v)
+    void (*sgd_update)(dt_device *d, float *w, const float *g, float *v, size_t n, float lr,
+                       float momentum, float wd, int nesterov);
+    // LARS (You et al. 2017, MLPerf form, REFERENCE.md): v = momentum*v + scaled_lr*(g + wd*w);
+    // w -= v, where scaled_lr = lr_t * local_lr was computed on the host from the norms.
+    void (*lars_update)(dt_device *d, float *w, const float *g, float *v, size_t n,
+                        float scaled_lr, float momentum, float wd);
+
+    // ---- precision casts (round to nearest even; overflow to +-Inf) ----
+    void (*f32_to_f16)(dt_device *d, const float *x, uint16_t *y_f16, size_t n);
+    void (*f16_to_f32)(dt_device *d, const uint16_t *x_f16, float *y, size_t n);
+    // y += float(x): fp16 on the wire, accumulated in fp32 (allreduce with fp16 gradients)
+    void (*add_f16)(dt_device *d, float *y, const uint16_t *x_f16, size_t n);
+};
+
+// The cpu device (nn/device_cpu.c): real math with OpenMP and OpenBLAS on `threads` threads
+// (0: all cores). Returns NULL only if threads < 0.
+dt_device *dt_device_cpu_create(int threads);
+
+// Convenience wrappers so call sites read like math: DT_CALL(d, add, y, x, n).
+#define DT_CALL(d, fn, ...) ((d)->fn((d), __VA_ARGS__))
+
+#endif

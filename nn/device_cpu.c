@@ -1,0 +1,307 @@
+// device_cpu.c — the cpu device (nn/device.h) with OpenMP and OpenBLAS (the OpenMP build, so
+// BLAS threads and ours share one pool): memory, gemm and its batched forms, elementwise ops,
+// reductions, optimizer updates and fp16 casts. The network primitives (im2col, batchnorm,
+// pooling, loss) are in device_cpu_nn.c. Real math, synchronous: sync is a no-op.
+// Not here: the per-element formulas (nn/kernels.h, shared with the cuda device) or any
+// allocation policy beyond aligned, zeroed blocks.
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "device_cpu_internal.h"
+#include "dt.h"
+#include "kernels.h"
+
+// ---- memory ----
+
+// 64-byte aligned (a cache line, an AVX-512 vector), zero-filled; aborts on failure.
+static void *cpu_alloc(dt_device *d, size_t bytes) {
+    (void)d;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0) rounded = 64;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, rounded) != 0 || !p) {
+        fprintf(stderr, "dtlab: cpu device: out of memory allocating %zu bytes at %s:%d\n",
+                bytes, __FILE__, __LINE__);
+        exit(DT_EXIT_RUNTIME);
+    }
+    memset(p, 0, rounded);
+    return p;
+}
+
+static void cpu_free(dt_device *d, void *p) {
+    (void)d;
+    free(p);
+}
+
+static void cpu_copy(dt_device *d, void *dst, const void *src, size_t bytes) {
+    (void)d;
+    if (bytes && dst != src) memmove(dst, src, bytes);
+}
+
+static void cpu_sync(dt_device *d) { (void)d; }
+
+static void cpu_destroy(dt_device *d) {
+    if (!d) return;
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx) free(ctx->scratch);
+    free(ctx);
+    free(d);
+}
+
+// ---- dense linear algebra ----
+
+// C = beta*C for an (M,N) block with row stride ldc; beta == 0 writes zeros (as BLAS does:
+// NaN in C does not survive a zero beta).
+static void scale_block(float *C, int M, int N, int ldc, float beta) {
+    if (beta == 1.0f) return;
+    for (int i = 0; i < M; i++) {
+        float *c = C + (size_t)i * ldc;
+        if (beta == 0.0f) {
+            memset(c, 0, (size_t)N * sizeof(float));
+        } else {
+            for (int j = 0; j < N; j++) c[j] *= beta;
+        }
+    }
+}
+
+// One cblas_sgemm (row-major). Degenerate sizes are handled here (OpenBLAS rejects a zero
+// leading dimension). Inside a parallel region OpenBLAS runs single-threaded.
+static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                   const float *B, int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || alpha == 0.0f) {
+        scale_block(C, M, N, ldc, beta);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// One sgemm on `threads` threads: OpenBLAS's OpenMP build follows omp_get_max_threads() of
+// the calling thread, so we set it for the call and restore it after.
+static void sgemm_threads(int threads, int ta, int tb, int M, int N, int K, float alpha,
+                          const float *A, int lda, const float *B, int ldb, float beta,
+                          float *C, int ldc) {
+    int saved = omp_get_max_threads();
+    if (saved != threads && !omp_in_parallel()) omp_set_num_threads(threads);
+    sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (saved != threads && !omp_in_parallel()) omp_set_num_threads(saved);
+}
+
+// C(M,N) = alpha*op(A)*op(B) + beta*C
+static void cpu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
+                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                     int ldc) {
+    sgemm_threads(d->threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*stride_x. Whole gemms are shared
+// among the threads (each single-threaded) when the batch divides well among them;
+// otherwise one multithreaded gemm after another.
+static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
+                             const float *A, int lda, size_t sa, const float *B, int ldb,
+                             size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    int T = d->threads;
+    if (T > 1 && batch >= T && (batch % T == 0 || batch >= 4 * T)) {
+#pragma omp parallel for num_threads(T) schedule(static)
+        for (int i = 0; i < batch; i++) {
+            sgemm1(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc,
+                   ldc);
+        }
+    } else {
+        for (int i = 0; i < batch; i++) {
+            sgemm_threads(T, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                          C + i * sc, ldc);
+        }
+    }
+}
+
+static float *cpu_scratch(dt_device *d, size_t floats) {
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx->scratch_floats < floats) {
+        free(ctx->scratch);
+        ctx->scratch = cpu_alloc(d, floats * sizeof(float));
+        ctx->scratch_floats = floats;
+    }
+    return ctx->scratch;
+}
+
+// C = alpha * sum_i op(A_i)*op(B_i) + beta*C. With several threads each takes a contiguous
+// range of the batch: thread 0 accumulates straight into C, thread t > 0 into its own
+// (M,N) partial sum in scratch; the partials are then added to C in thread order (the same
+// bits on every run).
+static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int K,
+                                 float alpha, const float *A, int lda, size_t sa,
+                                 const float *B, int ldb, size_t sb, float beta, float *C,
+                                 int ldc, int batch) {
+    if (M <= 0 || N <= 0) return;
+    int T = d->threads;
+    if (batch <= 0) {
+        scale_block(C, M, N, ldc, beta);
+        return;
+    }
+    if (T <= 1 || batch < T) {
+        for (int i = 0; i < batch; i++) {
+            sgemm_threads(T, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+                          i == 0 ? beta : 1.0f, C, ldc);
+        }
+        return;
+    }
+    size_t mn = (size_t)M * N;
+    float *part = cpu_scratch(d, mn * (size_t)(T - 1));
+    int used = 1;
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+#pragma omp single
+        used = nt;
+        int lo = (int)((long)batch * t / nt), hi = (int)((long)batch * (t + 1) / nt);
+        float *dst = t == 0 ? C : part + (size_t)(t - 1) * mn;
+        int ld = t == 0 ? ldc : N;
+        if (t > 0 && lo == hi) memset(dst, 0, mn * sizeof(float));
+        for (int i = lo; i < hi; i++) {
+            float b0 = t == 0 ? beta : 0.0f;
+            sgemm1(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+                   i == lo ? b0 : 1.0f, dst, ld);
+        }
+    }
+    // C += partials, parallel over rows; each element adds the partials in thread order
+#pragma omp parallel for num_threads(T) schedule(static) if (mn * (used - 1) > DT_CPU_PAR_MIN)
+    for (int i = 0; i < M; i++) {
+        float *c = C + (size_t)i * ldc;
+        for (int t = 1; t < used; t++) {
+            const float *p = part + (size_t)(t - 1) * mn + (size_t)i * N;
+            for (int j = 0; j < N; j++) c[j] += p[j];
+        }
+    }
+}
+
+// ---- elementwise and reductions ----
+
+static void cpu_fill(dt_device *d, float *x, float value, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) x[i] = value;
+}
+
+static void cpu_scale(dt_device *d, float *x, float alpha, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) x[i] *= alpha;
+}
+
+static void cpu_axpy(dt_device *d, float alpha, const float *x, float *y, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+static void cpu_add(dt_device *d, float *y, const float *x, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+// Sum of squares in double. Deterministic: the vector is cut into at most 256 blocks whose
+// size depends on n only, each block is summed alone and the block sums are added in order,
+// so every rank and every thread count gets the same bits (LARS norms must agree across
+// ranks, or the replicas drift apart).
+static double cpu_sumsq(dt_device *d, const float *x, size_t n) {
+    enum { MAXBLK = 256 };
+    double part[MAXBLK];
+    size_t blk = n / MAXBLK + 1;
+    if (blk < 65536) blk = 65536;
+    int nblk = (int)((n + blk - 1) / blk);
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (nblk > 1)
+    for (int b = 0; b < nblk; b++) {
+        size_t lo = (size_t)b * blk, hi = lo + blk < n ? lo + blk : n;
+        double s = 0.0;
+#pragma omp simd reduction(+ : s)
+        for (size_t i = lo; i < hi; i++) s += (double)x[i] * (double)x[i];
+        part[b] = s;
+    }
+    double s = 0.0;
+    for (int b = 0; b < nblk; b++) s += part[b];
+    return s;
+}
+
+static size_t cpu_nonfinite(dt_device *d, const float *x, size_t n) {
+    size_t bad = 0;
+#pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : bad) \
+    if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) bad += !isfinite(x[i]);
+    return bad;
+}
+
+// ---- optimizer updates (formulas: nn/kernels.h) ----
+
+static void cpu_sgd_update(dt_device *d, float *w, const float *g, float *v, size_t n,
+                           float lr, float momentum, float wd, int nesterov) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dt_sgd_elem(&w[i], g[i], &v[i], lr, momentum, wd, nesterov);
+}
+
+static void cpu_lars_update(dt_device *d, float *w, const float *g, float *v, size_t n,
+                            float scaled_lr, float momentum, float wd) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dt_lars_elem(&w[i], g[i], &v[i], scaled_lr, momentum, wd);
+}
+
+// ---- precision casts (bit-exact software rounding: nn/kernels.h) ----
+
+static void cpu_f32_to_f16(dt_device *d, const float *x, uint16_t *y, size_t n) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] = dt_f32_to_f16(x[i]);
+}
+
+static void cpu_f16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] = dt_f16_to_f32(x[i]);
+}
+
+static void cpu_add_f16(dt_device *d, float *y, const uint16_t *x, size_t n) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] += dt_f16_to_f32(x[i]);
+}
+
+// ---- the device ----
+
+dt_device *dt_device_cpu_create(int threads) {
+    if (threads < 0) return NULL;
+    if (threads == 0) threads = omp_get_max_threads();
+    if (threads < 1) threads = 1;
+    dt_device *d = callocCheck(1, sizeof *d);
+    d->name = "cpu";
+    d->ctx = callocCheck(1, sizeof(dt_cpu_ctx));
+    d->threads = threads;
+
+    d->alloc = cpu_alloc;
+    d->free = cpu_free;
+    d->to_host = cpu_copy;
+    d->from_host = cpu_copy;
+    d->copy = cpu_copy;
+    d->sync = cpu_sync;
+    d->destroy = cpu_destroy;
+
+    d->gemm = cpu_gemm;
+    d->gemm_batched = cpu_gemm_batched;
+    d->gemm_batched_sum = cpu_gemm_batched_sum;
+
+    d->fill = cpu_fill;
+    d->scale = cpu_scale;
+    d->axpy = cpu_axpy;
+    d->add = cpu_add;
+    d->sumsq = cpu_sumsq;
+    d->nonfinite = cpu_nonfinite;
+
+    d->sgd_update = cpu_sgd_update;
+    d->lars_update = cpu_lars_update;
+
+    d->f32_to_f16 = cpu_f32_to_f16;
+    d->f16_to_f32 = cpu_f16_to_f32;
+    d->add_f16 = cpu_add_f16;
+
+    dt_cpu_install_nn(d);
+    return d;
+}

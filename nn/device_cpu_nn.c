@@ -1,0 +1,443 @@
+// device_cpu_nn.c — the network primitives of the cpu device (nn/device.h): im2col/col2im
+// (darknet/Caffe), per-channel bias, batch normalisation (Ioffe & Szegedy 2015), relu, max
+// and adaptive average pooling, inverted dropout and softmax cross-entropy. Plain loops,
+// parallel over (image, channel) planes with OpenMP; per-element formulas from nn/kernels.h.
+// Not here: memory, gemm, elementwise ops (device_cpu.c), or any layer logic (shapes are the
+// caller's business; a primitive only trusts the sizes it is given).
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "device_cpu_internal.h"
+#include "dt.h"
+#include "kernels.h"
+
+// ---- im2col / col2im ----
+
+// Output columns ow whose input column iw = ow*stride - pad + kw lies in [0, W): [*lo, *hi).
+static void valid_cols(int W, int OW, int kw, int stride, int pad, int *lo, int *hi) {
+    int off = pad - kw;  // iw = ow*stride - off
+    int l = off > 0 ? (off + stride - 1) / stride : 0;
+    int h = W - 1 + off >= 0 ? (W - 1 + off) / stride + 1 : 0;
+    if (h > OW) h = OW;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+// x is (B,C,H,W); col is (B, C*KH*KW, OH*OW), row (c*KH + kh)*KW + kw, column oh*OW + ow
+// holds x[b, c, oh*stride - pad + kh, ow*stride - pad + kw] (0 in the padding).
+static void cpu_im2col(dt_device *d, const float *x, int B, int C, int H, int W, int KH,
+                       int KW, int stride, int pad, float *col) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * kk * ohw > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        const float *xp = x + (size_t)pc * H * W;
+        float *cp = col + (size_t)pc * kk * ohw;
+        for (int kh = 0; kh < KH; kh++) {
+            for (int kw = 0; kw < KW; kw++) {
+                float *row = cp + (size_t)(kh * KW + kw) * ohw;
+                int lo, hi;
+                valid_cols(W, OW, kw, stride, pad, &lo, &hi);
+                for (int oh = 0; oh < OH; oh++) {
+                    float *r = row + (size_t)oh * OW;
+                    int ih = oh * stride - pad + kh;
+                    if (ih < 0 || ih >= H) {
+                        memset(r, 0, (size_t)OW * sizeof(float));
+                        continue;
+                    }
+                    const float *xr = xp + (size_t)ih * W - pad + kw;  // xr[ow*stride]
+                    for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
+                    if (stride == 1) {
+                        memcpy(r + lo, xr + lo, (size_t)(hi - lo) * sizeof(float));
+                    } else {
+                        for (int ow = lo; ow < hi; ow++) r[ow] = xr[ow * stride];
+                    }
+                    for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+// The adjoint of im2col: x[b,c,ih,iw] += every col entry that im2col read from it.
+// Parallel over (b,c) planes: a plane is written only from its own KH*KW rows.
+static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                       int KW, int stride, int pad, float *x) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * kk * ohw > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        float *xp = x + (size_t)pc * H * W;
+        const float *cp = col + (size_t)pc * kk * ohw;
+        for (int kh = 0; kh < KH; kh++) {
+            for (int kw = 0; kw < KW; kw++) {
+                const float *row = cp + (size_t)(kh * KW + kw) * ohw;
+                int lo, hi;
+                valid_cols(W, OW, kw, stride, pad, &lo, &hi);
+                for (int oh = 0; oh < OH; oh++) {
+                    int ih = oh * stride - pad + kh;
+                    if (ih < 0 || ih >= H) continue;
+                    const float *r = row + (size_t)oh * OW;
+                    float *xr = xp + (size_t)ih * W - pad + kw;
+                    if (stride == 1) {
+                        for (int ow = lo; ow < hi; ow++) xr[ow] += r[ow];
+                    } else {
+                        for (int ow = lo; ow < hi; ow++) xr[ow * stride] += r[ow];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- per-channel bias ----
+
+// y is (B,C,HW): y[b,c,:] += bias[c]
+static void cpu_bias_add(dt_device *d, float *y, const float *bias, int B, int C, int HW) {
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * HW > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        float *p = y + (size_t)pc * HW, bc = bias[pc % C];
+        for (int i = 0; i < HW; i++) p[i] += bc;
+    }
+}
+
+// dy is (B,C,HW): db[c] += sum_{b,hw} dy[b,c,hw], accumulated in double
+static void cpu_bias_backward(dt_device *d, const float *dy, int B, int C, int HW, float *db) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)B * C * HW > DT_CPU_PAR_MIN)
+    for (int c = 0; c < C; c++) {
+        double s = 0.0;
+        for (int b = 0; b < B; b++) {
+            const float *p = dy + ((size_t)b * C + c) * HW;
+#pragma omp simd reduction(+ : s)
+            for (int i = 0; i < HW; i++) s += p[i];
+        }
+        db[c] += (float)s;
+    }
+}
+
+// ---- batch normalisation (Ioffe & Szegedy 2015, Alg. 1), x and y are (B,C,HW) ----
+
+// Training: per channel the batch mean and biased variance over n = B*HW (two passes in
+// double), y = gamma*(x-mean)*invstd + beta, and PyTorch's running statistics
+// r = (1-momentum)*r + momentum*stat with the unbiased variance n/(n-1)*var (n = 1: var).
+static void cpu_bn_forward_train(dt_device *d, const float *x, int B, int C, int HW,
+                                 const float *gamma, const float *beta, float eps,
+                                 float momentum, float *running_mean, float *running_var,
+                                 float *save_mean, float *save_invstd, float *y) {
+    size_t n = (size_t)B * HW;
+    if (n == 0) return;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if (n * C > DT_CPU_PAR_MIN)
+    for (int c = 0; c < C; c++) {
+        double s = 0.0;
+        for (int b = 0; b < B; b++) {
+            const float *p = x + ((size_t)b * C + c) * HW;
+#pragma omp simd reduction(+ : s)
+            for (int i = 0; i < HW; i++) s += p[i];
+        }
+        double mean = s / (double)n, v = 0.0;
+        for (int b = 0; b < B; b++) {
+            const float *p = x + ((size_t)b * C + c) * HW;
+#pragma omp simd reduction(+ : v)
+            for (int i = 0; i < HW; i++) v += ((double)p[i] - mean) * ((double)p[i] - mean);
+        }
+        double var = v / (double)n;
+        float fmean = (float)mean, finvstd = (float)(1.0 / sqrt(var + (double)eps));
+        save_mean[c] = fmean;
+        save_invstd[c] = finvstd;
+        if (running_mean) {
+            running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * fmean;
+        }
+        if (running_var) {
+            double unbiased = n > 1 ? var * (double)n / (double)(n - 1) : var;
+            running_var[c] = (1.0f - momentum) * running_var[c] + momentum * (float)unbiased;
+        }
+        float g = gamma[c], bt = beta[c];
+        for (int b = 0; b < B; b++) {
+            const float *p = x + ((size_t)b * C + c) * HW;
+            float *q = y + ((size_t)b * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = dt_bn_normalize(p[i], fmean, finvstd, g, bt);
+        }
+    }
+}
+
+// Evaluation: y = gamma*(x - running_mean)/sqrt(running_var + eps) + beta
+static void cpu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int HW,
+                                const float *gamma, const float *beta, float eps,
+                                const float *running_mean, const float *running_var,
+                                float *y) {
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * HW > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        int c = (int)(pc % C);
+        float invstd = (float)(1.0 / sqrt((double)running_var[c] + (double)eps));
+        float m = running_mean[c], g = gamma[c], bt = beta[c];
+        const float *p = x + (size_t)pc * HW;
+        float *q = y + (size_t)pc * HW;
+        for (int i = 0; i < HW; i++) q[i] = dt_bn_normalize(p[i], m, invstd, g, bt);
+    }
+}
+
+// dx += gamma*invstd/n * (n*dy - sum(dy) - xhat*sum(dy*xhat)); dgamma += sum(dy*xhat);
+// dbeta += sum(dy); xhat = (x - save_mean)*save_invstd. dx, dgamma, dbeta may be NULL.
+static void cpu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C,
+                            int HW, const float *gamma, const float *save_mean,
+                            const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
+    size_t n = (size_t)B * HW;
+    if (n == 0) return;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if (n * C > DT_CPU_PAR_MIN)
+    for (int c = 0; c < C; c++) {
+        float m = save_mean[c], is = save_invstd[c];
+        double sdy = 0.0, sdyx = 0.0;
+        for (int b = 0; b < B; b++) {
+            const float *g = dy + ((size_t)b * C + c) * HW;
+            const float *p = x + ((size_t)b * C + c) * HW;
+#pragma omp simd reduction(+ : sdy, sdyx)
+            for (int i = 0; i < HW; i++) {
+                sdy += g[i];
+                sdyx += (double)g[i] * (double)((p[i] - m) * is);
+            }
+        }
+        if (dgamma) dgamma[c] += (float)sdyx;
+        if (dbeta) dbeta[c] += (float)sdy;
+        if (!dx) continue;
+        float gm = gamma[c], fs = (float)sdy, fsx = (float)sdyx, fn = (float)n;
+        for (int b = 0; b < B; b++) {
+            const float *g = dy + ((size_t)b * C + c) * HW;
+            const float *p = x + ((size_t)b * C + c) * HW;
+            float *q = dx + ((size_t)b * C + c) * HW;
+            for (int i = 0; i < HW; i++) {
+                q[i] += dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
+            }
+        }
+    }
+}
+
+// ---- activations ----
+
+// y = max(x, 0); NaN stays NaN (as PyTorch)
+static void cpu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+// dx += dy where y > 0
+static void cpu_relu_backward(dt_device *d, const float *y, const float *dy, float *dx,
+                              size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+// ---- pooling ----
+
+// x (B,C,H,W) -> y (B,C,OH,OW): the max over the window's in-image cells (padding never
+// wins; a NaN wins, as in PyTorch); argmax = h*W + w of the winner in its plane, -1 only
+// for a window entirely in the padding (pad >= K), whose y is -inf.
+static void cpu_maxpool_forward(dt_device *d, const float *x, int B, int C, int H, int W,
+                                int K, int stride, int pad, float *y, int32_t *argmax) {
+    int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * OH * OW * K * K > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        const float *xp = x + (size_t)pc * H * W;
+        float *yp = y + (size_t)pc * OH * OW;
+        int32_t *ap = argmax + (size_t)pc * OH * OW;
+        for (int oh = 0; oh < OH; oh++) {
+            int h0 = oh * stride - pad, h1 = h0 + K;
+            if (h0 < 0) h0 = 0;
+            if (h1 > H) h1 = H;
+            for (int ow = 0; ow < OW; ow++) {
+                int w0 = ow * stride - pad, w1 = w0 + K;
+                if (w0 < 0) w0 = 0;
+                if (w1 > W) w1 = W;
+                float best = -INFINITY;
+                int32_t idx = -1;
+                for (int ih = h0; ih < h1; ih++) {
+                    for (int iw = w0; iw < w1; iw++) {
+                        float v = xp[ih * W + iw];
+                        if (idx < 0 || v > best || (isnan(v) && !isnan(best))) {
+                            best = v;
+                            idx = ih * W + iw;
+                        }
+                    }
+                }
+                yp[oh * OW + ow] = best;
+                ap[oh * OW + ow] = idx;
+            }
+        }
+    }
+}
+
+// dx[b,c,argmax] += dy[b,c,oh,ow]; dy and argmax are (B,C,OH,OW), dx is (B,C,H,W)
+static void cpu_maxpool_backward(dt_device *d, const float *dy, const int32_t *argmax, int B,
+                                 int C, int H, int W, int OH, int OW, float *dx) {
+    long planes = (long)B * C;
+    size_t ohw = (size_t)OH * OW, hw = (size_t)H * W;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * ohw > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        const float *g = dy + (size_t)pc * ohw;
+        const int32_t *a = argmax + (size_t)pc * ohw;
+        float *q = dx + (size_t)pc * hw;
+        for (size_t i = 0; i < ohw; i++) {
+            if (a[i] >= 0 && (size_t)a[i] < hw) q[a[i]] += g[i];
+        }
+    }
+}
+
+// PyTorch AdaptiveAvgPool2d windows: cell i covers [floor(i*H/OH), ceil((i+1)*H/OH)).
+static inline int ada_start(int i, int in, int out) { return (int)((long)i * in / out); }
+static inline int ada_end(int i, int in, int out) {
+    return (int)(((long)(i + 1) * in + out - 1) / out);
+}
+
+// x (B,C,H,W) -> y (B,C,OH,OW), each cell the mean of its adaptive window
+static void cpu_avgpool_forward(dt_device *d, const float *x, int B, int C, int H, int W,
+                                int OH, int OW, float *y) {
+    if (OH <= 0 || OW <= 0) return;
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * H * W > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        const float *xp = x + (size_t)pc * H * W;
+        float *yp = y + (size_t)pc * OH * OW;
+        for (int i = 0; i < OH; i++) {
+            int h0 = ada_start(i, H, OH), h1 = ada_end(i, H, OH);
+            for (int j = 0; j < OW; j++) {
+                int w0 = ada_start(j, W, OW), w1 = ada_end(j, W, OW);
+                float s = 0.0f;
+                for (int ih = h0; ih < h1; ih++) {
+                    for (int iw = w0; iw < w1; iw++) s += xp[ih * W + iw];
+                }
+                yp[i * OW + j] = s / (float)((h1 - h0) * (w1 - w0));
+            }
+        }
+    }
+}
+
+// dx += dy/count spread over each cell's window (windows may overlap: they add)
+static void cpu_avgpool_backward(dt_device *d, const float *dy, int B, int C, int H, int W,
+                                 int OH, int OW, float *dx) {
+    if (OH <= 0 || OW <= 0) return;
+    long planes = (long)B * C;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)planes * H * W > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        const float *g = dy + (size_t)pc * OH * OW;
+        float *q = dx + (size_t)pc * H * W;
+        for (int i = 0; i < OH; i++) {
+            int h0 = ada_start(i, H, OH), h1 = ada_end(i, H, OH);
+            for (int j = 0; j < OW; j++) {
+                int w0 = ada_start(j, W, OW), w1 = ada_end(j, W, OW);
+                float v = g[i * OW + j] / (float)((h1 - h0) * (w1 - w0));
+                for (int ih = h0; ih < h1; ih++) {
+                    for (int iw = w0; iw < w1; iw++) q[ih * W + iw] += v;
+                }
+            }
+        }
+    }
+}
+
+// ---- dropout (Srivastava et al. 2014, inverted) ----
+
+// mask[i] = keep(seed, i) ? 1/(1-p) : 0 (dt_dropout_mask, counter-based); y = x*mask
+static void cpu_dropout_forward(dt_device *d, const float *x, float *y, float *mask, size_t n,
+                                float p, uint64_t seed) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) {
+        float m = dt_dropout_mask(seed, i, p);
+        mask[i] = m;
+        y[i] = x[i] * m;
+    }
+}
+
+// dx += dy*mask
+static void cpu_dropout_backward(dt_device *d, const float *dy, const float *mask, float *dx,
+                                 size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * mask[i];
+}
+
+// ---- softmax cross-entropy, mean over the batch ----
+
+// logits (B,K), labels (B) -> probs (B,K); returns mean_b (logsumexp(z_b) - z_b[label_b]),
+// with the row maximum subtracted before exp. A label outside [0,K) makes the loss NaN
+// (never a read out of bounds, never a plausible number).
+static float cpu_softmax_xent_forward(dt_device *d, const float *logits,
+                                      const int32_t *labels, int B, int K, float *probs) {
+    if (B <= 0 || K <= 0) return B <= 0 ? 0.0f : NAN;
+    double *row_loss = mallocCheck((size_t)B * sizeof(double));
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)B * K > DT_CPU_PAR_MIN)
+    for (int b = 0; b < B; b++) {
+        const float *z = logits + (size_t)b * K;
+        float *pr = probs + (size_t)b * K;
+        float m = z[0];
+        for (int k = 1; k < K; k++) m = z[k] > m ? z[k] : m;
+        double s = 0.0;
+        for (int k = 0; k < K; k++) {
+            float e = expf(z[k] - m);
+            pr[k] = e;
+            s += e;
+        }
+        float inv = (float)(1.0 / s);
+        for (int k = 0; k < K; k++) pr[k] *= inv;
+        int32_t y = labels[b];
+        row_loss[b] = (y >= 0 && y < K) ? log(s) + (double)m - (double)z[y] : NAN;
+    }
+    double total = 0.0;
+    for (int b = 0; b < B; b++) total += row_loss[b];
+    free(row_loss);
+    return (float)(total / B);
+}
+
+// dlogits += scale * (probs - onehot(labels)); probs, dlogits are (B,K)
+static void cpu_softmax_xent_backward(dt_device *d, const float *probs, const int32_t *labels,
+                                      int B, int K, float scale, float *dlogits) {
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)B * K > DT_CPU_PAR_MIN)
+    for (int b = 0; b < B; b++) {
+        const float *pr = probs + (size_t)b * K;
+        float *g = dlogits + (size_t)b * K;
+        int32_t y = labels[b];
+        for (int k = 0; k < K; k++) g[k] += dt_xent_grad(pr[k], k == y, scale);
+    }
+}
+
+void dt_cpu_install_nn(dt_device *d) {
+    d->im2col = cpu_im2col;
+    d->col2im = cpu_col2im;
+    d->bias_add = cpu_bias_add;
+    d->bias_backward = cpu_bias_backward;
+    d->bn_forward_train = cpu_bn_forward_train;
+    d->bn_forward_eval = cpu_bn_forward_eval;
+    d->bn_backward = cpu_bn_backward;
+    d->relu_forward = cpu_relu_forward;
+    d->relu_backward = cpu_relu_backward;
+    d->maxpool_forward = cpu_maxpool_forward;
+    d->maxpool_backward = cpu_maxpool_backward;
+    d->avgpool_forward = cpu_avgpool_forward;
+    d->avgpool_backward = cpu_avgpool_backward;
+    d->dropout_forward = cpu_dropout_forward;
+    d->dropout_backward = cpu_dropout_backward;
+    d->softmax_xent_forward = cpu_softmax_xent_forward;
+    d->softmax_xent_backward = cpu_softmax_xent_backward;
+}

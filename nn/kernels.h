@@ -1,0 +1,124 @@
+// kernels.h — the per-element arithmetic shared by the cpu device (nn/device_cpu.c) and the
+// cuda device (real/cuda): each function here is compiled by gcc for the CPU and by nvcc as
+// __host__ __device__, so the CPU unit tests check the very formulas the GPU runs. Only
+// pure functions of their arguments: no memory layout, no loops over tensors, no state.
+#ifndef DT_KERNELS_H
+#define DT_KERNELS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define DT_HD __host__ __device__ static inline
+#else
+#define DT_HD static inline
+#endif
+
+// ---- counter-based random numbers (no state: every device draws the same stream) ----
+// splitmix64 finaliser (Steele, Lea, Flood 2014), a bijective 64-bit mixer.
+DT_HD uint64_t dt_mix64(uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+// uniform in [0,1) with 24 random bits, for element i of the stream `seed`
+DT_HD float dt_uniform(uint64_t seed, uint64_t i) {
+    return (float)(dt_mix64(seed ^ dt_mix64(i)) >> 40) * (1.0f / 16777216.0f);
+}
+// inverted dropout (Srivastava et al. 2014): keep with probability 1-p, scale by 1/(1-p)
+DT_HD float dt_dropout_mask(uint64_t seed, uint64_t i, float p) {
+    return dt_uniform(seed, i) >= p ? 1.0f / (1.0f - p) : 0.0f;
+}
+
+// ---- optimizer updates, one element ----
+// PyTorch torch.optim.SGD: g' = g + wd*w; v = m*v + g'; w -= lr*(nesterov ? g' + m*v : v)
+DT_HD void dt_sgd_elem(float *w, float g, float *v, float lr, float m, float wd, int nesterov) {
+    float gp = g + wd * *w;
+    float vn = m * *v + gp;
+    *v = vn;
+    *w -= lr * (nesterov ? gp + m * vn : vn);
+}
+// LARS, You, Gitman, Ginsburg 2017, Alg. 1 in the MLPerf form of REFERENCE.md:
+// v = m*v + scaled_lr*(g + wd*w); w -= v
+DT_HD void dt_lars_elem(float *w, float g, float *v, float scaled_lr, float m, float wd) {
+    float vn = m * *v + scaled_lr * (g + wd * *w);
+    *v = vn;
+    *w -= vn;
+}
+// LARS local learning rate (trust ratio): eta*|w| / (|g| + wd*|w| + eps); 1 when either norm
+// is zero (a fresh zero tensor, or a zero gradient), as in the MLPerf reference.
+DT_HD double dt_lars_local_lr(double wnorm, double gnorm, double eta, double wd, double eps) {
+    if (wnorm <= 0.0 || gnorm <= 0.0) return 1.0;
+    return eta * wnorm / (gnorm + wd * wnorm + eps);
+}
+
+// ---- batch normalisation, one element ----
+DT_HD float dt_bn_normalize(float x, float mean, float invstd, float gamma, float beta) {
+    return gamma * (x - mean) * invstd + beta;
+}
+// dx for one element, given the channel sums sum_dy and sum_dy_xhat over n = B*HW elements
+DT_HD float dt_bn_dx(float dy, float xhat, float gamma, float invstd, float sum_dy,
+                     float sum_dy_xhat, float n) {
+    return gamma * invstd * (dy - sum_dy / n - xhat * sum_dy_xhat / n);
+}
+
+// ---- softmax cross-entropy, one logit ----
+DT_HD float dt_xent_grad(float prob, int is_label, float scale) {
+    return scale * (prob - (is_label ? 1.0f : 0.0f));
+}
+
+// ---- IEEE binary16 <-> binary32, round to nearest even (no hardware intrinsics, so the
+// same bits come out on every device) ----
+DT_HD uint16_t dt_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xFFu;
+    uint32_t man = x & 0x7FFFFFu;
+    if (exp == 0xFFu) return (uint16_t)(sign | 0x7C00u | (man ? 0x200u : 0u));  // Inf/NaN
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7C00u);                               // overflow
+    if (e <= 0) {                                                                 // subnormal
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t half = man >> shift;
+        uint32_t rem = man & ((1u << shift) - 1u);
+        uint32_t mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1u))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)e << 10) | (man >> 13);
+    uint32_t rem = man & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) half++;  // may carry into exp: ok
+    return (uint16_t)half;
+}
+DT_HD float dt_f16_to_f32(uint16_t h) {
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t man = h & 0x3FFu;
+    uint32_t x;
+    if (exp == 0) {
+        if (man == 0) {
+            x = sign;
+        } else {  // subnormal: normalise
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400u));
+            x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3FFu) << 13);
+        }
+    } else if (exp == 31) {
+        x = sign | 0x7F800000u | (man << 13);
+    } else {
+        x = sign | ((exp - 15 + 127) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+#endif

@@ -1,0 +1,70 @@
+// layer.h — one shape for every layer (darknet): a struct with forward and backward
+// pointers, shapes per image, offsets of its parameters in the network's single parameter
+// buffer, and its FLOP and byte counts (the simulator charges time from them). A layer's
+// code only computes shapes and calls device primitives (nn/device.h); it never touches
+// tensor memory, so it runs unchanged on the cpu, cuda and model devices.
+//
+// Layers live in a network (nn/net.h): they are added in torchvision module order, each
+// reading the output of an earlier layer (or the network input, index -1), so a residual
+// block is a small DAG. Backward runs in reverse order and ADDS into its input's gradient.
+#ifndef DT_LAYER_H
+#define DT_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct dt_net dt_net;
+typedef struct dt_layer dt_layer;
+
+typedef enum {
+    DT_LAYER_CONV,      // conv2d: im2col + gemm; 1x1 stride-1 unpadded skips im2col
+    DT_LAYER_BN,        // batchnorm2d
+    DT_LAYER_RELU,
+    DT_LAYER_MAXPOOL,
+    DT_LAYER_AVGPOOL,   // adaptive average pool to (oh, ow); (1,1) is global
+    DT_LAYER_LINEAR,    // flattens its (C,H,W) input; weight (out, in) as torch.nn.Linear
+    DT_LAYER_DROPOUT,
+    DT_LAYER_ADD,       // residual add: out = in + in2
+} dt_layer_type;
+
+struct dt_layer {
+    dt_layer_type type;
+    char name[64];    // torchvision module prefix: "layer1.0.conv1", "fc", "features.0"
+    int index;        // position in net->layers
+    int in, in2;      // producer layer indices; -1 = the network input; in2 only for ADD
+    int B;            // batch (per rank)
+    int c, h, w;      // input shape per image
+    int oc, oh, ow;   // output shape per image
+    int kh, kw, stride, pad;  // conv, maxpool
+    int has_bias;     // conv, linear
+    float p;          // dropout probability
+    float eps, momentum;  // batchnorm (PyTorch defaults 1e-5, 0.1)
+
+    // Parameter offsets in elements into net->params (and net->grads, same offsets for the
+    // trainable ones); -1 where the layer has none. bn: w = gamma, b = beta, rm/rv = running.
+    ssize_t w_off, b_off, rm_off, rv_off;
+    size_t n_trainable;  // elements of trainable parameters this layer owns
+
+    // Buffers (device memory), set by dt_net_finalize:
+    float *out;    // (B, oc, oh, ow)
+    float *dout;   // gradient of the loss w.r.t. out, same shape
+    void *aux;     // bn: save_mean, save_invstd (2*oc floats); maxpool: int32 argmax
+                   // (B,oc,oh,ow); dropout: mask (B,oc,oh,ow) floats
+    size_t aux_bytes;
+    size_t workspace_floats;  // conv: scratch this layer needs (im2col columns)
+
+    // Cost per step for the whole per-rank batch (the simulator's inputs): multiply-adds
+    // count as 2 FLOPs; bytes are the tensor bytes read + written by the layer's kernels.
+    double fwd_flops, bwd_flops, fwd_bytes, bwd_bytes;
+
+    void (*forward)(dt_layer *l, dt_net *net, int training);
+    void (*backward)(dt_layer *l, dt_net *net);
+};
+
+// Output-shape helper shared by conv and maxpool: (size + 2*pad - k)/stride + 1.
+static inline int dt_conv_out(int size, int k, int stride, int pad) {
+    return (size + 2 * pad - k) / stride + 1;
+}
+
+#endif

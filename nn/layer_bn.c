@@ -1,0 +1,49 @@
+// layer_bn.c — batchnorm2d (Ioffe & Szegedy 2015) as torch.nn.BatchNorm2d: training uses
+// the batch statistics (biased variance to normalise) and updates the running statistics
+// with momentum 0.1 (unbiased variance), evaluation uses the running statistics; eps 1e-5.
+// The per-channel mean and 1/sqrt(var+eps) of the last training forward are kept in l->aux
+// for backward. Not here: the per-element math (nn/kernels.h, the devices).
+#include "layers.h"
+
+// Costs for the whole batch, n = B*C*H*W elements, 4 bytes each:
+//  forward  FLOPs 7n (statistics: sum and sum of squares, 3n; normalise and scale: 4n);
+//           bytes 4*3n (x read for the statistics and again to normalise, y written);
+//  backward FLOPs 11n (sums of dy and dy*xhat with xhat recomputed: 5n; dx: 6n);
+//           bytes 4*6n (dy and x read for the sums; dy and x read, dx read and written).
+void dt_bn_setup(dt_layer *l) {
+    double n = (double)l->B * l->c * l->h * l->w;
+    l->fwd_flops = 7.0 * n;
+    l->bwd_flops = 11.0 * n;
+    l->fwd_bytes = 4.0 * 3.0 * n;
+    l->bwd_bytes = 4.0 * 6.0 * n;
+    l->aux_bytes = 2 * (size_t)l->c * sizeof(float);  // save_mean, save_invstd
+    l->workspace_floats = 0;
+}
+
+// x, y are (B,C,H,W); gamma, beta, running_mean, running_var are (C)
+void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
+    dt_device *d = net->dev;
+    const float *x = dt_layer_src(net, l->in);
+    float *p = net->params;
+    int hw = l->h * l->w;
+    if (training) {
+        float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
+        d->bn_forward_train(d, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
+                            l->momentum, p + l->rm_off, p + l->rv_off, save_mean, save_invstd,
+                            l->out);
+    } else {
+        d->bn_forward_eval(d, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
+                           p + l->rm_off, p + l->rv_off, l->out);
+    }
+}
+
+// dy is (B,C,H,W); adds into dx (B,C,H,W), dgamma and dbeta (C). Uses the batch statistics
+// of the last training forward (backward after an eval forward is not meaningful).
+void dt_bn_backward(dt_layer *l, dt_net *net) {
+    dt_device *d = net->dev;
+    const float *x = dt_layer_src(net, l->in);
+    const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
+    d->bn_backward(d, l->dout, x, l->B, l->c, l->h * l->w, net->params + l->w_off, save_mean,
+                   save_invstd, dt_layer_dsrc(net, l->in), net->grads + l->w_off,
+                   net->grads + l->b_off);
+}

@@ -1,0 +1,80 @@
+// layers.h — private to nn/: the forward, backward and cost functions of every layer type
+// (nn/layer_conv.c, layer_bn.c, layer_pool.c, layer_linear.c, layer_simple.c), which the
+// network builder (nn/net.c) plugs into struct dt_layer. Not a public API: programs build
+// layers through dt_net_add_* (nn/net.h) and run them through dt_net_forward/backward.
+//
+// Every function here only computes shapes and calls device primitives (nn/device.h): no
+// loop touches tensor memory, so the same code runs on the cpu, cuda and model devices.
+// Shapes in the comments are for the whole per-rank batch B.
+#ifndef DT_LAYERS_H
+#define DT_LAYERS_H
+
+#include "layer.h"
+#include "net.h"
+
+// The tensor a layer reads: the network input for in == -1, else layer `in`'s output.
+static inline const float *dt_layer_src(const dt_net *net, int in) {
+    return in < 0 ? net->input : net->layers[in]->out;
+}
+// Where a layer ADDS the gradient w.r.t. its input: net->dinput or layer `in`'s dout.
+static inline float *dt_layer_dsrc(const dt_net *net, int in) {
+    return in < 0 ? net->dinput : net->layers[in]->dout;
+}
+// Elements of one image's input / output.
+static inline size_t dt_layer_in_size(const dt_layer *l) {
+    return (size_t)l->c * (size_t)l->h * (size_t)l->w;
+}
+static inline size_t dt_layer_out_size(const dt_layer *l) {
+    return (size_t)l->oc * (size_t)l->oh * (size_t)l->ow;
+}
+
+// ---- conv2d (nn/layer_conv.c): x (B,C,H,W), w (OC,C,KH,KW), bias (OC), y (B,OC,OH,OW) ----
+void dt_conv_forward(dt_layer *l, dt_net *net, int training);
+void dt_conv_backward(dt_layer *l, dt_net *net);
+// Sets l->workspace_floats (im2col columns for a chunk of the batch) and the cost fields.
+void dt_conv_setup(dt_layer *l);
+// Images per im2col chunk: as many as fit in DT_CONV_WORKSPACE_MAX floats, at least one.
+// Forward and backward take their chunk from l->workspace_floats (dt_conv_setup sets it to
+// dt_conv_chunk(l) images' columns), so a test can shrink it before dt_net_finalize.
+#define DT_CONV_WORKSPACE_MAX ((size_t)64 * 1024 * 1024)
+int dt_conv_chunk(const dt_layer *l);
+// 1x1, stride 1, no padding: the input already is the column matrix (darknet), no im2col.
+int dt_conv_is_pointwise(const dt_layer *l);
+
+// ---- batchnorm2d (nn/layer_bn.c): x, y (B,C,H,W); gamma, beta, running stats (C) ----
+void dt_bn_forward(dt_layer *l, dt_net *net, int training);
+void dt_bn_backward(dt_layer *l, dt_net *net);
+void dt_bn_setup(dt_layer *l);
+
+// ---- pooling (nn/layer_pool.c) ----
+// maxpool: x (B,C,H,W) -> y (B,C,OH,OW), argmax (B,C,OH,OW) int32 in l->aux
+void dt_maxpool_forward(dt_layer *l, dt_net *net, int training);
+void dt_maxpool_backward(dt_layer *l, dt_net *net);
+void dt_maxpool_setup(dt_layer *l);
+// adaptive average pool: x (B,C,H,W) -> y (B,C,OH,OW)
+void dt_avgpool_forward(dt_layer *l, dt_net *net, int training);
+void dt_avgpool_backward(dt_layer *l, dt_net *net);
+void dt_avgpool_setup(dt_layer *l);
+
+// ---- linear (nn/layer_linear.c): x (B, C*H*W), w (OUT, IN), bias (OUT), y (B, OUT) ----
+void dt_linear_forward(dt_layer *l, dt_net *net, int training);
+void dt_linear_backward(dt_layer *l, dt_net *net);
+void dt_linear_setup(dt_layer *l);
+
+// ---- elementwise layers (nn/layer_simple.c): x, y (B,C,H,W) ----
+void dt_relu_forward(dt_layer *l, dt_net *net, int training);
+void dt_relu_backward(dt_layer *l, dt_net *net);
+void dt_relu_setup(dt_layer *l);
+// dropout: mask (B,C,H,W) floats in l->aux; eval is the identity (mask set to 1)
+void dt_dropout_forward(dt_layer *l, dt_net *net, int training);
+void dt_dropout_backward(dt_layer *l, dt_net *net);
+void dt_dropout_setup(dt_layer *l);
+// The mask stream of a dropout layer in the current step: net->dropout_seed mixed with the
+// layer index, so two dropout layers of one step draw independent masks.
+uint64_t dt_dropout_layer_seed(const dt_net *net, const dt_layer *l);
+// residual add: y = x (layer in) + x2 (layer in2)
+void dt_add_forward(dt_layer *l, dt_net *net, int training);
+void dt_add_backward(dt_layer *l, dt_net *net);
+void dt_add_setup(dt_layer *l);
+
+#endif

@@ -1,0 +1,113 @@
+// models.c — the model zoo's front door: the list of model names, the default
+// configuration, validation of a configuration, and dispatch to the builders in
+// models_resnet.c and models_alexnet.c. Not here: any layer arithmetic (nn/net.c and the
+// layers compute shapes and record an input too small), nor any architecture (the builders).
+#include <string.h>
+
+#include "models.h"
+
+typedef enum { FAMILY_RESNET_IMAGENET, FAMILY_RESNET_CIFAR, FAMILY_ALEXNET, FAMILY_SMALLCNN } family;
+
+typedef struct {
+    const char *name;
+    family fam;
+    int arg;  // resnet: depth; alexnet: with batchnorm
+} model_entry;
+
+static const model_entry MODELS[] = {
+    {"resnet18", FAMILY_RESNET_IMAGENET, 18},   {"resnet34", FAMILY_RESNET_IMAGENET, 34},
+    {"resnet50", FAMILY_RESNET_IMAGENET, 50},   {"resnet101", FAMILY_RESNET_IMAGENET, 101},
+    {"resnet152", FAMILY_RESNET_IMAGENET, 152}, {"resnet20", FAMILY_RESNET_CIFAR, 20},
+    {"resnet32", FAMILY_RESNET_CIFAR, 32},      {"resnet44", FAMILY_RESNET_CIFAR, 44},
+    {"resnet56", FAMILY_RESNET_CIFAR, 56},      {"resnet110", FAMILY_RESNET_CIFAR, 110},
+    {"alexnet", FAMILY_ALEXNET, 0},             {"alexnet-bn", FAMILY_ALEXNET, 1},
+    {"smallcnn", FAMILY_SMALLCNN, 0},
+};
+#define N_MODELS ((int)(sizeof MODELS / sizeof MODELS[0]))
+
+// Kept in the order of MODELS (tests/unit/test_models.c checks that they agree).
+const char *dt_model_names(void) {
+    return "resnet18, resnet34, resnet50, resnet101, resnet152, resnet20, resnet32, resnet44, "
+           "resnet56, resnet110, alexnet, alexnet-bn, smallcnn";
+}
+
+dt_model_config dt_model_config_default(void) {
+    dt_model_config c;
+    memset(&c, 0, sizeof c);
+    c.batch = 32;
+    c.in_c = 3;
+    c.in_h = 224;
+    c.in_w = 224;
+    c.num_classes = 1000;
+    c.zero_init_residual = 1;
+    c.dropout = 0.5f;  // torchvision AlexNet
+    c.seed = 42;
+    return c;
+}
+
+static const model_entry *find_model(const char *name) {
+    for (int i = 0; name && i < N_MODELS; i++)
+        if (strcmp(MODELS[i].name, name) == 0) return &MODELS[i];
+    return NULL;
+}
+
+// Every size must be positive; the message names the field (DT_EXIT_USAGE).
+static int validate_config(const dt_model_config *cfg, dt_error *err) {
+    const struct { const char *field; int value; } sizes[] = {
+        {"batch", cfg->batch}, {"in_c", cfg->in_c}, {"in_h", cfg->in_h},
+        {"in_w", cfg->in_w},   {"num_classes", cfg->num_classes},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value <= 0)
+            return dt_fail(err, DT_EXIT_USAGE,
+                           "model config: %s must be a positive integer (got %d)",
+                           sizes[i].field, sizes[i].value);
+    if (!(cfg->dropout >= 0.0f && cfg->dropout < 1.0f))
+        return dt_fail(err, DT_EXIT_USAGE,
+                       "model config: dropout must be in [0, 1) (got %g)", (double)cfg->dropout);
+    return 0;
+}
+
+static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) {
+    switch (m->fam) {
+    case FAMILY_RESNET_IMAGENET: return dt_build_resnet_imagenet(net, cfg, m->arg);
+    case FAMILY_RESNET_CIFAR: return dt_build_resnet_cifar(net, cfg, m->arg);
+    case FAMILY_ALEXNET: return dt_build_alexnet(net, cfg, m->arg);
+    case FAMILY_SMALLCNN: return dt_build_smallcnn(net, cfg);
+    }
+    return -1;
+}
+
+dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config *cfg,
+                        dt_error *err) {
+    const model_entry *m = find_model(name);
+    if (!m) {
+        dt_fail(err, DT_EXIT_USAGE, "unknown model '%s'; valid models: %s",
+                name ? name : "(null)", dt_model_names());
+        return NULL;
+    }
+    if (!dev) {
+        dt_fail(err, DT_EXIT_USAGE, "model %s: no device given", name);
+        return NULL;
+    }
+    dt_model_config def = dt_model_config_default();
+    if (!cfg) cfg = &def;
+    if (validate_config(cfg, err) != 0) return NULL;
+
+    dt_net *net = dt_net_new(dev, m->name, cfg);
+    if (!net) {
+        dt_fail(err, DT_EXIT_USAGE, "model %s: cannot create the network", name);
+        return NULL;
+    }
+    if (build(net, m, cfg) != 0 && net->build_err.code == 0)
+        dt_fail(&net->build_err, DT_EXIT_RUNTIME, "model %s: builder failed", name);
+    // finalize reports the first error the builder met (an input too small, ...)
+    if (dt_net_finalize(net, err) != 0) {
+        dt_net_free(net);
+        return NULL;
+    }
+    if (cfg->zero_init_residual && (m->fam == FAMILY_RESNET_IMAGENET ||
+                                    m->fam == FAMILY_RESNET_CIFAR))
+        dt_resnet_zero_init_residual(net);
+    return net;
+}

@@ -1,0 +1,137 @@
+// net.h — a network: its layers, its one parameter buffer and one gradient buffer (llm.c's
+// single allocation with a table pointing into it: a fusion bucket is a range of the gradient
+// buffer), the parameter table with torchvision state_dict names, and the model zoo.
+//
+// Memory layout of net->params (device memory, fp32):
+//   [ trainable tensors, in state_dict order | running statistics, in state_dict order ]
+// net->grads holds n_trainable elements at the same offsets as the trainable tensors.
+// Layers are added in torchvision module order, so gradients of later layers sit at higher
+// offsets: walking the gradient buffer downwards follows backward (fusion buckets, coll/).
+#ifndef DT_NET_H
+#define DT_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "dt.h"
+#include "layer.h"
+
+typedef enum {
+    DT_PARAM_WEIGHT,        // conv or linear weight
+    DT_PARAM_BIAS,          // conv or linear bias
+    DT_PARAM_BN_GAMMA,      // batchnorm weight
+    DT_PARAM_BN_BETA,       // batchnorm bias
+    DT_PARAM_RUNNING_MEAN,  // batchnorm running_mean (not trainable)
+    DT_PARAM_RUNNING_VAR,   // batchnorm running_var (not trainable)
+} dt_param_kind;
+
+typedef struct {
+    char name[80];       // "layer1.0.bn1.running_mean", as in torchvision's state_dict
+    dt_param_kind kind;
+    int ndim;            // 1, 2 or 4
+    int shape[4];        // conv (OC,C,KH,KW); linear (OUT,IN); vectors (C)
+    size_t offset;       // elements into net->params (== into net->grads when trainable)
+    size_t count;        // elements
+    int trainable;       // weight, bias, gamma, beta
+    int layer;           // index of the owning layer
+} dt_param;
+
+const char *dt_param_kind_name(dt_param_kind kind);  // "weight", "bias", "bn_gamma", ...
+
+// Model configuration; dt_model_config_default() fills sensible values.
+typedef struct {
+    int batch;               // per-rank batch
+    int in_c, in_h, in_w;    // input image shape
+    int num_classes;
+    int zero_init_residual;  // zero gamma of the last BN in every residual block (Goyal et al.)
+    float dropout;           // AlexNet classifier dropout (torchvision: 0.5)
+    uint64_t seed;           // parameter initialisation
+} dt_model_config;
+
+dt_model_config dt_model_config_default(void);  // batch 32, 3x224x224, 1000 classes, zero-init
+
+struct dt_net {
+    char model[32];          // "resnet50", ...
+    dt_device *dev;
+    dt_model_config cfg;
+    int B, in_c, in_h, in_w; // input shape (per rank batch)
+    int num_classes;
+
+    dt_layer **layers;
+    int n_layers, cap_layers;
+
+    dt_param *params_table;
+    int n_params, cap_params;
+    size_t n_trainable;      // elements of trainable parameters (= length of grads)
+    size_t n_total;          // elements of params (trainable + running statistics)
+
+    float *params;           // device, n_total
+    float *grads;            // device, n_trainable
+    float *input;            // device, (B, in_c, in_h, in_w)
+    float *dinput;           // device, same shape (gradient w.r.t. input; for tests)
+    int32_t *labels;         // device, (B)
+    float *probs;            // device, (B, num_classes)
+    float *workspace;        // device, shared scratch (im2col columns)
+    size_t workspace_floats;
+    long bn_batches_tracked; // torchvision's num_batches_tracked (same for every BN)
+    uint64_t dropout_seed;   // advanced by dt_net_forward(training) so each step draws anew
+
+    dt_error build_err;      // first error met while adding layers (reported by finalize)
+    int finalized;
+};
+
+// ---- building (nn/net.c) ----
+// dt_net_new records the input shape; dt_net_add_* append layers and return their index
+// (or -1 after recording an error in net->build_err, e.g. an output smaller than 1x1);
+// dt_net_finalize allocates every buffer on the device and initialises the parameters
+// (conv: Kaiming normal, fan_out, as torchvision ResNet; linear: U(-1/sqrt(in), 1/sqrt(in));
+// bn: gamma 1, beta 0, running mean 0, var 1).
+dt_net *dt_net_new(dt_device *dev, const char *model, const dt_model_config *cfg);
+int dt_net_add_conv(dt_net *net, const char *name, int in, int oc, int k, int stride, int pad,
+                    int bias);
+int dt_net_add_bn(dt_net *net, const char *name, int in);
+int dt_net_add_relu(dt_net *net, int in);
+int dt_net_add_maxpool(dt_net *net, int in, int k, int stride, int pad);
+int dt_net_add_avgpool(dt_net *net, int in, int oh, int ow);
+int dt_net_add_linear(dt_net *net, const char *name, int in, int out, int bias);
+int dt_net_add_dropout(dt_net *net, int in, float p);
+int dt_net_add_add(dt_net *net, int a, int b);
+int dt_net_finalize(dt_net *net, dt_error *err);
+void dt_net_free(dt_net *net);
+
+// Index of the last layer added (the logits once the model is built).
+static inline int dt_net_last(const dt_net *net) { return net->n_layers - 1; }
+const dt_param *dt_net_find_param(const dt_net *net, const char *name);
+size_t dt_net_count_trainable(const dt_net *net);  // == n_trainable
+
+// ---- running (nn/net.c) ----
+// Copy a batch from the host: x (B, in_c, in_h, in_w) floats, labels (B) in [0, classes).
+void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_host);
+// forward through every layer; training selects batch statistics and dropout
+void dt_net_forward(dt_net *net, int training);
+// softmax cross-entropy of the last layer against net->labels (mean over the batch)
+float dt_net_loss(dt_net *net);
+// Called after each layer's backward with the range of the gradient buffer that is now
+// final, [lo, hi) in elements (empty for layers without parameters): the hook for fusion
+// buckets and compute/communication overlap (coll/).
+typedef void (*dt_grad_ready_fn)(void *ctx, dt_net *net, int layer, size_t lo, size_t hi);
+// Zero grads and every dout, seed the loss gradient (scaled by loss_scale/B), run backward
+// last layer first, calling ready(ctx, ...) after each layer (ready may be NULL).
+void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx);
+// Total FLOPs and bytes of one training step (forward + backward), from the layer counts.
+double dt_net_step_flops(const dt_net *net);
+double dt_net_forward_flops(const dt_net *net);
+
+// ---- the model zoo (nn/models_resnet.c, nn/models_alexnet.c) ----
+// Names: resnet18 resnet34 resnet50 resnet101 resnet152 (torchvision ImageNet v1.5, stride
+// on the 3x3), resnet20 resnet32 resnet44 resnet56 resnet110 (He et al. 2016 CIFAR, 6n+2,
+// option A identity shortcuts replaced by 1x1 projection, see models_resnet.c), alexnet,
+// alexnet-bn (Jia et al. 2018), smallcnn (2 conv + pool, for 28x28 Fashion-MNIST).
+// Returns a finalized network, or NULL with err set: unknown name (the message lists the
+// valid ones), an input too small for the architecture, a non-positive size.
+dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config *cfg,
+                        dt_error *err);
+const char *dt_model_names(void);  // "resnet18, resnet34, ..." for messages and --help
+
+#endif

@@ -1,0 +1,129 @@
+// optim.c — SGD with momentum (and Nesterov) and LARS (You, Gitman, Ginsburg 2017) over the
+// trainable tensors of a network: the per-tensor loop, the choice of which tensors take
+// weight decay, and the LARS trust ratio from the norms. The per-element arithmetic runs on
+// the device (sgd_update / lars_update, formulas in nn/kernels.h); only per-tensor scalars
+// are computed here on the host. Not here: learning-rate schedules and loss scaling
+// (nn/schedule.c), gradient averaging (coll/), clipping.
+#include "optim.h"
+
+#include <math.h>
+
+#include "kernels.h"
+
+dt_optim_config dt_optim_config_default(dt_opt_kind kind) {
+    dt_optim_config c;
+    c.kind = kind;
+    c.momentum = 0.9f;        // Goyal et al. 2017
+    c.weight_decay = 1e-4f;   // Goyal et al. 2017
+    c.nesterov = 0;
+    c.trust = 0.001f;         // REFERENCE.md: LARS eta
+    c.eps = 1e-9f;            // REFERENCE.md: LARS epsilon
+    return c;
+}
+
+// Checks a configuration; the message names the field and what was expected.
+static int check_config(const dt_optim_config *c, dt_error *err) {
+    if (c->kind != DT_OPT_SGD && c->kind != DT_OPT_LARS)
+        return dt_fail(err, DT_EXIT_USAGE, "optimizer: kind %d is neither sgd nor lars",
+                       (int)c->kind);
+    if (!(c->momentum >= 0.0f && c->momentum < 1.0f))
+        return dt_fail(err, DT_EXIT_USAGE, "optimizer: momentum %g must be in [0, 1)",
+                       (double)c->momentum);
+    if (!(c->weight_decay >= 0.0f && isfinite(c->weight_decay)))
+        return dt_fail(err, DT_EXIT_USAGE,
+                       "optimizer: weight decay %g must be finite and >= 0",
+                       (double)c->weight_decay);
+    if (c->nesterov && c->kind != DT_OPT_SGD)
+        return dt_fail(err, DT_EXIT_USAGE,
+                       "optimizer: nesterov momentum is for sgd only, not lars");
+    if (c->nesterov && c->momentum <= 0.0f)  // as torch.optim.SGD
+        return dt_fail(err, DT_EXIT_USAGE, "optimizer: nesterov needs momentum > 0");
+    if (c->kind == DT_OPT_LARS) {
+        if (!(c->trust > 0.0f && isfinite(c->trust)))
+            return dt_fail(err, DT_EXIT_USAGE,
+                           "optimizer: LARS trust coefficient %g must be finite and > 0",
+                           (double)c->trust);
+        if (!(c->eps >= 0.0f && isfinite(c->eps)))
+            return dt_fail(err, DT_EXIT_USAGE,
+                           "optimizer: LARS epsilon %g must be finite and >= 0",
+                           (double)c->eps);
+    }
+    return 0;
+}
+
+dt_optim *dt_optim_create(const dt_net *net, const dt_optim_config *cfg, dt_error *err) {
+    if (!net || !cfg) {
+        dt_fail(err, DT_EXIT_USAGE, "optimizer: %s is NULL", net ? "config" : "network");
+        return NULL;
+    }
+    if (!net->finalized || !net->dev || (net->n_trainable > 0 && !net->grads)) {
+        dt_fail(err, DT_EXIT_USAGE,
+                "optimizer: network '%s' is not finalized (call dt_net_finalize first)",
+                net->model);
+        return NULL;
+    }
+    if (check_config(cfg, err) != 0) return NULL;
+    dt_optim *opt = callocCheck(1, sizeof *opt);
+    opt->cfg = *cfg;
+    opt->dev = net->dev;
+    opt->n = net->n_trainable;
+    // One buffer at the offsets of net->grads, zero-filled by alloc: v_0 = 0.
+    opt->velocity = opt->n ? opt->dev->alloc(opt->dev, opt->n * sizeof(float)) : NULL;
+    opt->step = 0;
+    return opt;
+}
+
+void dt_optim_free(dt_optim *opt) {
+    if (!opt) return;
+    if (opt->velocity) opt->dev->free(opt->dev, opt->velocity);
+    free(opt);
+}
+
+// torch.optim.SGD (nn/kernels.h dt_sgd_elem): g' = g + wd*w; v = m*v + g';
+// w -= lr*(nesterov ? g' + m*v : v). Weight decay only on conv/linear weights (Jia et al.
+// 2018: none on biases, BN gamma or beta).
+static void sgd_tensor(dt_optim *opt, const dt_param *p, float *w, const float *g, float *v,
+                       float lr) {
+    float wd = p->kind == DT_PARAM_WEIGHT ? opt->cfg.weight_decay : 0.0f;
+    DT_CALL(opt->dev, sgd_update, w, g, v, p->count, lr, opt->cfg.momentum, wd,
+            opt->cfg.nesterov);
+}
+
+// LARS, You et al. 2017 Alg. 1 in the MLPerf form (REFERENCE.md). For a weight tensor:
+//   local_lr = eta*|w| / (|g| + wd*|w| + eps)   (dt_lars_local_lr; 1 when |w| = 0 or
+//   |g| = 0, as the MLPerf reference: a zero-initialised tensor or one that got no gradient
+//   takes a plain momentum step instead of a step of size zero or a division by zero);
+//   v = m*v + lr*local_lr*(g + wd*w); w -= v.
+// Biases and BN gamma/beta: v = m*v + lr*g; w -= v (no decay, no trust ratio).
+static void lars_tensor(dt_optim *opt, const dt_param *p, float *w, const float *g, float *v,
+                        float lr) {
+    const dt_optim_config *c = &opt->cfg;
+    if (p->kind != DT_PARAM_WEIGHT) {
+        DT_CALL(opt->dev, lars_update, w, g, v, p->count, lr, c->momentum, 0.0f);
+        return;
+    }
+    double wnorm = sqrt(DT_CALL(opt->dev, sumsq, w, p->count));
+    double gnorm = sqrt(DT_CALL(opt->dev, sumsq, g, p->count));
+    double local_lr = dt_lars_local_lr(wnorm, gnorm, c->trust, c->weight_decay, c->eps);
+    float scaled_lr = (float)((double)lr * local_lr);
+    DT_CALL(opt->dev, lars_update, w, g, v, p->count, scaled_lr, c->momentum,
+            c->weight_decay);
+}
+
+void dt_optim_step(dt_optim *opt, dt_net *net, float lr) {
+    // A different network than the one the state was made for is a programmer error.
+    DT_ASSERT(opt && net && net->dev == opt->dev && net->n_trainable == opt->n);
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (!p->trainable || p->count == 0) continue;
+        DT_ASSERT(p->offset + p->count <= opt->n);
+        float *w = net->params + p->offset;
+        const float *g = net->grads + p->offset;
+        float *v = opt->velocity + p->offset;
+        if (opt->cfg.kind == DT_OPT_LARS)
+            lars_tensor(opt, p, w, g, v, lr);
+        else
+            sgd_tensor(opt, p, w, g, v, lr);
+    }
+    opt->step++;
+}

@@ -1,0 +1,82 @@
+// optim.h — optimizers and learning-rate schedules: SGD with momentum (and Nesterov), LARS
+// (You, Gitman, Ginsburg 2017) as used for ResNet-50 at batch 32K, linear warm-up followed
+// by step or polynomial decay (Goyal et al. 2017; MLPerf), the linear scaling rule, and
+// dynamic loss scaling for fp16 gradients (Micikevicius et al. 2018). Updates run on the
+// device (sgd_update / lars_update); only per-tensor scalars (norms, trust ratios) are
+// computed on the host. Not here: gradient averaging (coll/) or clipping.
+#ifndef DT_OPTIM_H
+#define DT_OPTIM_H
+
+#include <stddef.h>
+
+#include "net.h"
+
+typedef enum { DT_OPT_SGD, DT_OPT_LARS } dt_opt_kind;
+
+typedef struct {
+    dt_opt_kind kind;
+    float momentum;      // 0.9
+    float weight_decay;  // applied to conv/linear weights only (Jia et al. 2018: not to
+                         // biases, BN gamma or beta)
+    int nesterov;        // SGD only
+    float trust;         // LARS trust coefficient eta (REFERENCE.md: 0.001)
+    float eps;           // LARS epsilon (1e-9)
+} dt_optim_config;
+
+dt_optim_config dt_optim_config_default(dt_opt_kind kind);
+
+typedef struct {
+    dt_optim_config cfg;
+    dt_device *dev;
+    float *velocity;     // device, n_trainable (same offsets as grads): optimizer state
+    size_t n;
+    long step;           // updates applied so far
+} dt_optim;
+
+dt_optim *dt_optim_create(const dt_net *net, const dt_optim_config *cfg, dt_error *err);
+void dt_optim_free(dt_optim *opt);
+// One update of every trainable tensor with learning rate lr (from dt_lr_at). SGD: weight
+// decay on weights only. LARS: per weight tensor, local_lr = trust*|w|/(|g| + wd*|w| + eps)
+// (dt_lars_local_lr) and v = m*v + lr*local_lr*(g + wd*w), w -= v; biases and BN parameters
+// take the plain momentum update v = m*v + lr*g, w -= v (no decay, no trust ratio).
+void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
+
+// ---- learning-rate schedules ----
+typedef enum { DT_SCHED_CONST, DT_SCHED_STEP, DT_SCHED_POLY } dt_sched_kind;
+
+typedef struct {
+    dt_sched_kind kind;
+    float base_lr;        // peak learning rate, reached at the end of warm-up
+    double warmup_steps;  // linear warm-up from warmup_start*base_lr to base_lr
+    float warmup_start;   // fraction of base_lr at step 0 (Goyal et al.: 0.1/ (k n / 256))
+    double total_steps;   // POLY: lr = base_lr*(1 - (t - warmup)/(total - warmup))^power
+    float power;          // 2 (REFERENCE.md)
+    int n_milestones;     // STEP: multiply by gamma at each milestone (steps)
+    double milestones[8];
+    float gamma;          // 0.1
+} dt_lr_schedule;
+
+// learning rate at (possibly fractional) step t, t >= 0
+float dt_lr_at(const dt_lr_schedule *s, double t);
+// 0 if s is usable, else -1 with err (DT_EXIT_USAGE) naming the field: base_lr > 0,
+// warmup_steps >= 0, warmup_start in [0,1], POLY total_steps > warmup_steps and power > 0,
+// STEP 0..8 non-decreasing milestones at or after the warm-up and gamma > 0. Milestones
+// are absolute steps (counted from 0, not from the end of warm-up).
+int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err);
+// Goyal et al. 2017 linear scaling rule: lr = lr_per_256 * global_batch / 256
+float dt_linear_scaling_lr(float lr_per_256, int global_batch);
+
+// ---- dynamic loss scaling for fp16 gradients ----
+typedef struct {
+    float scale;          // current loss scale S (65536 to start)
+    int growth_interval;  // double S after this many finite steps (2000; <= 0: never)
+    int good_steps;
+    long skipped;         // steps skipped for overflow
+} dt_loss_scaler;
+
+dt_loss_scaler dt_loss_scaler_default(void);
+// After backward with loss scaled by S: if any gradient is NaN/Inf, halve S, skip the step
+// and return 0; else multiply the gradients by 1/S, maybe grow S, and return 1.
+int dt_loss_scaler_unscale(dt_loss_scaler *ls, dt_net *net);
+
+#endif

@@ -1,0 +1,70 @@
+// safetensors.h — the safetensors format (huggingface/safetensors: an 8-byte little-endian
+// header length N, N bytes of JSON {"name": {"dtype", "shape", "data_offsets": [b, e]}, ...,
+// "__metadata__": {str: str}}, then the raw little-endian tensor bytes), so that weights move
+// to and from PyTorch with torchvision's state_dict names. Files are written atomically:
+// to PATH.tmp.<pid>, fsync, rename; a failure leaves no partial file behind.
+// Not here: pickle, sharded files, dtypes other than F32, F16, BF16, I64, I32, U8.
+#ifndef DT_SAFETENSORS_H
+#define DT_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dt.h"
+#include "net.h"
+
+typedef enum { DT_ST_F32, DT_ST_F16, DT_ST_BF16, DT_ST_I64, DT_ST_I32, DT_ST_U8 } dt_st_dtype;
+#define DT_ST_NDTYPES 6
+#define DT_ST_MAX_HEADER_BYTES (100u * 1000u * 1000u)  // larger headers are rejected as absurd
+
+const char *dt_st_dtype_name(dt_st_dtype t);  // "F32", "F16", ... (safetensors spelling)
+size_t dt_st_dtype_size(dt_st_dtype t);       // bytes per element
+// Bytes of a tensor of this shape and dtype, or -1 if ndim is outside 0..8, an entry is
+// negative or the size overflows int64.
+int64_t dt_st_shape_bytes(int ndim, const int64_t *shape, dt_st_dtype dtype);
+
+typedef struct {
+    char name[128];
+    dt_st_dtype dtype;
+    int ndim;
+    int64_t shape[8];
+    size_t nbytes;
+    const void *data;  // writer: caller's host memory (kept until dt_st_write);
+                       // reader: points into the loaded file image, NOT necessarily aligned
+                       // for its dtype (memcpy out of it)
+} dt_st_tensor;
+
+// ---- writing ----
+typedef struct dt_st_writer dt_st_writer;
+dt_st_writer *dt_st_writer_new(void);
+// shape may be NULL when ndim == 0 (a scalar); data is host memory, not copied. A bad
+// argument (empty or too long name, unknown dtype, negative shape) is recorded and reported
+// by dt_st_write, which then writes nothing.
+void dt_st_add(dt_st_writer *w, const char *name, dt_st_dtype dtype, int ndim,
+               const int64_t *shape, const void *data);
+void dt_st_add_metadata(dt_st_writer *w, const char *key, const char *value);
+// write atomically; returns 0, or -1 with err naming the file
+int dt_st_write(dt_st_writer *w, const char *path, dt_error *err);
+void dt_st_writer_free(dt_st_writer *w);
+
+// ---- reading: the whole file is read and validated (header length within the file, JSON
+// well formed, dtypes known, offsets inside the data and consistent with shape x dtype) ----
+typedef struct dt_st_file dt_st_file;
+dt_st_file *dt_st_open(const char *path, dt_error *err);
+int dt_st_count(const dt_st_file *f);
+const dt_st_tensor *dt_st_get(const dt_st_file *f, int i);
+const dt_st_tensor *dt_st_find(const dt_st_file *f, const char *name);
+const char *dt_st_metadata(const dt_st_file *f, const char *key);  // NULL if absent
+void dt_st_close(dt_st_file *f);
+
+// ---- a network's weights, with torchvision state_dict names ----
+// Saves every entry of the parameter table (F32) plus "<bn>.num_batches_tracked" (I64
+// scalar) for each batchnorm, as torch.save(model.state_dict()) would name them.
+int dt_weights_save(const dt_net *net, const char *path, dt_error *err);
+// Loads every parameter-table entry by name; F32, F16 and BF16 are accepted and converted;
+// num_batches_tracked is read if present. A missing tensor, a shape mismatch or an unknown
+// dtype is an error naming the file and the tensor (err->code DT_EXIT_USAGE), and leaves
+// the network unchanged.
+int dt_weights_load(dt_net *net, const char *path, dt_error *err);
+
+#endif

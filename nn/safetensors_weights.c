@@ -1,0 +1,190 @@
+// safetensors_weights.c — a network's weights as a safetensors file with torchvision's
+// state_dict names (conv1.weight, layer1.0.bn1.running_mean, fc.bias, ...), so that
+// torch.save(model.state_dict()) and safetensors.torch.save_file/load_file move weights
+// between PyTorch and dtlab. Saving writes every parameter-table entry as F32 plus the
+// "<bn>.num_batches_tracked" I64 scalar of each batchnorm; loading validates the whole file
+// against the table before touching the network, so a bad file leaves it unchanged.
+// Not here: optimizer state and training position (checkpoints, real/), the format itself.
+#include <string.h>
+
+#include "kernels.h"
+#include "safetensors.h"
+
+// "layer1.0.bn1.weight" -> "layer1.0.bn1.num_batches_tracked" (the module prefix of a
+// batchnorm's gamma, as torch.nn.BatchNorm2d registers the buffer).
+static void batches_tracked_name(const dt_param *gamma, char *out, size_t n) {
+    const char *dot = strrchr(gamma->name, '.');
+    int prefix = dot ? (int)(dot - gamma->name) : (int)strlen(gamma->name);
+    snprintf(out, n, "%.*s.num_batches_tracked", prefix, gamma->name);
+}
+
+static int check_net(const dt_net *net, const char *path, dt_error *err) {
+    if (!path || !*path) return dt_fail(err, DT_EXIT_USAGE, "weights: empty file name");
+    if (!net || !net->dev || !net->params || !net->params_table) {
+        return dt_fail(err, DT_EXIT_USAGE, "%.200s: the network is not finalized", path);
+    }
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        DT_ASSERT(p->offset + p->count <= net->n_total);
+        DT_ASSERT(p->ndim >= 0 && p->ndim <= 4);
+        size_t count = 1;
+        for (int d = 0; d < p->ndim; d++) count *= (size_t)p->shape[d];
+        DT_ASSERT(count == p->count);
+    }
+    return 0;
+}
+
+int dt_weights_save(const dt_net *net, const char *path, dt_error *err) {
+    if (check_net(net, path, err)) return -1;
+    dt_device *dev = net->dev;
+    float *host = mallocCheck(net->n_total * sizeof(float));
+    dev->to_host(dev, host, net->params, net->n_total * sizeof(float));
+    int64_t tracked = net->bn_batches_tracked;
+
+    dt_st_writer *w = dt_st_writer_new();
+    dt_st_add_metadata(w, "format", "pt");  // as safetensors.torch.save_file writes it
+    if (net->model[0]) dt_st_add_metadata(w, "model", net->model);
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, host + p->offset);
+    }
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (p->kind != DT_PARAM_BN_GAMMA) continue;
+        char name[128];
+        batches_tracked_name(p, name, sizeof name);
+        dt_st_add(w, name, DT_ST_I64, 0, NULL, &tracked);  // a 0-dim tensor, as in PyTorch
+    }
+    int rc = dt_st_write(w, path, err);
+    dt_st_writer_free(w);
+    free(host);
+    return rc;
+}
+
+static void format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && k < n; d++) {
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)shape[d]);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+// Pass 1: every table entry is present with a float dtype and the model's shape.
+static int validate_params(const dt_net *net, const dt_st_file *f, const char *path,
+                           dt_error *err) {
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        const dt_st_tensor *t = dt_st_find(f, p->name);
+        if (!t) {
+            return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' is missing (model %s needs "
+                           "it)", path, p->name, net->model[0] ? net->model : "?");
+        }
+        if (t->dtype != DT_ST_F32 && t->dtype != DT_ST_F16 && t->dtype != DT_ST_BF16) {
+            return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' has dtype %s, expected "
+                           "F32, F16 or BF16", path, p->name, dt_st_dtype_name(t->dtype));
+        }
+        int64_t want[4];
+        int same = t->ndim == p->ndim;
+        for (int d = 0; d < p->ndim; d++) {
+            want[d] = p->shape[d];
+            if (same && t->shape[d] != want[d]) same = 0;
+        }
+        if (!same) {
+            char have_s[128], want_s[128];
+            format_shape(have_s, sizeof have_s, t->ndim, t->shape);
+            format_shape(want_s, sizeof want_s, p->ndim, want);
+            return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' has shape %s, model "
+                           "expects %s", path, p->name, have_s, want_s);
+        }
+    }
+    return 0;
+}
+
+// Pass 1, batchnorm counters: each num_batches_tracked present must be one integer >= 0.
+// *value is the first one found, or -1 if none is present.
+static int validate_tracked(const dt_net *net, const dt_st_file *f, const char *path,
+                            int64_t *value, dt_error *err) {
+    *value = -1;
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (p->kind != DT_PARAM_BN_GAMMA) continue;
+        char name[128];
+        batches_tracked_name(p, name, sizeof name);
+        const dt_st_tensor *t = dt_st_find(f, name);
+        if (!t) continue;
+        int64_t v = -1;
+        size_t esize = dt_st_dtype_size(t->dtype);
+        if ((t->dtype == DT_ST_I64 || t->dtype == DT_ST_I32) && t->nbytes == esize) {
+            if (t->dtype == DT_ST_I64) {
+                memcpy(&v, t->data, 8);
+            } else {
+                int32_t v32;
+                memcpy(&v32, t->data, 4);
+                v = v32;
+            }
+        } else {
+            return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' must be one I64 (or I32), "
+                           "found dtype %s with %zu bytes", path, name,
+                           dt_st_dtype_name(t->dtype), t->nbytes);
+        }
+        if (v < 0) {
+            return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' is %lld, expected >= 0",
+                           path, name, (long long)v);
+        }
+        if (*value < 0) *value = v;
+    }
+    return 0;
+}
+
+// bfloat16 is the top half of an IEEE binary32 (exactly representable: no rounding).
+static float bf16_to_f32(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+// t's elements as fp32 into dst (t->data may be unaligned: read through memcpy).
+static void convert_to_f32(const dt_st_tensor *t, float *dst, size_t count) {
+    const unsigned char *src = t->data;
+    if (t->dtype == DT_ST_F32) {
+        memcpy(dst, src, count * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        dst[i] = t->dtype == DT_ST_F16 ? dt_f16_to_f32(h) : bf16_to_f32(h);
+    }
+}
+
+int dt_weights_load(dt_net *net, const char *path, dt_error *err) {
+    if (check_net(net, path, err)) return -1;
+    dt_st_file *f = dt_st_open(path, err);
+    if (!f) return -1;
+    int64_t tracked;
+    if (validate_params(net, f, path, err) || validate_tracked(net, f, path, &tracked, err)) {
+        dt_st_close(f);
+        return -1;
+    }
+    // Pass 2: only now is the network touched. Start from its current parameters so that
+    // any element not covered by the table keeps its value.
+    dt_device *dev = net->dev;
+    size_t bytes = net->n_total * sizeof(float);
+    float *host = mallocCheck(bytes);
+    dev->to_host(dev, host, net->params, bytes);
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        const dt_st_tensor *t = dt_st_find(f, p->name);
+        DT_ASSERT(t && t->nbytes == p->count * dt_st_dtype_size(t->dtype));
+        convert_to_f32(t, host + p->offset, p->count);
+    }
+    dev->from_host(dev, net->params, host, bytes);
+    if (dev->sync) dev->sync(dev);
+    if (tracked >= 0) net->bn_batches_tracked = (long)tracked;
+    free(host);
+    dt_st_close(f);
+    return 0;
+}

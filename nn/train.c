@@ -1,0 +1,122 @@
+// train.c — the data-parallel step of nn/train.h: forward, loss, backward, gradient
+// averaging with the MPI library's own MPI_Allreduce, optimizer step. Deliberately plain: a
+// later stage replaces average_gradients() with coll/ (ring, hierarchical, fusion buckets,
+// overlap with backward through dt_grad_ready_fn). Not here: data loading, schedules,
+// checkpoints, timing.
+#include "train.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+// MPI counts are int: reduce a long buffer in slices of at most INT_MAX elements.
+static void allreduce_sum_floats(float *buf, size_t n, MPI_Comm comm) {
+    while (n > 0) {
+        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+        MPI_Allreduce(MPI_IN_PLACE, buf, c, MPI_FLOAT, MPI_SUM, comm);
+        buf += c;
+        n -= (size_t)c;
+    }
+}
+
+static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
+    while (n > 0) {
+        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+        MPI_Bcast(buf, c, MPI_FLOAT, root, comm);
+        buf += c;
+        n -= (size_t)c;
+    }
+}
+
+// The cpu device's memory is host memory, which MPI can read in place; any other device's
+// memory goes through a host buffer (no CUDA-aware MPI assumed).
+static int device_is_host(const dt_device *d) { return strcmp(d->name, "cpu") == 0; }
+
+int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err) {
+    DT_ASSERT(t);
+    memset(t, 0, sizeof *t);
+    // Decide locally, then agree: a check that fails on one rank must fail on all, or the
+    // others would wait forever in the broadcast below.
+    int bad = 0;
+    if (!net || !net->finalized)
+        bad = dt_fail(err, DT_EXIT_USAGE, "trainer: the network is %s (build it with "
+                      "dt_model_create or dt_net_finalize first)", net ? "not finalized" : "NULL");
+    else if (!opt || opt->n != net->n_trainable || opt->dev != net->dev)
+        bad = dt_fail(err, DT_EXIT_USAGE, "trainer: the optimizer is %s", opt ?
+                      "not the one made for this network (dt_optim_create(net, ...))" : "NULL");
+    int any_bad = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MIN, comm);  // -1 if any failed
+    if (any_bad) {
+        if (!bad) dt_fail(err, DT_EXIT_USAGE, "trainer: another rank rejected its network "
+                          "or optimizer (see its message)");
+        return -1;
+    }
+    t->net = net;
+    t->opt = opt;
+    t->comm = comm;
+    MPI_Comm_rank(comm, &t->rank);
+    MPI_Comm_size(comm, &t->size);
+
+    // Each rank draws its own dropout masks (its samples differ from the other ranks').
+    net->dropout_seed = dt_mix64(net->dropout_seed ^ dt_mix64((uint64_t)t->rank + 1));
+
+    dt_device *d = net->dev;
+    if (!device_is_host(d)) {
+        t->grads_host = mallocCheck(net->n_trainable * sizeof(float));
+        t->params_host = mallocCheck(net->n_total * sizeof(float));
+    }
+    // Broadcast rank 0's parameters (and running statistics): identical replicas.
+    if (t->params_host) {
+        d->to_host(d, t->params_host, net->params, net->n_total * sizeof(float));
+        bcast_floats(t->params_host, net->n_total, 0, comm);
+        d->from_host(d, net->params, t->params_host, net->n_total * sizeof(float));
+    } else {
+        bcast_floats(net->params, net->n_total, 0, comm);
+    }
+    return 0;
+}
+
+void dt_trainer_free(dt_trainer *t) {
+    if (!t) return;
+    free(t->grads_host);
+    free(t->params_host);
+    t->grads_host = t->params_host = NULL;
+}
+
+// g = (1/P) * sum over ranks of g_r, in place on every rank (Goyal et al. 2017, §2.1).
+static void average_gradients(dt_trainer *t) {
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    size_t n = net->n_trainable;
+    if (t->grads_host) {
+        d->to_host(d, t->grads_host, net->grads, n * sizeof(float));
+        allreduce_sum_floats(t->grads_host, n, t->comm);
+        d->from_host(d, net->grads, t->grads_host, n * sizeof(float));
+    } else {
+        d->sync(d);  // the gradients must be complete before MPI reads them
+        allreduce_sum_floats(net->grads, n, t->comm);
+    }
+    d->scale(d, net->grads, 1.0f / (float)t->size, n);
+}
+
+float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
+                    float lr) {
+    DT_ASSERT(t && t->net && x_local_host && y_local_host);
+    dt_net *net = t->net;
+    dt_net_set_batch(net, x_local_host, y_local_host);
+    dt_net_forward(net, 1);
+    float loss = dt_net_loss(net);  // mean over this rank's B samples
+    dt_net_backward(net, 1.0f, NULL, NULL);
+    average_gradients(t);
+
+    // Every rank has B samples, so the global mean is the mean of the ranks' means.
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, t->comm);
+    loss /= (float)t->size;
+    if (!isfinite(loss)) return NAN;  // the same on every rank: all stop together
+
+    dt_optim_step(t->opt, net, lr);
+    t->step++;
+    return loss;
+}

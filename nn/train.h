@@ -1,0 +1,49 @@
+// train.h — one data-parallel training step, the same text in both worlds (real MPI and
+// SimGrid's SMPI): every rank holds a full copy of the network, computes the gradient of its
+// own slice of the global batch, the gradients are summed over the ranks and divided by P,
+// and every rank applies the same update, so the P replicas stay identical and follow the
+// run of one big minibatch (Goyal et al. 2017, §2.1: "the mean over the minibatch of
+// size kn"). This is the one place the trainer touches MPI.
+// Not here (yet): our own allreduce algorithms, fusion buckets, compute/communication
+// overlap (coll/, via the dt_grad_ready_fn hook of dt_net_backward), mixed precision, data
+// loading, learning-rate schedules (the caller passes lr).
+#ifndef DT_TRAIN_H
+#define DT_TRAIN_H
+
+#include <mpi.h>  // Open MPI's, or SMPI's in the simulator build (first on its include path)
+#include <stdint.h>
+
+#include "dt.h"
+#include "net.h"
+#include "optim.h"
+
+typedef struct {
+    dt_net *net;        // this rank's replica (borrowed, not freed by the trainer)
+    dt_optim *opt;      // its optimizer (borrowed)
+    MPI_Comm comm;      // the data-parallel group (borrowed)
+    int rank, size;     // in comm
+    long step;          // steps completed
+    float *grads_host;  // staging buffer (n_trainable floats) when the device's memory is
+                        // not host memory (any device but "cpu"); NULL for "cpu"
+    float *params_host; // staging for the initial broadcast, likewise (n_total floats)
+} dt_trainer;
+
+// Collective over comm. Checks the arguments (network finalized, optimizer made for it),
+// gives each rank its own dropout stream (masks must differ between the ranks' slices), and
+// broadcasts rank 0's parameters and running statistics to every rank (Horovod's
+// broadcast_parameters), so all replicas start identical. Returns 0, or -1 with err set
+// (DT_EXIT_USAGE) on every rank.
+int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err);
+void dt_trainer_free(dt_trainer *t);  // frees the staging buffers only
+
+// One step, collective over comm: set this rank's slice of the batch (x_local_host is
+// (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same
+// on every rank), forward (training), loss, backward, MPI_Allreduce (sum) of the gradients
+// and scaling by 1/P, MPI_Allreduce of the loss, optimizer step with learning rate lr.
+// Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or
+// infinite, the step is abandoned before the update and NaN is returned on every rank: the
+// caller stops and reports the step number (t->step is not advanced).
+float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
+                    float lr);
+
+#endif

@@ -1,0 +1,133 @@
+// checkpoint.c — see checkpoint.h. The file layout:
+//   <torchvision names>                 F32   weights and running statistics (dt_weights_save)
+//   <bn>.num_batches_tracked            I64   scalar
+//   optimizer.velocity.<name>           F32   momentum buffer of each trainable tensor
+//   trainer.{epoch,step,seed,global_batch,dropout_seed}   I64 scalars
+//   __metadata__ {"format": "dtlab-checkpoint-1", "model": "<name>"}
+#include "checkpoint.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "safetensors.h"
+
+#define VEL_PREFIX "optimizer.velocity."
+
+static const char *const STATE_KEYS[] = {"trainer.epoch", "trainer.step", "trainer.seed",
+                                         "trainer.global_batch", "trainer.dropout_seed"};
+enum { N_STATE = 5 };
+
+int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
+                       const dt_train_state *st, dt_error *err) {
+    dt_device *d = net->dev;
+    // weights first, into a temporary file of their own would double the I/O; instead we
+    // assemble everything in one writer: params and velocity downloaded to host buffers.
+    float *params = mallocCheck(net->n_total * sizeof(float));
+    float *vel = mallocCheck((opt->n ? opt->n : 1) * sizeof(float));
+    d->to_host(d, params, net->params, net->n_total * sizeof(float));
+    if (opt->n) d->to_host(d, vel, opt->velocity, opt->n * sizeof(float));
+    int64_t nbt = net->bn_batches_tracked;
+    int64_t state[N_STATE] = {st->epoch, st->step, st->seed, st->global_batch,
+                              (int64_t)net->dropout_seed};
+    char(*names)[160] = callocCheck((size_t)net->n_params * 2 + 1, sizeof *names);
+    int nn = 0;
+
+    dt_st_writer *w = dt_st_writer_new();
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        int64_t shape[4];
+        for (int k = 0; k < p->ndim; k++) shape[k] = p->shape[k];
+        dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, params + p->offset);
+        if (p->kind == DT_PARAM_BN_GAMMA) {  // "<bn>.weight" -> "<bn>.num_batches_tracked"
+            size_t len = strlen(p->name) - strlen(".weight");
+            snprintf(names[nn], sizeof names[nn], "%.*s.num_batches_tracked", (int)len, p->name);
+            dt_st_add(w, names[nn++], DT_ST_I64, 0, NULL, &nbt);
+        }
+        if (p->trainable) {
+            snprintf(names[nn], sizeof names[nn], VEL_PREFIX "%s", p->name);
+            dt_st_add(w, names[nn++], DT_ST_F32, p->ndim, shape, vel + p->offset);
+        }
+    }
+    for (int k = 0; k < N_STATE; k++) dt_st_add(w, STATE_KEYS[k], DT_ST_I64, 0, NULL, &state[k]);
+    dt_st_add_metadata(w, "format", "dtlab-checkpoint-1");
+    dt_st_add_metadata(w, "model", net->model);
+    int rc = dt_st_write(w, path, err);
+    dt_st_writer_free(w);
+    free(names);
+    free(vel);
+    free(params);
+    return rc;
+}
+
+// Check one F32 tensor of the file against a table entry's shape.
+static const float *find_f32(const dt_st_file *f, const char *path, const char *name,
+                             const dt_param *p, dt_error *err) {
+    const dt_st_tensor *t = dt_st_find(f, name);
+    if (!t) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%s' is missing", path, name);
+        return NULL;
+    }
+    int ok = t->dtype == DT_ST_F32 && t->ndim == p->ndim;
+    for (int k = 0; ok && k < p->ndim; k++) ok = t->shape[k] == p->shape[k];
+    if (!ok) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%s' is not F32 of the model's shape",
+                path, name);
+        return NULL;
+    }
+    return (const float *)t->data;
+}
+
+int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_state *st,
+                       dt_error *err) {
+    dt_st_file *f = dt_st_open(path, err);
+    if (!f) return -1;
+    int rc = -1;
+    const char *fmt = dt_st_metadata(f, "format"), *model = dt_st_metadata(f, "model");
+    if (!fmt || strcmp(fmt, "dtlab-checkpoint-1") != 0) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: not a dtlab checkpoint (metadata 'format')",
+                path);
+        goto out;
+    }
+    if (!model || strcmp(model, net->model) != 0) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: holds model '%s', this run builds '%s'",
+                path, model ? model : "?", net->model);
+        goto out;
+    }
+    int64_t state[N_STATE];
+    for (int k = 0; k < N_STATE; k++) {
+        const dt_st_tensor *t = dt_st_find(f, STATE_KEYS[k]);
+        if (!t || t->dtype != DT_ST_I64 || t->nbytes != 8) {
+            dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%s' (I64 scalar) is missing",
+                    path, STATE_KEYS[k]);
+            goto out;
+        }
+        memcpy(&state[k], t->data, 8);
+    }
+    // validate all velocities before touching anything
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (!p->trainable) continue;
+        char name[160];
+        snprintf(name, sizeof name, VEL_PREFIX "%s", p->name);
+        if (!find_f32(f, path, name, p, err)) goto out;
+    }
+    if (dt_weights_load(net, path, err) != 0) goto out;  // validates, then uploads
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (!p->trainable) continue;
+        char name[160];
+        snprintf(name, sizeof name, VEL_PREFIX "%s", p->name);
+        const float *v = find_f32(f, path, name, p, err);
+        net->dev->from_host(net->dev, opt->velocity + p->offset, v, p->count * sizeof(float));
+    }
+    st->epoch = state[0];
+    st->step = state[1];
+    st->seed = state[2];
+    st->global_batch = state[3];
+    net->dropout_seed = (uint64_t)state[4];
+    opt->step = (long)state[1];
+    rc = 0;
+out:
+    dt_st_close(f);
+    return rc;
+}

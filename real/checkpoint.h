@@ -1,0 +1,31 @@
+// checkpoint.h — a training checkpoint in one safetensors file: the weights under torchvision
+// state_dict names (so `torch.load`-style tools read them), the optimizer's momentum per
+// tensor ("optimizer.velocity.<name>"), and the trainer's position (epoch, step, seeds, loss
+// scale) as I64 scalars, so that `dtrain --resume` continues bit-identically. Written
+// atomically (temporary file, fsync, rename: nn/safetensors.c); a Ctrl-C or a crash leaves the
+// previous checkpoint intact. Not here: sharded or asynchronous checkpoints.
+#ifndef DT_CHECKPOINT_H
+#define DT_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "dt.h"
+#include "net.h"
+#include "optim.h"
+
+typedef struct {
+    int64_t epoch;        // epochs completed
+    int64_t step;         // global optimizer steps taken
+    int64_t seed;         // the run's seed (shuffles, dropout, init)
+    int64_t global_batch; // checked on resume: a different batch changes the run
+} dt_train_state;
+
+// Save weights, running statistics, num_batches_tracked, velocity and state to path.
+int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
+                       const dt_train_state *st, dt_error *err);
+// Load into an already built network of the same model; validates everything before changing
+// anything (a bad file leaves net and opt unchanged; err names the file and the tensor).
+int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_state *st,
+                       dt_error *err);
+
+#endif

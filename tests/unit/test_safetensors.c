@@ -1,0 +1,560 @@
+// test_safetensors.c — the safetensors writer and validating reader (nn/safetensors*.c) and
+// the strict JSON parser under it (nn/json.c). References are independent: the bytes of the
+// format assembled by hand in this file, the source buffers of a round trip, and closed-form
+// UTF-8 encodings. Every malformed file must be rejected with DT_EXIT_USAGE and a message
+// naming the file (and the tensor where there is one).
+#include <dirent.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "safetensors.h"
+#include "testutil.h"
+
+static char g_dir[64];  // a fresh directory per run (tests may hold globals; nn/ may not)
+
+static void path_in(char *out, size_t n, const char *name) {
+    snprintf(out, n, "%s/%s", g_dir, name);
+}
+
+static void write_bytes(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static unsigned char *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc((size_t)sz + 1);
+    assert_int_equal(fread(p, 1, (size_t)sz, f), (size_t)sz);
+    fclose(f);
+    *n = (size_t)sz;
+    return p;
+}
+
+// A safetensors file assembled by hand: le64(hlen), header text, data.
+static void write_st_raw(const char *path, uint64_t hlen, const char *header, const void *data,
+                         size_t dlen) {
+    size_t n = strlen(header);
+    unsigned char *buf = malloc(8 + n + dlen + 1);
+    for (int k = 0; k < 8; k++) buf[k] = (unsigned char)(hlen >> (8 * k));
+    memcpy(buf + 8, header, n);
+    if (dlen) memcpy(buf + 8 + n, data, dlen);
+    write_bytes(path, buf, 8 + n + dlen);
+    free(buf);
+}
+static void write_st(const char *path, const char *header, const void *data, size_t dlen) {
+    write_st_raw(path, strlen(header), header, data, dlen);
+}
+
+// dt_st_open(path) must fail with code, a message naming the file and containing `needle`.
+static void expect_reject(const char *path, int code, const char *needle) {
+    dt_error err = {0};
+    dt_st_file *f = dt_st_open(path, &err);
+    if (f) {
+        dt_st_close(f);
+        fail_msg("%s was accepted, expected a rejection mentioning '%s'", path, needle);
+    }
+    printf("# rejected: %s\n", err.msg);
+    assert_int_equal(err.code, code);
+    if (!strstr(err.msg, path)) fail_msg("message does not name the file: %s", err.msg);
+    if (needle && !strstr(err.msg, needle)) {
+        fail_msg("message lacks '%s': %s", needle, err.msg);
+    }
+}
+
+static int count_dir_entries(const char *dir, const char *needle) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+        if (!needle || strstr(e->d_name, needle)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+// ---------------------------------------------------------------- round trips
+
+static void test_safetensors_round_trip_every_dtype_scalar_empty_and_metadata(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    enum { NT = 9 };
+    dt_st_dtype dts[NT] = {DT_ST_F32, DT_ST_F16, DT_ST_BF16, DT_ST_I64, DT_ST_I32,
+                           DT_ST_U8,  DT_ST_U8,  DT_ST_I64,  DT_ST_F32};
+    int ndims[NT] = {4, 2, 3, 1, 2, 1, 5, 0, 2};  // 7: a scalar; 8: an empty (0, k) tensor
+    int64_t shapes[NT][8];
+    unsigned char *bufs[NT];
+    char names[NT][32];
+    dt_st_writer *w = dt_st_writer_new();
+    for (int i = 0; i < NT; i++) {
+        size_t count = 1;
+        for (int d = 0; d < ndims[i]; d++) {
+            shapes[i][d] = (i == 8 && d == 0) ? 0 : tu_int(&r, 1, 5);
+            count *= (size_t)shapes[i][d];
+        }
+        size_t nb = count * dt_st_dtype_size(dts[i]);
+        bufs[i] = malloc(nb + 1);
+        for (size_t b = 0; b < nb; b++) bufs[i][b] = (unsigned char)tu_int(&r, 0, 255);
+        snprintf(names[i], sizeof names[i], "t%d.%s", i, dt_st_dtype_name(dts[i]));
+        dt_st_add(w, names[i], dts[i], ndims[i], shapes[i], bufs[i]);
+    }
+    dt_st_add_metadata(w, "format", "pt");
+    const char *odd = "quote\" backslash\\ newline\n tab\t caf\xc3\xa9 \xf0\x9f\x98\x80 \x01";
+    dt_st_add_metadata(w, "odd \"key\"", odd);
+    char path[128];
+    path_in(path, sizeof path, "round.safetensors");
+    dt_error err = {0};
+    assert_int_equal(dt_st_write(w, path, &err), 0);
+    dt_st_writer_free(w);
+
+    dt_st_file *f = dt_st_open(path, &err);
+    if (!f) fail_msg("open failed: %s", err.msg);
+    assert_int_equal(dt_st_count(f), NT);
+    for (int i = 0; i < NT; i++) {
+        const dt_st_tensor *t = dt_st_find(f, names[i]);
+        assert_non_null(t);
+        assert_int_equal(t->dtype, dts[i]);
+        assert_int_equal(t->ndim, ndims[i]);
+        size_t count = 1;
+        for (int d = 0; d < ndims[i]; d++) {
+            assert_int_equal(t->shape[d], shapes[i][d]);
+            count *= (size_t)shapes[i][d];
+        }
+        assert_int_equal(t->nbytes, count * dt_st_dtype_size(dts[i]));
+        if (t->nbytes) assert_memory_equal(t->data, bufs[i], t->nbytes);
+        // the writer aligns every tensor to its element size (header padded to 8 bytes, the
+        // largest elements first), and the reader's data buffer comes from malloc
+        assert_int_equal((uintptr_t)t->data % dt_st_dtype_size(dts[i]), 0);
+        free(bufs[i]);
+    }
+    assert_null(dt_st_find(f, "absent"));
+    assert_string_equal(dt_st_metadata(f, "format"), "pt");
+    assert_string_equal(dt_st_metadata(f, "odd \"key\""), odd);
+    assert_null(dt_st_metadata(f, "absent"));
+    dt_st_close(f);
+    assert_int_equal(count_dir_entries(g_dir, ".tmp."), 0);
+    unlink(path);
+}
+
+// The exact bytes for a small file, written out by hand from the format description.
+static void test_safetensors_writer_bytes_match_the_format_by_hand(void **state) {
+    (void)state;
+    float x[2] = {1.5f, -2.0f};
+    int64_t s = 7, shape[1] = {2};
+    dt_st_writer *w = dt_st_writer_new();
+    dt_st_add(w, "x", DT_ST_F32, 1, shape, x);
+    dt_st_add(w, "n", DT_ST_I64, 0, NULL, &s);
+    char path[128];
+    path_in(path, sizeof path, "bytes.safetensors");
+    dt_error err = {0};
+    assert_int_equal(dt_st_write(w, path, &err), 0);
+    dt_st_writer_free(w);
+    // I64 first (largest element first), then F32; JSON in insertion order; padded to 8
+    const char *json = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+                       "\"n\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}}";
+    size_t jn = strlen(json), hn = jn + (8 - (8 + jn) % 8) % 8;
+    size_t n;
+    unsigned char *b = read_bytes(path, &n);
+    assert_int_equal(n, 8 + hn + 16);
+    uint64_t hlen = 0;
+    for (int k = 0; k < 8; k++) hlen |= (uint64_t)b[k] << (8 * k);
+    assert_int_equal(hlen, hn);
+    assert_memory_equal(b + 8, json, jn);
+    for (size_t k = jn; k < hn; k++) assert_int_equal(b[8 + k], ' ');
+    assert_memory_equal(b + 8 + hn, &s, 8);
+    assert_memory_equal(b + 8 + hn + 8, x, 8);
+    free(b);
+    unlink(path);
+}
+
+// Another writer's choices: whitespace, key order, holes, unaligned data, no padding.
+static void test_safetensors_reads_a_file_assembled_by_hand(void **state) {
+    (void)state;
+    unsigned char data[23];
+    for (int i = 0; i < 23; i++) data[i] = (unsigned char)(i * 7 + 1);
+    const char *h = " {\n \"__metadata__\" : {\"k\": \"v\\u00e9\\ud83d\\ude00\"},\r\n"
+                    "\t\"b\": {\"data_offsets\": [3, 9], \"shape\": [3], \"dtype\": \"BF16\", "
+                    "\"extra\": [1, {\"x\": null}]},\n"
+                    "  \"a/\\\"q\\\"\": {\"dtype\":\"U8\",\"shape\":[1,2],\"data_offsets\":[0,2]},"
+                    "\"z\": {\"dtype\": \"I32\", \"shape\": [0, 4], \"data_offsets\": [9, 9]},"
+                    "\"i\": {\"dtype\": \"I32\", \"shape\": [2], \"data_offsets\": [11, 19]}} ";
+    char path[128];
+    path_in(path, sizeof path, "hand.safetensors");
+    write_st(path, h, data, sizeof data);
+    dt_error err = {0};
+    dt_st_file *f = dt_st_open(path, &err);
+    if (!f) fail_msg("open failed: %s", err.msg);
+    assert_int_equal(dt_st_count(f), 4);
+    const dt_st_tensor *b = dt_st_find(f, "b"), *a = dt_st_find(f, "a/\"q\"");
+    const dt_st_tensor *z = dt_st_find(f, "z"), *i32 = dt_st_find(f, "i");
+    assert_non_null(b);
+    assert_non_null(a);
+    assert_non_null(z);
+    assert_non_null(i32);
+    assert_int_equal(b->dtype, DT_ST_BF16);
+    assert_int_equal(b->nbytes, 6);
+    assert_memory_equal(b->data, data + 3, 6);
+    assert_int_equal(a->ndim, 2);
+    assert_memory_equal(a->data, data, 2);
+    assert_int_equal(z->nbytes, 0);
+    assert_memory_equal(i32->data, data + 11, 8);
+    assert_string_equal(dt_st_metadata(f, "k"), "v\xc3\xa9\xf0\x9f\x98\x80");
+    dt_st_close(f);
+    unlink(path);
+}
+
+// ---------------------------------------------------------------- malformed files
+
+static void test_safetensors_truncated_files_are_rejected_at_every_cut(void **state) {
+    (void)state;
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[2] = {2, 3};
+    dt_st_writer *w = dt_st_writer_new();
+    dt_st_add(w, "first", DT_ST_F32, 1, shape, x);
+    dt_st_add(w, "last.weight", DT_ST_F32, 2, shape, x);
+    char path[128], cut[128];
+    path_in(path, sizeof path, "whole.safetensors");
+    path_in(cut, sizeof cut, "cut.safetensors");
+    dt_error err = {0};
+    assert_int_equal(dt_st_write(w, path, &err), 0);
+    dt_st_writer_free(w);
+    size_t n;
+    unsigned char *b = read_bytes(path, &n);
+    uint64_t hlen = 0;
+    for (int k = 0; k < 8; k++) hlen |= (uint64_t)b[k] << (8 * k);
+    size_t cuts[] = {0, 1, 7, 8, 9, 8 + hlen / 2, 8 + hlen - 1, 8 + hlen, 8 + hlen + 5, n - 1};
+    const char *needles[] = {"shorter than", "shorter than", "shorter than", "past the end",
+                             "past the end", "past the end", "past the end", "'first'",
+                             "'first'", "'last.weight'"};
+    for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+        write_bytes(cut, b, cuts[c]);
+        expect_reject(cut, DT_EXIT_USAGE, needles[c]);
+    }
+    write_bytes(cut, b, n);  // and the whole file is fine
+    dt_st_file *f = dt_st_open(cut, &err);
+    assert_non_null(f);
+    dt_st_close(f);
+    free(b);
+    unlink(path);
+    unlink(cut);
+}
+
+static void test_safetensors_absurd_or_overlong_header_length_rejected(void **state) {
+    (void)state;
+    char path[128];
+    path_in(path, sizeof path, "hlen.safetensors");
+    const char *h = "{}";
+    write_st_raw(path, (uint64_t)1 << 40, h, NULL, 0);
+    expect_reject(path, DT_EXIT_USAGE, "absurd");
+    write_st_raw(path, UINT64_MAX, h, NULL, 0);
+    expect_reject(path, DT_EXIT_USAGE, "absurd");
+    write_st_raw(path, 3, h, NULL, 0);  // one byte beyond EOF
+    expect_reject(path, DT_EXIT_USAGE, "past the end");
+    write_st_raw(path, 2, h, NULL, 0);  // exactly right: an empty file
+    dt_error err = {0};
+    dt_st_file *f = dt_st_open(path, &err);
+    assert_non_null(f);
+    assert_int_equal(dt_st_count(f), 0);
+    dt_st_close(f);
+    char missing[128];
+    path_in(missing, sizeof missing, "does-not-exist.safetensors");
+    expect_reject(missing, DT_EXIT_USAGE, "cannot open");
+    expect_reject(g_dir, DT_EXIT_USAGE, "not a regular file");
+    unlink(path);
+}
+
+static void test_safetensors_malformed_json_headers_rejected(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t len;  // 0: strlen(text)
+        const char *needle;
+    } bad[] = {
+        {"", 0, "malformed JSON"},
+        {"{", 0, "malformed JSON"},
+        {"{\"a\":}", 0, "malformed JSON"},
+        {"{\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]},}", 0, "expected a string key"},
+        {"{'a':1}", 0, "expected a string key"},
+        {"{\"a\" 1}", 0, "expected ':'"},
+        {"{\"a\":01}", 0, "leading zero"},
+        {"{\"a\":[1,]}", 0, "expected a value"},
+        {"{\"a\":\"x\ny\"}", 0, "control character"},
+        {"{\"a\":\"\\ud800\"}", 0, "surrogate"},
+        {"{\"a\":\"\\x41\"}", 0, "invalid escape"},
+        {"{\"a\":\"\xc3\x28\"}", 0, "UTF-8"},
+        {"{\"a\":tru}", 0, "malformed JSON"},
+        {"{\"a\":1}{}", 0, "after the JSON value"},
+        {"{\"a\":1}\0\0", 9, "after the JSON value"},  // NUL padding is not whitespace
+        {"[]", 0, "expected an object"},
+        {"\"str\"", 0, "expected an object"},
+        {"{\"a\":99999999999999999999}", 0, "int64"},
+        {"{\"a\":1.5}", 0, "non-integer"},
+        {"{\"a\":{\"b\":1},\"a\":{\"b\":2}}", 0, "duplicate key"},
+    };
+    char path[128];
+    path_in(path, sizeof path, "json.safetensors");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint64_t hlen = bad[i].len ? bad[i].len : strlen(bad[i].text);
+        unsigned char buf[128];
+        for (int k = 0; k < 8; k++) buf[k] = (unsigned char)(hlen >> (8 * k));
+        memcpy(buf + 8, bad[i].text, hlen);
+        write_bytes(path, buf, 8 + hlen);
+        expect_reject(path, DT_EXIT_USAGE, bad[i].needle);
+    }
+    // nesting beyond the parser's limit is refused, not a stack overflow
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 16);
+    size_t k = 0;
+    k += (size_t)sprintf(deep, "{\"a\":");
+    for (size_t i = 0; i < depth; i++) deep[k++] = '[';
+    for (size_t i = 0; i < depth; i++) deep[k++] = ']';
+    deep[k++] = '}';
+    deep[k] = '\0';
+    write_st(path, deep, NULL, 0);
+    expect_reject(path, DT_EXIT_USAGE, "nesting");
+    free(deep);
+    unlink(path);
+}
+
+static void test_safetensors_bad_entries_rejected_naming_the_tensor(void **state) {
+    (void)state;
+    static const struct {
+        const char *header, *needle;
+    } cases[] = {
+        {"{\"w.x\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}", "unknown dtype"},
+        {"{\"w.x\":{\"dtype\":\"f32\",\"shape\":[4],\"data_offsets\":[0,16]}}", "unknown dtype"},
+        {"{\"w.x\":{\"dtype\":7,\"shape\":[4],\"data_offsets\":[0,16]}}", "dtype"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", "need 12"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,20]}}", "outside"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", "negative"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}", "end before begin"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[-4],\"data_offsets\":[0,16]}}", "shape entry"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,16]}}",
+         "overflows"},
+        {"{\"w.x\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,1,16],\"data_offsets\":[0,16]}}",
+         "at most 8"},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[4]}}", "missing \"data_offsets\""},
+        {"{\"w.x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0]}}", "[begin, end]"},
+        {"{\"w.x\":[1,2]}", "expected an object"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"w.x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", "overlap"},
+    };
+    unsigned char data[16] = {0};
+    char path[128];
+    path_in(path, sizeof path, "entries.safetensors");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_st(path, cases[i].header, data, sizeof data);
+        expect_reject(path, DT_EXIT_USAGE, cases[i].needle);
+        expect_reject(path, DT_EXIT_USAGE, "'w.x'");
+    }
+    write_st(path, "{\"__metadata__\":{\"k\":1}}", NULL, 0);
+    expect_reject(path, DT_EXIT_USAGE, "__metadata__ 'k'");
+    unlink(path);
+}
+
+// ---------------------------------------------------------------- the JSON parser itself
+
+static void test_json_decodes_escapes_and_integer_limits_exactly(void **state) {
+    (void)state;
+    const char *txt = "{\"s\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20ac\\ud83d\\ude00\","
+                      "\"max\":9223372036854775807,\"min\":-9223372036854775808,\"z\":-0,"
+                      "\"t\":true,\"f\":false,\"n\":null,\"e\":[],\"o\":{}}";
+    char err[128];
+    dt_json *v = dt_json_parse(txt, strlen(txt), err, sizeof err);
+    if (!v) fail_msg("parse failed: %s", err);
+    const dt_json *s = dt_json_get(v, "s");
+    const char *want = "\"\\/\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    assert_int_equal(s->slen, strlen(want));
+    assert_memory_equal(s->s, want, strlen(want));
+    assert_true(dt_json_get(v, "max")->i == INT64_MAX);
+    assert_true(dt_json_get(v, "min")->i == INT64_MIN);
+    assert_int_equal(dt_json_get(v, "z")->i, 0);
+    assert_int_equal(dt_json_get(v, "t")->type, DT_JSON_BOOL);
+    assert_int_equal(dt_json_get(v, "t")->i, 1);
+    assert_int_equal(dt_json_get(v, "n")->type, DT_JSON_NULL);
+    assert_int_equal(dt_json_get(v, "e")->n, 0);
+    assert_int_equal(dt_json_get(v, "o")->type, DT_JSON_OBJECT);
+    assert_int_equal(v->n, 9);
+    dt_json_free(v);
+    const char *over[] = {"9223372036854775808", "-9223372036854775809", "-", "- 1", "1e3"};
+    for (size_t i = 0; i < sizeof over / sizeof *over; i++) {
+        v = dt_json_parse(over[i], strlen(over[i]), err, sizeof err);
+        if (v) fail_msg("'%s' was accepted", over[i]);
+        printf("# %s -> %s\n", over[i], err);
+    }
+    // UTF-8 validator against the Unicode standard's table of well-formed sequences
+    assert_true(dt_json_utf8_valid("\xed\x9f\xbf\xf4\x8f\xbf\xbf", 7));  // U+D7FF, U+10FFFF
+    assert_false(dt_json_utf8_valid("\xed\xa0\x80", 3));  // a surrogate
+    assert_false(dt_json_utf8_valid("\xc0\xaf", 2));      // overlong '/'
+    assert_false(dt_json_utf8_valid("\xf4\x90\x80\x80", 4));  // > U+10FFFF
+    assert_false(dt_json_utf8_valid("\xe2\x82", 2));      // truncated
+}
+
+// ---------------------------------------------------------------- the writer's checks
+
+static void test_safetensors_writer_rejects_bad_arguments_and_writes_nothing(void **state) {
+    (void)state;
+    float x[4] = {0};
+    int64_t shape[1] = {4}, neg[1] = {-1};
+    char path[128];
+    path_in(path, sizeof path, "never.safetensors");
+    char longname[200];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    struct {
+        const char *name;
+        int dtype, ndim;
+        const int64_t *shape;
+        const char *needle;
+    } cases[] = {
+        {"dup", DT_ST_F32, 1, shape, "'dup' added twice"},
+        {"neg", DT_ST_F32, 1, neg, "'neg': shape"},
+        {"dt", 99, 1, shape, "'dt': unknown dtype"},
+        {longname, DT_ST_F32, 1, shape, "longer than"},
+        {"__metadata__", DT_ST_F32, 1, shape, "reserved"},
+        {"", DT_ST_F32, 1, shape, "empty name"},
+        {"bad\xff", DT_ST_F32, 1, shape, "UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        dt_st_writer *w = dt_st_writer_new();
+        dt_st_add(w, "dup", DT_ST_F32, 1, shape, x);
+        dt_st_add(w, cases[i].name, (dt_st_dtype)cases[i].dtype, cases[i].ndim, cases[i].shape,
+                  x);
+        dt_error err = {0};
+        assert_int_equal(dt_st_write(w, path, &err), -1);
+        dt_st_writer_free(w);
+        printf("# writer: %s\n", err.msg);
+        assert_int_equal(err.code, DT_EXIT_USAGE);
+        assert_non_null(strstr(err.msg, path));
+        if (!strstr(err.msg, cases[i].needle)) fail_msg("lacks '%s': %s", cases[i].needle,
+                                                        err.msg);
+        assert_int_equal(access(path, F_OK), -1);
+        assert_int_equal(count_dir_entries(g_dir, "never"), 0);
+    }
+}
+
+// ---------------------------------------------------------------- atomic writes
+
+static dt_st_writer *one_tensor_writer(const float *x, int64_t n) {
+    dt_st_writer *w = dt_st_writer_new();
+    dt_st_add(w, "x", DT_ST_F32, 1, &n, x);
+    return w;
+}
+
+static void test_safetensors_write_into_missing_directory_fails_and_leaves_nothing(void **state) {
+    (void)state;
+    float x[4] = {1, 2, 3, 4};
+    char path[160];
+    snprintf(path, sizeof path, "%s/no-such-dir/w.safetensors", g_dir);
+    dt_st_writer *w = one_tensor_writer(x, 4);
+    dt_error err = {0};
+    int before = count_dir_entries(g_dir, NULL);
+    assert_int_equal(dt_st_write(w, path, &err), -1);
+    dt_st_writer_free(w);
+    printf("# %s\n", err.msg);
+    assert_int_equal(err.code, DT_EXIT_RUNTIME);
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(count_dir_entries(g_dir, NULL), before);
+}
+
+// A write that fails half-way (the file-size limit makes write(2) fail with EFBIG) must
+// remove its temporary file and leave the previous PATH byte for byte.
+static void test_safetensors_failed_overwrite_keeps_the_old_file(void **state) {
+    (void)state;
+    char path[128];
+    path_in(path, sizeof path, "keep.safetensors");
+    float small[4] = {1, 2, 3, 4};
+    dt_st_writer *w = one_tensor_writer(small, 4);
+    dt_error err = {0};
+    assert_int_equal(dt_st_write(w, path, &err), 0);
+    dt_st_writer_free(w);
+    size_t n_old;
+    unsigned char *old = read_bytes(path, &n_old);
+
+    size_t big_n = 1 << 20;
+    float *big = calloc(big_n, sizeof(float));
+    struct rlimit saved, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    lim = saved;
+    lim.rlim_cur = 64 * 1024;
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    w = one_tensor_writer(big, (int64_t)big_n);
+    int rc = dt_st_write(w, path, &err);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, old_handler);
+    dt_st_writer_free(w);
+    free(big);
+    printf("# %s\n", err.msg);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err.code, DT_EXIT_RUNTIME);
+    assert_int_equal(count_dir_entries(g_dir, ".tmp."), 0);
+    size_t n_now;
+    unsigned char *now = read_bytes(path, &n_now);
+    assert_int_equal(n_now, n_old);
+    assert_memory_equal(now, old, n_old);
+    free(now);
+    free(old);
+
+    // the rename itself failing (PATH is a directory) also cleans up
+    char dirpath[128];
+    path_in(dirpath, sizeof dirpath, "adir.safetensors");
+    assert_int_equal(mkdir(dirpath, 0700), 0);
+    w = one_tensor_writer(small, 4);
+    assert_int_equal(dt_st_write(w, dirpath, &err), -1);
+    dt_st_writer_free(w);
+    printf("# %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "rename"));
+    assert_int_equal(count_dir_entries(g_dir, ".tmp."), 0);
+    rmdir(dirpath);
+    unlink(path);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/dt_test_st_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    DIR *d = opendir(g_dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    return rmdir(g_dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_safetensors_round_trip_every_dtype_scalar_empty_and_metadata),
+        cmocka_unit_test(test_safetensors_writer_bytes_match_the_format_by_hand),
+        cmocka_unit_test(test_safetensors_reads_a_file_assembled_by_hand),
+        cmocka_unit_test(test_safetensors_truncated_files_are_rejected_at_every_cut),
+        cmocka_unit_test(test_safetensors_absurd_or_overlong_header_length_rejected),
+        cmocka_unit_test(test_safetensors_malformed_json_headers_rejected),
+        cmocka_unit_test(test_safetensors_bad_entries_rejected_naming_the_tensor),
+        cmocka_unit_test(test_json_decodes_escapes_and_integer_limits_exactly),
+        cmocka_unit_test(test_safetensors_writer_rejects_bad_arguments_and_writes_nothing),
+        cmocka_unit_test(test_safetensors_write_into_missing_directory_fails_and_leaves_nothing),
+        cmocka_unit_test(test_safetensors_failed_overwrite_keeps_the_old_file),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
