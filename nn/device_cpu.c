@@ -47,9 +47,6 @@ static void cpu_sync(dt_device *d) { (void)d; }
 
 static void cpu_destroy(dt_device *d) {
     if (!d) return;
-    dt_cpu_ctx *ctx = d->ctx;
-    if (ctx) free(ctx->scratch);
-    free(ctx);
     free(d);
 }
 
@@ -100,83 +97,93 @@ static void cpu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float al
     sgemm_threads(d->threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*stride_x. Whole gemms are shared
-// among the threads (each single-threaded) when the batch divides well among them;
-// otherwise one multithreaded gemm after another.
+// Below this many FLOPs a gemm call runs on one thread: a parallel region would cost more.
+#define DT_CPU_GEMM_PAR_MIN 2e6
+
+// [*lo, *hi): the part of 0..n-1 that thread t of nt takes, cut at multiples of 16 floats
+// (a cache line), so no two threads write the same line of C.
+static void split16(int n, int t, int nt, int *lo, int *hi) {
+    long units = (n + 15) / 16;
+    long l = units * t / nt * 16, h = units * (t + 1) / nt * 16;
+    *lo = (int)(l < n ? l : n);
+    *hi = (int)(h < n ? h : n);
+}
+
+// Thread t's share of C = alpha*op(A)op(B) + beta*C: a band of columns of C when N >= M
+// (op(B) is cut the same way), else a band of rows (op(A) is cut). Single-threaded gemm.
+static void sgemm_slice(int t, int nt, int ta, int tb, int M, int N, int K, float alpha,
+                        const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc) {
+    int lo, hi;
+    if (N >= M) {
+        split16(N, t, nt, &lo, &hi);
+        sgemm1(ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + (size_t)lo * ldb : B + lo, ldb,
+               beta, C + lo, ldc);
+    } else {
+        split16(M, t, nt, &lo, &hi);
+        sgemm1(ta, tb, hi - lo, N, K, alpha, ta ? A + lo : A + (size_t)lo * lda, lda, B, ldb,
+               beta, C + (size_t)lo * ldc, ldc);
+    }
+}
+
+// C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*stride_x, in one parallel region:
+// whole gemms are dealt out (each single-threaded; OpenBLAS's OpenMP build runs one thread
+// inside a parallel region) as far as the batch divides by the threads, and each of the
+// remaining gemms is cut into bands of C, one per thread. No barrier between gemms.
 static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
                              const float *A, int lda, size_t sa, const float *B, int ldb,
                              size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    if (batch <= 0 || M <= 0 || N <= 0) return;
     int T = d->threads;
-    if (T > 1 && batch >= T && (batch % T == 0 || batch >= 4 * T)) {
-#pragma omp parallel for num_threads(T) schedule(static)
+    if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
         for (int i = 0; i < batch; i++) {
+            sgemm_threads(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                          C + i * sc, ldc);
+        }
+        return;
+    }
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = batch - batch % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        for (int i = lo; i < hi; i++) {
             sgemm1(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc,
                    ldc);
         }
-    } else {
-        for (int i = 0; i < batch; i++) {
-            sgemm_threads(T, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
-                          C + i * sc, ldc);
+        for (int i = whole; i < batch; i++) {
+            sgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                        C + i * sc, ldc);
         }
     }
 }
 
-static float *cpu_scratch(dt_device *d, size_t floats) {
-    dt_cpu_ctx *ctx = d->ctx;
-    if (ctx->scratch_floats < floats) {
-        free(ctx->scratch);
-        ctx->scratch = cpu_alloc(d, floats * sizeof(float));
-        ctx->scratch_floats = floats;
-    }
-    return ctx->scratch;
-}
-
-// C = alpha * sum_i op(A_i)*op(B_i) + beta*C. With several threads each takes a contiguous
-// range of the batch: thread 0 accumulates straight into C, thread t > 0 into its own
-// (M,N) partial sum in scratch; the partials are then added to C in thread order (the same
-// bits on every run).
+// C = alpha * sum_i op(A_i)*op(B_i) + beta*C (conv2d's dW += sum_b dY_b col_b^T). Each
+// thread owns a band of C (columns, or rows when C is tall) and runs the whole batch into
+// it: no partial sums, no reduction, one parallel region, the same bits on every run.
 static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int K,
                                  float alpha, const float *A, int lda, size_t sa,
                                  const float *B, int ldb, size_t sb, float beta, float *C,
                                  int ldc, int batch) {
     if (M <= 0 || N <= 0) return;
-    int T = d->threads;
     if (batch <= 0) {
         scale_block(C, M, N, ldc, beta);
         return;
     }
-    if (T <= 1 || batch < T) {
+    int T = d->threads;
+    if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
         for (int i = 0; i < batch; i++) {
-            sgemm_threads(T, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+            sgemm_threads(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
                           i == 0 ? beta : 1.0f, C, ldc);
         }
         return;
     }
-    size_t mn = (size_t)M * N;
-    float *part = cpu_scratch(d, mn * (size_t)(T - 1));
-    int used = 1;
 #pragma omp parallel num_threads(T)
     {
         int nt = omp_get_num_threads(), t = omp_get_thread_num();
-#pragma omp single
-        used = nt;
-        int lo = (int)((long)batch * t / nt), hi = (int)((long)batch * (t + 1) / nt);
-        float *dst = t == 0 ? C : part + (size_t)(t - 1) * mn;
-        int ld = t == 0 ? ldc : N;
-        if (t > 0 && lo == hi) memset(dst, 0, mn * sizeof(float));
-        for (int i = lo; i < hi; i++) {
-            float b0 = t == 0 ? beta : 0.0f;
-            sgemm1(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
-                   i == lo ? b0 : 1.0f, dst, ld);
-        }
-    }
-    // C += partials, parallel over rows; each element adds the partials in thread order
-#pragma omp parallel for num_threads(T) schedule(static) if (mn * (used - 1) > DT_CPU_PAR_MIN)
-    for (int i = 0; i < M; i++) {
-        float *c = C + (size_t)i * ldc;
-        for (int t = 1; t < used; t++) {
-            const float *p = part + (size_t)(t - 1) * mn + (size_t)i * N;
-            for (int j = 0; j < N; j++) c[j] += p[j];
+        for (int i = 0; i < batch; i++) {
+            sgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+                        i == 0 ? beta : 1.0f, C, ldc);
         }
     }
 }
@@ -273,7 +280,7 @@ dt_device *dt_device_cpu_create(int threads) {
     if (threads < 1) threads = 1;
     dt_device *d = callocCheck(1, sizeof *d);
     d->name = "cpu";
-    d->ctx = callocCheck(1, sizeof(dt_cpu_ctx));
+    d->ctx = NULL;  // no state beyond the thread count
     d->threads = threads;
 
     d->alloc = cpu_alloc;

@@ -109,7 +109,7 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
     }
     int chunk = run_chunk(l);
     for (int b0 = 0; b0 < l->B; b0 += chunk) {
-        int n = l->B - b0 < chunk ? l->B - b0 : chunk;
+        int n = chunk;
         const float *dy_c = dy + (size_t)b0 * y_img;
         // recompute the columns of this chunk, then dw += sum_b dy_b col_b^T
         d->im2col(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,

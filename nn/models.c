@@ -68,6 +68,25 @@ static int validate_config(const dt_model_config *cfg, dt_error *err) {
     return 0;
 }
 
+// Batch statistics need at least two values per channel: with one, the variance is 0 and
+// the running variance's unbiased factor n/(n-1) divides by zero (PyTorch refuses too:
+// "Expected more than 1 value per channel when training"). Checked at build time because
+// the per-rank batch is fixed then, and so an input that leaves 1x1 maps at batch 1 fails
+// here with a message instead of giving NaN running statistics later.
+static int check_bn_values_per_channel(dt_net *net) {
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        if (l->type == DT_LAYER_BN && (long)l->B * l->oh * l->ow < 2)
+            return dt_fail(&net->build_err, DT_EXIT_USAGE,
+                           "model '%s': input %dx%dx%d at batch %d leaves batchnorm '%s' one "
+                           "value per channel (%dx%d maps); batch x height x width must be at "
+                           "least 2 there: use a larger input or batch",
+                           net->model, net->in_c, net->in_h, net->in_w, net->B, l->name, l->oh,
+                           l->ow);
+    }
+    return 0;
+}
+
 static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) {
     switch (m->fam) {
     case FAMILY_RESNET_IMAGENET: return dt_build_resnet_imagenet(net, cfg, m->arg);
@@ -99,8 +118,12 @@ dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config 
         dt_fail(err, DT_EXIT_USAGE, "model %s: cannot create the network", name);
         return NULL;
     }
-    if (build(net, m, cfg) != 0 && net->build_err.code == 0)
-        dt_fail(&net->build_err, DT_EXIT_RUNTIME, "model %s: builder failed", name);
+    if (build(net, m, cfg) != 0) {
+        if (net->build_err.code == 0)
+            dt_fail(&net->build_err, DT_EXIT_RUNTIME, "model %s: builder failed", name);
+    } else {
+        check_bn_values_per_channel(net);
+    }
     // finalize reports the first error the builder met (an input too small, ...)
     if (dt_net_finalize(net, err) != 0) {
         dt_net_free(net);

@@ -43,13 +43,22 @@ dt_st_writer *dt_st_writer_new(void);
 void dt_st_add(dt_st_writer *w, const char *name, dt_st_dtype dtype, int ndim,
                const int64_t *shape, const void *data);
 void dt_st_add_metadata(dt_st_writer *w, const char *key, const char *value);
-// write atomically; returns 0, or -1 with err naming the file
+// Write atomically (nn/safetensors_write.c): data laid out without holes, largest element
+// size first, header padded with spaces so every tensor is aligned; the JSON lists tensors
+// in the order added, "__metadata__" first. Returns 0, or -1 with err naming the file:
+// DT_EXIT_USAGE for a bad dt_st_add (or a name added twice), DT_EXIT_RUNTIME for I/O
+// failures (the temporary file is removed and an existing PATH is left untouched).
 int dt_st_write(dt_st_writer *w, const char *path, dt_error *err);
 void dt_st_writer_free(dt_st_writer *w);
 
 // ---- reading: the whole file is read and validated (header length within the file, JSON
 // well formed, dtypes known, offsets inside the data and consistent with shape x dtype) ----
 typedef struct dt_st_file dt_st_file;
+// NULL with err naming the file (and the tensor): DT_EXIT_USAGE for a missing or malformed
+// file (shorter than 8 bytes, header length > DT_ST_MAX_HEADER_BYTES or past the end,
+// malformed JSON or duplicate keys, unknown dtype, negative or overflowing shape, offsets
+// negative, outside the data, overlapping or not matching shape x dtype, metadata values
+// that are not strings), DT_EXIT_RUNTIME for a read error. Holes between tensors are allowed.
 dt_st_file *dt_st_open(const char *path, dt_error *err);
 int dt_st_count(const dt_st_file *f);
 const dt_st_tensor *dt_st_get(const dt_st_file *f, int i);
@@ -59,12 +68,14 @@ void dt_st_close(dt_st_file *f);
 
 // ---- a network's weights, with torchvision state_dict names ----
 // Saves every entry of the parameter table (F32) plus "<bn>.num_batches_tracked" (I64
-// scalar) for each batchnorm, as torch.save(model.state_dict()) would name them.
+// scalar, net->bn_batches_tracked) for each batchnorm, as torch.save(model.state_dict())
+// would name them, with metadata {"format": "pt", "model": net->model}.
 int dt_weights_save(const dt_net *net, const char *path, dt_error *err);
 // Loads every parameter-table entry by name; F32, F16 and BF16 are accepted and converted;
-// num_batches_tracked is read if present. A missing tensor, a shape mismatch or an unknown
+// num_batches_tracked is read if present (the first one found sets bn_batches_tracked);
+// other tensors in the file are ignored. A missing tensor, a shape mismatch or an unknown
 // dtype is an error naming the file and the tensor (err->code DT_EXIT_USAGE), and leaves
-// the network unchanged.
+// the network unchanged: everything is validated before anything is uploaded.
 int dt_weights_load(dt_net *net, const char *path, dt_error *err);
 
 #endif

@@ -30,15 +30,17 @@ static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
     }
 }
 
-// The cpu device's memory is host memory, which MPI can read in place; any other device's
-// memory goes through a host buffer (no CUDA-aware MPI assumed).
-static int device_is_host(const dt_device *d) { return strcmp(d->name, "cpu") == 0; }
+// MPI reads the cpu device's memory in place, and the model device's too (sim/: host
+// memory, folded with SMPI_SHARED_MALLOC, so 1024 simulated ranks do not need 1024 copies).
+// The cuda device's memory goes through a host buffer (no CUDA-aware MPI assumed).
+static int device_is_host(const dt_device *d) { return strcmp(d->name, "cuda") != 0; }
 
 int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err) {
     DT_ASSERT(t);
     memset(t, 0, sizeof *t);
     // Decide locally, then agree: a check that fails on one rank must fail on all, or the
-    // others would wait forever in the broadcast below.
+    // others would wait forever in the broadcast below. The replicas must also agree on the
+    // gradient length and the batch, or the allreduces would mix unrelated numbers.
     int bad = 0;
     if (!net || !net->finalized)
         bad = dt_fail(err, DT_EXIT_USAGE, "trainer: the network is %s (build it with "
@@ -46,13 +48,19 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
     else if (!opt || opt->n != net->n_trainable || opt->dev != net->dev)
         bad = dt_fail(err, DT_EXIT_USAGE, "trainer: the optimizer is %s", opt ?
                       "not the one made for this network (dt_optim_create(net, ...))" : "NULL");
-    int any_bad = bad;
-    MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MIN, comm);  // -1 if any failed
-    if (any_bad) {
+    long long n = bad ? 0 : (long long)net->n_trainable, b = bad ? 0 : net->B;
+    long long agree[5] = {bad ? 1 : 0, n, -n, b, -b};  // max of -x is -(min of x)
+    MPI_Allreduce(MPI_IN_PLACE, agree, 5, MPI_LONG_LONG, MPI_MAX, comm);
+    if (agree[0]) {
         if (!bad) dt_fail(err, DT_EXIT_USAGE, "trainer: another rank rejected its network "
                           "or optimizer (see its message)");
         return -1;
     }
+    if (agree[1] != -agree[2] || agree[3] != -agree[4])
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: the ranks' networks differ: %lld..%lld "
+                       "trainable parameters, batch %lld..%lld (every rank must build the same "
+                       "model with the same per-rank batch)", -agree[2], agree[1], -agree[4],
+                       agree[3]);
     t->net = net;
     t->opt = opt;
     t->comm = comm;
@@ -62,18 +70,17 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
     // Each rank draws its own dropout masks (its samples differ from the other ranks').
     net->dropout_seed = dt_mix64(net->dropout_seed ^ dt_mix64((uint64_t)t->rank + 1));
 
-    dt_device *d = net->dev;
-    if (!device_is_host(d)) {
-        t->grads_host = mallocCheck(net->n_trainable * sizeof(float));
-        t->params_host = mallocCheck(net->n_total * sizeof(float));
-    }
     // Broadcast rank 0's parameters (and running statistics): identical replicas.
-    if (t->params_host) {
-        d->to_host(d, t->params_host, net->params, net->n_total * sizeof(float));
-        bcast_floats(t->params_host, net->n_total, 0, comm);
-        d->from_host(d, net->params, t->params_host, net->n_total * sizeof(float));
-    } else {
+    dt_device *d = net->dev;
+    if (device_is_host(d)) {
         bcast_floats(net->params, net->n_total, 0, comm);
+    } else {
+        float *host = mallocCheck(net->n_total * sizeof(float));
+        d->to_host(d, host, net->params, net->n_total * sizeof(float));
+        bcast_floats(host, net->n_total, 0, comm);
+        d->from_host(d, net->params, host, net->n_total * sizeof(float));
+        free(host);
+        t->grads_host = callocCheck(net->n_trainable, sizeof(float));
     }
     return 0;
 }
@@ -81,8 +88,7 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
 void dt_trainer_free(dt_trainer *t) {
     if (!t) return;
     free(t->grads_host);
-    free(t->params_host);
-    t->grads_host = t->params_host = NULL;
+    t->grads_host = NULL;
 }
 
 // g = (1/P) * sum over ranks of g_r, in place on every rank (Goyal et al. 2017, §2.1).

@@ -23,18 +23,17 @@ typedef struct {
     MPI_Comm comm;      // the data-parallel group (borrowed)
     int rank, size;     // in comm
     long step;          // steps completed
-    float *grads_host;  // staging buffer (n_trainable floats) when the device's memory is
-                        // not host memory (any device but "cpu"); NULL for "cpu"
-    float *params_host; // staging for the initial broadcast, likewise (n_total floats)
+    float *grads_host;  // staging buffer (n_trainable floats) for the cuda device, whose
+                        // memory MPI cannot read; NULL for the cpu and model devices
 } dt_trainer;
 
-// Collective over comm. Checks the arguments (network finalized, optimizer made for it),
-// gives each rank its own dropout stream (masks must differ between the ranks' slices), and
+// Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
+// same number of trainable parameters and the same per-rank batch on every rank), gives each rank its own dropout stream (masks must differ between the ranks' slices), and
 // broadcasts rank 0's parameters and running statistics to every rank (Horovod's
 // broadcast_parameters), so all replicas start identical. Returns 0, or -1 with err set
 // (DT_EXIT_USAGE) on every rank.
 int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err);
-void dt_trainer_free(dt_trainer *t);  // frees the staging buffers only
+void dt_trainer_free(dt_trainer *t);  // frees the staging buffer only
 
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same

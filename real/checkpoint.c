@@ -2,7 +2,8 @@
 //   <torchvision names>                 F32   weights and running statistics (dt_weights_save)
 //   <bn>.num_batches_tracked            I64   scalar
 //   optimizer.velocity.<name>           F32   momentum buffer of each trainable tensor
-//   trainer.{epoch,step,seed,global_batch,dropout_seed}   I64 scalars
+//   trainer.{epoch,step,seed,global_batch}   I64 scalars (each rank's dropout stream is a
+//                                       function of seed, rank and step: dtrain replays it)
 //   __metadata__ {"format": "dtlab-checkpoint-1", "model": "<name>"}
 #include "checkpoint.h"
 
@@ -14,8 +15,8 @@
 #define VEL_PREFIX "optimizer.velocity."
 
 static const char *const STATE_KEYS[] = {"trainer.epoch", "trainer.step", "trainer.seed",
-                                         "trainer.global_batch", "trainer.dropout_seed"};
-enum { N_STATE = 5 };
+                                         "trainer.global_batch"};
+enum { N_STATE = 4 };
 
 int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
                        const dt_train_state *st, dt_error *err) {
@@ -27,8 +28,7 @@ int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
     d->to_host(d, params, net->params, net->n_total * sizeof(float));
     if (opt->n) d->to_host(d, vel, opt->velocity, opt->n * sizeof(float));
     int64_t nbt = net->bn_batches_tracked;
-    int64_t state[N_STATE] = {st->epoch, st->step, st->seed, st->global_batch,
-                              (int64_t)net->dropout_seed};
+    int64_t state[N_STATE] = {st->epoch, st->step, st->seed, st->global_batch};
     char(*names)[160] = callocCheck((size_t)net->n_params * 2 + 1, sizeof *names);
     int nn = 0;
 
@@ -124,7 +124,6 @@ int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_st
     st->step = state[1];
     st->seed = state[2];
     st->global_batch = state[3];
-    net->dropout_seed = (uint64_t)state[4];
     opt->step = (long)state[1];
     rc = 0;
 out:

@@ -84,7 +84,9 @@ dt_dataset *dt_dataset_folder(const char *root, const dt_folder_opts *opts, dt_e
 // Deterministic synthetic data with a learnable class signal: label i = a hash of (seed, i)
 // mod classes; x = 0.5 * pattern(label) + uniform noise of unit variance, where pattern is a
 // +-1 value per channel on a 4x4 grid of blocks (a nearest-class-mean classifier separates
-// the classes). Generated on demand, so (n, 3, 224, 224) costs no memory.
+// the classes; images smaller than 4x4 have fewer distinct blocks). The patterns depend on
+// the class only: another seed draws other examples of the same task (a held-out set).
+// Generated on demand, so (n, 3, 224, 224) costs no memory.
 dt_dataset *dt_dataset_synthetic(int64_t n, int c, int h, int w, int classes, uint64_t seed,
                                  dt_error *err);
 

@@ -133,7 +133,7 @@ static int decode_jpeg(const char *path, const unsigned char *data, size_t size,
         return -1;
     }
     if (jw <= 0 || jh <= 0 || (uint64_t)jw * (uint64_t)jh > MAX_PIXELS) {
-        dt_fail(err, DT_EXIT_USAGE, "%s: JPEG size %dx%d, expected 1..2^28 pixels", path, jw, jh);
+        dt_fail(err, DT_EXIT_USAGE, "%s: corrupt JPEG header: size %dx%d, expected 1..2^28 pixels", path, jw, jh);
         tjDestroy(tj);
         return -1;
     }
@@ -172,7 +172,7 @@ static int decode_jpeg(const char *path, const unsigned char *data, size_t size,
 int dt_image_decode(const char *path, uint8_t **rgb, int *h, int *w, dt_error *err) {
     *rgb = NULL;
     unsigned char *data;
-    size_t size;
+    size_t size = 0;
     if (read_file(path, &data, &size, err) != 0) return -1;
     static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     int rc;

@@ -16,6 +16,14 @@
 #define IDX_MAX_N 100000000    // 1e8 examples
 #define IDX_CLASSES 10
 
+// zlib's message without the "path: " prefix gzerror puts in front
+static const char *gz_message(gzFile f, const char *path, int *code) {
+    const char *msg = gzerror(f, code);
+    size_t len = strlen(path);
+    if (strncmp(msg, path, len) == 0 && msg[len] == ':' && msg[len + 1] == ' ') msg += len + 2;
+    return msg;
+}
+
 // Reads exactly `bytes` bytes; a short read is a truncated or corrupt file.
 static int gz_read_exact(gzFile f, const char *path, void *buf, size_t bytes, const char *what,
                          dt_error *err) {
@@ -25,13 +33,13 @@ static int gz_read_exact(gzFile f, const char *path, void *buf, size_t bytes, co
         int r = gzread(f, (char *)buf + got, (unsigned)chunk);
         if (r < 0) {
             int code;
-            const char *msg = gzerror(f, &code);
-            return dt_fail(err, DT_EXIT_USAGE, "%s: corrupt gzip data while reading %s: %s", path,
+            const char *msg = gz_message(f, path, &code);
+            return dt_fail(err, DT_EXIT_USAGE, "%s: corrupt gzip stream (reading %s): %s", path,
                            what, msg);
         }
         if (r == 0) {
             int code;
-            const char *msg = gzerror(f, &code);
+            const char *msg = gz_message(f, path, &code);
             return dt_fail(err, DT_EXIT_USAGE,
                            "%s: truncated: expected %zu bytes of %s, got %zu%s%s", path, bytes,
                            what, got, code != Z_OK ? ": " : "", code != Z_OK ? msg : "");
@@ -46,9 +54,9 @@ static int gz_expect_end(gzFile f, const char *path, size_t payload, dt_error *e
     char extra;
     int r = gzread(f, &extra, 1);
     int code;
-    const char *msg = gzerror(f, &code);
+    const char *msg = gz_message(f, path, &code);
     if (r < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
-        return dt_fail(err, DT_EXIT_USAGE, "%s: corrupt gzip data at the end of the file: %s",
+        return dt_fail(err, DT_EXIT_USAGE, "%s: corrupt gzip stream (at its end): %s",
                        path, msg);
     }
     if (r > 0) {
@@ -106,6 +114,11 @@ static int idx_read(const char *path, uint32_t magic, int ndims, uint32_t *dims,
         }
         payload *= dims[d];
     }
+    if (payload > ((size_t)1 << 36)) {
+        dt_fail(err, DT_EXIT_USAGE, "%s: the header announces %zu bytes, over 64 GiB: corrupt?",
+                path, payload);
+        goto done;
+    }
     *data = mallocCheck(payload);
     if (gz_read_exact(f, path, *data, payload, ndims == 1 ? "labels" : "pixels", err) != 0)
         goto done;
@@ -133,7 +146,7 @@ dt_dataset *dt_dataset_load_idx(const char *dir, const char *split, dt_error *er
     snprintf(name, sizeof name, "%s-labels-idx1-ubyte", split);
     idx_path(lpath, sizeof lpath, dir, name);
 
-    uint32_t idims[3], ldims[1];
+    uint32_t idims[3] = {0, 0, 0}, ldims[1] = {0};
     uint8_t *pixels = NULL, *lab8 = NULL;
     if (idx_read(ipath, 0x803, 3, idims, &pixels, err) != 0) return NULL;
     if (idx_read(lpath, 0x801, 1, ldims, &lab8, err) != 0) {

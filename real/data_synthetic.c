@@ -3,7 +3,9 @@
 // seeded `seed`: label = hash(seed, i) mod classes; each element is
 //   x[c,y,x] = 0.5 * pattern(label, c, 4y/h, 4x/w) + u,   u uniform in [-sqrt 3, sqrt 3)
 // where pattern is +-1 per (class, channel, block) of a 4x4 grid: unit-variance noise around
-// class means that a nearest-class-mean (or any small conv net) classifier separates.
+// class means that a nearest-class-mean (or any small conv net) classifier separates. The
+// patterns depend on the class only, never on the seed: every seed draws examples of the
+// same task, so a dataset with another seed is a held-out test set.
 // Everything is a hash of its coordinates, so nothing but the labels is stored.
 // Not here: augmentation (the data are already random).
 #include <math.h>
@@ -25,7 +27,7 @@ static int synthetic_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed,
     (void)err;
     const synthetic *s = ds->impl;
     uint64_t noise = dt_mix64(s->seed ^ 0x6e6f697365000000ull) ^ dt_mix64((uint64_t)index);
-    uint64_t cls = dt_mix64(s->seed ^ 0x636c617373000000ull) ^ (uint64_t)ds->labels[index];
+    uint64_t cls = dt_mix64(0x636c617373000000ull) ^ (uint64_t)ds->labels[index];  // "class"
     const float amp = 1.7320508f;  // sqrt(3): uniform on [-amp, amp) has unit variance
     size_t k = 0;
     for (int c = 0; c < ds->c; c++) {

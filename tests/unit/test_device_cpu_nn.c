@@ -51,7 +51,9 @@ static void test_im2col_matches_definition_random_shapes_stride_and_padding(void
     for (int trial = 0; trial < 300; trial++) {
         geom g = random_geom(&r, 0);
         if (trial == 0) g = (geom){2, 3, 56, 56, 3, 3, 1, 1, 56, 56};  // resnet 3x3
-        if (trial == 1) g = (geom){1, 2, 9, 7, 7, 7, 2, 3, 4, 4};      // resnet stem, odd
+        if (trial == 1) g = (geom){1, 2, 9, 7, 7, 7, 2, 3, 0, 0};      // resnet stem, odd
+        g.OH = out_size(g.H, g.KH, g.stride, g.pad);
+        g.OW = out_size(g.W, g.KW, g.stride, g.pad);
         size_t nx = (size_t)g.B * g.C * g.H * g.W;
         size_t rows = (size_t)g.C * g.KH * g.KW, ohw = (size_t)g.OH * g.OW;
         size_t ncol = (size_t)g.B * rows * ohw;
@@ -233,7 +235,8 @@ static void test_bn_forward_train_stats_output_and_unbiased_running_update(void 
             ref[c] = (1 - mom) * rv0[c] + mom * unb;
         }
         tu_assert_close("bn running_var (unbiased)", rv, ref, C, 1e-5, 1.0);
-        // eval with the updated running statistics
+        // eval with the updated running mean and a small running variance, so eps matters
+        tu_fill_uniform(&r, rv, C, 1e-5, 1e-3);
         d->bn_forward_eval(d, x, B, C, HW, gm, bt, (float)eps, rm, rv, y);
         for (size_t i = 0; i < n; i++) {
             int c = (int)(i / HW % C);
@@ -412,6 +415,44 @@ static void test_maxpool_argmax_padding_never_wins_and_backward_scatters(void **
     d->destroy(d);
 }
 
+// A window of -inf still points at a real cell (its gradient must land somewhere), and a
+// NaN wins its window, as in PyTorch (the loss then turns NaN instead of hiding it).
+static void test_maxpool_nan_wins_and_all_minus_inf_window_has_valid_argmax(void **state) {
+    (void)state;
+    dt_device *d = dt_device_cpu_create(2);
+    // one 3x3 plane, K=2, stride 1, pad 1: 4x4 outputs, corners see one real cell
+    float x[9] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                  -INFINITY, -INFINITY, -INFINITY};
+    float y[16], dy[16], dx[9] = {0};
+    int32_t am[16];
+    d->maxpool_forward(d, x, 1, 1, 3, 3, 2, 1, 1, y, am);
+    for (int i = 0; i < 16; i++) {
+        int oh = i / 4, ow = i % 4, h = am[i] / 3, w = am[i] % 3;
+        assert_true(y[i] == -INFINITY);
+        assert_true(am[i] >= 0 && am[i] < 9);
+        assert_true(h >= oh - 1 && h <= oh && w >= ow - 1 && w <= ow);  // inside the window
+        dy[i] = 1.0f;
+    }
+    d->maxpool_backward(d, dy, am, 1, 1, 3, 3, 4, 4, dx);
+    double total = 0;
+    for (int i = 0; i < 9; i++) total += dx[i];
+    assert_true(total == 16.0);  // every output's gradient landed in the plane
+    x[4] = NAN;  // the centre cell (1,1) lies in the windows of outputs (1..2, 1..2)
+    x[0] = 5.0f;
+    d->maxpool_forward(d, x, 1, 1, 3, 3, 2, 1, 1, y, am);
+    for (int i = 0; i < 16; i++) {
+        int oh = i / 4, ow = i % 4;
+        int sees_centre = oh >= 1 && oh <= 2 && ow >= 1 && ow <= 2;
+        if (sees_centre) {
+            assert_true(isnan(y[i]) && am[i] == 4);
+        } else {
+            assert_false(isnan(y[i]));
+        }
+    }
+    assert_true(y[0] == 5.0f && am[0] == 0);
+    d->destroy(d);
+}
+
 // PyTorch AdaptiveAvgPool2d: cell i averages [floor(i*H/OH), ceil((i+1)*H/OH)), written here
 // with floating floor/ceil (the device uses integer division).
 static void ref_window(int i, int in, int out, int *lo, int *hi) {
@@ -536,6 +577,7 @@ int main(void) {
         cmocka_unit_test(test_bn_backward_matches_finite_differences_and_adds),
         cmocka_unit_test(test_relu_forward_and_backward_add_where_output_positive),
         cmocka_unit_test(test_maxpool_argmax_padding_never_wins_and_backward_scatters),
+        cmocka_unit_test(test_maxpool_nan_wins_and_all_minus_inf_window_has_valid_argmax),
         cmocka_unit_test(test_adaptive_avgpool_non_divisible_7to3_5to2_and_global_with_backward),
         cmocka_unit_test(test_softmax_xent_matches_double_logsumexp_large_logits_stay_finite),
     };

@@ -1,0 +1,54 @@
+// dtrain.h — the options of the `dtrain` program (real data-parallel training with MPI) and
+// the pieces its main loop is made of. dtrain.c runs the loop; dtrain_opts.c parses and
+// checks the command line; dtrain_eval.c measures test top-1.
+#ifndef DT_DTRAIN_H
+#define DT_DTRAIN_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "data.h"
+#include "net.h"
+#include "optim.h"
+
+typedef struct {
+    char model[32];          // --model
+    char data[512];          // --data: fashion-mnist | synthetic | folder:ROOT
+    char data_dir[512];      // --data-dir (fashion-mnist), default Debian's path
+    int image_size;          // --image-size (folder crop, synthetic side)
+    int classes;             // --classes (synthetic)
+    int64_t synthetic_n;     // --synthetic-examples
+    int epochs;              // --epochs
+    int global_batch;        // --batch (over all ranks)
+    float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)
+    double warmup_epochs;    // --warmup
+    dt_opt_kind optimizer;   // --optimizer sgd|lars
+    dt_sched_kind schedule;  // --schedule const|step|poly
+    float momentum, weight_decay, trust;  // --momentum --wd --trust
+    int nesterov;            // --nesterov
+    uint64_t seed;           // --seed
+    int threads;             // --threads per rank (0: cores / ranks on this node)
+    char checkpoint_dir[512];  // --checkpoint-dir
+    int resume;              // --resume
+    int eval_every;          // --eval-every N epochs (0: never)
+    char log_csv[512];       // --log FILE.csv
+    int json;                // --json
+    int64_t max_steps;       // --max-steps (0: no limit), stop early (tests, benchmarks)
+    char save_weights[512];  // --save-weights FILE.safetensors at the end
+    int quiet;               // --quiet: no progress line
+    int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)
+} dtrain_opts;
+
+// Parse argv into o (defaults first). Returns 0 to run, 1 when --help was printed, or 2 with
+// a message on stderr naming the option and what was expected (rank 0 prints only).
+int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank);
+void dtrain_usage(FILE *f);
+
+// Top-1 accuracy on ds (no augmentation), sharded over the ranks of comm and summed: each
+// rank evaluates its contiguous part in batches of net->B (a short last batch is padded and
+// the padding not counted). Returns the fraction correct in [0,1], or -1 with err.
+double dtrain_evaluate(dt_net *net, const dt_dataset *ds, MPI_Comm comm, double *mean_loss,
+                       dt_error *err);
+
+#endif

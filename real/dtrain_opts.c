@@ -1,0 +1,222 @@
+// dtrain_opts.c — dtrain's command line: getopt_long, defaults that train something
+// meaningful with no arguments (a small ResNet on Fashion-MNIST), and checks that name the
+// option and what was expected (exit code 2, DESIGN.md).
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrain.h"
+
+void dtrain_usage(FILE *f) {
+    fprintf(f,
+        "usage: mpirun -np P dtrain [options]\n"
+        "Data-parallel training on the CPU: the global batch is split over the P ranks and\n"
+        "gradients are averaged with MPI_Allreduce, so the replicas stay identical.\n"
+        "\n"
+        "  --model NAME          %s (default resnet8)\n"
+        "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"
+        "  --data-dir DIR        Fashion-MNIST idx.gz files (default %s)\n"
+        "  --image-size N        crop side for folder data, side of synthetic images (224 / 32)\n"
+        "  --classes N           classes of synthetic data (10)\n"
+        "  --synthetic-examples N  examples of synthetic data (60000)\n"
+        "  --epochs N            (default 4)\n"
+        "  --batch N             global batch over all ranks (default 128)\n"
+        "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
+        "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
+        "  --optimizer sgd|lars  (default sgd)\n"
+        "  --schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
+        "  --momentum X --wd X --trust X --nesterov   (0.9, 5e-4, LARS trust 0.001)\n"
+        "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
+        "  --threads N           threads per rank (default: cores / ranks on the node)\n"
+        "  --checkpoint-dir DIR  write DIR/checkpoint.safetensors after every epoch\n"
+        "  --resume              continue from DIR/checkpoint.safetensors\n"
+        "  --eval-every N        test top-1 every N epochs (1; 0 never)\n"
+        "  --log FILE.csv        one row per epoch\n"
+        "  --json                print the final summary as JSON on stdout\n"
+        "  --max-steps N         stop after N optimizer steps in total\n"
+        "  --save-weights FILE   final weights as safetensors (torchvision names)\n"
+        "  --quiet               no live progress line\n"
+        "  --help\n",
+        dt_model_names(), DT_FASHION_MNIST_DIR);
+}
+
+static int bad(int rank, const char *opt, const char *val, const char *want) {
+    if (rank == 0)
+        fprintf(stderr, "dtrain: option %s: '%s' is not %s (see dtrain --help)\n", opt, val,
+                want);
+    return 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_float(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
+
+static void defaults(dtrain_opts *o) {
+    memset(o, 0, sizeof *o);
+    copy_str(o->model, sizeof o->model, "resnet8");
+    copy_str(o->data, sizeof o->data, "fashion-mnist");
+    copy_str(o->data_dir, sizeof o->data_dir, DT_FASHION_MNIST_DIR);
+    o->image_size = 0;
+    o->classes = 10;
+    o->synthetic_n = 60000;
+    o->epochs = 4;
+    o->global_batch = 128;
+    o->lr = 0;
+    o->warmup_epochs = 0.5;
+    o->optimizer = DT_OPT_SGD;
+    o->schedule = DT_SCHED_POLY;
+    o->momentum = 0.9f;
+    o->weight_decay = 5e-4f;
+    o->trust = 0.001f;
+    o->seed = 1;
+    o->eval_every = 1;
+    o->fault_die_step = -1;
+}
+
+int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
+    enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
+           SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
+           SAVEW, QUIET, DIE, HELP };
+    static const struct option opts[] = {
+        {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
+        {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
+        {"synthetic-examples", 1, 0, SYN_N}, {"epochs", 1, 0, EPOCHS}, {"batch", 1, 0, BATCH},
+        {"lr", 1, 0, LR}, {"warmup", 1, 0, WARMUP}, {"optimizer", 1, 0, OPT},
+        {"schedule", 1, 0, SCHED}, {"momentum", 1, 0, MOM}, {"wd", 1, 0, WD},
+        {"trust", 1, 0, TRUST}, {"nesterov", 0, 0, NEST}, {"seed", 1, 0, SEED},
+        {"threads", 1, 0, THREADS}, {"checkpoint-dir", 1, 0, CKPT}, {"resume", 0, 0, RESUME},
+        {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
+        {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
+        {"fault-die-at-step", 1, 0, DIE}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
+    defaults(o);
+    opterr = 0;
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        long v;
+        double x;
+        const char *name = optind > 1 ? argv[optind - 1] : "?";
+        switch (c) {
+        case MODEL: copy_str(o->model, sizeof o->model, optarg); break;
+        case DATA:
+            if (strcmp(optarg, "fashion-mnist") && strcmp(optarg, "synthetic") &&
+                strncmp(optarg, "folder:", 7))
+                return bad(rank, "--data", optarg, "fashion-mnist, synthetic or folder:ROOT");
+            copy_str(o->data, sizeof o->data, optarg);
+            break;
+        case DATA_DIR: copy_str(o->data_dir, sizeof o->data_dir, optarg); break;
+        case IMG:
+            if (parse_long(optarg, 1, 4096, &v)) return bad(rank, "--image-size", optarg, "1..4096");
+            o->image_size = (int)v;
+            break;
+        case CLASSES:
+            if (parse_long(optarg, 2, 100000, &v)) return bad(rank, "--classes", optarg, "2..100000");
+            o->classes = (int)v;
+            break;
+        case SYN_N:
+            if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, name, optarg, "a positive count");
+            o->synthetic_n = v;
+            break;
+        case EPOCHS:
+            if (parse_long(optarg, 1, 100000, &v)) return bad(rank, "--epochs", optarg, "1..100000");
+            o->epochs = (int)v;
+            break;
+        case BATCH:
+            if (parse_long(optarg, 1, 1 << 24, &v)) return bad(rank, "--batch", optarg, "a positive batch size");
+            o->global_batch = (int)v;
+            break;
+        case LR:
+            if (parse_float(optarg, 1e-12, 1e4, &x)) return bad(rank, "--lr", optarg, "a positive learning rate");
+            o->lr = (float)x;
+            break;
+        case WARMUP:
+            if (parse_float(optarg, 0, 1e5, &x)) return bad(rank, "--warmup", optarg, "epochs >= 0");
+            o->warmup_epochs = x;
+            break;
+        case OPT:
+            if (!strcmp(optarg, "sgd")) o->optimizer = DT_OPT_SGD;
+            else if (!strcmp(optarg, "lars")) o->optimizer = DT_OPT_LARS;
+            else return bad(rank, "--optimizer", optarg, "sgd or lars");
+            break;
+        case SCHED:
+            if (!strcmp(optarg, "const")) o->schedule = DT_SCHED_CONST;
+            else if (!strcmp(optarg, "step")) o->schedule = DT_SCHED_STEP;
+            else if (!strcmp(optarg, "poly")) o->schedule = DT_SCHED_POLY;
+            else return bad(rank, "--schedule", optarg, "const, step or poly");
+            break;
+        case MOM:
+            if (parse_float(optarg, 0, 0.9999, &x)) return bad(rank, "--momentum", optarg, "in [0, 1)");
+            o->momentum = (float)x;
+            break;
+        case WD:
+            if (parse_float(optarg, 0, 1, &x)) return bad(rank, "--wd", optarg, "in [0, 1]");
+            o->weight_decay = (float)x;
+            break;
+        case TRUST:
+            if (parse_float(optarg, 1e-9, 10, &x)) return bad(rank, "--trust", optarg, "a positive trust coefficient");
+            o->trust = (float)x;
+            break;
+        case NEST: o->nesterov = 1; break;
+        case SEED:
+            if (parse_long(optarg, 0, 1L << 62, &v)) return bad(rank, "--seed", optarg, "a non-negative integer");
+            o->seed = (uint64_t)v;
+            break;
+        case THREADS:
+            if (parse_long(optarg, 1, 1024, &v)) return bad(rank, "--threads", optarg, "1..1024");
+            o->threads = (int)v;
+            break;
+        case CKPT: copy_str(o->checkpoint_dir, sizeof o->checkpoint_dir, optarg); break;
+        case RESUME: o->resume = 1; break;
+        case EVAL:
+            if (parse_long(optarg, 0, 100000, &v)) return bad(rank, "--eval-every", optarg, "epochs >= 0");
+            o->eval_every = (int)v;
+            break;
+        case LOG: copy_str(o->log_csv, sizeof o->log_csv, optarg); break;
+        case JSON: o->json = 1; break;
+        case MAXS:
+            if (parse_long(optarg, 1, 1L << 50, &v)) return bad(rank, "--max-steps", optarg, "a positive count");
+            o->max_steps = v;
+            break;
+        case SAVEW: copy_str(o->save_weights, sizeof o->save_weights, optarg); break;
+        case QUIET: o->quiet = 1; break;
+        case DIE:
+            if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
+            o->fault_die_step = v;
+            break;
+        case HELP:
+            if (rank == 0) dtrain_usage(stdout);
+            return 1;
+        default:
+            if (rank == 0)
+                fprintf(stderr, "dtrain: unknown option or missing value: %s (see dtrain --help)\n",
+                        name);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        if (rank == 0) fprintf(stderr, "dtrain: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (o->resume && !o->checkpoint_dir[0]) {
+        if (rank == 0) fprintf(stderr, "dtrain: --resume needs --checkpoint-dir DIR\n");
+        return 2;
+    }
+    return 0;
+}

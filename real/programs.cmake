@@ -1,0 +1,14 @@
+# real/programs.cmake — the programs of real runs: dtrain (mpirun -np P dtrain). Included from
+# real/CMakeLists.txt after libdtdata is defined.
+if(TARGET dtdata AND DT_HAVE_MPI)
+  add_library(dtreal STATIC ${CMAKE_CURRENT_LIST_DIR}/checkpoint.c
+                            ${CMAKE_CURRENT_LIST_DIR}/dtrain_opts.c
+                            ${CMAKE_CURRENT_LIST_DIR}/dtrain_eval.c)
+  target_include_directories(dtreal PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(dtreal PUBLIC dtdata dtnn MPI::MPI_C)
+  add_executable(dtrain ${CMAKE_CURRENT_LIST_DIR}/dtrain.c)
+  target_link_libraries(dtrain PRIVATE dtreal)
+  set_target_properties(dtrain PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+else()
+  message(STATUS "dtlab: skipping dtrain (needs MPI and zlib)")
+endif()
