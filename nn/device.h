@@ -29,6 +29,10 @@ struct dt_device {
     const char *name;  // "cpu", "cuda", "model"
     void *ctx;         // the implementation's own state
     int threads;       // cpu: OpenMP/BLAS threads; others: informational
+    // Preferred size of one im2col chunk in bytes: the conv layer runs as many images per
+    // chunk as fit (at least one); 0 = no preference. The cpu device asks for a few MiB per
+    // thread, so the columns are still in cache when the gemm reads them.
+    size_t im2col_chunk_bytes;
 
     // ---- memory ----
     void *(*alloc)(dt_device *d, size_t bytes);  // zero-filled; aborts on failure

@@ -47,6 +47,9 @@ static void cpu_sync(dt_device *d) { (void)d; }
 
 static void cpu_destroy(dt_device *d) {
     if (!d) return;
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx) free(ctx->scratch);
+    free(ctx);
     free(d);
 }
 
@@ -126,6 +129,59 @@ static void sgemm_slice(int t, int nt, int ta, int tb, int M, int N, int K, floa
     }
 }
 
+// Scratch owned by the device (d->ctx), grown on demand and kept between calls.
+static float *cpu_scratch(dt_device *d, size_t floats) {
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx->scratch_floats < floats) {
+        free(ctx->scratch);
+        ctx->scratch = cpu_alloc(d, floats * sizeof(float));
+        ctx->scratch_floats = floats;
+    }
+    return ctx->scratch;
+}
+
+// Narrow gemms (N columns, e.g. the 7x7 = 49 pixels of ResNet's last stage) run far below
+// peak. With a shared A and plain B_i, the B_i are copied side by side into P (K, g*N), one
+// wide gemm Q = alpha*op(A)*P runs (its rows cut among the threads), and Q is copied back
+// into the C_i (C_i = Q_i + beta*C_i). g items per group make P about DT_CPU_PACK_COLS wide.
+#define DT_CPU_PACK_BELOW 128
+#define DT_CPU_PACK_COLS 512
+static void gemm_batched_packed(dt_device *d, int ta, int M, int N, int K, float alpha,
+                                const float *A, int lda, const float *B, int ldb, size_t sb,
+                                float beta, float *C, int ldc, size_t sc, int batch) {
+    int g = (DT_CPU_PACK_COLS + N - 1) / N;
+    if (g > batch) g = batch;
+    size_t wide = (size_t)g * N;
+    float *P = cpu_scratch(d, ((size_t)K + M) * wide), *Q = P + (size_t)K * wide;
+    for (int i0 = 0; i0 < batch; i0 += g) {
+        int n = batch - i0 < g ? batch - i0 : g, NW = n * N;
+        const float *Bg = B + i0 * sb;
+        float *Cg = C + i0 * sc;
+#pragma omp parallel num_threads(d->threads)
+        {
+            int nt = omp_get_num_threads(), t = omp_get_thread_num();
+#pragma omp for schedule(static)
+            for (long r = 0; r < (long)n * K; r++) {
+                long j = r / K, k = r % K;
+                memcpy(P + k * NW + j * N, Bg + j * sb + k * ldb, (size_t)N * sizeof(float));
+            }
+            sgemm_slice(t, nt, ta, 0, M, NW, K, alpha, A, lda, P, NW, 0.0f, Q, NW);
+#pragma omp barrier
+#pragma omp for schedule(static)
+            for (long r = 0; r < (long)n * M; r++) {
+                long j = r / M, m = r % M;
+                float *c = Cg + j * sc + m * ldc;
+                const float *q = Q + m * NW + j * N;
+                if (beta == 0.0f) {
+                    memcpy(c, q, (size_t)N * sizeof(float));
+                } else {
+                    for (int x = 0; x < N; x++) c[x] = q[x] + beta * c[x];
+                }
+            }
+        }
+    }
+}
+
 // C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*stride_x, in one parallel region:
 // whole gemms are dealt out (each single-threaded; OpenBLAS's OpenMP build runs one thread
 // inside a parallel region) as far as the batch divides by the threads, and each of the
@@ -134,8 +190,12 @@ static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, 
                              const float *A, int lda, size_t sa, const float *B, int ldb,
                              size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
     if (batch <= 0 || M <= 0 || N <= 0) return;
-    int T = d->threads;
-    if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
+    int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
+    if (!small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW) {
+        gemm_batched_packed(d, ta, M, N, K, alpha, A, lda, B, ldb, sb, beta, C, ldc, sc, batch);
+        return;
+    }
+    if (T <= 1 || small) {
         for (int i = 0; i < batch; i++) {
             sgemm_threads(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
                           C + i * sc, ldc);
@@ -280,8 +340,11 @@ dt_device *dt_device_cpu_create(int threads) {
     if (threads < 1) threads = 1;
     dt_device *d = callocCheck(1, sizeof *d);
     d->name = "cpu";
-    d->ctx = NULL;  // no state beyond the thread count
+    d->ctx = callocCheck(1, sizeof(dt_cpu_ctx));
     d->threads = threads;
+    // 4 MiB of columns per thread: measured on ResNet-50's 56x56 3x3 convs (7.2 MB of columns
+    // per image), one image per chunk runs the conv 1.4x faster than a 16-image chunk.
+    d->im2col_chunk_bytes = (size_t)4 * 1024 * 1024 * (size_t)threads;
 
     d->alloc = cpu_alloc;
     d->free = cpu_free;

@@ -12,6 +12,13 @@
 // a few microseconds, more than the loop.
 #define DT_CPU_PAR_MIN 32768
 
+// The cpu device's own state (d->ctx): scratch for packing narrow gemms side by side,
+// grown on demand and kept, so a training step does not fault in fresh pages every call.
+typedef struct {
+    float *scratch;
+    size_t scratch_floats;
+} dt_cpu_ctx;
+
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
 void dt_cpu_install_nn(dt_device *d);
 

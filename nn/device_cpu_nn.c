@@ -17,85 +17,108 @@
 
 // ---- im2col / col2im ----
 
-// Output columns ow whose input column iw = ow*stride - pad + kw lies in [0, W): [*lo, *hi).
-static void valid_cols(int W, int OW, int kw, int stride, int pad, int *lo, int *hi) {
-    int off = pad - kw;  // iw = ow*stride - off
+// Outputs o whose input index o*stride - pad + k lies in [0, n): [*lo, *hi) (o < out).
+static void valid_range(int n, int out, int k, int stride, int pad, int *lo, int *hi) {
+    int off = pad - k;  // input = o*stride - off
     int l = off > 0 ? (off + stride - 1) / stride : 0;
-    int h = W - 1 + off >= 0 ? (W - 1 + off) / stride + 1 : 0;
-    if (h > OW) h = OW;
+    int h = n - 1 + off >= 0 ? (n - 1 + off) / stride + 1 : 0;
+    if (h > out) h = out;
     if (l > h) l = h;
     *lo = l;
     *hi = h;
 }
 
+// dst[i] = src[i*stride] and dst[i*stride] += src[i] for i < n (restrict: no overlap, so
+// the compiler vectorises without run-time alias checks; the constant strides 1 and 2 get
+// their own loops, the long stride-1 copies go to memcpy).
+static inline void gather_seg(float *restrict dst, const float *restrict src, int n,
+                              int stride) {
+    if (stride == 1) {
+        if (n >= 32) {
+            memcpy(dst, src, (size_t)n * sizeof(float));
+        } else {
+            for (int i = 0; i < n; i++) dst[i] = src[i];
+        }
+    } else if (stride == 2) {
+        for (int i = 0; i < n; i++) dst[i] = src[2 * i];
+    } else {
+        for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
+    }
+}
+static inline void scatter_add_seg(float *restrict dst, const float *restrict src, int n,
+                                   int stride) {
+    if (stride == 1) {
+        for (int i = 0; i < n; i++) dst[i] += src[i];
+    } else if (stride == 2) {
+        for (int i = 0; i < n; i++) dst[2 * i] += src[i];
+    } else {
+        for (int i = 0; i < n; i++) dst[(size_t)i * stride] += src[i];
+    }
+}
+
+// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W):
+// row[oh*OW + ow] = xp[oh*stride - pad + kh][ow*stride - pad + kw], 0 in the padding.
+static void im2col_row(const float *xp, int H, int W, int OH, int OW, int kh, int kw,
+                       int stride, int pad, float *row) {
+    int hlo, hhi, lo, hi;
+    valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
+    valid_range(W, OW, kw, stride, pad, &lo, &hi);
+    memset(row, 0, (size_t)hlo * OW * sizeof(float));
+    for (int oh = hlo; oh < hhi; oh++) {
+        float *r = row + (size_t)oh * OW;
+        const float *xr = xp + (size_t)(oh * stride - pad + kh) * W - pad + kw;  // xr[ow*s]
+        for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
+        gather_seg(r + lo, xr + (size_t)lo * stride, hi - lo, stride);
+        for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
+    }
+    memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(float));
+}
+
 // x is (B,C,H,W); col is (B, C*KH*KW, OH*OW), row (c*KH + kh)*KW + kw, column oh*OW + ow
-// holds x[b, c, oh*stride - pad + kh, ow*stride - pad + kw] (0 in the padding).
+// holds x[b, c, oh*stride - pad + kh, ow*stride - pad + kw] (0 in the padding). Parallel
+// over the B*C*KH*KW rows of col (each written by one thread).
 static void cpu_im2col(dt_device *d, const float *x, int B, int C, int H, int W, int KH,
                        int KW, int stride, int pad, float *col) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
     if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
-    size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
-    long planes = (long)B * C;
+    size_t ohw = (size_t)OH * OW;
+    long kk = (long)KH * KW, rows = (long)B * C * kk;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
-    if ((size_t)planes * kk * ohw > DT_CPU_PAR_MIN)
-    for (long pc = 0; pc < planes; pc++) {
-        const float *xp = x + (size_t)pc * H * W;
-        float *cp = col + (size_t)pc * kk * ohw;
-        for (int kh = 0; kh < KH; kh++) {
-            for (int kw = 0; kw < KW; kw++) {
-                float *row = cp + (size_t)(kh * KW + kw) * ohw;
-                int lo, hi;
-                valid_cols(W, OW, kw, stride, pad, &lo, &hi);
-                for (int oh = 0; oh < OH; oh++) {
-                    float *r = row + (size_t)oh * OW;
-                    int ih = oh * stride - pad + kh;
-                    if (ih < 0 || ih >= H) {
-                        memset(r, 0, (size_t)OW * sizeof(float));
-                        continue;
-                    }
-                    const float *xr = xp + (size_t)ih * W - pad + kw;  // xr[ow*stride]
-                    for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
-                    if (stride == 1) {
-                        memcpy(r + lo, xr + lo, (size_t)(hi - lo) * sizeof(float));
-                    } else {
-                        for (int ow = lo; ow < hi; ow++) r[ow] = xr[ow * stride];
-                    }
-                    for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
-                }
-            }
-        }
+    if ((size_t)rows * ohw > DT_CPU_PAR_MIN)
+    for (long r = 0; r < rows; r++) {
+        long pc = r / kk;
+        int kh = (int)(r % kk) / KW, kw = (int)(r % kk) % KW;
+        im2col_row(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad, col + r * ohw);
     }
 }
 
 // The adjoint of im2col: x[b,c,ih,iw] += every col entry that im2col read from it.
-// Parallel over (b,c) planes: a plane is written only from its own KH*KW rows.
+// Parallel over the B*C*H rows of x: row ih gathers from the (kh, oh) with
+// oh*stride - pad + kh = ih, so every x element has one writer and a fixed order of sums.
 static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                        int KW, int stride, int pad, float *x) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
     if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
     size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
-    long planes = (long)B * C;
+    long units = (long)B * C * H;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
-    if ((size_t)planes * kk * ohw > DT_CPU_PAR_MIN)
-    for (long pc = 0; pc < planes; pc++) {
-        float *xp = x + (size_t)pc * H * W;
+    if ((size_t)units * W * kk > DT_CPU_PAR_MIN)
+    for (long u = 0; u < units; u++) {
+        long pc = u / H;
+        int ih = (int)(u % H);
+        float *xr = x + (size_t)u * W;
         const float *cp = col + (size_t)pc * kk * ohw;
         for (int kh = 0; kh < KH; kh++) {
+            int t = ih + pad - kh;
+            if (t < 0 || t % stride) continue;
+            int oh = t / stride;
+            if (oh >= OH) continue;
             for (int kw = 0; kw < KW; kw++) {
-                const float *row = cp + (size_t)(kh * KW + kw) * ohw;
+                const float *r = cp + (size_t)(kh * KW + kw) * ohw + (size_t)oh * OW;
+                float *xw = xr - pad + kw;  // xw[ow*stride]
                 int lo, hi;
-                valid_cols(W, OW, kw, stride, pad, &lo, &hi);
-                for (int oh = 0; oh < OH; oh++) {
-                    int ih = oh * stride - pad + kh;
-                    if (ih < 0 || ih >= H) continue;
-                    const float *r = row + (size_t)oh * OW;
-                    float *xr = xp + (size_t)ih * W - pad + kw;
-                    if (stride == 1) {
-                        for (int ow = lo; ow < hi; ow++) xr[ow] += r[ow];
-                    } else {
-                        for (int ow = lo; ow < hi; ow++) xr[ow * stride] += r[ow];
-                    }
-                }
+                valid_range(W, OW, kw, stride, pad, &lo, &hi);
+                scatter_add_seg(xw + (size_t)lo * stride, r + lo, hi - lo, stride);
             }
         }
     }

@@ -17,7 +17,8 @@ typedef struct {
 static const model_entry MODELS[] = {
     {"resnet18", FAMILY_RESNET_IMAGENET, 18},   {"resnet34", FAMILY_RESNET_IMAGENET, 34},
     {"resnet50", FAMILY_RESNET_IMAGENET, 50},   {"resnet101", FAMILY_RESNET_IMAGENET, 101},
-    {"resnet152", FAMILY_RESNET_IMAGENET, 152}, {"resnet20", FAMILY_RESNET_CIFAR, 20},
+    {"resnet152", FAMILY_RESNET_IMAGENET, 152}, {"resnet8", FAMILY_RESNET_CIFAR, 8},
+    {"resnet14", FAMILY_RESNET_CIFAR, 14},      {"resnet20", FAMILY_RESNET_CIFAR, 20},
     {"resnet32", FAMILY_RESNET_CIFAR, 32},      {"resnet44", FAMILY_RESNET_CIFAR, 44},
     {"resnet56", FAMILY_RESNET_CIFAR, 56},      {"resnet110", FAMILY_RESNET_CIFAR, 110},
     {"alexnet", FAMILY_ALEXNET, 0},             {"alexnet-bn", FAMILY_ALEXNET, 1},
@@ -27,8 +28,8 @@ static const model_entry MODELS[] = {
 
 // Kept in the order of MODELS (tests/unit/test_models.c checks that they agree).
 const char *dt_model_names(void) {
-    return "resnet18, resnet34, resnet50, resnet101, resnet152, resnet20, resnet32, resnet44, "
-           "resnet56, resnet110, alexnet, alexnet-bn, smallcnn";
+    return "resnet18, resnet34, resnet50, resnet101, resnet152, resnet8, resnet14, resnet20, "
+           "resnet32, resnet44, resnet56, resnet110, alexnet, alexnet-bn, smallcnn";
 }
 
 dt_model_config dt_model_config_default(void) {

@@ -125,8 +125,9 @@ double dt_net_forward_flops(const dt_net *net);
 
 // ---- the model zoo (nn/models_resnet.c, nn/models_alexnet.c) ----
 // Names: resnet18 resnet34 resnet50 resnet101 resnet152 (torchvision ImageNet v1.5, stride
-// on the 3x3), resnet20 resnet32 resnet44 resnet56 resnet110 (He et al. 2016 CIFAR, 6n+2,
-// option A identity shortcuts replaced by 1x1 projection, see models_resnet.c), alexnet,
+// on the 3x3), resnet8 resnet14 resnet20 resnet32 resnet44 resnet56 resnet110 (He et al.
+// 2016 CIFAR, 6n+2, option A identity shortcuts replaced by 1x1 projection, see
+// models_resnet.c), alexnet,
 // alexnet-bn (Jia et al. 2018), smallcnn (2 conv + pool, for 28x28 Fashion-MNIST).
 // Returns a finalized network, or NULL with err set: unknown name (the message lists the
 // valid ones), an input too small for the architecture, a non-positive size.

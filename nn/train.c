@@ -80,7 +80,9 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
         bcast_floats(host, net->n_total, 0, comm);
         d->from_host(d, net->params, host, net->n_total * sizeof(float));
         free(host);
-        t->grads_host = callocCheck(net->n_trainable, sizeof(float));
+        size_t stats = net->n_total - net->n_trainable;  // also stages the running statistics
+        t->grads_host = callocCheck(stats > net->n_trainable ? stats : net->n_trainable,
+                                    sizeof(float));
     }
     return 0;
 }
@@ -92,19 +94,19 @@ void dt_trainer_free(dt_trainer *t) {
 }
 
 // g = (1/P) * sum over ranks of g_r, in place on every rank (Goyal et al. 2017, §2.1).
-static void average_gradients(dt_trainer *t) {
-    dt_net *net = t->net;
-    dt_device *d = net->dev;
-    size_t n = net->n_trainable;
-    if (t->grads_host) {
-        d->to_host(d, t->grads_host, net->grads, n * sizeof(float));
-        allreduce_sum_floats(t->grads_host, n, t->comm);
-        d->from_host(d, net->grads, t->grads_host, n * sizeof(float));
+// buf (n floats of device memory) = its mean over the ranks, in place; staging is a host
+// buffer of at least n floats when the device's memory is not host memory (else NULL).
+static void average_floats(dt_trainer *t, float *buf, size_t n, float *staging) {
+    dt_device *d = t->net->dev;
+    if (staging) {
+        d->to_host(d, staging, buf, n * sizeof(float));
+        allreduce_sum_floats(staging, n, t->comm);
+        d->from_host(d, buf, staging, n * sizeof(float));
     } else {
-        d->sync(d);  // the gradients must be complete before MPI reads them
-        allreduce_sum_floats(net->grads, n, t->comm);
+        d->sync(d);  // the values must be complete before MPI reads them
+        allreduce_sum_floats(buf, n, t->comm);
     }
-    d->scale(d, net->grads, 1.0f / (float)t->size, n);
+    d->scale(d, buf, 1.0f / (float)t->size, n);
 }
 
 float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
@@ -115,7 +117,14 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     dt_net_forward(net, 1);
     float loss = dt_net_loss(net);  // mean over this rank's B samples
     dt_net_backward(net, 1.0f, NULL, NULL);
-    average_gradients(t);
+    average_floats(t, net->grads, net->n_trainable, t->grads_host);
+    // Batch-norm running statistics were updated from this rank's slice only; average them
+    // so the replicas stay identical (PyTorch DDP instead broadcasts rank 0's buffers). The
+    // running mean becomes exactly the global batch's; the running variance the mean of the
+    // ranks' unbiased variances.
+    if (net->n_total > net->n_trainable)
+        average_floats(t, net->params + net->n_trainable, net->n_total - net->n_trainable,
+                       t->grads_host);
 
     // Every rank has B samples, so the global mean is the mean of the ranks' means.
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, t->comm);

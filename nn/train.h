@@ -23,12 +23,14 @@ typedef struct {
     MPI_Comm comm;      // the data-parallel group (borrowed)
     int rank, size;     // in comm
     long step;          // steps completed
-    float *grads_host;  // staging buffer (n_trainable floats) for the cuda device, whose
-                        // memory MPI cannot read; NULL for the cpu and model devices
+    float *grads_host;  // staging buffer (max of n_trainable and the running statistics'
+                        // length) for the cuda device, whose memory MPI cannot read; NULL
+                        // for the cpu and model devices
 } dt_trainer;
 
 // Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
-// same number of trainable parameters and the same per-rank batch on every rank), gives each rank its own dropout stream (masks must differ between the ranks' slices), and
+// same number of trainable parameters and the same per-rank batch on every rank), gives each
+// rank its own dropout stream (masks must differ between the ranks' slices), and
 // broadcasts rank 0's parameters and running statistics to every rank (Horovod's
 // broadcast_parameters), so all replicas start identical. Returns 0, or -1 with err set
 // (DT_EXIT_USAGE) on every rank.
@@ -38,7 +40,9 @@ void dt_trainer_free(dt_trainer *t);  // frees the staging buffer only
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same
 // on every rank), forward (training), loss, backward, MPI_Allreduce (sum) of the gradients
-// and scaling by 1/P, MPI_Allreduce of the loss, optimizer step with learning rate lr.
+// and scaling by 1/P, the same mean over ranks of the batch-norm running statistics (so the
+// replicas stay identical, buffers included), MPI_Allreduce of the loss, optimizer step
+// with learning rate lr.
 // Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or
 // infinite, the step is abandoned before the update and NaN is returned on every rank: the
 // caller stops and reports the step number (t->step is not advanced).

@@ -87,6 +87,21 @@ static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test
     return 0;
 }
 
+// Data parallelism keeps the replicas identical (same start, same averaged gradient, same
+// update); check it at the end of a run with a hash of every rank's parameters.
+static int replicas_identical(const dt_net *net) {
+    float *p = mallocCheck(net->n_total * sizeof(float));
+    net->dev->to_host(net->dev, p, net->params, net->n_total * sizeof(float));
+    uint64_t h = 0x243F6A8885A308D3ull;
+    const uint32_t *u = (const uint32_t *)p;
+    for (size_t i = 0; i < net->n_total; i++) h = dt_mix64(h ^ u[i]);
+    free(p);
+    unsigned long long lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
 static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
                           double eta_s) {
     fprintf(stderr, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
@@ -133,6 +148,7 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     cfg.in_c = train->c, cfg.in_h = train->h, cfg.in_w = train->w;
     cfg.num_classes = train->num_classes;
     cfg.seed = o->seed;
+    cfg.dropout = o->dropout;
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
@@ -273,6 +289,11 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     }
     if (got < 0 && (rc = agree(2, &err, rank))) goto out;
     if (live) fprintf(stderr, "\r%*s\r", 100, "");
+    int same = replicas_identical(net);
+    if (!same) {
+        if (rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
+        rc = 1;
+    }
     if (o->save_weights[0] && rank == 0 && dt_weights_save(net, o->save_weights, &err)) {
         fprintf(stderr, "dtrain: %s\n", err.msg);
         rc = 1;
@@ -281,11 +302,11 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     if (rank == 0 && o->json)
         printf("{\"model\": \"%s\", \"ranks\": %d, \"global_batch\": %d, \"epochs\": %lld, "
                "\"steps\": %lld, \"seconds\": %.3f, \"images_per_s\": %.2f, \"train_loss\": "
-               "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f}\n",
+               "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s}\n",
                o->model, ranks, o->global_batch, (long long)st.epoch, (long long)st.step, total,
                steps_run * (double)o->global_batch / total, last.train_loss,
                isnan(last.test_top1) ? -1.0 : last.test_top1,
-               isnan(last.test_loss) ? -1.0 : last.test_loss);
+               isnan(last.test_loss) ? -1.0 : last.test_loss, same ? "true" : "false");
 out:
     if (csv) fclose(csv);
     dt_loader_destroy(ld);

@@ -27,6 +27,7 @@ typedef struct {
     dt_sched_kind schedule;  // --schedule const|step|poly
     float momentum, weight_decay, trust;  // --momentum --wd --trust
     int nesterov;            // --nesterov
+    float dropout;           // --dropout (AlexNet / smallcnn classifier), default 0.5
     uint64_t seed;           // --seed
     int threads;             // --threads per rank (0: cores / ranks on this node)
     char checkpoint_dir[512];  // --checkpoint-dir

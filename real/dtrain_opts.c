@@ -28,6 +28,7 @@ void dtrain_usage(FILE *f) {
         "  --optimizer sgd|lars  (default sgd)\n"
         "  --schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
         "  --momentum X --wd X --trust X --nesterov   (0.9, 5e-4, LARS trust 0.001)\n"
+        "  --dropout P           classifier dropout of alexnet and smallcnn (0.5)\n"
         "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
         "  --threads N           threads per rank (default: cores / ranks on the node)\n"
         "  --checkpoint-dir DIR  write DIR/checkpoint.safetensors after every epoch\n"
@@ -89,12 +90,13 @@ static void defaults(dtrain_opts *o) {
     o->seed = 1;
     o->eval_every = 1;
     o->fault_die_step = -1;
+    o->dropout = 0.5f;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
-           SAVEW, QUIET, DIE, HELP };
+           SAVEW, QUIET, DIE, DROP, HELP };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -105,7 +107,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"threads", 1, 0, THREADS}, {"checkpoint-dir", 1, 0, CKPT}, {"resume", 0, 0, RESUME},
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
-        {"fault-die-at-step", 1, 0, DIE}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
+        {"fault-die-at-step", 1, 0, DIE},
+        {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
     defaults(o);
     opterr = 0;
     optind = 1;
@@ -199,6 +202,10 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case DIE:
             if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
             o->fault_die_step = v;
+            break;
+        case DROP:
+            if (parse_float(optarg, 0, 0.99, &x)) return bad(rank, "--dropout", optarg, "in [0, 0.99]");
+            o->dropout = (float)x;
             break;
         case HELP:
             if (rank == 0) dtrain_usage(stdout);

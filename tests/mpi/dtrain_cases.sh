@@ -1,0 +1,83 @@
+#!/bin/sh
+# dtrain_cases.sh CASE — end-to-end checks of dtrain under mpirun (tests/mpi/CMakeLists.txt).
+# Environment: DTRAIN (the program), ST_COMPARE (tests/mpi/st_compare.c), MPIRUN.
+# Every case uses fresh random seeds (printed) and small synthetic data, so it runs in seconds.
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+SEED=${DT_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# seed $SEED (replay with DT_TEST_SEED=$SEED)"
+run() { np=$1; shift; "$MPIRUN" -np "$np" --oversubscribe "$DTRAIN" --quiet --threads 1 --seed "$SEED" "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+SYN="--data synthetic --image-size 16 --classes 4"
+
+case "$CASE" in
+equivalence)
+  # Same global batch on 1, 2 and 3 ranks: the same weights (fp32 sums in another order), and
+  # dtrain itself exits 1 unless all ranks' parameters are bit-identical at the end.
+  # smallcnn without dropout has no per-rank state (no batchnorm statistics, no masks).
+  A="$SYN --synthetic-examples 240 --model smallcnn --dropout 0 --batch 12 --epochs 1 --max-steps 6 --eval-every 0"
+  for np in 1 2 3; do
+    run $np $A --save-weights "$W/w$np.safetensors" >"$W/log$np" 2>&1 || { cat "$W/log$np"; fail "np $np exited $?"; }
+  done
+  # tolerance: 6 SGD steps of fp32 gradients summed in a different order; differences are
+  # ~1e-7 of the largest weight; 1e-4 leaves room while a wrong average (x P) is ~1e-1.
+  "$ST_COMPARE" "$W/w2.safetensors" "$W/w1.safetensors" 1e-4 || fail "2 ranks differ from 1"
+  "$ST_COMPARE" "$W/w3.safetensors" "$W/w1.safetensors" 1e-4 || fail "3 ranks differ from 1"
+  echo "PASS equivalence" ;;
+resume)
+  # 2 epochs in one run == 1 epoch + resume + 1 epoch == 3 steps + resume, loss for loss and
+  # bit for bit (resnet8 has batchnorm running statistics and momentum buffers to restore).
+  # The first half is the 2-epoch run stopped after its 6 steps (--max-steps), so that its
+  # learning-rate schedule is the 2-epoch one.
+  A="$SYN --synthetic-examples 96 --model resnet8 --batch 16 --epochs 2 --eval-every 1"
+  run 2 $A --checkpoint-dir "$W/a" --log "$W/a.csv" --save-weights "$W/wa.safetensors" >"$W/a.out" 2>&1 || { cat "$W/a.out"; fail "uninterrupted run"; }
+  run 2 $A --max-steps 6 --checkpoint-dir "$W/b" --log "$W/b.csv" >"$W/b1.out" 2>&1 || { cat "$W/b1.out"; fail "first half"; }
+  run 2 $A --checkpoint-dir "$W/b" --resume --log "$W/b.csv" --save-weights "$W/wb.safetensors" >"$W/b2.out" 2>&1 || { cat "$W/b2.out"; fail "resumed half"; }
+  run 2 $A --max-steps 3 --checkpoint-dir "$W/c" >"$W/c1.out" 2>&1 || { cat "$W/c1.out"; fail "3 steps"; }
+  run 2 $A --checkpoint-dir "$W/c" --resume --save-weights "$W/wc.safetensors" >"$W/c2.out" 2>&1 || { cat "$W/c2.out"; fail "resume mid-epoch"; }
+  cut -d, -f1,2,4,5,6 "$W/a.csv" >"$W/a.cut"; cut -d, -f1,2,4,5,6 "$W/b.csv" >"$W/b.cut"
+  diff "$W/a.cut" "$W/b.cut" || fail "per-epoch losses differ after resume"
+  [ "$(wc -l <"$W/a.cut")" -eq 3 ] || fail "expected a header and 2 epoch rows"
+  "$ST_COMPARE" "$W/wb.safetensors" "$W/wa.safetensors" 0 || fail "weights differ after epoch resume"
+  "$ST_COMPARE" "$W/wc.safetensors" "$W/wa.safetensors" 0 || fail "weights differ after mid-epoch resume"
+  echo "PASS resume" ;;
+bad_input)
+  expect2() { what=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }; echo "$out" | grep -q -e "$PAT" || { echo "$out"; fail "$what: message lacks '$PAT'"; }; echo "ok: $what -> $(echo "$out" | grep -m1 -e "$PAT")"; }
+  PAT="resnet50";        expect2 "unknown model" run 1 --model resnet51 $SYN
+  PAT="does not divide"; expect2 "batch not divisible" run 3 --batch 10 $SYN
+  PAT="too small";       expect2 "input too small" run 1 --model alexnet $SYN
+  PAT="--optimizer";     expect2 "bad optimizer" run 1 --optimizer adam
+  PAT="--lr";            expect2 "NaN learning rate" run 1 --lr nan
+  PAT="$W/none";         expect2 "missing dataset" run 1 --data-dir "$W/none"
+  mkdir -p "$W/trunc"; for f in /usr/share/datasets/fashion-mnist/*.gz; do head -c 5000 "$f" >"$W/trunc/$(basename "$f")"; done
+  if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+    PAT="$W/trunc";      expect2 "truncated dataset" run 1 --data-dir "$W/trunc"
+  else echo "SKIPPED truncated dataset: Fashion-MNIST not installed"; fi
+  echo "PASS bad_input" ;;
+nan_loss)
+  out=$(run 2 $SYN --synthetic-examples 96 --model smallcnn --batch 16 --lr 1e4 --warmup 0 --schedule const --epochs 3 2>&1); rc=$?
+  [ $rc -eq 1 ] || { echo "$out"; fail "exit $rc, expected 1"; }
+  echo "$out" | grep -E "loss is (NaN|infinite) at step [0-9]+" || { echo "$out"; fail "no message with the step"; }
+  echo "PASS nan_loss" ;;
+rank_dies)
+  # rank 1 exits abruptly at step 2: the other rank must not hang (bounded by timeout 60)
+  start=$(date +%s)
+  timeout 60 "$MPIRUN" -np 2 --oversubscribe "$DTRAIN" --quiet --threads 1 $SYN --synthetic-examples 960 --model smallcnn --batch 16 --epochs 5 --fault-die-at-step 2 >"$W/out" 2>&1; rc=$?
+  took=$(( $(date +%s) - start ))
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { cat "$W/out"; fail "exit $rc (124 = hung until timeout)"; }
+  echo "PASS rank_dies: exit $rc after ${took}s" ;;
+sigint)
+  # Ctrl-C mid-run: the last complete checkpoint stays intact (and resumable), no temp files
+  "$MPIRUN" -np 2 --oversubscribe "$DTRAIN" --quiet --threads 1 --seed "$SEED" $SYN --synthetic-examples 480 --model resnet8 --batch 16 --epochs 200 --eval-every 0 --checkpoint-dir "$W/ck" >"$W/out" 2>&1 &
+  pid=$!
+  i=0; while [ ! -e "$W/ck/checkpoint.safetensors" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  [ -e "$W/ck/checkpoint.safetensors" ] || { kill -9 $pid; cat "$W/out"; fail "no checkpoint after 60 s"; }
+  sleep 1; kill -INT $pid; wait $pid; rc=$?
+  [ $rc -ne 0 ] || fail "interrupted run exited 0"
+  ls "$W/ck" | grep -v '^checkpoint.safetensors$' && fail "temporary files left behind"
+  run 2 $SYN --synthetic-examples 480 --model resnet8 --batch 16 --epochs 200 --eval-every 0 --checkpoint-dir "$W/ck" --resume --max-steps 1 >"$W/out2" 2>&1 || { cat "$W/out" "$W/out2"; fail "checkpoint not resumable after Ctrl-C"; }
+  echo "PASS sigint: exit $rc, checkpoint intact" ;;
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
