@@ -30,15 +30,11 @@ static void valid_range(int n, int out, int k, int stride, int pad, int *lo, int
 
 // dst[i] = src[i*stride] and dst[i*stride] += src[i] for i < n (restrict: no overlap, so
 // the compiler vectorises without run-time alias checks; the constant strides 1 and 2 get
-// their own loops, the long stride-1 copies go to memcpy).
+// their own loops, the stride-1 copies go to memcpy).
 static inline void gather_seg(float *restrict dst, const float *restrict src, int n,
                               int stride) {
     if (stride == 1) {
-        if (n >= 32) {
-            memcpy(dst, src, (size_t)n * sizeof(float));
-        } else {
-            for (int i = 0; i < n; i++) dst[i] = src[i];
-        }
+        memcpy(dst, src, (size_t)n * sizeof(float));
     } else if (stride == 2) {
         for (int i = 0; i < n; i++) dst[i] = src[2 * i];
     } else {
@@ -64,11 +60,26 @@ static void im2col_row(const float *xp, int H, int W, int OH, int OW, int kh, in
     valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
     valid_range(W, OW, kw, stride, pad, &lo, &hi);
     memset(row, 0, (size_t)hlo * OW * sizeof(float));
+    if (stride == 1 && OW == W && hlo < hhi) {
+        // "same" padding: the valid rows are one shifted run of x; copy it whole (only
+        // in-plane elements), then zero the border columns that wrapped from the next row
+        // (lo - pad + kw >= 0 by the definition of lo: every index stays inside the plane)
+        const float *src = xp + (size_t)(hlo - pad + kh) * W + (lo - pad + kw);
+        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
+        if (last > first) memcpy(row + first, src, (last - first) * sizeof(float));
+        for (int oh = hlo; oh < hhi; oh++) {
+            float *r = row + (size_t)oh * OW;
+            for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
+            for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
+        }
+        memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(float));
+        return;
+    }
     for (int oh = hlo; oh < hhi; oh++) {
         float *r = row + (size_t)oh * OW;
-        const float *xr = xp + (size_t)(oh * stride - pad + kh) * W - pad + kw;  // xr[ow*s]
+        const float *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
         for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
-        gather_seg(r + lo, xr + (size_t)lo * stride, hi - lo, stride);
+        gather_seg(r + lo, xr + (lo * stride - pad + kw), hi - lo, stride);
         for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
     }
     memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(float));
@@ -93,32 +104,30 @@ static void cpu_im2col(dt_device *d, const float *x, int B, int C, int H, int W,
 }
 
 // The adjoint of im2col: x[b,c,ih,iw] += every col entry that im2col read from it.
-// Parallel over the B*C*H rows of x: row ih gathers from the (kh, oh) with
-// oh*stride - pad + kh = ih, so every x element has one writer and a fixed order of sums.
+// Parallel over the B*C planes of x: a plane is written only from its own KH*KW rows.
 static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                        int KW, int stride, int pad, float *x) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
     if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
     size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
-    long units = (long)B * C * H;
+    long planes = (long)B * C;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
-    if ((size_t)units * W * kk > DT_CPU_PAR_MIN)
-    for (long u = 0; u < units; u++) {
-        long pc = u / H;
-        int ih = (int)(u % H);
-        float *xr = x + (size_t)u * W;
+    if ((size_t)planes * kk * ohw > DT_CPU_PAR_MIN)
+    for (long pc = 0; pc < planes; pc++) {
+        float *xp = x + (size_t)pc * H * W;
         const float *cp = col + (size_t)pc * kk * ohw;
         for (int kh = 0; kh < KH; kh++) {
-            int t = ih + pad - kh;
-            if (t < 0 || t % stride) continue;
-            int oh = t / stride;
-            if (oh >= OH) continue;
+            int hlo, hhi;
+            valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
             for (int kw = 0; kw < KW; kw++) {
-                const float *r = cp + (size_t)(kh * KW + kw) * ohw + (size_t)oh * OW;
-                float *xw = xr - pad + kw;  // xw[ow*stride]
+                const float *row = cp + (size_t)(kh * KW + kw) * ohw;
                 int lo, hi;
                 valid_range(W, OW, kw, stride, pad, &lo, &hi);
-                scatter_add_seg(xw + (size_t)lo * stride, r + lo, hi - lo, stride);
+                for (int oh = hlo; oh < hhi; oh++) {
+                    float *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
+                    scatter_add_seg(xr + (lo * stride - pad + kw), row + (size_t)oh * OW + lo,
+                                    hi - lo, stride);
+                }
             }
         }
     }
@@ -154,7 +163,7 @@ static void cpu_bias_backward(dt_device *d, const float *dy, int B, int C, int H
 
 // ---- batch normalisation (Ioffe & Szegedy 2015, Alg. 1), x and y are (B,C,HW) ----
 
-// Training: per channel the batch mean and biased variance over n = B*HW (two passes in
+// Training: per channel the batch mean and biased variance over n = B*HW (one pass in
 // double), y = gamma*(x-mean)*invstd + beta, and PyTorch's running statistics
 // r = (1-momentum)*r + momentum*stat with the unbiased variance n/(n-1)*var (n = 1: var).
 static void cpu_bn_forward_train(dt_device *d, const float *x, int B, int C, int HW,
@@ -166,19 +175,20 @@ static void cpu_bn_forward_train(dt_device *d, const float *x, int B, int C, int
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if (n * C > DT_CPU_PAR_MIN)
     for (int c = 0; c < C; c++) {
-        double s = 0.0;
+        // one pass over x, shifted by its first element k; in double the cancellation in
+        // E[(x-k)^2] - E[x-k]^2 stays far below fp32 resolution
+        double k = x[(size_t)c * HW], s = 0.0, ss = 0.0;
         for (int b = 0; b < B; b++) {
             const float *p = x + ((size_t)b * C + c) * HW;
-#pragma omp simd reduction(+ : s)
-            for (int i = 0; i < HW; i++) s += p[i];
+#pragma omp simd reduction(+ : s, ss)
+            for (int i = 0; i < HW; i++) {
+                double t = (double)p[i] - k;
+                s += t;
+                ss += t * t;
+            }
         }
-        double mean = s / (double)n, v = 0.0;
-        for (int b = 0; b < B; b++) {
-            const float *p = x + ((size_t)b * C + c) * HW;
-#pragma omp simd reduction(+ : v)
-            for (int i = 0; i < HW; i++) v += ((double)p[i] - mean) * ((double)p[i] - mean);
-        }
-        double var = v / (double)n;
+        double ms = s / (double)n, mean = k + ms, var = ss / (double)n - ms * ms;
+        if (var < 0.0) var = 0.0;
         float fmean = (float)mean, finvstd = (float)(1.0 / sqrt(var + (double)eps));
         save_mean[c] = fmean;
         save_invstd[c] = finvstd;

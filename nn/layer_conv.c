@@ -31,9 +31,12 @@ static int run_chunk(const dt_layer *l) {
     return n > (size_t)l->B ? l->B : (int)n;
 }
 
-int dt_conv_chunk(const dt_layer *l) {
+int dt_conv_chunk(const dt_layer *l, const dt_device *d) {
     size_t per_image = col_rows(l) * col_cols(l);
-    size_t n = per_image ? DT_CONV_WORKSPACE_MAX / per_image : (size_t)l->B;
+    size_t limit = DT_CONV_WORKSPACE_MAX;
+    if (d && d->im2col_chunk_bytes && d->im2col_chunk_bytes / sizeof(float) < limit)
+        limit = d->im2col_chunk_bytes / sizeof(float);
+    size_t n = per_image ? limit / per_image : (size_t)l->B;
     if (n < 1) n = 1;
     if (n > (size_t)l->B) n = (size_t)l->B;
     return (int)n;
@@ -48,7 +51,7 @@ int dt_conv_chunk(const dt_layer *l) {
 //                    + 3x [x read again, dx read+written] + 4col [im2col again, gemm reads,
 //                    dcol written, col2im reads]).
 // The 1x1 stride-1 path has no columns: the col terms drop out.
-void dt_conv_setup(dt_layer *l) {
+void dt_conv_setup(dt_layer *l, const dt_device *d) {
     double B = l->B, K = (double)col_rows(l), N = (double)col_cols(l), OC = l->oc;
     double x = B * l->c * l->h * l->w, y = B * OC * N, w = OC * K;
     double col = dt_conv_is_pointwise(l) ? 0.0 : B * K * N;
@@ -59,7 +62,7 @@ void dt_conv_setup(dt_layer *l) {
     l->fwd_bytes = 4.0 * (x + w + y + 2.0 * bias + 2.0 * col);
     l->bwd_bytes = 4.0 * (bias + 2.0 * y + 3.0 * w + 3.0 * x + 4.0 * col);
     l->workspace_floats =
-        dt_conv_is_pointwise(l) ? 0 : (size_t)dt_conv_chunk(l) * col_rows(l) * col_cols(l);
+        dt_conv_is_pointwise(l) ? 0 : (size_t)dt_conv_chunk(l, d) * col_rows(l) * col_cols(l);
     l->aux_bytes = 0;
 }
 
@@ -109,7 +112,7 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
     }
     int chunk = run_chunk(l);
     for (int b0 = 0; b0 < l->B; b0 += chunk) {
-        int n = chunk;
+        int n = l->B - b0 < chunk ? l->B - b0 : chunk;
         const float *dy_c = dy + (size_t)b0 * y_img;
         // recompute the columns of this chunk, then dw += sum_b dy_b col_b^T
         d->im2col(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,

@@ -28,16 +28,23 @@ static inline size_t dt_layer_out_size(const dt_layer *l) {
     return (size_t)l->oc * (size_t)l->oh * (size_t)l->ow;
 }
 
+// For every layer k, the backward step that first adds into its dout: its consumer with the
+// highest index (backward runs last layer first); itself for the last layer (the loss seeds
+// it) and for a layer nobody reads. Its dout is live from that step down to step k.
+// first has net->n_layers entries. (nn/net_run.c; net.c plans the shared buffers from it.)
+void dt_net_dout_first_writer(const dt_net *net, int *first);
+
 // ---- conv2d (nn/layer_conv.c): x (B,C,H,W), w (OC,C,KH,KW), bias (OC), y (B,OC,OH,OW) ----
 void dt_conv_forward(dt_layer *l, dt_net *net, int training);
 void dt_conv_backward(dt_layer *l, dt_net *net);
 // Sets l->workspace_floats (im2col columns for a chunk of the batch) and the cost fields.
-void dt_conv_setup(dt_layer *l);
-// Images per im2col chunk: as many as fit in DT_CONV_WORKSPACE_MAX floats, at least one.
+void dt_conv_setup(dt_layer *l, const dt_device *d);
+// Images per im2col chunk: as many as fit in d->im2col_chunk_bytes (the device's preference,
+// e.g. cache-sized on the cpu) and in DT_CONV_WORKSPACE_MAX floats; at least one.
 // Forward and backward take their chunk from l->workspace_floats (dt_conv_setup sets it to
-// dt_conv_chunk(l) images' columns), so a test can shrink it before dt_net_finalize.
+// dt_conv_chunk images' columns), so a test can shrink it before dt_net_finalize.
 #define DT_CONV_WORKSPACE_MAX ((size_t)64 * 1024 * 1024)
-int dt_conv_chunk(const dt_layer *l);
+int dt_conv_chunk(const dt_layer *l, const dt_device *d);
 // 1x1, stride 1, no padding: the input already is the column matrix (darknet), no im2col.
 int dt_conv_is_pointwise(const dt_layer *l);
 

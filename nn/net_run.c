@@ -38,7 +38,20 @@ float dt_net_loss(dt_net *net) {
                                           (int)dt_layer_out_size(last), net->probs);
 }
 
+void dt_net_dout_first_writer(const dt_net *net, int *first) {
+    int n = net->n_layers;
+    for (int k = 0; k < n; k++) first[k] = k;
+    for (int j = 0; j < n; j++) {
+        const dt_layer *l = net->layers[j];
+        if (l->in >= 0 && j > first[l->in]) first[l->in] = j;
+        if (l->in2 >= 0 && j > first[l->in2]) first[l->in2] = j;
+    }
+}
+
 // Needs dt_net_loss first (the seed gradient is probs - onehot(labels)).
+// Gradient buffers of layers whose backward lifetimes do not overlap are shared (nn/net.c,
+// plan_douts), so each dout is zeroed just before the backward step that first adds into it
+// rather than all at once: the same result as zeroing everything first.
 // Each layer's trainable tensors are contiguous, [w_off, w_off + n_trainable), and layers
 // register in order, so walking the layers backwards hands out ranges that tile
 // [0, n_trainable) from the top down; a layer without parameters reports the empty range
@@ -46,27 +59,39 @@ float dt_net_loss(dt_net *net) {
 void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx) {
     DT_ASSERT(net && net->finalized);
     dt_device *d = net->dev;
+    int n = net->n_layers;
     d->fill(d, net->grads, 0.0f, net->n_trainable);
     d->fill(d, net->dinput, 0.0f, (size_t)net->B * net->in_c * net->in_h * net->in_w);
-    for (int i = 0; i < net->n_layers; i++) {
-        dt_layer *l = net->layers[i];
-        d->fill(d, l->dout, 0.0f, (size_t)l->B * dt_layer_out_size(l));
-    }
-    dt_layer *last = net->layers[net->n_layers - 1];
+    // zero_at[t]: the layers whose dout step t writes first (a list threaded through next)
+    int *first = mallocCheck((size_t)n * sizeof(int));
+    int *zero_at = mallocCheck((size_t)n * sizeof(int));
+    int *next = mallocCheck((size_t)n * sizeof(int));
+    dt_net_dout_first_writer(net, first);
+    for (int t = 0; t < n; t++) zero_at[t] = -1;
+    for (int k = 0; k < n; k++) next[k] = zero_at[first[k]], zero_at[first[k]] = k;
+
+    dt_layer *last = net->layers[n - 1];
+    d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
     d->softmax_xent_backward(d, net->probs, net->labels, net->B, (int)dt_layer_out_size(last),
                              loss_scale / (float)net->B, last->dout);
     size_t mark = net->n_trainable;
-    for (int i = net->n_layers - 1; i >= 0; i--) {
-        dt_layer *l = net->layers[i];
+    for (int t = n - 1; t >= 0; t--) {
+        dt_layer *l = net->layers[t];
+        for (int k = zero_at[t]; k >= 0; k = next[k]) {
+            if (k == n - 1) continue;  // the seeded loss gradient
+            const dt_layer *z = net->layers[k];
+            d->fill(d, z->dout, 0.0f, (size_t)z->B * dt_layer_out_size(z));
+        }
         l->backward(l, net);
         size_t lo = mark;
         if (l->n_trainable) {
             lo = (size_t)l->w_off;
             DT_ASSERT(lo + l->n_trainable == mark);
         }
-        if (ready) ready(ctx, net, i, lo, mark);
+        if (ready) ready(ctx, net, t, lo, mark);
         mark = lo;
     }
+    free(first), free(zero_at), free(next);
 }
 
 double dt_net_forward_flops(const dt_net *net) {

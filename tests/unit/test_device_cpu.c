@@ -76,6 +76,12 @@ static gemm_shape random_shape(tu_rng *r, int ta, int tb, int maxdim) {
     s.K = tu_int(r, 1, maxdim);
     s.ta = ta;
     s.tb = tb;
+    return s;
+}
+
+// Fills in the leading dimensions (with some slack) and the matrix sizes.
+static gemm_shape with_lds(tu_rng *r, gemm_shape s) {
+    int ta = s.ta, tb = s.tb;
     s.lda = (ta ? s.M : s.K) + tu_int(r, 0, 3);
     s.ldb = (tb ? s.K : s.N) + tu_int(r, 0, 3);
     s.ldc = s.N + tu_int(r, 0, 3);
@@ -83,6 +89,38 @@ static gemm_shape random_shape(tu_rng *r, int ta, int tb, int maxdim) {
     s.nb = (size_t)(tb ? s.N : s.K) * s.ldb;
     s.nc = (size_t)s.M * s.ldc;
     return s;
+}
+
+// Shapes big enough for the threaded paths (more than 2 MFLOP per call): batches split
+// among threads, gemms cut into bands of rows (M > N) or columns, and narrow gemms
+// (N < 128, shared A, plain B) packed side by side. Big trial idx (0..15) covers every
+// combination of transposes, shared A and narrow N.
+static gemm_shape big_shape(tu_rng *r, int idx, int batch) {
+    gemm_shape s = {0};
+    s.ta = idx & 1;
+    s.tb = (idx >> 1) & 1;
+    s.M = tu_int(r, 20, 160);
+    s.N = (idx >> 3) & 1 ? tu_int(r, 1, 127) : tu_int(r, 128, 260);
+    s.K = tu_int(r, 20, 160);
+    while (2.0 * s.M * s.N * s.K * (batch > 0 ? batch : 1) < 2.5e6) s.K += 40;
+    return s;
+}
+
+enum { SMALL_TRIALS = 28, BIG_TRIALS = 16 };
+
+// The trial's shape, whether A is shared (stride 0), and its batch.
+static gemm_shape trial_shape(tu_rng *r, int trial, const int *batches, int *shared,
+                              int *batch) {
+    if (trial < SMALL_TRIALS) {
+        *batch = batches[trial % 7];
+        *shared = trial % 3 == 0;
+        return with_lds(r, random_shape(r, trial & 1, (trial >> 1) & 1, 29));
+    }
+    int idx = trial - SMALL_TRIALS;
+    static const int big_batches[] = {2, 3, 5, 4};
+    *batch = big_batches[idx % 4];
+    *shared = (idx >> 2) & 1;
+    return with_lds(r, big_shape(r, idx, *batch));
 }
 
 // Checks the (M,N) block of C (row stride ldc) against ref (row stride N), and that the
@@ -105,7 +143,7 @@ static void test_gemm_matches_double_reference_all_transposes_odd_sizes_leading_
     dt_device *d = dt_device_cpu_create(2);
     for (int trial = 0; trial < 48; trial++) {
         int ta = trial & 1, tb = (trial >> 1) & 1;
-        gemm_shape s = random_shape(&r, ta, tb, trial < 40 ? 37 : 300);
+        gemm_shape s = with_lds(&r, random_shape(&r, ta, tb, trial < 40 ? 37 : 300));
         if (trial % 8 == 7) s.M = 1;
         if (trial % 8 == 6) s.N = 1;
         float *A = d->alloc(d, s.na * 4), *B = d->alloc(d, s.nb * 4), *C = d->alloc(d, s.nc * 4);
@@ -143,10 +181,11 @@ static void test_gemm_batched_matches_reference_all_transposes_shared_a_stride0(
     const int batches[] = {0, 1, 2, 3, 5, 8, 13};
     for (int threads = 1; threads <= 3; threads++) {
         dt_device *d = dt_device_cpu_create(threads);
-        for (int trial = 0; trial < 28; trial++) {
-            int ta = trial & 1, tb = (trial >> 1) & 1, batch = batches[trial % 7];
-            gemm_shape s = random_shape(&r, ta, tb, 29);
-            size_t sa = (trial % 3 == 0) ? 0 : s.na + (size_t)tu_int(&r, 0, 5);
+        for (int trial = 0; trial < SMALL_TRIALS + BIG_TRIALS; trial++) {
+            int shared, batch;
+            gemm_shape s = trial_shape(&r, trial, batches, &shared, &batch);
+            int ta = s.ta, tb = s.tb;
+            size_t sa = shared ? 0 : s.na + (size_t)tu_int(&r, 0, 5);
             size_t sb = s.nb + (size_t)tu_int(&r, 0, 5), sc = s.nc;
             size_t ta_n = sa ? sa * batch + s.na : s.na, tb_n = sb * batch + 1;
             size_t tc_n = sc * batch + 1;
@@ -156,14 +195,14 @@ static void test_gemm_batched_matches_reference_all_transposes_shared_a_stride0(
             tu_fill_uniform(&r, B, tb_n, -1, 1);
             tu_fill_uniform(&r, C0, tc_n, -1, 1);
             memcpy(C, C0, tc_n * 4);
-            double alpha = tu_uniform(&r, -2, 2), beta = (trial % 4 == 1) ? 0 : 0.75;
+            double alpha = tu_uniform(&r, -2, 2), beta = (trial % 3 == 1) ? 0 : 0.75;
             d->gemm_batched(d, ta, tb, s.M, s.N, s.K, (float)alpha, A, s.lda, sa, B, s.ldb, sb,
                             (float)beta, C, s.ldc, sc, batch);
             double *ref = malloc((size_t)s.M * s.N * sizeof(double));
             for (int i = 0; i < batch; i++) {
                 ref_gemm(ta, tb, s.M, s.N, s.K, alpha, A + i * sa, s.lda, B + i * sb, s.ldb,
                          beta, C0 + i * sc, s.ldc, ref);
-                check_block("gemm_batched", C + i * sc, C0 + i * sc, ref, &s, 1e-5);
+                check_block("gemm_batched", C + i * sc, C0 + i * sc, ref, &s, 1e-5 + 1e-7 * s.K);
             }
             assert_true(C[sc * batch] == C0[sc * batch]);  // nothing past the last matrix
             d->free(d, A);
@@ -184,10 +223,11 @@ static void test_gemm_batched_sum_matches_reference_all_transposes_shared_a_stri
     const int batches[] = {0, 1, 2, 3, 4, 7, 16};
     for (int threads = 1; threads <= 3; threads++) {
         dt_device *d = dt_device_cpu_create(threads);
-        for (int trial = 0; trial < 28; trial++) {
-            int ta = trial & 1, tb = (trial >> 1) & 1, batch = batches[trial % 7];
-            gemm_shape s = random_shape(&r, ta, tb, 29);
-            size_t sa = (trial % 3 == 0) ? 0 : s.na + (size_t)tu_int(&r, 0, 5);
+        for (int trial = 0; trial < SMALL_TRIALS + BIG_TRIALS; trial++) {
+            int shared, batch;
+            gemm_shape s = trial_shape(&r, trial, batches, &shared, &batch);
+            int ta = s.ta, tb = s.tb;
+            size_t sa = shared ? 0 : s.na + (size_t)tu_int(&r, 0, 5);
             size_t sb = s.nb + (size_t)tu_int(&r, 0, 5);
             size_t ta_n = sa * batch + s.na, tb_n = sb * batch + 1;
             float *A = d->alloc(d, ta_n * 4), *B = d->alloc(d, tb_n * 4);
@@ -212,7 +252,7 @@ static void test_gemm_batched_sum_matches_reference_all_transposes_shared_a_stri
                     ref[(size_t)i * s.N + j] += beta * C0[(size_t)i * s.ldc + j];
                 }
             }
-            check_block("gemm_batched_sum", C, C0, ref, &s, 2e-5 * sqrt(batch + 1));
+            check_block("gemm_batched_sum", C, C0, ref, &s, (1e-5 + 1e-7 * s.K) * sqrt(batch + 1));
             d->free(d, A);
             d->free(d, B);
             d->free(d, C);

@@ -179,6 +179,28 @@ static void test_conv2d_matches_direct_loops_random_shapes(void **state) {
     }
 }
 
+// The device's preferred chunk (im2col_chunk_bytes) sets the layer's chunk: 2.5 images'
+// columns give chunks of 2; 0 (no preference) the whole batch; less than one image, one.
+static void test_conv2d_chunk_follows_device_im2col_chunk_bytes(void **state) {
+    fixture *f = *state;
+    size_t keep = f->dev->im2col_chunk_bytes;
+    dt_model_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.batch = 5, cfg.in_c = 3, cfg.in_h = 8, cfg.in_w = 8, cfg.num_classes = 2;
+    size_t per_image = (size_t)3 * 9 * 64;  // 3x3 pad 1: 27 rows x 64 columns
+    size_t bytes[3] = {per_image * 4 * 5 / 2, 0, 100};
+    int want[3] = {2, 5, 1};
+    for (int k = 0; k < 3; k++) {
+        f->dev->im2col_chunk_bytes = bytes[k];
+        dt_net *net = dt_net_new(f->dev, "chunk", &cfg);
+        assert_int_equal(dt_net_add_conv(net, "c", -1, 4, 3, 1, 1, 0), 0);
+        assert_int_equal(dt_conv_chunk(net->layers[0], f->dev), want[k]);
+        assert_int_equal(net->layers[0]->workspace_floats, (size_t)want[k] * per_image);
+        dt_net_free(net);
+    }
+    f->dev->im2col_chunk_bytes = keep;
+}
+
 // finalize sizes the shared workspace as the largest layer's need; 1x1 stride 1 needs none.
 static void test_net_workspace_is_the_largest_conv_columns(void **state) {
     fixture *f = *state;
@@ -208,6 +230,7 @@ int main(void) {
         cmocka_unit_test(test_conv2d_batch_split_into_workspace_chunks_with_short_last_chunk),
         cmocka_unit_test(test_conv2d_backward_adds_into_existing_gradients),
         cmocka_unit_test(test_conv2d_matches_direct_loops_random_shapes),
+        cmocka_unit_test(test_conv2d_chunk_follows_device_im2col_chunk_bytes),
         cmocka_unit_test(test_net_workspace_is_the_largest_conv_columns),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -242,9 +242,10 @@ static void test_batchnorm_training_gradients_match_finite_differences_and_runni
     check_layer(f, net, 1, ref_bn_l, &training, x, "batchnorm training");
 
     // running statistics (PyTorch): r = 0.9 r + 0.1 stat, running_var with n/(n-1)
-    double *xd = malloc((size_t)B * C * HW * sizeof(double)), *y = malloc((size_t)B * C * HW * sizeof(double));
+    size_t nx = (size_t)B * C * HW;
+    double *xd = malloc(nx * sizeof(double)), *y = malloc(nx * sizeof(double));
     double mean[4], var[4], want[8];
-    for (size_t i = 0; i < (size_t)B * C * HW; i++) xd[i] = x[i];
+    for (size_t i = 0; i < nx; i++) xd[i] = x[i];
     double ones[4] = {1, 1, 1, 1}, zeros[4] = {0, 0, 0, 0};
     ref_bn_train(B, C, HW, xd, ones, zeros, 1e-5, y, mean, var);
     double n = (double)B * HW;
@@ -413,7 +414,8 @@ static void ref_dropout_l(const dt_layer *l, const double *x, const double *p, d
     }
 }
 
-static void test_dropout_fixed_seed_gradients_match_mask_has_rate_p_and_layers_differ(void **state) {
+static void test_dropout_fixed_seed_gradients_match_mask_has_rate_p_and_layers_differ(
+    void **state) {
     fixture *f = *state;
     int B = 4, C = 8, H = 16, W = 16;
     size_t n = (size_t)B * C * H * W;
@@ -431,7 +433,8 @@ static void test_dropout_fixed_seed_gradients_match_mask_has_rate_p_and_layers_d
     size_t dropped = 0;
     for (size_t i = 0; i < n; i++) dropped += mask[i] == 0.0f;
     double frac = (double)dropped / (double)n, sd = sqrt(0.3 * 0.7 / (double)n);
-    if (fabs(frac - 0.3) > 5 * sd) fail_msg("dropped fraction %.4f, expected 0.3 +- %.4f", frac, 5 * sd);
+    if (fabs(frac - 0.3) > 5 * sd)
+        fail_msg("dropped fraction %.4f, expected 0.3 +- %.4f", frac, 5 * sd);
 
     // evaluation is the identity
     float *y = malloc(n * sizeof(float));

@@ -6,6 +6,7 @@
 //    finite differences of that float64 loss, as directional derivatives along a random
 //    direction and along the gradient itself; tolerance 1e-4 * |gradient of that tensor|
 //    (observed: ~1e-7);
+//    (this also checks the sharing of gradient buffers between layers, nn/net.c plan_douts);
 //  - the grad-ready hook: once per layer, last layer first, ranges that tile
 //    [0, n_trainable) downwards, each range final when reported;
 //  - loss_scale multiplies every gradient; FLOP totals are the sums of the layer counts;
@@ -130,7 +131,8 @@ static batch make_batch(fixture *f, dt_net *net) {
     f->dev->to_host(f->dev, pf, net->params, net->n_total * sizeof(float));
     for (int t = 0; t < net->n_params; t++) {
         const dt_param *q = &net->params_table[t];
-        if (q->kind == DT_PARAM_BN_GAMMA) tu_fill_uniform(&f->rng, pf + q->offset, q->count, 0.5, 1.5);
+        if (q->kind == DT_PARAM_BN_GAMMA)
+            tu_fill_uniform(&f->rng, pf + q->offset, q->count, 0.5, 1.5);
         if (q->kind == DT_PARAM_BN_BETA || q->kind == DT_PARAM_BIAS)
             tu_fill_uniform(&f->rng, pf + q->offset, q->count, -0.3, 0.3);
     }
@@ -212,6 +214,15 @@ static void test_whole_net_loss_and_gradient_match_float64_finite_differences(vo
         check_directions(f, net, &bt, bt.pd + q->offset, g + q->offset, q->count, q->name);
     }
     check_directions(f, net, &bt, bt.xd, gx, nx, "input");
+    // ... with gradient buffers shared between layers whose lifetimes do not overlap
+    int distinct = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= net->layers[j]->dout == net->layers[i]->dout;
+        distinct += !seen;
+    }
+    printf("# %d layers, %d distinct gradient buffers\n", net->n_layers, distinct);
+    assert_true(distinct < net->n_layers / 2);
     free(g), free(gx);
     free_batch(&bt);
     dt_net_free(net);
@@ -228,7 +239,8 @@ static void record(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     assert_true(h->n < 64);
     h->layers[h->n] = layer, h->lo[h->n] = lo, h->hi[h->n] = hi;
     h->n++;
-    if (hi > lo) net->dev->to_host(net->dev, h->snap + lo, net->grads + lo, (hi - lo) * sizeof(float));
+    if (hi > lo)
+        net->dev->to_host(net->dev, h->snap + lo, net->grads + lo, (hi - lo) * sizeof(float));
 }
 
 static void test_grad_ready_hook_reverse_order_ranges_tile_and_are_final(void **state) {

@@ -117,7 +117,8 @@ static void test_param_table_has_state_dict_names_order_and_layout(void **state)
     assert_null(dt_net_find_param(net, "layer1.0.conv1.bias"));  // no bias requested
     assert_null(dt_net_find_param(net, "fc"));
     // the layers point at their tensors
-    assert_int_equal(net->layers[1]->rm_off, (ssize_t)dt_net_find_param(net, "bn1.running_mean")->offset);
+    const dt_param *rm = dt_net_find_param(net, "bn1.running_mean");
+    assert_int_equal(net->layers[1]->rm_off, (ssize_t)rm->offset);
     assert_int_equal(net->layers[4]->b_off, -1);
     assert_string_equal(dt_param_kind_name(DT_PARAM_WEIGHT), "weight");
     assert_string_equal(dt_param_kind_name(DT_PARAM_RUNNING_VAR), "running_var");
@@ -158,10 +159,12 @@ static void test_init_matches_kaiming_fan_out_and_linear_uniform(void **state) {
     if (fabs(sqrt(v) / std - 1.0) > 0.02) fail_msg("conv std %.5f, want %.5f", sqrt(v), std);
     if (fabs(m) > 5 * std / sqrt((double)cw->count)) fail_msg("conv mean %.5f", m);
 
-    const dt_param *lw = dt_net_find_param(net, "fc3.weight"), *lb = dt_net_find_param(net, "fc3.bias");
+    const dt_param *lw = dt_net_find_param(net, "fc3.weight");
+    const dt_param *lb = dt_net_find_param(net, "fc3.bias");
     double b = 1.0 / sqrt(500.0);
     for (size_t i = 0; i < lw->count; i++)
-        if (fabs(p[lw->offset + i]) > b) fail_msg("fc3.weight[%zu] = %g outside +-%g", i, p[lw->offset + i], b);
+        if (fabs(p[lw->offset + i]) > b)
+            fail_msg("fc3.weight[%zu] = %g outside +-%g", i, p[lw->offset + i], b);
     for (size_t i = 0; i < lb->count; i++)
         if (fabs(p[lb->offset + i]) > b) fail_msg("fc3.bias[%zu] outside the bound", i);
     sample_stats(p + lw->offset, lw->count, &m, &v);
@@ -175,7 +178,8 @@ static void test_init_matches_kaiming_fan_out_and_linear_uniform(void **state) {
         const dt_param *q = dt_net_find_param(net, consts[k].name);
         for (size_t i = 0; i < q->count; i++)
             if (p[q->offset + i] != consts[k].value)
-                fail_msg("%s[%zu] = %g, want %g", consts[k].name, i, p[q->offset + i], consts[k].value);
+                fail_msg("%s[%zu] = %g, want %g", consts[k].name, i, p[q->offset + i],
+                         consts[k].value);
     }
     // tensors draw independent streams: fc2 and fc3 have the same bound but differ
     const dt_param *l2 = dt_net_find_param(net, "fc2.weight");
@@ -227,6 +231,16 @@ static void test_too_small_input_names_the_layer_and_returns_code_2(void **state
     assert_non_null(strstr(e.msg, "input 3x16x16"));
     assert_non_null(strstr(e.msg, "'layer4.0.conv1'"));
     assert_non_null(strstr(e.msg, "0x0"));
+    dt_net_free(net);
+
+    // (2 - 3)/2 + 1 is 1 in C (division truncates toward zero): must still be refused
+    cfg = config(1, 3, 2, 2, 1);
+    net = dt_net_new(f->dev, "tiny", &cfg);
+    assert_int_equal(dt_net_add_conv(net, "conv1", -1, 4, 3, 2, 0, 0), -1);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(dt_net_finalize(net, &e), -1);
+    assert_int_equal(e.code, DT_EXIT_USAGE);
+    assert_non_null(strstr(e.msg, "'conv1' would output 0x0"));
     dt_net_free(net);
 }
 
