@@ -62,21 +62,74 @@ static double peer_images_per_s(const char *script, const char *model, int batch
     return ips;
 }
 
+// ---- --profile: where one step's time goes, by layer kind ----
+enum { K_CONV1, K_CONV3, K_CONVK, K_BN, K_RELU, K_POOL, K_LINEAR, K_ADD, K_OTHER, K_N };
+static const char *const KIND[K_N] = {"conv 1x1", "conv 3x3", "conv other", "batchnorm", "relu",
+                                      "pool", "linear", "residual add", "other"};
+static int kind_of(const dt_layer *l) {
+    switch (l->type) {
+    case DT_LAYER_CONV: return l->kh == 1 ? K_CONV1 : l->kh == 3 ? K_CONV3 : K_CONVK;
+    case DT_LAYER_BN: return K_BN;
+    case DT_LAYER_RELU: return K_RELU;
+    case DT_LAYER_MAXPOOL: case DT_LAYER_AVGPOOL: return K_POOL;
+    case DT_LAYER_LINEAR: return K_LINEAR;
+    case DT_LAYER_ADD: return K_ADD;
+    default: return K_OTHER;
+    }
+}
+typedef struct { double fwd[K_N], bwd[K_N], fwd_flops[K_N], bwd_flops[K_N], last; } profile;
+static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
+    (void)lo, (void)hi;
+    profile *p = ctx;
+    double t = now_s();
+    const dt_layer *l = net->layers[layer];
+    p->bwd[kind_of(l)] += t - p->last;
+    p->bwd_flops[kind_of(l)] += l->bwd_flops;
+    p->last = t;
+}
+static void print_profile(dt_net *net, int reps) {
+    profile p = {0};
+    for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < net->n_layers; i++) {
+            dt_layer *l = net->layers[i];
+            double t0 = now_s();
+            l->forward(l, net, 1);
+            p.fwd[kind_of(l)] += now_s() - t0;
+            p.fwd_flops[kind_of(l)] += l->fwd_flops;
+        }
+        dt_net_loss(net);
+        p.last = now_s();
+        dt_net_backward(net, 1.0f, on_ready, &p);
+    }
+    double total = 0;
+    for (int k = 0; k < K_N; k++) total += p.fwd[k] + p.bwd[k];
+    printf("\n| layer kind | forward ms | backward ms | share | forward GFLOP/s | backward GFLOP/s |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int k = 0; k < K_N; k++) {
+        if (p.fwd[k] + p.bwd[k] == 0) continue;
+        printf("| %s | %.1f | %.1f | %.0f %% | %.1f | %.1f |\n", KIND[k], 1e3 * p.fwd[k] / reps,
+               1e3 * p.bwd[k] / reps, 100 * (p.fwd[k] + p.bwd[k]) / total,
+               p.fwd[k] > 0 ? p.fwd_flops[k] / p.fwd[k] / 1e9 : 0,
+               p.bwd[k] > 0 ? p.bwd_flops[k] / p.bwd[k] / 1e9 : 0);
+    }
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: bench_train_step [--model resnet50] [--batch 16] [--size 224] [--threads 2]\n"
             "                        [--warmup 2] [--steps 5] [--no-peer] [--peer-script PATH]\n"
+            "                        [--profile]  (time per layer kind, after the comparison)\n"
             "Times forward+backward+SGD of MODEL on the cpu device and, in the same run,\n"
             "torchvision's MODEL in PyTorch (Debian python3-torchvision), and prints the ratio.\n");
 }
 
 int main(int argc, char **argv) {
     const char *model = "resnet50", *script = DT_BENCH_DIR "/pytorch_step.py";
-    int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1;
+    int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1, prof = 0;
     static const struct option opts[] = {
         {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"size", 1, 0, 's'},
         {"threads", 1, 0, 't'}, {"warmup", 1, 0, 'w'}, {"steps", 1, 0, 'n'},
-        {"no-peer", 0, 0, 'P'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
+        {"no-peer", 0, 0, 'P'}, {"profile", 0, 0, 'p'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (c) {
@@ -87,6 +140,7 @@ int main(int argc, char **argv) {
         case 'w': warmup = atoi(optarg); break;
         case 'n': steps = atoi(optarg); break;
         case 'P': peer = 0; break;
+        case 'p': prof = 1; break;
         case 'S': script = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -146,6 +200,7 @@ int main(int argc, char **argv) {
     else
         printf("n/a | n/a |");
     printf(" %.1f | %.1f | %.0f %% |\n", step_gflops, sgemm, 100.0 * step_gflops / sgemm);
+    if (prof) print_profile(net, 2);
     dt_optim_free(opt);
     dt_net_free(net);
     free(x), free(y);

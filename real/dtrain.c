@@ -102,6 +102,17 @@ static int replicas_identical(const dt_net *net) {
     return lo == hi;
 }
 
+// Index of the first example of the batch holding a NaN or infinity, or -1. A dataset
+// format that carries floats could hold them; images cannot, but a guard is cheap here and
+// a NaN in the input would otherwise surface as a mysterious NaN loss.
+static int first_nonfinite_example(const dt_batch *b) {
+    size_t per = (size_t)b->c * b->h * b->w;
+    for (int i = 0; i < b->b; i++)
+        for (size_t k = 0; k < per; k++)
+            if (!isfinite(b->x[i * per + k])) return i;
+    return -1;
+}
+
 static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
                           double eta_s) {
     fprintf(stderr, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
@@ -234,6 +245,13 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     int got;
     while ((got = dt_loader_next(ld, &b, &wait, &err)) == 1) {
         if (o->fault_die_step == st.step && rank == 1) _exit(3);  // --fault-die-at-step
+        if (o->fault_nan_step == st.step && rank == 0 && b.b > 0) b.x[0] = NAN;  // testing
+        int bad_ex = first_nonfinite_example(&b);
+        if (bad_ex >= 0)
+            dt_fail(&err, DT_EXIT_USAGE, "the input batch of step %lld holds NaN or Inf "
+                    "(example %lld of %s); the data is corrupt", (long long)st.step,
+                    (long long)b.indices[bad_ex], train->name);
+        if ((rc = agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &err, rank))) goto out;
         float lr = dt_lr_at(&sched, (double)st.step);
         float loss = dt_train_step(&tr, b.x, b.labels, lr);
         if (!isfinite(loss)) {

@@ -39,6 +39,7 @@ typedef struct {
     char save_weights[512];  // --save-weights FILE.safetensors at the end
     int quiet;               // --quiet: no progress line
     int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)
+    int64_t fault_nan_step;  // --fault-nan-at-step N (testing: rank 0's batch gets a NaN)
 } dtrain_opts;
 
 // Parse argv into o (defaults first). Returns 0 to run, 1 when --help was printed, or 2 with

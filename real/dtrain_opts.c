@@ -1,5 +1,6 @@
 // dtrain_opts.c — dtrain's command line: getopt_long, defaults that train something
-// meaningful with no arguments (a small ResNet on Fashion-MNIST), and checks that name the
+// meaningful with no arguments (Fashion-MNIST's 2-conv baseline, smallcnn, to ~91.6 % top-1
+// in 5 epochs: about 6 minutes on 2 cores), and checks that name the
 // option and what was expected (exit code 2, DESIGN.md).
 #include <errno.h>
 #include <getopt.h>
@@ -15,13 +16,13 @@ void dtrain_usage(FILE *f) {
         "Data-parallel training on the CPU: the global batch is split over the P ranks and\n"
         "gradients are averaged with MPI_Allreduce, so the replicas stay identical.\n"
         "\n"
-        "  --model NAME          %s (default resnet8)\n"
+        "  --model NAME          %s (default smallcnn)\n"
         "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"
         "  --data-dir DIR        Fashion-MNIST idx.gz files (default %s)\n"
         "  --image-size N        crop side for folder data, side of synthetic images (224 / 32)\n"
         "  --classes N           classes of synthetic data (10)\n"
         "  --synthetic-examples N  examples of synthetic data (60000)\n"
-        "  --epochs N            (default 4)\n"
+        "  --epochs N            (default 5)\n"
         "  --batch N             global batch over all ranks (default 128)\n"
         "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
         "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
@@ -72,13 +73,13 @@ static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%
 
 static void defaults(dtrain_opts *o) {
     memset(o, 0, sizeof *o);
-    copy_str(o->model, sizeof o->model, "resnet8");
+    copy_str(o->model, sizeof o->model, "smallcnn");
     copy_str(o->data, sizeof o->data, "fashion-mnist");
     copy_str(o->data_dir, sizeof o->data_dir, DT_FASHION_MNIST_DIR);
     o->image_size = 0;
     o->classes = 10;
     o->synthetic_n = 60000;
-    o->epochs = 4;
+    o->epochs = 5;
     o->global_batch = 128;
     o->lr = 0;
     o->warmup_epochs = 0.5;
@@ -90,13 +91,14 @@ static void defaults(dtrain_opts *o) {
     o->seed = 1;
     o->eval_every = 1;
     o->fault_die_step = -1;
+    o->fault_nan_step = -1;
     o->dropout = 0.5f;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
-           SAVEW, QUIET, DIE, DROP, HELP };
+           SAVEW, QUIET, DIE, FNAN, DROP, HELP };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -108,7 +110,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
         {"fault-die-at-step", 1, 0, DIE},
-        {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
+        {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
     defaults(o);
     opterr = 0;
     optind = 1;
@@ -202,6 +204,10 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case DIE:
             if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
             o->fault_die_step = v;
+            break;
+        case FNAN:
+            if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
+            o->fault_nan_step = v;
             break;
         case DROP:
             if (parse_float(optarg, 0, 0.99, &x)) return bad(rank, "--dropout", optarg, "in [0, 0.99]");
