@@ -95,7 +95,7 @@ struct dt_device {
                         float *dx, float *dgamma, float *dbeta);
 
     // ---- activations and pooling ----
-    void (*relu_forward)(dt_device *d, const float *x, float *y, size_t n);
+    void (*relu_forward)(dt_device *d, const float *x, float *y, size_t n);  // x == y is fine
     // dx += dy where y > 0
     void (*relu_backward)(dt_device *d, const float *y, const float *dy, float *dx, size_t n);
     // x (B,C,H,W) -> y (B,C,OH,OW), OH = (H+2*pad-K)/stride+1; padding never wins;
@@ -153,6 +153,16 @@ struct dt_device {
     void (*f16_to_f32)(dt_device *d, const uint16_t *x_f16, float *y, size_t n);
     // y += float(x): fp16 on the wire, accumulated in fp32 (allreduce with fp16 gradients)
     void (*add_f16)(dt_device *d, float *y, const uint16_t *x_f16, size_t n);
+
+    // ---- optional in-place and overwriting variants (NULL where a device lacks them: the
+    // network then keeps separate buffers and zero-fills, nn/net_plan.c) ----
+    // In-place ReLU backward (torchvision's inplace=True; relu_forward may run with x == y):
+    // dxy = y > 0 ? dxy : 0, turning the gradient w.r.t. y into the one w.r.t. x in place.
+    void (*relu_backward_inplace)(dt_device *d, const float *y, float *dxy, size_t n);
+    // bn_backward that overwrites dx (dx = ..., not dx += ...); dgamma and dbeta still add
+    void (*bn_backward_set)(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
+                            const float *gamma, const float *save_mean,
+                            const float *save_invstd, float *dx, float *dgamma, float *dbeta);
 };
 
 // The cpu device (nn/device_cpu.c): real math with OpenMP and OpenBLAS on `threads` threads

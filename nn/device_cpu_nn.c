@@ -226,11 +226,13 @@ static void cpu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int 
     }
 }
 
-// dx += gamma*invstd/n * (n*dy - sum(dy) - xhat*sum(dy*xhat)); dgamma += sum(dy*xhat);
-// dbeta += sum(dy); xhat = (x - save_mean)*save_invstd. dx, dgamma, dbeta may be NULL.
-static void cpu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C,
-                            int HW, const float *gamma, const float *save_mean,
-                            const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
+// dx += gamma*invstd/n * (n*dy - sum(dy) - xhat*sum(dy*xhat)) (set: dx = ...);
+// dgamma += sum(dy*xhat); dbeta += sum(dy); xhat = (x - save_mean)*save_invstd.
+// dx, dgamma, dbeta may be NULL.
+static void bn_backward_impl(dt_device *d, const float *dy, const float *x, int B, int C,
+                             int HW, const float *gamma, const float *save_mean,
+                             const float *save_invstd, float *dx, float *dgamma, float *dbeta,
+                             int set) {
     size_t n = (size_t)B * HW;
     if (n == 0) return;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
@@ -255,16 +257,32 @@ static void cpu_bn_backward(dt_device *d, const float *dy, const float *x, int B
             const float *g = dy + ((size_t)b * C + c) * HW;
             const float *p = x + ((size_t)b * C + c) * HW;
             float *q = dx + ((size_t)b * C + c) * HW;
-            for (int i = 0; i < HW; i++) {
-                q[i] += dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
+            if (set) {
+                for (int i = 0; i < HW; i++)
+                    q[i] = dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
+            } else {
+                for (int i = 0; i < HW; i++)
+                    q[i] += dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
             }
         }
     }
 }
 
+static void cpu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C,
+                            int HW, const float *gamma, const float *save_mean,
+                            const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
+    bn_backward_impl(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 0);
+}
+static void cpu_bn_backward_set(dt_device *d, const float *dy, const float *x, int B, int C,
+                                int HW, const float *gamma, const float *save_mean,
+                                const float *save_invstd, float *dx, float *dgamma,
+                                float *dbeta) {
+    bn_backward_impl(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 1);
+}
+
 // ---- activations ----
 
-// y = max(x, 0); NaN stays NaN (as PyTorch)
+// y = max(x, 0); NaN stays NaN (as PyTorch); x == y (in place) is fine
 static void cpu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
 #pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
@@ -274,7 +292,13 @@ static void cpu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
 static void cpu_relu_backward(dt_device *d, const float *y, const float *dy, float *dx,
                               size_t n) {
 #pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) dx[i] += dt_relu_grad(y[i], dy[i]);
+}
+
+// in place (torchvision inplace=True): dxy = y > 0 ? dxy : 0
+static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, size_t n) {
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dxy[i] = dt_relu_grad(y[i], dxy[i]);
 }
 
 // ---- pooling ----
@@ -463,8 +487,10 @@ void dt_cpu_install_nn(dt_device *d) {
     d->bn_forward_train = cpu_bn_forward_train;
     d->bn_forward_eval = cpu_bn_forward_eval;
     d->bn_backward = cpu_bn_backward;
+    d->bn_backward_set = cpu_bn_backward_set;
     d->relu_forward = cpu_relu_forward;
     d->relu_backward = cpu_relu_backward;
+    d->relu_backward_inplace = cpu_relu_backward_inplace;
     d->maxpool_forward = cpu_maxpool_forward;
     d->maxpool_backward = cpu_maxpool_backward;
     d->avgpool_forward = cpu_avgpool_forward;

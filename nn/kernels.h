@@ -64,6 +64,9 @@ DT_HD float dt_bn_dx(float dy, float xhat, float gamma, float invstd, float sum_
     return gamma * invstd * (dy - sum_dy / n - xhat * sum_dy_xhat / n);
 }
 
+// ---- relu, one element: the gradient w.r.t. x given y = max(x, 0) and dy ----
+DT_HD float dt_relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
+
 // ---- softmax cross-entropy, one logit ----
 DT_HD float dt_xent_grad(float prob, int is_label, float scale) {
     return scale * (prob - (is_label ? 1.0f : 0.0f));

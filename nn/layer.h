@@ -53,6 +53,14 @@ struct dt_layer {
                    // (B,oc,oh,ow); dropout: mask (B,oc,oh,ow) floats
     size_t aux_bytes;
     size_t workspace_floats;  // conv: scratch this layer needs (im2col columns)
+    // Buffer plan, set by dt_net_finalize (nn/net_plan.c):
+    // inplace: relu or add whose out and dout ARE its input layer's (torchvision's
+    //   inplace=True), because nothing else reads that input; forward overwrites it, backward
+    //   turns the gradient w.r.t. out into the one w.r.t. the input in the same buffer.
+    // dsrc_set: bit 1 (in), bit 2 (in2): this backward is the first to write that input's
+    //   dout, so it writes (=) instead of adding and the network skips zeroing it.
+    int inplace;
+    int dsrc_set;
 
     // Cost per step for the whole per-rank batch (the simulator's inputs): multiply-adds
     // count as 2 FLOPs; bytes are the tensor bytes read + written by the layer's kernels.

@@ -37,13 +37,15 @@ void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     }
 }
 
-// dy is (B,C,H,W); adds into dx (B,C,H,W), dgamma and dbeta (C). Uses the batch statistics
-// of the last training forward (backward after an eval forward is not meaningful).
+// dy is (B,C,H,W); adds into dx (B,C,H,W), dgamma and dbeta (C); writes dx instead when
+// this layer writes it first (l->dsrc_set, nn/net_plan.c: the network did not zero it).
+// Uses the batch statistics of the last training forward (backward after an eval forward
+// is not meaningful).
 void dt_bn_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     const float *x = dt_layer_src(net, l->in);
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
-    d->bn_backward(d, l->dout, x, l->B, l->c, l->h * l->w, net->params + l->w_off, save_mean,
-                   save_invstd, dt_layer_dsrc(net, l->in), net->grads + l->w_off,
-                   net->grads + l->b_off);
+    (l->dsrc_set & 1 ? d->bn_backward_set : d->bn_backward)(
+        d, l->dout, x, l->B, l->c, l->h * l->w, net->params + l->w_off, save_mean, save_invstd,
+        dt_layer_dsrc(net, l->in), net->grads + l->w_off, net->grads + l->b_off);
 }

@@ -28,11 +28,29 @@ static inline size_t dt_layer_out_size(const dt_layer *l) {
     return (size_t)l->oc * (size_t)l->oh * (size_t)l->ow;
 }
 
-// For every layer k, the backward step that first adds into its dout: its consumer with the
+// The layer that owns the buffers (out, dout) layer k uses: k itself, or for an in-place
+// layer (l->inplace) the first layer of its chain of in-place producers. -1 stays -1.
+static inline int dt_layer_buffer_root(const dt_net *net, int k) {
+    while (k >= 0 && net->layers[k]->inplace) k = net->layers[k]->in;
+    return k;
+}
+
+// For every layer k, the backward step that first writes its dout: its consumer with the
 // highest index (backward runs last layer first); itself for the last layer (the loss seeds
-// it) and for a layer nobody reads. Its dout is live from that step down to step k.
-// first has net->n_layers entries. (nn/net_run.c; net.c plans the shared buffers from it.)
+// it) and for a layer nobody reads. Layers sharing a buffer in place (one root and its
+// in-place chain) all get the group's first step, the highest over its members. The buffer
+// is live from that step down to step root. first has net->n_layers entries.
+// (nn/net_run.c; nn/net_plan.c plans the shared buffers from it.)
 void dt_net_dout_first_writer(const dt_net *net, int *first);
+
+// The buffer plan of dt_net_finalize (nn/net_plan.c): marks in-place layers (l->inplace),
+// allocates every layer's out (an in-place layer takes its input's), shares the dout
+// buffers between layers whose lifetimes do not overlap, and marks first writers that
+// overwrite (l->dsrc_set). Uses only the device's optional primitives it finds.
+void dt_net_plan_buffers(dt_net *net);
+// 1 when step `first` (a layer's backward) overwrites the dout of root's group, so that
+// dt_net_backward must not zero it first.
+int dt_net_dout_overwritten(const dt_net *net, int root, int first);
 
 // ---- conv2d (nn/layer_conv.c): x (B,C,H,W), w (OC,C,KH,KW), bias (OC), y (B,OC,OH,OW) ----
 void dt_conv_forward(dt_layer *l, dt_net *net, int training);

@@ -1,8 +1,9 @@
 // net.c — building a network (nn/net.h "building"): dt_net_new, the dt_net_add_* layer
 // constructors, the parameter table with torchvision state_dict names, and dt_net_finalize,
 // which lays out the one parameter buffer, allocates every device buffer and initialises
-// the parameters. Not here: running the network (nn/net_run.c), the layers' math
-// (nn/layer_*.c), the model zoo (nn/models*.c).
+// the parameters. Not here: the plan of activation and gradient buffers (nn/net_plan.c),
+// running the network (nn/net_run.c), the layers' math (nn/layer_*.c), the model zoo
+// (nn/models*.c).
 //
 // Parameter layout (net.h): trainable tensors first, in the order layers register them
 // (torchvision's state_dict order), then the running statistics. While building, a running
@@ -402,42 +403,6 @@ static float *alloc_floats(dt_device *d, size_t n) {
     return d->alloc(d, (n ? n : 1) * sizeof(float));
 }
 
-// Gradient buffers (dout), shared where lifetimes allow. Layer k's dout is live from the
-// backward step that first adds into it (dt_net_dout_first_writer) down to step k, both
-// inclusive; layers whose live ranges are disjoint share one buffer (greedy interval
-// colouring in the order buffers become live, best fit by size, growing the largest free
-// buffer when none fits). ResNet-50 needs ~2.4M live gradient floats per image instead of
-// one buffer per layer (~37.6M), about halving the activation memory of training.
-static void plan_douts(dt_net *net) {
-    int n = net->n_layers, nb = 0;
-    int *first = mallocCheck((size_t)n * sizeof(int));
-    int *buf_of = mallocCheck((size_t)n * sizeof(int));
-    int *owner_end = mallocCheck((size_t)n * sizeof(int));  // buffer free for steps < this
-    size_t *cap = mallocCheck((size_t)n * sizeof(size_t));
-    dt_net_dout_first_writer(net, first);
-    for (int t = n - 1; t >= 0; t--) {
-        for (int k = 0; k <= t; k++) {
-            if (first[k] != t) continue;
-            size_t need = (size_t)net->layers[k]->B * dt_layer_out_size(net->layers[k]);
-            int best = -1, largest = -1;
-            for (int b = 0; b < nb; b++) {
-                if (owner_end[b] <= t) continue;  // still live at step t
-                if (cap[b] >= need && (best < 0 || cap[b] < cap[best])) best = b;
-                if (largest < 0 || cap[b] > cap[largest]) largest = b;
-            }
-            if (best < 0) best = largest;
-            if (best < 0) best = nb++, cap[best] = 0;
-            if (cap[best] < need) cap[best] = need;
-            owner_end[best] = k;
-            buf_of[k] = best;
-        }
-    }
-    float **bufs = mallocCheck((size_t)nb * sizeof(float *));
-    for (int b = 0; b < nb; b++) bufs[b] = alloc_floats(net->dev, cap[b]);
-    for (int k = 0; k < n; k++) net->layers[k]->dout = bufs[buf_of[k]];
-    free(bufs), free(cap), free(owner_end), free(buf_of), free(first);
-}
-
 int dt_net_finalize(dt_net *net, dt_error *err) {
     if (!net) return dt_fail(err, DT_EXIT_USAGE, "dt_net_finalize: no network given");
     if (net->build_err.code) {
@@ -473,13 +438,11 @@ int dt_net_finalize(dt_net *net, dt_error *err) {
     net->workspace_floats = 0;
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
-        size_t n = (size_t)l->B * dt_layer_out_size(l);
-        l->out = alloc_floats(d, n);
         if (l->aux_bytes) l->aux = d->alloc(d, l->aux_bytes);
         if (l->workspace_floats > net->workspace_floats)
             net->workspace_floats = l->workspace_floats;
     }
-    plan_douts(net);
+    dt_net_plan_buffers(net);  // out and dout, in place where possible (nn/net_plan.c)
     if (net->workspace_floats) net->workspace = alloc_floats(d, net->workspace_floats);
     init_params(net);
     net->finalized = 1;
@@ -502,7 +465,7 @@ void dt_net_free(dt_net *net) {
     }
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
-        if (l->out) d->free(d, l->out);
+        if (l->out && !l->inplace) d->free(d, l->out);  // in place: its input's
         if (l->aux) d->free(d, l->aux);
         free(l);
     }

@@ -46,12 +46,20 @@ void dt_net_dout_first_writer(const dt_net *net, int *first) {
         if (l->in >= 0 && j > first[l->in]) first[l->in] = j;
         if (l->in2 >= 0 && j > first[l->in2]) first[l->in2] = j;
     }
+    // an in-place chain shares its root's buffer: the highest step over the chain, for all
+    for (int k = 0; k < n; k++) {
+        int r = dt_layer_buffer_root(net, k);
+        if (r != k && first[k] > first[r]) first[r] = first[k];
+    }
+    for (int k = 0; k < n; k++) first[k] = first[dt_layer_buffer_root(net, k)];
 }
 
 // Needs dt_net_loss first (the seed gradient is probs - onehot(labels)).
-// Gradient buffers of layers whose backward lifetimes do not overlap are shared (nn/net.c,
-// plan_douts), so each dout is zeroed just before the backward step that first adds into it
-// rather than all at once: the same result as zeroing everything first.
+// Gradient buffers of layers whose backward lifetimes do not overlap are shared (nn/net_plan.c),
+// so each dout is zeroed just before the backward step that first adds into it rather than
+// all at once: the same result as zeroing everything first. An in-place chain's buffer is
+// zeroed once (for its root); a buffer whose first writer overwrites it (l->dsrc_set) and
+// the loss-seeded one are not zeroed.
 // Each layer's trainable tensors are contiguous, [w_off, w_off + n_trainable), and layers
 // register in order, so walking the layers backwards hands out ranges that tile
 // [0, n_trainable) from the top down; a layer without parameters reports the empty range
@@ -71,6 +79,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     for (int k = 0; k < n; k++) next[k] = zero_at[first[k]], zero_at[first[k]] = k;
 
     dt_layer *last = net->layers[n - 1];
+    int root_last = dt_layer_buffer_root(net, n - 1);
     d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
     d->softmax_xent_backward(d, net->probs, net->labels, net->B, (int)dt_layer_out_size(last),
                              loss_scale / (float)net->B, last->dout);
@@ -78,8 +87,9 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     for (int t = n - 1; t >= 0; t--) {
         dt_layer *l = net->layers[t];
         for (int k = zero_at[t]; k >= 0; k = next[k]) {
-            if (k == n - 1) continue;  // the seeded loss gradient
             const dt_layer *z = net->layers[k];
+            if (z->inplace || k == root_last) continue;  // a chain's root; the loss seed
+            if (dt_net_dout_overwritten(net, k, t)) continue;
             d->fill(d, z->dout, 0.0f, (size_t)z->B * dt_layer_out_size(z));
         }
         l->backward(l, net);

@@ -252,8 +252,9 @@ static void test_bn_forward_train_stats_output_and_unbiased_running_update(void 
 }
 
 // dx, dgamma, dbeta of L = sum(wt * y) by central differences of the double forward, and
-// the primitive must ADD them into dx, dgamma, dbeta.
-static void test_bn_backward_matches_finite_differences_and_adds(void **state) {
+// the primitive must ADD them into dx, dgamma, dbeta; bn_backward_set must WRITE dx (over
+// NaN garbage) and still add into dgamma, dbeta.
+static void test_bn_backward_matches_finite_differences_adds_and_set_overwrites(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(g_seed ^ 25);
     dt_device *d = dt_device_cpu_create(2);
@@ -275,8 +276,10 @@ static void test_bn_backward_matches_finite_differences_and_adds(void **state) {
         tu_fill_uniform(&r, bt, C, -1, 1);
         tu_fill_uniform(&r, dg, C, -1, 1);
         tu_fill_uniform(&r, db, C, -1, 1);
-        for (size_t i = 0; i < n; i++) xd[i] = x[i], rdx[i] = dx[i];
+        double *dx0 = malloc(n * 8), dg0[4], db0[4];
+        for (size_t i = 0; i < n; i++) xd[i] = x[i], rdx[i] = dx[i], dx0[i] = dx[i];
         for (int c = 0; c < C; c++) gd[c] = gm[c], bd[c] = bt[c], rdg[c] = dg[c], rdb[c] = db[c];
+        for (int c = 0; c < C; c++) dg0[c] = dg[c], db0[c] = db[c];
         double eps = 1e-5, h = 1e-6;
         // L(x, gamma, beta) = sum dy*y
 #define LOSS(out)                                                  \
@@ -317,10 +320,19 @@ static void test_bn_backward_matches_finite_differences_and_adds(void **state) {
         tu_assert_close("bn dx", dx, rdx, n, 2e-3, 1.0);
         tu_assert_close("bn dgamma", dg, rdg, C, 1e-4, 1.0);
         tu_assert_close("bn dbeta", db, rdb, C, 1e-4, 1.0);
+        // set: dx = the finite differences alone (rdx minus the dx it started from)
+        float *dx2 = d->alloc(d, n * 4);
+        for (size_t i = 0; i < n; i++) dx2[i] = NAN, rdx[i] -= dx0[i];
+        for (int c = 0; c < C; c++) rdg[c] += rdg[c] - dg0[c], rdb[c] += rdb[c] - db0[c];
+        d->bn_backward_set(d, dy, x, B, C, HW, gm, sm, si, dx2, dg, db);
+        tu_assert_close("bn_backward_set dx", dx2, rdx, n, 2e-3, 1.0);
+        tu_assert_close("bn_backward_set dgamma (adds)", dg, rdg, C, 1e-4, 1.0);
+        tu_assert_close("bn_backward_set dbeta (adds)", db, rdb, C, 1e-4, 1.0);
+        d->free(d, dx2);
         float *ptr[] = {x, y, dy, dx, gm, bt, sm, si, dg, db};
         for (int i = 0; i < 10; i++) d->free(d, ptr[i]);
-        double *dp[] = {xd, yd, gd, bd, md, vd, rdx, rdg, rdb};
-        for (int i = 0; i < 9; i++) free(dp[i]);
+        double *dp[] = {xd, yd, gd, bd, md, vd, rdx, rdg, rdb, dx0};
+        for (int i = 0; i < 10; i++) free(dp[i]);
     }
     d->destroy(d);
 }
@@ -357,6 +369,36 @@ static void test_relu_forward_and_backward_add_where_output_positive(void **stat
         for (int i = 0; i < 4; i++) d->free(d, ptr[i]);
         free(ry);
         free(rdx);
+    }
+    d->destroy(d);
+}
+
+// In place (torchvision inplace=True): relu_forward with x == y clamps, and
+// relu_backward_inplace turns dy into dx = y > 0 ? dy : 0 in its own buffer (NaN and 0 block).
+static void test_relu_in_place_forward_and_backward_mask_the_buffer(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(g_seed ^ 31);
+    dt_device *d = dt_device_cpu_create(2);
+    const size_t counts[] = {0, 1, 17, 100003};
+    for (size_t t = 0; t < 4; t++) {
+        size_t n = counts[t];
+        float *xy = d->alloc(d, n * 4 + 4), *g = d->alloc(d, n * 4 + 4);
+        double *ry = malloc(n * 8 + 8), *rg = malloc(n * 8 + 8);
+        tu_fill_uniform(&r, xy, n, -1, 1);
+        tu_fill_uniform(&r, g, n, -1, 1);
+        if (n > 2) xy[1] = 0.0f, xy[2] = NAN;
+        for (size_t i = 0; i < n; i++) {
+            ry[i] = xy[i] > 0 ? xy[i] : 0.0;
+            rg[i] = xy[i] > 0 ? g[i] : 0.0;  // NaN > 0 is false
+        }
+        d->relu_forward(d, xy, xy, n);
+        if (n > 2) assert_true(isnan(xy[2]));
+        d->relu_backward_inplace(d, xy, g, n);
+        if (n > 2) xy[2] = 0.0f;
+        tu_assert_close("relu forward in place", xy, ry, n, 0.0, 1.0);
+        tu_assert_close("relu backward in place", g, rg, n, 0.0, 1.0);
+        d->free(d, xy), d->free(d, g);
+        free(ry), free(rg);
     }
     d->destroy(d);
 }
@@ -574,8 +616,9 @@ int main(void) {
         cmocka_unit_test(test_col2im_adds_the_adjoint_of_im2col_random_shapes),
         cmocka_unit_test(test_bias_add_and_bias_backward_match_double_sums),
         cmocka_unit_test(test_bn_forward_train_stats_output_and_unbiased_running_update),
-        cmocka_unit_test(test_bn_backward_matches_finite_differences_and_adds),
+        cmocka_unit_test(test_bn_backward_matches_finite_differences_adds_and_set_overwrites),
         cmocka_unit_test(test_relu_forward_and_backward_add_where_output_positive),
+        cmocka_unit_test(test_relu_in_place_forward_and_backward_mask_the_buffer),
         cmocka_unit_test(test_maxpool_argmax_padding_never_wins_and_backward_scatters),
         cmocka_unit_test(test_maxpool_nan_wins_and_all_minus_inf_window_has_valid_argmax),
         cmocka_unit_test(test_adaptive_avgpool_non_divisible_7to3_5to2_and_global_with_backward),
