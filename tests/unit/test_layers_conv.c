@@ -15,25 +15,7 @@
 
 #define TOL 1e-4
 
-typedef struct {
-    dt_device *dev;
-    tu_rng rng;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = dt_device_cpu_create(2);
-    f->rng = tu_rng_new(tu_seed());
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    f->dev->destroy(f->dev);
-    free(f);
-    return 0;
-}
+typedef tu_fixture fixture;  // a cpu device (2 threads) and a freshly seeded rng
 
 static double max_abs(const double *v, size_t n) {
     double m = 0.0;
@@ -233,5 +215,5 @@ int main(void) {
         cmocka_unit_test(test_conv2d_chunk_follows_device_im2col_chunk_bytes),
         cmocka_unit_test(test_net_workspace_is_the_largest_conv_columns),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }

@@ -19,25 +19,7 @@
 #define TOL_GRAD 5e-4
 #define FD_H 1e-6
 
-typedef struct {
-    dt_device *dev;
-    tu_rng rng;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = dt_device_cpu_create(2);
-    f->rng = tu_rng_new(tu_seed());
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    f->dev->destroy(f->dev);
-    free(f);
-    return 0;
-}
+typedef tu_fixture fixture;  // a cpu device (2 threads) and a freshly seeded rng
 
 // A network with input (B,C,H,W), ready for one dt_net_add_* call.
 static dt_net *net_for(fixture *f, int B, int C, int H, int W) {
@@ -517,5 +499,5 @@ int main(void) {
         cmocka_unit_test(test_dropout_fixed_seed_gradients_match_mask_has_rate_p_and_layers_differ),
         cmocka_unit_test(test_residual_add_forward_and_backward_into_both_inputs),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }

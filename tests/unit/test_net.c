@@ -22,25 +22,7 @@
 
 enum { NB = 4, NC = 3, NH = 8, NW = 8, NK = 5 };
 
-typedef struct {
-    dt_device *dev;
-    tu_rng rng;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = dt_device_cpu_create(2);
-    f->rng = tu_rng_new(tu_seed());
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    f->dev->destroy(f->dev);
-    free(f);
-    return 0;
-}
+typedef tu_fixture fixture;  // a cpu device (2 threads) and a freshly seeded rng
 
 static dt_net *small_resnet(fixture *f, int dropout) {
     dt_model_config cfg;
@@ -350,5 +332,5 @@ int main(void) {
         cmocka_unit_test(test_flop_totals_are_sums_of_layer_counts_with_conv_closed_form),
         cmocka_unit_test(test_training_forward_counts_bn_batches_and_redraws_dropout),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }

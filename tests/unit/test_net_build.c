@@ -12,25 +12,7 @@
 #include "net.h"
 #include "testutil.h"
 
-typedef struct {
-    dt_device *dev;
-    tu_rng rng;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = dt_device_cpu_create(2);
-    f->rng = tu_rng_new(tu_seed());
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    f->dev->destroy(f->dev);
-    free(f);
-    return 0;
-}
+typedef tu_fixture fixture;  // a cpu device (2 threads) and a freshly seeded rng
 
 static dt_model_config config(int B, int C, int H, int W, uint64_t seed) {
     dt_model_config cfg;
@@ -318,5 +300,5 @@ int main(void) {
         cmocka_unit_test(test_bad_layer_arguments_are_usage_errors),
         cmocka_unit_test(test_finalize_rejects_empty_twice_and_bad_config),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }

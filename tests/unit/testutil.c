@@ -73,3 +73,18 @@ float *tu_dev_upload(dt_device *d, const float *host, size_t n) {
 void tu_dev_download(dt_device *d, float *host, const float *dev, size_t n) {
     d->to_host(d, host, dev, n * sizeof(float));
 }
+
+int tu_fixture_setup(void **state) {
+    tu_fixture *f = calloc(1, sizeof *f);
+    f->dev = dt_device_cpu_create(2);
+    f->rng = tu_rng_new(tu_seed());
+    *state = f;
+    return 0;
+}
+
+int tu_fixture_teardown(void **state) {
+    tu_fixture *f = *state;
+    f->dev->destroy(f->dev);
+    free(f);
+    return 0;
+}

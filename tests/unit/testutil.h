@@ -29,6 +29,15 @@ double tu_max_rel_err(const float *a, const double *b, size_t n, double floor);
 void tu_assert_close(const char *what, const float *a, const double *b, size_t n, double tol,
                      double floor);
 
+// The group fixture most tests share: a cpu device with 2 threads and a generator seeded
+// from tu_seed(). Use with cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown).
+typedef struct {
+    dt_device *dev;
+    tu_rng rng;
+} tu_fixture;
+int tu_fixture_setup(void **state);
+int tu_fixture_teardown(void **state);
+
 // host <-> device helpers
 float *tu_dev_upload(dt_device *d, const float *host, size_t n);
 void tu_dev_download(dt_device *d, float *host, const float *dev, size_t n);
