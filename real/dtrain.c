@@ -115,9 +115,9 @@ static int first_nonfinite_example(const dt_batch *b) {
 
 static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
                           double eta_s) {
-    fprintf(stderr, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
+    fprintf(stdout, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
             (long long)s, (long long)spe, loss, ips, (int)(eta_s / 60), (int)fmod(eta_s, 60));
-    fflush(stderr);
+    fflush(stdout);
 }
 
 typedef struct {
@@ -236,7 +236,8 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
                o->optimizer == DT_OPT_LARS ? "LARS" : "SGD");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    int live = rank == 0 && !o->quiet && isatty(STDERR_FILENO);
+    // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
+    int live = rank == 0 && !o->quiet && isatty(STDOUT_FILENO);
     double t_epoch = now_s(), t_run = t_epoch, wait_epoch = 0, loss_sum = 0, t_last_line = 0;
     int64_t n_loss = 0, steps_run = 0;
     epoch_stats last = {0};
@@ -295,7 +296,7 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
                 last.test_top1 = dtrain_evaluate(net, test, MPI_COMM_WORLD, &last.test_loss, &err);
                 if ((rc = agree(last.test_top1 < 0 ? 1 : 0, &err, rank))) goto out;
             }
-            if (live) fprintf(stderr, "\r%*s\r", 100, "");
+            if (live) printf("\r%*s\r", 100, "");
             if (rank == 0) log_epoch(csv, (int)st.epoch, st.step, lr, &last);
             t_epoch = now_s(), wait_epoch = 0, loss_sum = 0, n_loss = 0;
         }
@@ -306,7 +307,7 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
         if (end_run) break;
     }
     if (got < 0 && (rc = agree(2, &err, rank))) goto out;
-    if (live) fprintf(stderr, "\r%*s\r", 100, "");
+    if (live) printf("\r%*s\r", 100, "");
     int same = replicas_identical(net);
     if (!same) {
         if (rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
