@@ -163,6 +163,10 @@ struct dt_device {
     void (*bn_backward_set)(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
                             const float *gamma, const float *save_mean,
                             const float *save_invstd, float *dx, float *dgamma, float *dbeta);
+    // col2im that overwrites x (x = col2im(col), not x += ...): every (b,c) plane of x is
+    // zeroed, then col is added back as col2im does (cells no window reads end up 0)
+    void (*col2im_set)(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                       int KW, int stride, int pad, float *x);
 };
 
 // The cpu device (nn/device_cpu.c): real math with OpenMP and OpenBLAS on `threads` threads

@@ -103,12 +103,17 @@ static void cpu_im2col(dt_device *d, const float *x, int B, int C, int H, int W,
     }
 }
 
-// The adjoint of im2col: x[b,c,ih,iw] += every col entry that im2col read from it.
-// Parallel over the B*C planes of x: a plane is written only from its own KH*KW rows.
-static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
-                       int KW, int stride, int pad, float *x) {
+// The adjoint of im2col: x[b,c,ih,iw] += every col entry that im2col read from it (set:
+// each plane of x is zeroed first, so x = col2im(col)). Parallel over the B*C planes of x: a
+// plane is written only from its own KH*KW rows.
+static void col2im_impl(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                        int KW, int stride, int pad, float *x, int set) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
-    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    if (B <= 0 || C <= 0 || H <= 0 || W <= 0) return;
+    if (OH <= 0 || OW <= 0) {  // no window: nothing to add, but set still writes the zeros
+        if (set) memset(x, 0, (size_t)B * C * H * W * sizeof(float));
+        return;
+    }
     size_t ohw = (size_t)OH * OW, kk = (size_t)KH * KW;
     long planes = (long)B * C;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
@@ -116,6 +121,7 @@ static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int 
     for (long pc = 0; pc < planes; pc++) {
         float *xp = x + (size_t)pc * H * W;
         const float *cp = col + (size_t)pc * kk * ohw;
+        if (set) memset(xp, 0, (size_t)H * W * sizeof(float));
         for (int kh = 0; kh < KH; kh++) {
             int hlo, hhi;
             valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
@@ -131,6 +137,15 @@ static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int 
             }
         }
     }
+}
+
+static void cpu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                       int KW, int stride, int pad, float *x) {
+    col2im_impl(d, col, B, C, H, W, KH, KW, stride, pad, x, 0);
+}
+static void cpu_col2im_set(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                           int KW, int stride, int pad, float *x) {
+    col2im_impl(d, col, B, C, H, W, KH, KW, stride, pad, x, 1);
 }
 
 // ---- per-channel bias ----
@@ -303,13 +318,69 @@ static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, 
 
 // ---- pooling ----
 
+// The max pooling order: v beats the current best if it is larger, or a NaN over a number
+// (a NaN wins, as in PyTorch); ties keep the earlier cell. Scanning a window row by row
+// with it gives the first cell (row-major) of the maximal class, and so does taking each
+// row's winner first, then the rows' winners in order.
+static inline int pool_beats(float v, float best) { return v > best || (v != v && best == best); }
+
+// One window [h0,h1) x [w0,w1) of plane xp (width W), row-major scan; -inf and -1 when empty.
+static inline void pool_window(const float *xp, int W, int h0, int h1, int w0, int w1,
+                               float *y, int32_t *a) {
+    float best = -INFINITY;
+    int32_t idx = -1;
+    for (int ih = h0; ih < h1; ih++) {
+        for (int iw = w0; iw < w1; iw++) {
+            float v = xp[ih * W + iw];
+            if (idx < 0 || pool_beats(v, best)) best = v, idx = ih * W + iw;
+        }
+    }
+    *y = best;
+    *a = idx;
+}
+
+// Stride-2 rows (ResNet's 3x3/s2 stem pool): for the output cells [lo,hi) of one output row,
+// whose windows lie inside the plane's columns, the window rows [h0,h1) are scanned kernel
+// column by kernel column across the whole output row, so the inner loop is a fixed-stride
+// sweep over ow (vectorisable) instead of a bounds-checked window per cell. Same order,
+// same winner as pool_window.
+static void pool_row_stride2(const float *xp, int W, int h0, int h1, int K, int pad, int lo,
+                             int hi, float *restrict y, int32_t *restrict a) {
+    for (int ih = h0; ih < h1; ih++) {
+        const float *xr = xp + (size_t)ih * W;
+        for (int kw = 0; kw < K; kw++) {
+            int off = kw - pad;  // column of cell ow: 2*ow + off
+            int32_t base = ih * W + off;
+            if (ih == h0 && kw == 0) {
+                for (int ow = lo; ow < hi; ow++) y[ow] = xr[2 * ow + off], a[ow] = base + 2 * ow;
+                continue;
+            }
+            for (int ow = lo; ow < hi; ow++) {
+                float v = xr[2 * ow + off];
+                int take = pool_beats(v, y[ow]);
+                y[ow] = take ? v : y[ow];
+                a[ow] = take ? base + 2 * ow : a[ow];
+            }
+        }
+    }
+}
+
 // x (B,C,H,W) -> y (B,C,OH,OW): the max over the window's in-image cells (padding never
 // wins; a NaN wins, as in PyTorch); argmax = h*W + w of the winner in its plane, -1 only
-// for a window entirely in the padding (pad >= K), whose y is -inf.
+// for a window entirely in the padding (pad >= K), whose y is -inf. Stride 2 runs the
+// interior cells of each output row through pool_row_stride2, the border cells one by one.
 static void cpu_maxpool_forward(dt_device *d, const float *x, int B, int C, int H, int W,
                                 int K, int stride, int pad, float *y, int32_t *argmax) {
     int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
     if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    // interior cells: 2*ow - pad >= 0 and 2*ow - pad + K <= W
+    int lo = OW, hi = OW;
+    if (stride == 2 && W - K + pad >= 0) {
+        lo = (pad + 1) / 2;
+        hi = (W - K + pad) / 2 + 1;
+        if (hi > OW) hi = OW;
+        if (lo > hi) lo = hi;
+    }
     long planes = (long)B * C;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)planes * OH * OW * K * K > DT_CPU_PAR_MIN)
@@ -321,23 +392,16 @@ static void cpu_maxpool_forward(dt_device *d, const float *x, int B, int C, int 
             int h0 = oh * stride - pad, h1 = h0 + K;
             if (h0 < 0) h0 = 0;
             if (h1 > H) h1 = H;
+            float *yr = yp + (size_t)oh * OW;
+            int32_t *ar = ap + (size_t)oh * OW;
+            int a = h0 < h1 ? lo : OW, b = h0 < h1 ? hi : OW;  // the row-wise cells [a,b)
+            if (a < b) pool_row_stride2(xp, W, h0, h1, K, pad, a, b, yr, ar);
             for (int ow = 0; ow < OW; ow++) {
+                if (ow >= a && ow < b) continue;  // done row-wise above
                 int w0 = ow * stride - pad, w1 = w0 + K;
                 if (w0 < 0) w0 = 0;
                 if (w1 > W) w1 = W;
-                float best = -INFINITY;
-                int32_t idx = -1;
-                for (int ih = h0; ih < h1; ih++) {
-                    for (int iw = w0; iw < w1; iw++) {
-                        float v = xp[ih * W + iw];
-                        if (idx < 0 || v > best || (isnan(v) && !isnan(best))) {
-                            best = v;
-                            idx = ih * W + iw;
-                        }
-                    }
-                }
-                yp[oh * OW + ow] = best;
-                ap[oh * OW + ow] = idx;
+                pool_window(xp, W, h0, h1, w0, w1, yr + ow, ar + ow);
             }
         }
     }
@@ -482,6 +546,7 @@ static void cpu_softmax_xent_backward(dt_device *d, const float *probs, const in
 void dt_cpu_install_nn(dt_device *d) {
     d->im2col = cpu_im2col;
     d->col2im = cpu_col2im;
+    d->col2im_set = cpu_col2im_set;
     d->bias_add = cpu_bias_add;
     d->bias_backward = cpu_bias_backward;
     d->bn_forward_train = cpu_bn_forward_train;

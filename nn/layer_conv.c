@@ -91,9 +91,12 @@ void dt_conv_forward(dt_layer *l, dt_net *net, int training) {
     if (l->has_bias) d->bias_add(d, l->out, net->params + l->b_off, l->B, l->oc, N);
 }
 
-// dy is (B,OC,OH,OW); adds into dw (OC,C,KH,KW), dbias (OC) and dx (B,C,H,W)
+// dy is (B,OC,OH,OW); adds into dw (OC,C,KH,KW), dbias (OC) and dx (B,C,H,W); writes dx
+// instead when this layer writes it first (l->dsrc_set, nn/net_plan.c: the network did not
+// zero it): beta = 0 in the 1x1 dx gemm, col2im_set otherwise.
 void dt_conv_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
+    int set = l->dsrc_set & 1;
     const float *x = dt_layer_src(net, l->in);
     float *dx = dt_layer_dsrc(net, l->in);
     const float *w = net->params + l->w_off;
@@ -106,8 +109,8 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
         // dw (OC,C) += sum_b dy_b (OC,N) x_b^T (N,C);  dx_b (C,N) += w^T (C,OC) dy_b (OC,N)
         d->gemm_batched_sum(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f, dw,
                             K, l->B);
-        d->gemm_batched(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img, 1.0f, dx, N, x_img,
-                        l->B);
+        d->gemm_batched(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img, set ? 0.0f : 1.0f,
+                        dx, N, x_img, l->B);
         return;
     }
     int chunk = run_chunk(l);
@@ -120,9 +123,10 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
         d->gemm_batched_sum(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, net->workspace, N,
                             (size_t)K * N, 1.0f, dw, K, n);
         // dcol_b (K,N) = w^T dy_b, overwriting the columns, then dx_b += col2im(dcol_b)
+        // (dx_b = col2im(dcol_b) when set: each chunk owns its images' planes of dx)
         d->gemm_batched(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
                         net->workspace, N, (size_t)K * N, n);
-        d->col2im(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,
-                  dx + (size_t)b0 * x_img);
+        (set ? d->col2im_set : d->col2im)(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw,
+                                          l->stride, l->pad, dx + (size_t)b0 * x_img);
     }
 }

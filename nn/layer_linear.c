@@ -31,13 +31,14 @@ void dt_linear_forward(dt_layer *l, dt_net *net, int training) {
     if (l->has_bias) d->bias_add(d, l->out, net->params + l->b_off, l->B, l->oc, 1);
 }
 
-// dy is (B,OUT); adds dw (OUT,IN) += dy^T x, dbias (OUT) += sum_b dy, dx (B,IN) += dy w
+// dy is (B,OUT); adds dw (OUT,IN) += dy^T x, dbias (OUT) += sum_b dy, dx (B,IN) += dy w;
+// dx = dy w (beta 0) when this layer writes dx first (l->dsrc_set, nn/net_plan.c)
 void dt_linear_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     int in = (int)dt_layer_in_size(l);
     if (l->has_bias) d->bias_backward(d, l->dout, l->B, l->oc, 1, net->grads + l->b_off);
     d->gemm(d, 1, 0, l->oc, in, l->B, 1.0f, l->dout, l->oc, dt_layer_src(net, l->in), in,
             1.0f, net->grads + l->w_off, in);
-    d->gemm(d, 0, 0, l->B, in, l->oc, 1.0f, l->dout, l->oc, net->params + l->w_off, in, 1.0f,
-            dt_layer_dsrc(net, l->in), in);
+    d->gemm(d, 0, 0, l->B, in, l->oc, 1.0f, l->dout, l->oc, net->params + l->w_off, in,
+            l->dsrc_set & 1 ? 0.0f : 1.0f, dt_layer_dsrc(net, l->in), in);
 }

@@ -80,11 +80,15 @@ static void plan_douts(dt_net *net) {
 }
 
 // Can layer w's backward write (=) the gradient of its input slot (1: in, 2: in2)?
-// batchnorm with the device's bn_backward_set; add with a copy (not when in == in2, which
-// adds twice into one buffer, and not into its own in-place input).
+// batchnorm with the device's bn_backward_set; linear and 1x1 stride-1 conv with beta = 0
+// in their dx gemm; other convs with the device's col2im_set; add with a copy (not when
+// in == in2, which adds twice into one buffer, and not into its own in-place input).
 static int can_overwrite(const dt_net *net, const dt_layer *w, int slot) {
     switch (w->type) {
     case DT_LAYER_BN: return slot == 1 && net->dev->bn_backward_set != NULL;
+    case DT_LAYER_LINEAR: return slot == 1;
+    case DT_LAYER_CONV:
+        return slot == 1 && (dt_conv_is_pointwise(w) || net->dev->col2im_set != NULL);
     case DT_LAYER_ADD: return w->in != w->in2 && !(slot == 1 && w->inplace);
     default: return 0;
     }

@@ -34,15 +34,17 @@ static void close_enough(const char *what, const char *which, const float *a, co
 typedef struct {
     int B, C, H, W, OC, K, S, P, bias;
     int chunk;  // images per workspace chunk to force (0: the layer's own choice)
+    int set;    // run backward as the first writer of dX (dsrc_set): dX starts as NaN
 } conv_spec;
 
 // Build the one-conv net, run forward and backward on the cpu device, compare everything
 // with the direct loops. `pre` > 0 pre-loads dX and dW with that constant to check that
-// backward adds rather than overwrites.
+// backward adds rather than overwrites; with s.set, dX is NaN-filled instead and backward
+// must overwrite it (every cell, including those no window reads), still adding into dW.
 static void run_case(fixture *f, conv_spec s, float pre) {
     char what[160];
-    snprintf(what, sizeof what, "conv B%d %dx%dx%d -> %d k%d s%d p%d bias %d chunk %d", s.B,
-             s.C, s.H, s.W, s.OC, s.K, s.S, s.P, s.bias, s.chunk);
+    snprintf(what, sizeof what, "conv B%d %dx%dx%d -> %d k%d s%d p%d bias %d chunk %d set %d",
+             s.B, s.C, s.H, s.W, s.OC, s.K, s.S, s.P, s.bias, s.chunk, s.set);
     dt_device *d = f->dev;
     dt_model_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -57,6 +59,7 @@ static void run_case(fixture *f, conv_spec s, float pre) {
     dt_error e;
     memset(&e, 0, sizeof e);
     assert_int_equal(dt_net_finalize(net, &e), 0);
+    l->dsrc_set = s.set;
 
     size_t nx = (size_t)s.B * s.C * s.H * s.W, ny = (size_t)s.B * s.OC * OH * OW;
     size_t nw = (size_t)s.OC * s.C * s.K * s.K;
@@ -76,14 +79,14 @@ static void run_case(fixture *f, conv_spec s, float pre) {
     double *xd = malloc(nx * 8), *wd = malloc(nw * 8), *bd = malloc((size_t)s.OC * 8);
     double *dyd = malloc(ny * 8), *yd = malloc(ny * 8), *rgx = malloc(nx * 8);
     double *rgw = malloc(nw * 8), *rgb = malloc((size_t)s.OC * 8);
-    for (size_t i = 0; i < nx; i++) xd[i] = x[i], rgx[i] = pre;
+    for (size_t i = 0; i < nx; i++) xd[i] = x[i], rgx[i] = s.set ? 0.0 : pre;
     for (size_t i = 0; i < nw; i++) wd[i] = w[i], rgw[i] = pre;
     for (int i = 0; i < s.OC; i++) bd[i] = bias[i], rgb[i] = pre;
     for (size_t i = 0; i < ny; i++) dyd[i] = dy[i];
     ref_conv_forward(s.B, s.C, s.H, s.W, s.OC, s.K, s.S, s.P, xd, wd, s.bias ? bd : NULL, yd);
     close_enough(what, "forward vs direct loops", y, yd, ny);
 
-    d->fill(d, net->dinput, pre, nx);
+    d->fill(d, net->dinput, s.set ? NAN : pre, nx);
     d->fill(d, net->grads, pre, net->n_trainable);
     d->from_host(d, l->dout, dy, ny * 4);
     l->backward(l, net);
@@ -111,35 +114,47 @@ static void run_case(fixture *f, conv_spec s, float pre) {
 }
 
 static void test_conv2d_matches_direct_loops_3x3_stride1_pad1(void **state) {
-    run_case(*state, (conv_spec){3, 4, 9, 11, 6, 3, 1, 1, 1, 0}, 0.0f);
+    run_case(*state, (conv_spec){3, 4, 9, 11, 6, 3, 1, 1, 1, 0, 0}, 0.0f);
 }
 
 static void test_conv2d_matches_direct_loops_7x7_stride2_pad3_stem(void **state) {
-    run_case(*state, (conv_spec){2, 3, 21, 19, 8, 7, 2, 3, 0, 0}, 0.0f);
+    run_case(*state, (conv_spec){2, 3, 21, 19, 8, 7, 2, 3, 0, 0, 0}, 0.0f);
 }
 
 static void test_conv2d_matches_direct_loops_1x1_stride1_without_im2col(void **state) {
     fixture *f = *state;
-    run_case(f, (conv_spec){4, 16, 5, 7, 8, 1, 1, 0, 0, 0}, 0.0f);
-    run_case(f, (conv_spec){4, 5, 6, 6, 9, 1, 1, 0, 1, 0}, 0.0f);
+    run_case(f, (conv_spec){4, 16, 5, 7, 8, 1, 1, 0, 0, 0, 0}, 0.0f);
+    run_case(f, (conv_spec){4, 5, 6, 6, 9, 1, 1, 0, 1, 0, 0}, 0.0f);
 }
 
 static void test_conv2d_matches_direct_loops_1x1_stride2_and_1x1_padded(void **state) {
     fixture *f = *state;
-    run_case(f, (conv_spec){3, 6, 7, 8, 4, 1, 2, 0, 0, 0}, 0.0f);
-    run_case(f, (conv_spec){2, 3, 4, 5, 2, 1, 1, 1, 1, 0}, 0.0f);  // 1x1 but padded: im2col
+    run_case(f, (conv_spec){3, 6, 7, 8, 4, 1, 2, 0, 0, 0, 0}, 0.0f);
+    run_case(f, (conv_spec){2, 3, 4, 5, 2, 1, 1, 1, 1, 0, 0}, 0.0f);  // 1x1 but padded: im2col
 }
 
 static void test_conv2d_batch_split_into_workspace_chunks_with_short_last_chunk(void **state) {
     fixture *f = *state;
-    run_case(f, (conv_spec){5, 3, 8, 7, 4, 3, 2, 1, 1, 2}, 0.0f);  // chunks 2, 2, 1
-    run_case(f, (conv_spec){3, 2, 6, 6, 3, 3, 1, 0, 0, 1}, 0.0f);  // one image at a time
+    run_case(f, (conv_spec){5, 3, 8, 7, 4, 3, 2, 1, 1, 2, 0}, 0.0f);  // chunks 2, 2, 1
+    run_case(f, (conv_spec){3, 2, 6, 6, 3, 3, 1, 0, 0, 1, 0}, 0.0f);  // one image at a time
 }
 
 static void test_conv2d_backward_adds_into_existing_gradients(void **state) {
     fixture *f = *state;
-    run_case(f, (conv_spec){2, 3, 6, 5, 4, 3, 1, 1, 1, 0}, 0.75f);
-    run_case(f, (conv_spec){2, 4, 5, 5, 3, 1, 1, 0, 1, 0}, 0.75f);  // pointwise path
+    run_case(f, (conv_spec){2, 3, 6, 5, 4, 3, 1, 1, 1, 0, 0}, 0.75f);
+    run_case(f, (conv_spec){2, 4, 5, 5, 3, 1, 1, 0, 1, 0, 0}, 0.75f);  // pointwise path
+}
+
+// As the first writer of dX (nn/net_plan.c), backward overwrites a NaN-filled dX: the 1x1
+// stride-1 gemm with beta 0, col2im_set chunk by chunk (a short last chunk), stride 2, and
+// k2 stride 3 (input cells that no window reads must come out 0); dW still adds.
+static void test_conv2d_backward_as_first_writer_overwrites_nan_filled_dx(void **state) {
+    fixture *f = *state;
+    run_case(f, (conv_spec){2, 4, 5, 5, 3, 1, 1, 0, 1, 0, 1}, 0.75f);  // pointwise path
+    run_case(f, (conv_spec){3, 3, 6, 5, 4, 3, 1, 1, 1, 2, 1}, 0.75f);  // chunks of 2, 1
+    run_case(f, (conv_spec){2, 3, 7, 7, 4, 3, 2, 1, 0, 1, 1}, 0.75f);
+    run_case(f, (conv_spec){2, 2, 8, 7, 3, 2, 3, 0, 0, 0, 1}, 0.75f);  // gaps
+    run_case(f, (conv_spec){2, 3, 6, 6, 5, 1, 2, 0, 0, 0, 1}, 0.75f);  // 1x1 stride 2
 }
 
 // A random shape, kernel, stride and padding each run.
@@ -157,6 +172,7 @@ static void test_conv2d_matches_direct_loops_random_shapes(void **state) {
         s.W = tu_int(&f->rng, s.K, 12);
         s.bias = tu_int(&f->rng, 0, 1);
         s.chunk = tu_int(&f->rng, 0, s.B);
+        s.set = 0;
         run_case(f, s, 0.0f);
     }
 }
@@ -211,6 +227,7 @@ int main(void) {
         cmocka_unit_test(test_conv2d_matches_direct_loops_1x1_stride2_and_1x1_padded),
         cmocka_unit_test(test_conv2d_batch_split_into_workspace_chunks_with_short_last_chunk),
         cmocka_unit_test(test_conv2d_backward_adds_into_existing_gradients),
+        cmocka_unit_test(test_conv2d_backward_as_first_writer_overwrites_nan_filled_dx),
         cmocka_unit_test(test_conv2d_matches_direct_loops_random_shapes),
         cmocka_unit_test(test_conv2d_chunk_follows_device_im2col_chunk_bytes),
         cmocka_unit_test(test_net_workspace_is_the_largest_conv_columns),

@@ -8,7 +8,10 @@
 //  - a relu whose input has a second reader, a relu of the network input and an add over a
 //    relu do NOT alias, and their gradients match finite differences too;
 //  - the same network on a device without the in-place/overwrite primitives (the fallback
-//    path: separate relu buffers, zero-filled gradients) gives the same loss and gradients.
+//    path: separate relu buffers, zero-filled gradients) gives the same loss and gradients;
+//  - convs (1x1 stride 1 by a beta-0 gemm, others by col2im_set, chunk by chunk) and linears
+//    that write their input's gradient first overwrite it, and the gradients still match
+//    finite differences; without col2im_set only the im2col convs fall back to adding.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,30 @@ static dt_net *shared_input_net(dt_device *d, uint64_t seed) {
     x = dt_net_add_avgpool(net, x, 1, 1);
     x = dt_net_add_linear(net, "fc", x, NK, 1);
     assert_int_equal(x, 9);
+    finalize_ok(net);
+    return net;
+}
+
+// First writers that are convs and linears: 3 c3 (3x3 s1 p1, col2im_set) into relu2's
+// gradient, 5 c5 (k2 s3: input cells no window reads) into relu4's, 8 c8 (1x1 s1: beta 0)
+// into relu7's, 10 fc1 into the avgpool's, 12 fc2 into relu11's (over fc1); batchnorms 1
+// and 6 into c0's and c5's.
+static dt_net *conv_writer_net(dt_device *d, uint64_t seed) {
+    dt_net *net = new_net(d, seed);
+    int x = dt_net_add_conv(net, "c0", -1, 4, 3, 1, 1, 0);
+    x = dt_net_add_bn(net, "b1", x);
+    x = dt_net_add_relu(net, x);
+    x = dt_net_add_conv(net, "c3", x, 4, 3, 1, 1, 1);
+    x = dt_net_add_relu(net, x);
+    x = dt_net_add_conv(net, "c5", x, 5, 2, 3, 0, 0);
+    x = dt_net_add_bn(net, "b6", x);
+    x = dt_net_add_relu(net, x);
+    x = dt_net_add_conv(net, "c8", x, 6, 1, 1, 0, 1);
+    x = dt_net_add_avgpool(net, x, 1, 1);
+    x = dt_net_add_linear(net, "fc1", x, 7, 1);
+    x = dt_net_add_relu(net, x);
+    x = dt_net_add_linear(net, "fc2", x, NK, 0);
+    assert_int_equal(x, 12);
     finalize_ok(net);
     return net;
 }
@@ -261,10 +288,11 @@ static void test_inplace_relu_and_add_alias_and_gradients_match_finite_differenc
         for (size_t j = 0; j < sizeof inplace / sizeof inplace[0]; j++) want |= inplace[j] == k;
         if (k > 0) assert_aliases(net, k, want);
     }
-    // first writers that overwrite: b1 into c0's gradient, b4 into c3's, b9 into c8's, and
-    // the add into relu2's (its second operand); nothing else
+    // first writers that overwrite: b1 into c0's gradient, b4 into c3's, b9 into c8's, the
+    // add into relu2's (its second operand), c8 into relu7's (the chain over b4), fc into the
+    // avgpool's; nothing else
     for (int k = 0; k < net->n_layers; k++) {
-        int want = (k == 1 || k == 4 || k == 9) ? 1 : k == 5 ? 2 : 0;
+        int want = (k == 1 || k == 4 || k == 8 || k == 9 || k == 13) ? 1 : k == 5 ? 2 : 0;
         if (net->layers[k]->dsrc_set != want)
             fail_msg("layer %d (%s): dsrc_set %d, expected %d", k, net->layers[k]->name,
                      net->layers[k]->dsrc_set, want);
@@ -334,12 +362,56 @@ static void test_net_without_inplace_primitives_gives_same_loss_and_gradients(vo
     plain->destroy(plain);
 }
 
+static void assert_dsrc_set(const dt_net *net, const int *want) {
+    for (int k = 0; k < net->n_layers; k++) {
+        if (net->layers[k]->dsrc_set != want[k])
+            fail_msg("layer %d (%s): dsrc_set %d, expected %d", k, net->layers[k]->name,
+                     net->layers[k]->dsrc_set, want[k]);
+    }
+}
+
+// The conv and linear first writers overwrite their input's (unzeroed, stale) gradient: the
+// whole-net gradient still matches finite differences on the second backward. The device
+// asks for one image per im2col chunk, so col2im_set runs chunk by chunk.
+static void test_conv_and_linear_first_writers_overwrite_and_gradients_match_finite_differences(
+    void **state) {
+    fixture *f = *state;
+    size_t saved = f->dev->im2col_chunk_bytes;
+    f->dev->im2col_chunk_bytes = sizeof(float);
+    dt_net *net = conv_writer_net(f->dev, (uint64_t)tu_int(&f->rng, 0, 1 << 30));
+    f->dev->im2col_chunk_bytes = saved;
+    assert_true(net->layers[3]->workspace_floats < (size_t)2 * 4 * 9 * NH * NW);  // chunks
+    const int want[13] = {0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 1};
+    assert_dsrc_set(net, want);
+    check_whole_net_gradient(f, net);
+    dt_net_free(net);
+}
+
+// Without col2im_set the im2col convs add into a zeroed buffer; the 1x1 stride-1 conv and
+// the linears (plain gemms with beta 0) still overwrite. Gradients match finite differences.
+static void test_convs_without_col2im_set_add_and_gradients_match_finite_differences(
+    void **state) {
+    fixture *f = *state;
+    dt_device *plain = dt_device_cpu_create(2);
+    plain->col2im_set = NULL;
+    dt_net *net = conv_writer_net(plain, (uint64_t)tu_int(&f->rng, 0, 1 << 30));
+    const int want[13] = {0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1};
+    assert_dsrc_set(net, want);
+    check_whole_net_gradient(f, net);
+    dt_net_free(net);
+    plain->destroy(plain);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inplace_relu_and_add_alias_and_gradients_match_finite_differences),
         cmocka_unit_test(
             test_relu_with_second_reader_does_not_alias_and_gradients_match_finite_differences),
         cmocka_unit_test(test_net_without_inplace_primitives_gives_same_loss_and_gradients),
+        cmocka_unit_test(
+            test_conv_and_linear_first_writers_overwrite_and_gradients_match_finite_differences),
+        cmocka_unit_test(
+            test_convs_without_col2im_set_add_and_gradients_match_finite_differences),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
