@@ -163,10 +163,13 @@ def main():
           % (seed, seed, torch.__version__, torchvision.__version__))
     failed = 0
     for name in models:
-        # AlexNet's features need at least 63x63 pixels; its pools reach 1x1 at 64
-        size = 64
+        # AlexNet's features need at least 63x63 pixels; its pools reach 1x1 at 64. ResNet-50's
+        # layer4 batchnorms at batch 2 x 64x64 normalise over 8 values per channel, which makes
+        # its gradients ill-conditioned (fp32 loses up to ~2 digits, in PyTorch as in dtlab):
+        # batch 4 x 96x96 (36 values) keeps the check tight and stable.
+        batch, size = (4, 96) if name == "resnet50" else (2, 64)
         t0 = time.time()
-        base = make_reference(name, workdir, batch=2, size=size, classes=10, seed=seed)
+        base = make_reference(name, workdir, batch=batch, size=size, classes=10, seed=seed)
         print("# %s: reference written in %.1f s" % (name, time.time() - t0))
         sys.stdout.flush()
         rc = subprocess.call([prog, name, base + ".ref.safetensors", base + ".f32.safetensors",
