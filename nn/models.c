@@ -9,7 +9,7 @@
 typedef enum { FAMILY_RESNET_IMAGENET, FAMILY_RESNET_CIFAR, FAMILY_ALEXNET, FAMILY_SMALLCNN } family;
 
 typedef struct {
-    const char *name;
+    char name[16];  // an array, not a pointer: the table stays in read-only memory
     family fam;
     int arg;  // resnet: depth; alexnet: with batchnorm
 } model_entry;

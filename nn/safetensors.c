@@ -22,7 +22,7 @@
 #endif
 
 static const struct {
-    const char *name;
+    char name[8];
     size_t size;
 } DTYPES[DT_ST_NDTYPES] = {
     [DT_ST_F32] = {"F32", 4}, [DT_ST_F16] = {"F16", 2}, [DT_ST_BF16] = {"BF16", 2},
