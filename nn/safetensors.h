@@ -71,6 +71,11 @@ void dt_st_close(dt_st_file *f);
 // scalar, net->bn_batches_tracked) for each batchnorm, as torch.save(model.state_dict())
 // would name them, with metadata {"format": "pt", "model": net->model}.
 int dt_weights_save(const dt_net *net, const char *path, dt_error *err);
+// The same tensors added to a writer of the caller's (a checkpoint adds more beside them):
+// params_host is the network's whole parameter buffer on the host (n_total floats) and
+// tracked the num_batches_tracked value; both must stay valid until dt_st_write.
+void dt_weights_add(dt_st_writer *w, const dt_net *net, const float *params_host,
+                    const int64_t *tracked);
 // Loads every parameter-table entry by name; F32, F16 and BF16 are accepted and converted;
 // num_batches_tracked is read if present (the first one found sets bn_batches_tracked);
 // other tensors in the file are ignored. A missing tensor, a shape mismatch or an unknown

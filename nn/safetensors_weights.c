@@ -34,6 +34,23 @@ static int check_net(const dt_net *net, const char *path, dt_error *err) {
     return 0;
 }
 
+void dt_weights_add(dt_st_writer *w, const dt_net *net, const float *params_host,
+                    const int64_t *tracked) {
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, params_host + p->offset);
+    }
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (p->kind != DT_PARAM_BN_GAMMA) continue;
+        char name[128];
+        batches_tracked_name(p, name, sizeof name);
+        dt_st_add(w, name, DT_ST_I64, 0, NULL, tracked);  // a 0-dim tensor, as in PyTorch
+    }
+}
+
 int dt_weights_save(const dt_net *net, const char *path, dt_error *err) {
     if (check_net(net, path, err)) return -1;
     dt_device *dev = net->dev;
@@ -44,19 +61,7 @@ int dt_weights_save(const dt_net *net, const char *path, dt_error *err) {
     dt_st_writer *w = dt_st_writer_new();
     dt_st_add_metadata(w, "format", "pt");  // as safetensors.torch.save_file writes it
     if (net->model[0]) dt_st_add_metadata(w, "model", net->model);
-    for (int i = 0; i < net->n_params; i++) {
-        const dt_param *p = &net->params_table[i];
-        int64_t shape[4];
-        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
-        dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, host + p->offset);
-    }
-    for (int i = 0; i < net->n_params; i++) {
-        const dt_param *p = &net->params_table[i];
-        if (p->kind != DT_PARAM_BN_GAMMA) continue;
-        char name[128];
-        batches_tracked_name(p, name, sizeof name);
-        dt_st_add(w, name, DT_ST_I64, 0, NULL, &tracked);  // a 0-dim tensor, as in PyTorch
-    }
+    dt_weights_add(w, net, host, &tracked);
     int rc = dt_st_write(w, path, err);
     dt_st_writer_free(w);
     free(host);

@@ -21,39 +21,29 @@ enum { N_STATE = 4 };
 int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
                        const dt_train_state *st, dt_error *err) {
     dt_device *d = net->dev;
-    // weights first, into a temporary file of their own would double the I/O; instead we
-    // assemble everything in one writer: params and velocity downloaded to host buffers.
+    // one writer, one atomic file: the weights as dt_weights_save names them, then the rest
     float *params = mallocCheck(net->n_total * sizeof(float));
     float *vel = mallocCheck((opt->n ? opt->n : 1) * sizeof(float));
     d->to_host(d, params, net->params, net->n_total * sizeof(float));
     if (opt->n) d->to_host(d, vel, opt->velocity, opt->n * sizeof(float));
     int64_t nbt = net->bn_batches_tracked;
     int64_t state[N_STATE] = {st->epoch, st->step, st->seed, st->global_batch};
-    char(*names)[160] = callocCheck((size_t)net->n_params * 2 + 1, sizeof *names);
-    int nn = 0;
-
     dt_st_writer *w = dt_st_writer_new();
+    dt_weights_add(w, net, params, &nbt);
     for (int i = 0; i < net->n_params; i++) {
         const dt_param *p = &net->params_table[i];
+        if (!p->trainable) continue;
         int64_t shape[4];
         for (int k = 0; k < p->ndim; k++) shape[k] = p->shape[k];
-        dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, params + p->offset);
-        if (p->kind == DT_PARAM_BN_GAMMA) {  // "<bn>.weight" -> "<bn>.num_batches_tracked"
-            size_t len = strlen(p->name) - strlen(".weight");
-            snprintf(names[nn], sizeof names[nn], "%.*s.num_batches_tracked", (int)len, p->name);
-            dt_st_add(w, names[nn++], DT_ST_I64, 0, NULL, &nbt);
-        }
-        if (p->trainable) {
-            snprintf(names[nn], sizeof names[nn], VEL_PREFIX "%s", p->name);
-            dt_st_add(w, names[nn++], DT_ST_F32, p->ndim, shape, vel + p->offset);
-        }
+        char name[160];
+        snprintf(name, sizeof name, VEL_PREFIX "%s", p->name);
+        dt_st_add(w, name, DT_ST_F32, p->ndim, shape, vel + p->offset);
     }
     for (int k = 0; k < N_STATE; k++) dt_st_add(w, STATE_KEYS[k], DT_ST_I64, 0, NULL, &state[k]);
     dt_st_add_metadata(w, "format", "dtlab-checkpoint-1");
     dt_st_add_metadata(w, "model", net->model);
     int rc = dt_st_write(w, path, err);
     dt_st_writer_free(w);
-    free(names);
     free(vel);
     free(params);
     return rc;

@@ -152,6 +152,16 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     dt_dataset *train = NULL, *test = NULL;
     int rc = agree(load_data(o, &train, &test, &err), &err, rank);
     if (rc) return rc;
+    // before any buffer is sized by the batch: an absurd --batch is an error, not an OOM
+    int64_t spe = dt_steps_per_epoch(train->n, o->global_batch, 1);
+    if (spe < 1) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --batch %d is larger than the training set (%lld "
+                            "examples)\n", o->global_batch, (long long)train->n);
+        dt_dataset_free(train);
+        dt_dataset_free(test);
+        return 2;
+    }
 
     dt_device *dev = dt_device_cpu_create(threads);
     dt_model_config cfg = dt_model_config_default();
@@ -195,14 +205,6 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     // it so a resumed run draws the masks the uninterrupted run would have drawn.
     for (int64_t i = 0; i < st.step; i++) net->dropout_seed = dt_mix64(net->dropout_seed);
 
-    int64_t spe = dt_steps_per_epoch(train->n, o->global_batch, 1);
-    if (spe < 1) {
-        if (rank == 0)
-            fprintf(stderr, "dtrain: --batch %d is larger than the training set (%lld "
-                            "examples)\n", o->global_batch, (long long)train->n);
-        rc = 2;
-        goto out;
-    }
     dt_lr_schedule sched = {.kind = o->schedule, .warmup_steps = o->warmup_epochs * spe,
                             .warmup_start = 0.1f, .total_steps = (double)o->epochs * spe,
                             .power = 2, .gamma = 0.1f};

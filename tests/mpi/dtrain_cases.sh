@@ -51,6 +51,7 @@ bad_input)
   PAT="--optimizer";     expect2 "bad optimizer" run 1 --optimizer adam
   PAT="--lr";            expect2 "NaN learning rate" run 1 --lr nan
   PAT="$W/none";         expect2 "missing dataset" run 1 --data-dir "$W/none"
+  PAT="larger than the training set"; expect2 "absurd batch" run 1 --batch 16000000 $SYN --synthetic-examples 96
   PAT="holds NaN";     expect2 "NaN in a batch" run 2 $SYN --synthetic-examples 96 --model smallcnn --batch 16 --fault-nan-at-step 2
   mkdir -p "$W/trunc"; for f in /usr/share/datasets/fashion-mnist/*.gz; do head -c 5000 "$f" >"$W/trunc/$(basename "$f")"; done
   if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
