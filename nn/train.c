@@ -1,8 +1,6 @@
-// train.c — the data-parallel step of nn/train.h: forward, loss, backward, gradient
-// averaging with the MPI library's own MPI_Allreduce, optimizer step. Deliberately plain: a
-// later stage replaces average_gradients() with coll/ (ring, hierarchical, fusion buckets,
-// overlap with backward through dt_grad_ready_fn). Not here: data loading, schedules,
-// checkpoints, timing.
+// train.c — the data-parallel step of nn/train.h: forward, loss, backward with the
+// gradients' allreduce (train_comm.c: fusion buckets, overlap), averaging, optimizer step.
+// Not here: data loading, schedules, checkpoints.
 #include "train.h"
 
 #include <limits.h>
@@ -10,16 +8,6 @@
 #include <string.h>
 
 #include "kernels.h"
-
-// MPI counts are int: reduce a long buffer in slices of at most INT_MAX elements.
-static void allreduce_sum_floats(float *buf, size_t n, MPI_Comm comm) {
-    while (n > 0) {
-        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
-        MPI_Allreduce(MPI_IN_PLACE, buf, c, MPI_FLOAT, MPI_SUM, comm);
-        buf += c;
-        n -= (size_t)c;
-    }
-}
 
 static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
     while (n > 0) {
@@ -33,7 +21,10 @@ static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
 // MPI reads the cpu device's memory in place, and the model device's too (sim/: host
 // memory, folded with SMPI_SHARED_MALLOC, so 1024 simulated ranks do not need 1024 copies).
 // The cuda device's memory goes through a host buffer (no CUDA-aware MPI assumed).
-static int device_is_host(const dt_device *d) { return strcmp(d->name, "cuda") != 0; }
+int dt_trainer_device_is_host(const dt_device *d) { return strcmp(d->name, "cuda") != 0; }
+#define device_is_host dt_trainer_device_is_host
+
+void dt_trainer_backward_allreduce(dt_trainer *t);  // train_comm.c
 
 int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err) {
     DT_ASSERT(t);
@@ -84,13 +75,19 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
         t->grads_host = callocCheck(stats > net->n_trainable ? stats : net->n_trainable,
                                     sizeof(float));
     }
-    return 0;
+    // Until told otherwise: the MPI library's allreduce over one bucket, after backward.
+    dt_coll_opts co = dt_coll_opts_default();
+    co.algo = DT_ALGO_MPI;
+    return dt_trainer_set_comm(t, &co, NULL, 0, err);
 }
 
 void dt_trainer_free(dt_trainer *t) {
     if (!t) return;
     free(t->grads_host);
-    t->grads_host = NULL;
+    free(t->events);
+    free(t->buckets);
+    if (t->coll) dt_coll_free(t->coll);
+    memset(t, 0, sizeof *t);
 }
 
 // g = (1/P) * sum over ranks of g_r, in place on every rank (Goyal et al. 2017, §2.1).
@@ -100,11 +97,10 @@ static void average_floats(dt_trainer *t, float *buf, size_t n, float *staging) 
     dt_device *d = t->net->dev;
     if (staging) {
         d->to_host(d, staging, buf, n * sizeof(float));
-        allreduce_sum_floats(staging, n, t->comm);
+        dt_allreduce(t->coll, staging, n, DT_F32, NULL);
         d->from_host(d, buf, staging, n * sizeof(float));
     } else {
-        d->sync(d);  // the values must be complete before MPI reads them
-        allreduce_sum_floats(buf, n, t->comm);
+        dt_allreduce(t->coll, buf, n, DT_F32, NULL);  // syncs the device first
     }
     d->scale(d, buf, 1.0f / (float)t->size, n);
 }
@@ -116,8 +112,8 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     dt_net_set_batch(net, x_local_host, y_local_host);
     dt_net_forward(net, 1);
     float loss = dt_net_loss(net);  // mean over this rank's B samples
-    dt_net_backward(net, 1.0f, NULL, NULL);
-    average_floats(t, net->grads, net->n_trainable, t->grads_host);
+    dt_trainer_backward_allreduce(t);  // grads = sum over the ranks
+    net->dev->scale(net->dev, net->grads, 1.0f / (float)t->size, net->n_trainable);
     // Batch-norm running statistics were updated from this rank's slice only; average them
     // so the replicas stay identical (PyTorch DDP instead broadcasts rank 0's buffers). The
     // running mean becomes exactly the global batch's; the running variance the mean of the

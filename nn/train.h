@@ -4,15 +4,19 @@
 // and every rank applies the same update, so the P replicas stay identical and follow the
 // run of one big minibatch (Goyal et al. 2017, §2.1: "the mean over the minibatch of
 // size kn"). This is the one place the trainer touches MPI.
-// Not here (yet): our own allreduce algorithms, fusion buckets, compute/communication
-// overlap (coll/, via the dt_grad_ready_fn hook of dt_net_backward), mixed precision, data
-// loading, learning-rate schedules (the caller passes lr).
+// The gradients go through the allreduce library (coll/coll.h) in fusion buckets
+// (coll/fusion.h): with overlap on, a bucket's allreduce starts during backward as soon as its
+// last gradient exists (the dt_grad_ready_fn hook of dt_net_backward) and every allreduce in
+// flight is progressed after each layer (DESIGN.md, "the data flow of one step").
+// Not here: mixed precision, data loading, learning-rate schedules (the caller passes lr).
 #ifndef DT_TRAIN_H
 #define DT_TRAIN_H
 
 #include <mpi.h>  // Open MPI's, or SMPI's in the simulator build (first on its include path)
 #include <stdint.h>
 
+#include "coll/coll.h"
+#include "coll/fusion.h"
 #include "dt.h"
 #include "net.h"
 #include "optim.h"
@@ -26,6 +30,23 @@ typedef struct {
     float *grads_host;  // staging buffer (max of n_trainable and the running statistics'
                         // length) for the cuda device, whose memory MPI cannot read; NULL
                         // for the cpu and model devices
+
+    // ---- communication (dt_trainer_set_comm; defaults: the MPI library's allreduce, one
+    // bucket, no overlap) ----
+    dt_coll *coll;            // owned
+    dt_fusion_opts fusion;
+    int overlap;              // start buckets during backward
+    dt_grad_event *events;    // backward's gradient-ready events (n_layers of them)
+    int n_events;
+    dt_bucket *buckets;       // the plan; SEGMENTS/AUTO plan after the first step, from
+    int n_buckets;            // rank 0's measured ready times (broadcast: one plan for all)
+    int planned;
+    // per step, in seconds (rank-local wall clock): backward compute, the span during which
+    // at least one allreduce was in flight (as seen by polling between layers: it can end
+    // up to one layer late), and the part of it after backward ended (exposed)
+    double last_backward, last_comm, last_exposed;
+    double sum_backward, sum_comm, sum_exposed;  // over steps since dt_trainer_reset_stats
+    long n_stats;
 } dt_trainer;
 
 // Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
@@ -35,7 +56,14 @@ typedef struct {
 // broadcast_parameters), so all replicas start identical. Returns 0, or -1 with err set
 // (DT_EXIT_USAGE) on every rank.
 int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err);
-void dt_trainer_free(dt_trainer *t);  // frees the staging buffer only
+void dt_trainer_free(dt_trainer *t);  // frees what the trainer owns (not net, opt, comm)
+
+// Collective: choose the allreduce (co: algorithm, fp16 wire, hier/torus shape, cost
+// figures), the fusion buckets and whether they overlap backward. Returns 0, or -1 with err
+// set (DT_EXIT_USAGE: the message names the option) on every rank.
+int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_opts *fo,
+                        int overlap, dt_error *err);
+void dt_trainer_reset_stats(dt_trainer *t);
 
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same

@@ -122,18 +122,20 @@ static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double 
 
 typedef struct {
     double train_loss, test_top1, test_loss, seconds, images_per_s, data_wait_s;
+    double comm_s, hidden_s;  // allreduce time in flight, and the part hidden by backward
 } epoch_stats;
 
 static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e) {
     printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test loss "
-           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s\n",
+           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% hidden)\n",
            epoch, (long long)step, lr, e->train_loss, 100 * e->test_top1, e->test_loss,
-           e->seconds, e->images_per_s, e->data_wait_s);
+           e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
+           e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
     fflush(stdout);
     if (csv) {
-        fprintf(csv, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f\n", epoch, (long long)step, lr,
-                e->train_loss, e->test_top1, e->test_loss, e->seconds, e->images_per_s,
-                e->data_wait_s);
+        fprintf(csv, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
+                (long long)step, lr, e->train_loss, e->test_top1, e->test_loss, e->seconds,
+                e->images_per_s, e->data_wait_s, e->comm_s, e->hidden_s);
         fflush(csv);
     }
 }
@@ -201,6 +203,9 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     if ((rc = agree(bad_ckpt, &err, rank))) goto out;
     if ((rc = agree(dt_trainer_init(&tr, net, opt, MPI_COMM_WORLD, &err) ? 2 : 0, &err, rank)))
         goto out;
+    if ((rc = agree(dt_trainer_set_comm(&tr, &o->coll, &o->fusion, o->overlap, &err) ? 2 : 0,
+                    &err, rank)))
+        goto out;
     // Each rank's dropout stream advances once per training forward (nn/net_run.c): replay
     // it so a resumed run draws the masks the uninterrupted run would have drawn.
     for (int64_t i = 0; i < st.step; i++) net->dropout_seed = dt_mix64(net->dropout_seed);
@@ -229,19 +234,22 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
         if (!csv) fprintf(stderr, "dtrain: cannot write --log %s; continuing without\n", o->log_csv);
         else if (!exists)
             fprintf(csv, "epoch,step,lr,train_loss,test_top1,test_loss,seconds,images_per_s,"
-                         "data_wait_s\n");
+                         "data_wait_s,comm_s,comm_hidden_s\n");
     }
     if (rank == 0)
         printf("dtrain: %s on %s, %lld examples, %d ranks x %d threads, batch %d (%d per rank), "
-               "%lld steps/epoch, lr %.4g, %s\n", o->model, train->name, (long long)train->n,
-               ranks, threads, o->global_batch, cfg.batch, (long long)spe, sched.base_lr,
-               o->optimizer == DT_OPT_LARS ? "LARS" : "SGD");
+               "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
+               train->name, (long long)train->n, ranks, threads, o->global_batch, cfg.batch,
+               (long long)spe, sched.base_lr, o->optimizer == DT_OPT_LARS ? "LARS" : "SGD",
+               dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " (fp16)" : "", tr.n_buckets,
+               tr.n_buckets == 1 ? "" : "s", tr.overlap ? " overlapping backward" : "");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
     int live = rank == 0 && !o->quiet && isatty(STDOUT_FILENO);
     double t_epoch = now_s(), t_run = t_epoch, wait_epoch = 0, loss_sum = 0, t_last_line = 0;
     int64_t n_loss = 0, steps_run = 0;
+    double run_comm = 0, run_hidden = 0;
     epoch_stats last = {0};
     dt_batch b;
     double wait;
@@ -293,6 +301,10 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
             last.train_loss = loss_sum / (double)n_loss;
             last.images_per_s = (double)n_loss * o->global_batch / last.seconds;
             last.data_wait_s = wait_epoch;
+            last.comm_s = tr.sum_comm;
+            last.hidden_s = tr.sum_comm - tr.sum_exposed > 0 ? tr.sum_comm - tr.sum_exposed : 0;
+            run_comm += tr.sum_comm, run_hidden += last.hidden_s;
+            dt_trainer_reset_stats(&tr);
             last.test_top1 = last.test_loss = NAN;
             if (test && o->eval_every && (st.epoch % o->eval_every == 0 || st.epoch == o->epochs)) {
                 last.test_top1 = dtrain_evaluate(net, test, MPI_COMM_WORLD, &last.test_loss, &err);
@@ -323,11 +335,16 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     if (rank == 0 && o->json)
         printf("{\"model\": \"%s\", \"ranks\": %d, \"global_batch\": %d, \"epochs\": %lld, "
                "\"steps\": %lld, \"seconds\": %.3f, \"images_per_s\": %.2f, \"train_loss\": "
-               "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s}\n",
+               "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s, "
+               "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
+               "\"comm_hidden_s\": %.4f}\n",
                o->model, ranks, o->global_batch, (long long)st.epoch, (long long)st.step, total,
                steps_run * (double)o->global_batch / total, last.train_loss,
                isnan(last.test_top1) ? -1.0 : last.test_top1,
-               isnan(last.test_loss) ? -1.0 : last.test_loss, same ? "true" : "false");
+               isnan(last.test_loss) ? -1.0 : last.test_loss, same ? "true" : "false",
+               dt_algo_name(o->coll.algo), tr.n_buckets, tr.overlap ? "true" : "false",
+               run_comm + tr.sum_comm,
+               run_hidden + (tr.sum_comm > tr.sum_exposed ? tr.sum_comm - tr.sum_exposed : 0));
 out:
     if (csv) fclose(csv);
     dt_loader_destroy(ld);

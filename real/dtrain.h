@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll/coll.h"
+#include "coll/fusion.h"
 #include "data.h"
 #include "net.h"
 #include "optim.h"
@@ -40,6 +42,9 @@ typedef struct {
     int quiet;               // --quiet: no progress line
     int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)
     int64_t fault_nan_step;  // --fault-nan-at-step N (testing: rank 0's batch gets a NaN)
+    dt_coll_opts coll;       // --algo --fp16-grads --group --inner --hier-rs --torus
+    dt_fusion_opts fusion;   // --fusion
+    int overlap;             // --no-overlap clears it
 } dtrain_opts;
 
 // Parse argv into o (defaults first). Returns 0 to run, 1 when --help was printed, or 2 with

@@ -14,7 +14,7 @@ void dtrain_usage(FILE *f) {
     fprintf(f,
         "usage: mpirun -np P dtrain [options]\n"
         "Data-parallel training on the CPU: the global batch is split over the P ranks and\n"
-        "gradients are averaged with MPI_Allreduce, so the replicas stay identical.\n"
+        "gradients are averaged with dtlab's allreduce, so the replicas stay identical.\n"
         "\n"
         "  --model NAME          %s (default smallcnn)\n"
         "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"
@@ -40,8 +40,18 @@ void dtrain_usage(FILE *f) {
         "  --max-steps N         stop after N optimizer steps in total\n"
         "  --save-weights FILE   final weights as safetensors (torchvision names)\n"
         "  --quiet               no live progress line\n"
+        "communication:\n"
+        "  --algo NAME           allreduce: %s (default ring)\n"
+        "  --fusion SPEC         gradient buckets: %s\n"
+        "                        (default 64MiB, Horovod's threshold)\n"
+        "  --no-overlap          start the allreduces after backward, not during it\n"
+        "  --fp16-grads          gradients in fp16 on the wire, summed in fp32\n"
+        "  --group N             hier: ranks per group (default: ranks per node from mpirun)\n"
+        "  --inner ring|rhd      hier/torus2d: the allreduce between groups (ring)\n"
+        "  --hier-rs             hier: reduce-scatter/allgather variant (default reduce/bcast)\n"
+        "  --torus XxY           torus2d grid (default: the squarest)\n"
         "  --help\n",
-        dt_model_names(), DT_FASHION_MNIST_DIR);
+        dt_model_names(), DT_FASHION_MNIST_DIR, DT_ALGO_VALID, DT_FUSION_VALID);
 }
 
 static int bad(int rank, const char *opt, const char *val, const char *want) {
@@ -93,12 +103,16 @@ static void defaults(dtrain_opts *o) {
     o->fault_die_step = -1;
     o->fault_nan_step = -1;
     o->dropout = 0.5f;
+    o->coll = dt_coll_opts_default();
+    o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 2};
+    o->overlap = 1;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
-           SAVEW, QUIET, DIE, FNAN, DROP, HELP };
+           SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
+           INNER, HIERRS, TORUS };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -110,7 +124,10 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
         {"fault-die-at-step", 1, 0, DIE},
-        {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP}, {0, 0, 0, 0}};
+        {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
+        {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
+        {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP}, {"inner", 1, 0, INNER},
+        {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {0, 0, 0, 0}};
     defaults(o);
     opterr = 0;
     optind = 1;
@@ -213,6 +230,38 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             if (parse_float(optarg, 0, 0.99, &x)) return bad(rank, "--dropout", optarg, "in [0, 0.99]");
             o->dropout = (float)x;
             break;
+        case ALGO:
+        case INNER:
+        case FUSION: {
+            dt_error e;
+            dt_algo a;
+            int fail = c == FUSION ? dt_fusion_parse(optarg, &o->fusion, &e)
+                                   : dt_algo_parse(optarg, name, &a, &e);
+            if (fail) {
+                if (rank == 0) fprintf(stderr, "dtrain: %s\n", e.msg);
+                return 2;
+            }
+            if (c == ALGO) o->coll.algo = a;
+            if (c == INNER && a != DT_ALGO_RING && a != DT_ALGO_RHD)
+                return bad(rank, "--inner", optarg, "ring or rhd");
+            if (c == INNER) o->coll.inner = a;
+            break;
+        }
+        case NOOVL: o->overlap = 0; break;
+        case FP16G: o->coll.wire_f16 = 1; break;
+        case HIERRS: o->coll.hier_rs = 1; break;
+        case GROUP:
+            if (parse_long(optarg, 1, 1 << 20, &v)) return bad(rank, "--group", optarg, "a positive group size");
+            o->coll.group = (int)v;
+            break;
+        case TORUS: {
+            int x, y;
+            char tail;
+            if (sscanf(optarg, "%dx%d%c", &x, &y, &tail) != 2 || x < 1 || y < 1)
+                return bad(rank, "--torus", optarg, "XxY with positive X and Y, e.g. 4x2");
+            o->coll.tx = x, o->coll.ty = y;
+            break;
+        }
         case HELP:
             if (rank == 0) dtrain_usage(stdout);
             return 1;

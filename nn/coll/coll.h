@@ -1,0 +1,131 @@
+// coll.h — dtlab's allreduce library: the communication algorithms of the landmark
+// large-batch runs, written once over MPI point-to-point calls and device primitives, and
+// compiled both against a real MPI and against SimGrid's SMPI (DESIGN.md, "coll").
+//
+//   mpi      the MPI library's own MPI_Allreduce / MPI_Iallreduce (the baseline)
+//   ps       parameter server: every rank sends to rank 0, which sums and sends back
+//   ring     reduce-scatter + allgather around a ring (Baidu allreduce, NCCL rings)
+//   rhd      Rabenseifner: recursive halving reduce-scatter + recursive doubling
+//            allgather, any P (the extra ranks fold in first); Facebook's Goyal et al. 2017
+//   dbtree   NCCL's double binary tree: two complementary trees, each reducing and
+//            broadcasting one half of the buffer, pipelined in segments
+//   hier     hierarchical: groups of `group` consecutive ranks (a node's GPUs). Variant
+//            "reduce" (Goyal et al., Jia et al.): reduce to the group leader, allreduce
+//            among the leaders with `inner`, broadcast in the group. Variant "rs":
+//            reduce-scatter in the group, allreduce of each shard among the ranks with
+//            the same local rank, allgather in the group (needs P % group == 0)
+//   torus2d  Mikami et al. 2018 (Sony): ranks as an X×Y grid; reduce-scatter along X,
+//            allreduce of the shards along Y (with `inner`), allgather along X
+//
+// Every algorithm compiles to a *schedule* (coll_sched.c): rounds of sends and receives
+// whose local reductions run when the round's messages have arrived. The same schedule is
+// run to completion by the blocking call and advanced step by step by the nonblocking one
+// (start / progress / wait), which is how backward compute and communication overlap.
+//
+// Invariants, for every algorithm: any P >= 1 (hier "rs" and torus2d need the shapes they
+// name), any count >= 0 (count < P too), in place, sum only, and every rank ends with the
+// bit-identical result: each element is summed once, on one rank, in an order fixed by the
+// schedule, and then copied. With fp16 on the wire (float32 buffers only) every message is
+// rounded to IEEE binary16 and accumulated in fp32; the owner of a finished chunk rounds
+// its own copy the same way before sending it, so all ranks still agree bit for bit.
+//
+// Buffers are host-addressable memory (the cpu device's, the model device's, or plain host
+// memory with dev = NULL for float64): MPI reads them directly. The cuda device stages
+// through host memory in the trainer.
+// Not here: the cost model and fusion plans (coll_cost.h), the trainer's use (nn/train.c).
+#ifndef DT_COLL_H
+#define DT_COLL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "../device.h"
+#include "../dt.h"
+
+typedef enum {
+    DT_ALGO_MPI,
+    DT_ALGO_PS,
+    DT_ALGO_RING,
+    DT_ALGO_RHD,
+    DT_ALGO_DBTREE,
+    DT_ALGO_HIER,
+    DT_ALGO_TORUS2D,
+    DT_ALGO_AUTO,  // the cheapest by the cost model, chosen per call from its size
+    DT_ALGO_COUNT
+} dt_algo;
+
+#define DT_ALGO_VALID "mpi, ps, ring, rhd, dbtree, hier, torus2d, auto"
+
+const char *dt_algo_name(dt_algo a);
+// Parse an algorithm name; unknown names fail with DT_EXIT_USAGE and a message listing the
+// valid ones (`what` names the option or variable, e.g. "--algo" or "DTCOLL_ALGO").
+int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err);
+
+typedef enum { DT_F32, DT_F64 } dt_dtype;
+
+// The α-β-γ machine of the cost model (REFERENCE.md): α seconds per message, β seconds per
+// byte sent, γ seconds per byte reduced. `intra` is the link inside a group (hier's first
+// and last phase, torus2d's X rings); the flat algorithms use the outer figures.
+typedef struct {
+    double alpha, beta, gamma;
+    double alpha_intra, beta_intra;
+} dt_cost_params;
+
+// Shared memory on one machine (a few µs per message, ~10 GB/s, ~5 GB/s of additions): a
+// default under which `auto` chooses sensibly on a workstation.
+dt_cost_params dt_cost_params_default(void);
+
+typedef struct {
+    dt_algo algo;
+    int wire_f16;       // fp16 on the wire (float32 buffers only; not with algo mpi)
+    int group;          // hier: ranks per group; 0 = dt_coll_local_size() (the launcher's
+                        // ranks per node), or 1 when it does not say
+    dt_algo inner;      // hier's and torus2d's inner allreduce: DT_ALGO_RING or DT_ALGO_RHD
+    int hier_rs;        // hier variant: 0 reduce/allreduce/broadcast, 1 rs/allreduce/ag
+    int tx, ty;         // torus2d grid X×Y with X*Y == P; 0,0 = the squarest factorisation
+    int segments;       // dbtree pipeline segments per half; 0 = chosen by the cost model
+    int checked;        // every call first checks that all ranks passed the same count
+                        // (one extra small allreduce); also on when DTCOLL_CHECK=1
+    dt_cost_params cost;
+} dt_coll_opts;
+
+// algo ring, inner ring, everything else automatic, cost = dt_cost_params_default()
+dt_coll_opts dt_coll_opts_default(void);
+
+// Ranks per node as the launcher tells it (OMPI_COMM_WORLD_LOCAL_SIZE, SLURM_NTASKS_PER_NODE,
+// DT_LOCAL_SIZE), or 0 when none does.
+int dt_coll_local_size(void);
+
+typedef struct dt_coll dt_coll;            // one communicator's context
+typedef struct dt_coll_req dt_coll_req;    // one allreduce in flight
+
+// Collective over comm: duplicates it (our messages never meet the caller's), splits the
+// sub-communicators hier/torus2d need, checks the options (the same on every rank is the
+// caller's duty). dev does the local reductions of float32 data (may be NULL: host loops).
+// Returns NULL with err set (DT_EXIT_USAGE: the message names the option) on bad options.
+dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt_error *err);
+void dt_coll_free(dt_coll *c);  // collective (frees the communicators)
+int dt_coll_rank(const dt_coll *c);
+int dt_coll_size(const dt_coll *c);
+const dt_coll_opts *dt_coll_get_opts(const dt_coll *c);  // as resolved (group, tx, ty, ...)
+
+// Blocking: buf (count elements of dtype) becomes the sum over the ranks, in place.
+// Returns 0, or -1 with err set: in checked mode when the ranks' counts differ (on every
+// rank, DT_EXIT_USAGE), or for fp16 wire with float64 data.
+int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *err);
+
+// Nonblocking: start posts the first messages and returns at once; progress advances every
+// round whose messages have arrived and returns 1 when the allreduce is complete; wait
+// completes it and frees the request (always call it, once). Requests may overlap (fusion
+// buckets): start them in the same order on every rank. NULL with err set on failure.
+dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
+                                dt_error *err);
+int dt_allreduce_progress(dt_coll_req *r);
+void dt_allreduce_wait(dt_coll_req *r);
+// Progress every request of c in flight (the trainer calls it between kernels).
+void dt_coll_progress_all(dt_coll *c);
+
+// The algorithm a call of `bytes` payload would run (auto resolved).
+dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes);
+
+#endif

@@ -1,0 +1,139 @@
+// coll_cost.c — the α-β-γ model of coll_cost.h, one function per schedule. Each term names
+// the rounds it counts; `chunk(b, k)` is the largest of k nearly equal pieces of b bytes
+// (the schedules split by elements, so the slowest message carries the rounded-up piece).
+#include "coll_cost.h"
+
+#include <math.h>
+
+#include "coll_sched.h"
+
+static double wire_bytes(const dt_coll_opts *o) { return o->wire_f16 ? 2.0 : 4.0; }
+
+static double chunk(const dt_coll_opts *o, double bytes, int k) {
+    double w = wire_bytes(o), n = ceil(bytes / w);
+    return ceil(n / k) * w;
+}
+
+static int lg_ceil(int p) {
+    int k = 0;
+    while ((1 << k) < p) k++;
+    return k;
+}
+
+typedef struct { double a, b, g; } link_t;
+
+// ring: p-1 reduce-scatter steps (send + receive + add one chunk), p-1 allgather steps
+static double ring_rs(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    double c = chunk(o, bytes, p);
+    return (p - 1) * (L.a + c * L.b + c * L.g);
+}
+static double ring_ag(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    return (p - 1) * (L.a + chunk(o, bytes, p) * L.b);
+}
+static double ring(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    return ring_rs(o, p, bytes, L) + ring_ag(o, p, bytes, L);
+}
+
+// rhd: lg p' halving steps (window/2 sent, window/2 added), lg p' doubling steps, and for
+// p != p' one whole-buffer message (+ add) before and one after
+static double rhd(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    int pp = 1;
+    while (pp * 2 <= p) pp *= 2;
+    double t = 0.0, c = chunk(o, bytes, pp);
+    for (int cnt = pp / 2; cnt >= 1; cnt /= 2) t += L.a + cnt * c * (L.b + L.g);
+    for (int cnt = 1; cnt < pp; cnt *= 2) t += L.a + cnt * c * L.b;
+    if (pp != p) t += 2 * L.a + 2 * bytes * L.b + bytes * L.g;
+    return t;
+}
+
+// ps: the root receives and adds p-1 whole buffers in turn, then sends p-1 at once
+static double ps(int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    return (p - 1) * (L.a + bytes * (L.b + L.g)) + L.a + (p - 1) * bytes * L.b;
+}
+
+// binomial reduce / broadcast: ⌈lg p⌉ whole-buffer steps on the critical path
+static double binomial(int p, double bytes, link_t L, int reduce) {
+    return lg_ceil(p) * (L.a + bytes * (L.b + (reduce ? L.g : 0.0)));
+}
+
+// dbtree: each tree's half in S segments of bytes/(2S); a round moves two segments through
+// every rank's link (two children in one tree, the parent in the other) and adds two;
+// S + D - 1 rounds up, S + D - 1 rounds down (coll_tree.c).
+static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    int D = dt_dtree_depth(p), S = dt_dbtree_segments(o, p, bytes);
+    double seg = chunk(o, ceil(bytes / 2.0 / wire_bytes(o)) * wire_bytes(o), S);
+    double rounds = S + D - 1;
+    return rounds * (L.a + 2 * seg * (L.b + L.g)) + rounds * (L.a + 2 * seg * L.b);
+}
+
+int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes) {
+    if (o->segments > 0) return o->segments;
+    int D = p > 1 ? dt_dtree_depth(p) : 1;
+    double half = ceil(bytes / 2.0 / wire_bytes(o));  // elements per tree
+    if (D <= 1 || o->cost.alpha <= 0 || half < 2) return 1;
+    double s = sqrt((D - 1) * bytes * o->cost.beta / o->cost.alpha);
+    if (s > half) s = half;
+    if (s > 4096) s = 4096;
+    return s < 1 ? 1 : (int)lround(s);
+}
+
+void dt_torus_shape(int p, int *x, int *y) {
+    int best = 1;
+    for (int d = 1; (long)d * d <= p; d++)
+        if (p % d == 0) best = d;
+    *y = best, *x = p / best;
+}
+
+static double inner(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    return o->inner == DT_ALGO_RHD ? rhd(o, p, bytes, L) : ring(o, p, bytes, L);
+}
+
+double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
+    link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
+    link_t in = {o->cost.alpha_intra, o->cost.beta_intra, o->cost.gamma};
+    int s = o->group > 0 ? o->group : 1;
+    switch (a) {
+    case DT_ALGO_PS: return ps(p, bytes, out);
+    case DT_ALGO_RING: return ring(o, p, bytes, out);
+    case DT_ALGO_RHD: return rhd(o, p, bytes, out);
+    case DT_ALGO_DBTREE: return dbtree(o, p, bytes, out);
+    case DT_ALGO_HIER: {
+        if (s > p) return NAN;
+        int g = (p + s - 1) / s;
+        if (o->hier_rs) {
+            if (p % s) return NAN;
+            return ring_rs(o, s, bytes, in) + inner(o, g, chunk(o, bytes, s), out) +
+                   ring_ag(o, s, bytes, in);
+        }
+        return binomial(s, bytes, in, 1) + inner(o, g, bytes, out) + binomial(s, bytes, in, 0);
+    }
+    case DT_ALGO_TORUS2D: {
+        int x = o->tx, y = o->ty;
+        if (x <= 0 || y <= 0) dt_torus_shape(p, &x, &y);
+        if ((long)x * y != p) return NAN;
+        return ring_rs(o, x, bytes, in) + inner(o, y, chunk(o, bytes, x), out) +
+               ring_ag(o, x, bytes, in);
+    }
+    default: return NAN;
+    }
+}
+
+dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
+    static const dt_algo cand[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_DBTREE, DT_ALGO_PS,
+                                   DT_ALGO_HIER, DT_ALGO_TORUS2D};
+    dt_algo best = DT_ALGO_RING;
+    double tbest = INFINITY;
+    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+        if (cand[i] == DT_ALGO_HIER && (o->group <= 1 || o->group >= p)) continue;
+        // a grid only where the user drew one (its X rings are costed as intra links)
+        if (cand[i] == DT_ALGO_TORUS2D && (o->tx <= 1 || o->ty <= 1)) continue;
+        double t = dt_coll_cost(cand[i], o, p, bytes);
+        if (t < tbest) tbest = t, best = cand[i];  // NaN never compares less
+    }
+    return best;
+}

@@ -1,0 +1,22 @@
+// coll_cost.h — the α-β-γ cost model of every allreduce schedule (REFERENCE.md; Thakur,
+// Rabenseifner & Gropp 2005; Hockney's model): the time of one allreduce of `bytes` bytes
+// per rank on p ranks, counted message by message from the schedules that coll_sched.c,
+// coll_tree.c and coll_hier.c build, so the simulator can check the two against each other.
+// Not here: contention between concurrent allreduces, or any link the model is not told of.
+#ifndef DT_COLL_COST_H
+#define DT_COLL_COST_H
+
+#include "coll.h"
+
+// Seconds for one allreduce; o gives the shape (group, hier_rs, inner, tx, ty, segments,
+// wire_f16) and the machine (o->cost). NaN for DT_ALGO_MPI (the library's own is unknown)
+// and for shapes the algorithm cannot take (hier rs with p % group != 0, tx*ty != p).
+double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes);
+// The cheapest of ps, ring, rhd, dbtree, hier and torus2d where their shapes fit.
+dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes);
+// dbtree's pipeline: the segment count that minimises 2(S + D - 1)(α + bytes·β/S)
+int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes);
+// torus2d's grid for p ranks: X*Y == p with Y the largest divisor <= sqrt(p)
+void dt_torus_shape(int p, int *x, int *y);
+
+#endif

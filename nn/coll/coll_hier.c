@@ -1,0 +1,68 @@
+// coll_hier.c — the two-level algorithms, and the table that turns an algorithm name into
+// a schedule.
+//   hier, variant "reduce" (Goyal et al. 2017 §4: "reduce within a server, allreduce across
+//   servers, broadcast within a server"; Jia et al. 2018's hierarchical allreduce): a
+//   binomial reduce to the group leader over the fast intra-node links, the leaders'
+//   allreduce (ring or rhd) over the network, a binomial broadcast back. Only 1/s of the
+//   ranks touch the network, so its latency term shrinks from ~p to ~p/s messages.
+//   hier, variant "rs" (Cho et al. 2017's multi-ring, Horovod's hierarchical allreduce):
+//   reduce-scatter in the group, allreduce of shard i among the ranks of local rank i of
+//   every group, allgather in the group: every NIC carries 1/s of the buffer.
+//   torus2d (Mikami et al. 2018 §3.2): the same three phases on an X×Y grid, the rings
+//   along X (a row: X consecutive ranks) and the allreduce along Y (a column).
+// Not here: the flat algorithms (coll_sched.c), the trees (coll_tree.c).
+#include <string.h>
+
+#include "coll_cost.h"
+#include "coll_sched.h"
+
+static void inner(dt_lane *l, dt_algo a, int comm, int r, int p, size_t off, size_t n,
+                  int quant) {
+    if (a == DT_ALGO_RHD) dt_sched_rhd(l, comm, r, p, off, n, quant);
+    else dt_sched_ring(l, comm, r, p, off, n, quant);
+}
+
+// reduce-scatter along `rows`, allreduce of the owned chunk along `cols`, allgather back
+static void three_phase(const dt_coll *c, dt_lane *l, int rows, int cols, size_t n,
+                        int quant) {
+    int r = c->rank[rows], p = c->size[rows];
+    dt_sched_ring_rs(l, rows, r, p, 0, n);
+    size_t lo = dt_chunk_lo(n, p, r), hi = dt_chunk_lo(n, p, r + 1);
+    inner(l, c->o.inner, cols, c->rank[cols], c->size[cols], lo, hi - lo, quant);
+    dt_sched_ring_ag(l, rows, r, p, 0, n, quant);
+}
+
+static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
+    int g = DT_COMM_GROUP;
+    dt_sched_binomial_reduce(l, g, c->rank[g], c->size[g], 0, n);
+    if (c->rank[g] == 0)
+        inner(l, c->o.inner, DT_COMM_LEADERS, c->rank[DT_COMM_LEADERS],
+              c->size[DT_COMM_LEADERS], 0, n, quant);
+    dt_sched_binomial_bcast(l, g, c->rank[g], c->size[g], 0, n, quant);
+}
+
+void dt_sched_build(const dt_coll *c, dt_algo a, size_t n, int quant, dt_sched *s) {
+    memset(s, 0, sizeof *s);
+    s->n_lanes = 1;
+    dt_lane *l = &s->lanes[0];
+    int r = c->rank[DT_COMM_ALL], p = c->size[DT_COMM_ALL];
+    switch (a) {
+    case DT_ALGO_MPI:
+        dt_lane_round(l);
+        dt_lane_op(l, DT_OP_NATIVE, DT_COMM_ALL, -1, 0, n);
+        break;
+    case DT_ALGO_PS: dt_sched_ps(l, DT_COMM_ALL, r, p, 0, n, quant); break;
+    case DT_ALGO_RING: dt_sched_ring(l, DT_COMM_ALL, r, p, 0, n, quant); break;
+    case DT_ALGO_RHD: dt_sched_rhd(l, DT_COMM_ALL, r, p, 0, n, quant); break;
+    case DT_ALGO_DBTREE:
+        dt_sched_dbtree(s, DT_COMM_ALL, r, p, 0, n,
+                        dt_dbtree_segments(&c->o, p, (double)n * (quant ? 2 : 4)), quant);
+        break;
+    case DT_ALGO_HIER:
+        if (c->o.hier_rs) three_phase(c, l, DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
+        else hier_reduce(c, l, n, quant);
+        break;
+    case DT_ALGO_TORUS2D: three_phase(c, l, DT_COMM_ROW, DT_COMM_COL, n, quant); break;
+    default: DT_ASSERT(!"unresolved algorithm");
+    }
+}

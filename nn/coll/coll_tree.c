@@ -1,0 +1,106 @@
+// coll_tree.c — NCCL's double binary tree (Sanders, Speck & Träff 2009, "Two-tree
+// algorithms for full bandwidth broadcast, reduction and scan"; NCCL 2.4): two binary trees
+// over the same ranks, built so that a rank that is an inner node of one is (nearly
+// always) a leaf of the other. Each tree reduces one half of the buffer to its root and
+// broadcasts it back, in `segments` pipelined pieces, so every link carries about n bytes
+// each way and the latency grows with lg p, not p. Not here: the engine (coll_engine.c).
+#include "coll_sched.h"
+
+// The in-order binary tree of ncclGetBtree: a rank's height is its lowest set bit; rank 0
+// is the root, with the highest power of two below p as its one child.
+void dt_btree(int r, int p, int *parent, int *child0, int *child1) {
+    *parent = *child0 = *child1 = -1;
+    if (r == 0) {
+        int top = 1;
+        while (top * 2 < p) top *= 2;
+        if (p > 1) *child0 = top;
+        return;
+    }
+    int bit = r & -r;
+    int up = (r ^ bit) | (bit << 1);  // the neighbour at distance bit with the next bit set
+    *parent = up < p ? up : (r ^ bit);
+    for (int h = bit >> 1; h > 0; h >>= 1) {
+        if (*child0 < 0) *child0 = r - h;  // always in range
+        if (r + h < p) {
+            *child1 = r + h;
+            break;
+        }
+    }
+}
+
+// Tree 1: tree 0 mirrored (p even) or shifted by one rank (p odd), as NCCL's ncclGetDtree.
+void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1) {
+    if (tree == 0) {
+        dt_btree(r, p, parent, child0, child1);
+        return;
+    }
+    int pos = p % 2 == 0 ? p - 1 - r : (r + p - 1) % p;
+    int t[3];
+    dt_btree(pos, p, &t[0], &t[1], &t[2]);
+    for (int i = 0; i < 3; i++)
+        if (t[i] >= 0) t[i] = p % 2 == 0 ? p - 1 - t[i] : (t[i] + 1) % p;
+    *parent = t[0], *child0 = t[1], *child1 = t[2];
+}
+
+int dt_dtree_depth(int p) {
+    int depth = 0;
+    for (int tree = 0; tree < 2; tree++)
+        for (int r = 0; r < p; r++) {
+            int d = 0, x = r, c0, c1;
+            while (x >= 0) {
+                int up;
+                dt_dtree(tree, x, p, &up, &c0, &c1);
+                if (up < 0) break;
+                x = up, d++;
+            }
+            if (d > depth) depth = d;
+        }
+    return depth;
+}
+
+// One tree over [off, off+n) in S segments. Reduce: in round k a rank receives segment k
+// from its children and passes segment k-1 (complete since round k-1) to its parent; a leaf
+// sends segment k in round k. Broadcast: in round k a rank receives segment k from its
+// parent and passes segment k-1 to its children; the root sends segment k in round k.
+static void tree_lane(dt_lane *l, int tree, int comm, int r, int p, size_t off, size_t n,
+                      int S, int quant) {
+    int up, c0, c1;
+    dt_dtree(tree, r, p, &up, &c0, &c1);
+    int leaf = c0 < 0 && c1 < 0;
+#define SEG(k) off + dt_chunk_lo(n, S, (k)), dt_chunk_lo(n, S, (k) + 1) - dt_chunk_lo(n, S, (k))
+    for (int k = 0; k <= S; k++) {
+        dt_lane_round(l);
+        if (leaf) {
+            if (k < S && up >= 0) dt_lane_op(l, DT_OP_SEND, comm, up, SEG(k));
+            continue;
+        }
+        if (k < S && c0 >= 0) dt_lane_op(l, DT_OP_RECV_ADD, comm, c0, SEG(k));
+        if (k < S && c1 >= 0) dt_lane_op(l, DT_OP_RECV_ADD, comm, c1, SEG(k));
+        if (k >= 1 && up >= 0) dt_lane_op(l, DT_OP_SEND, comm, up, SEG(k - 1));
+    }
+    for (int k = 0; k <= S; k++) {
+        dt_lane_round(l);
+        if (up < 0) {  // the root
+            if (k < S && quant) dt_lane_op(l, DT_OP_QUANT, comm, 0, SEG(k));
+            if (k < S && c0 >= 0) dt_lane_op(l, DT_OP_SEND, comm, c0, SEG(k));
+            if (k < S && c1 >= 0) dt_lane_op(l, DT_OP_SEND, comm, c1, SEG(k));
+            continue;
+        }
+        if (k < S) dt_lane_op(l, DT_OP_RECV_COPY, comm, up, SEG(k));
+        if (k >= 1 && c0 >= 0) dt_lane_op(l, DT_OP_SEND, comm, c0, SEG(k - 1));
+        if (k >= 1 && c1 >= 0) dt_lane_op(l, DT_OP_SEND, comm, c1, SEG(k - 1));
+    }
+#undef SEG
+    // drop trailing empty rounds
+    while (l->n_rounds > 0 && l->round_start[l->n_rounds - 1] == l->round_start[l->n_rounds])
+        l->n_rounds--;
+}
+
+void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
+                     int quant) {
+    if (p == 1) return;
+    size_t half = n / 2;
+    s->n_lanes = 2;
+    tree_lane(&s->lanes[0], 0, comm, r, p, off, half, segments, quant);
+    tree_lane(&s->lanes[1], 1, comm, r, p, off + half, n - half, segments, quant);
+}

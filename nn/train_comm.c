@@ -1,0 +1,180 @@
+// train_comm.c — the trainer's communication: fusion buckets of the gradient buffer, their
+// allreduces started during backward as soon as each bucket is complete (overlap, Goyal et
+// al. 2017 §4: "we start the allreduce of a layer's gradient as soon as it is computed";
+// Jia et al. 2018's tensor fusion), progressed between layers, waited for after backward,
+// and the bookkeeping of how much communication was hidden. Not here: the rest of the step
+// (train.c), the algorithms (coll/), the planner (coll/fusion.c).
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "coll/coll_cost.h"
+#include "train.h"
+
+int dt_trainer_device_is_host(const dt_device *d);  // train.c
+
+// The static events of backward: layer t's range of the gradient buffer, top down (the
+// same walk as dt_net_backward). Times are filled in by a measured step.
+static void static_events(dt_trainer *t) {
+    dt_net *net = t->net;
+    size_t mark = net->n_trainable;
+    t->n_events = net->n_layers;
+    for (int k = 0, i = net->n_layers - 1; i >= 0; i--, k++) {
+        const dt_layer *l = net->layers[i];
+        size_t lo = l->n_trainable ? (size_t)l->w_off : mark;
+        t->events[k] = (dt_grad_event){0.0, lo, mark};
+        mark = lo;
+    }
+}
+
+// The modelled time of one bucket's allreduce (coll_cost.c), for the planner; the library's
+// own MPI_Allreduce has no model, so it is priced as a ring.
+static double bucket_cost(void *ctx, size_t bytes) {
+    dt_trainer *t = ctx;
+    const dt_coll_opts *o = dt_coll_get_opts(t->coll);
+    dt_algo a = dt_coll_resolve(t->coll, bytes);
+    double c = dt_coll_cost(a, o, t->size, (double)bytes);
+    if (!isfinite(c)) c = dt_coll_cost(DT_ALGO_RING, o, t->size, (double)bytes);
+    return isfinite(c) && c >= 0 ? c : 0.0;
+}
+
+static int plan(dt_trainer *t, dt_error *err) {
+    size_t wire = dt_coll_get_opts(t->coll)->wire_f16 ? 2 : 4;
+    int nb = dt_fusion_plan(t->events, t->n_events, wire, &t->fusion, bucket_cost, t,
+                            t->buckets, err);
+    if (nb < 0) return -1;
+    t->n_buckets = nb;
+    t->planned = 1;
+    return 0;
+}
+
+// SEGMENTS and AUTO choose split points from when the gradients become ready, so they plan
+// after one measured step; until then the whole buffer is one bucket.
+static int needs_times(const dt_fusion_opts *f) {
+    return f->mode == DT_FUSION_SEGMENTS || f->mode == DT_FUSION_AUTO;
+}
+
+int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_opts *fo,
+                        int overlap, dt_error *err) {
+    DT_ASSERT(t && t->net);
+    dt_device *d = t->net->dev;
+    dt_coll_opts o = co ? *co : dt_coll_opts_default();
+    // MPI cannot read cuda memory: those gradients are staged on the host and reduced there
+    dt_coll *c = dt_coll_create(t->comm, dt_trainer_device_is_host(d) ? d : NULL, &o, err);
+    int bad = c ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, t->comm);
+    if (bad) {
+        if (c) dt_coll_free(c);
+        if (!c) return -1;
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: another rank rejected the allreduce "
+                       "options (see its message)");
+    }
+    if (t->coll) dt_coll_free(t->coll);
+    t->coll = c;
+    t->fusion = fo ? *fo : (dt_fusion_opts){DT_FUSION_BYTES, SIZE_MAX, 1};
+    t->overlap = overlap && !t->grads_host;  // staged gradients exist only after backward
+    if (!t->events) {
+        t->events = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_grad_event));
+        t->buckets = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_bucket));
+    }
+    static_events(t);
+    t->planned = 0;
+    t->n_buckets = 0;
+    if (!needs_times(&t->fusion)) return plan(t, err);
+    return 0;
+}
+
+void dt_trainer_reset_stats(dt_trainer *t) {
+    t->sum_backward = t->sum_comm = t->sum_exposed = 0.0;
+    t->n_stats = 0;
+}
+
+// ---- one step's backward and gradient allreduce ----
+
+typedef struct {
+    dt_trainer *t;
+    dt_coll_req **req;  // per bucket, NULL until started (and after it is waited for)
+    char *done;         // per bucket: progress saw it complete
+    int next;           // the next bucket to start
+    int n_events;
+    double t0, busy_since, busy;  // wall clock; busy_since < 0: nothing in flight
+    int inflight;
+} step_ctx;
+
+static double now(const step_ctx *s) { return MPI_Wtime() - s->t0; }
+
+static void start_bucket(step_ctx *s, int b) {
+    dt_trainer *t = s->t;
+    const dt_bucket *k = &t->buckets[b];
+    float *buf = t->grads_host ? t->grads_host : t->net->grads;
+    dt_error err;
+    s->req[b] = dt_allreduce_start(t->coll, buf + k->lo, k->hi - k->lo, DT_F32, &err);
+    if (!s->req[b]) {  // the options were checked at dt_trainer_set_comm
+        fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
+        abort();
+    }
+    if (s->inflight++ == 0) s->busy_since = now(s);
+}
+
+// Progress every allreduce in flight; note those that completed.
+static void poll(step_ctx *s) {
+    for (int b = 0; b < s->next; b++) {
+        if (!s->req[b] || s->done[b]) continue;
+        if (dt_allreduce_progress(s->req[b])) {
+            s->done[b] = 1;
+            if (--s->inflight == 0) s->busy += now(s) - s->busy_since;
+        }
+    }
+}
+
+static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
+    (void)net, (void)layer;
+    step_ctx *s = ctx;
+    dt_trainer *t = s->t;
+    if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
+    poll(s);
+    if (!t->overlap || !t->planned) return;
+    while (s->next < t->n_buckets && t->buckets[s->next].lo >= lo) start_bucket(s, s->next++);
+}
+
+// backward (loss scale 1), then every bucket's allreduce complete: net->grads holds the sum
+// over the ranks (not yet divided by P)
+void dt_trainer_backward_allreduce(dt_trainer *t) {
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    int nb_max = t->n_buckets > 0 ? t->n_buckets : 1;
+    step_ctx s = {t, callocCheck((size_t)nb_max, sizeof(dt_coll_req *)),
+                  callocCheck((size_t)nb_max, 1), 0, 0, MPI_Wtime(), -1.0, 0.0, 0};
+    dt_net_backward(net, 1.0f, on_ready, &s);
+    d->sync(d);
+    double bw_end = now(&s);
+    if (t->grads_host) d->to_host(d, t->grads_host, net->grads, net->n_trainable * sizeof(float));
+    if (!t->planned) {  // first step of SEGMENTS/AUTO: plan from rank 0's ready times
+        double *times = mallocCheck((size_t)t->n_events * sizeof(double));
+        for (int i = 0; i < t->n_events; i++) times[i] = t->events[i].ready;
+        MPI_Bcast(times, t->n_events, MPI_DOUBLE, 0, t->comm);
+        for (int i = 0; i < t->n_events; i++) t->events[i].ready = times[i];
+        free(times);
+        dt_error err;
+        if (plan(t, &err)) {  // cannot happen with measured, monotone times
+            fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
+            abort();
+        }
+        free(s.req), free(s.done);
+        s.req = callocCheck((size_t)(t->n_buckets + 1), sizeof(dt_coll_req *));
+        s.done = callocCheck((size_t)(t->n_buckets + 1), 1);
+    }
+    while (s.next < t->n_buckets) start_bucket(&s, s.next++);
+    for (int b = 0; b < t->n_buckets; b++) dt_allreduce_wait(s.req[b]);
+    double end = now(&s);
+    if (s.inflight > 0) s.busy += end - s.busy_since;
+    if (t->grads_host) d->from_host(d, net->grads, t->grads_host, net->n_trainable * sizeof(float));
+    t->last_backward = bw_end;
+    t->last_comm = s.busy;
+    t->last_exposed = end - bw_end;
+    t->sum_backward += t->last_backward;
+    t->sum_comm += t->last_comm;
+    t->sum_exposed += t->last_exposed;
+    t->n_stats++;
+    free(s.req), free(s.done);
+}

@@ -1,0 +1,302 @@
+// coll_check.c — the allreduce library's correctness program, compiled for both worlds: an
+// executable run by mpirun (P = 1..4), and an SMPI shared object run by smpirun (P up to
+// 1000). For every algorithm and variant asked for, and every count (0, 1, P-1, P+1, a
+// prime, a large one), each rank fills its buffer from a seeded counter-based generator,
+// runs the allreduce (blocking, then nonblocking with several requests in flight), and
+//  - checks the indices i ≡ rank (mod P) (so the ranks together check every element)
+//    against the sum of all ranks' inputs recomputed in float64, within
+//      fp32 wire: P · 2^-23 · Σ_r |x_r[i]|      (each partial sum rounds once per add)
+//      fp16 wire: (P + 2) · 2^-11 · Σ_r |x_r[i]| (each message rounds once more)
+//      float64:   P · 2^-52 · Σ_r |x_r[i]|
+//  - checks that every rank holds the bit-identical result (a hash of the whole buffer).
+// --timing compares the simulated time of one allreduce with the α-β cost model instead.
+// --mismatch makes rank 0 pass one element more in checked mode: every rank must fail
+// cleanly with exit code 2 (no hang). Rank 0 prints "PASS ..." or the failures.
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll/coll.h"
+#include "coll/coll_cost.h"
+#include "device.h"
+#include "kernels.h"
+
+typedef struct {
+    const char *algos, *counts;
+    size_t large;
+    uint64_t seed;
+    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only;
+    double timing_bytes, alpha, beta;
+} args_t;
+
+static double input(uint64_t seed, int r, size_t i) {
+    return 2.0 * dt_uniform(dt_mix64(seed + (uint64_t)r), i) - 1.0;
+}
+
+static uint64_t fnv(const void *p, size_t n) {
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+typedef struct {
+    dt_algo algo;
+    int hier_rs, inner_rhd;
+    char label[40];
+} config_t;
+
+// The variants of each algorithm asked for in a comma-separated list.
+static int configs_for(const char *list, int P, int group, config_t *out) {
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        dt_algo a;
+        dt_error err;
+        if (dt_algo_parse(tok, "--algos", &a, &err)) {
+            fprintf(stderr, "coll_check: %s\n", err.msg);
+            exit(2);
+        }
+        int vars = a == DT_ALGO_HIER ? 4 : a == DT_ALGO_TORUS2D ? 2 : 1;
+        for (int v = 0; v < vars; v++) {
+            config_t c = {a, a == DT_ALGO_HIER ? v / 2 : 0, v % 2, ""};
+            if (c.hier_rs && P % group) continue;
+            snprintf(c.label, sizeof c.label, "%s%s%s", dt_algo_name(a),
+                     a == DT_ALGO_HIER ? (c.hier_rs ? "/rs" : "/reduce") : "",
+                     vars > 1 ? (c.inner_rhd ? "/rhd" : "/ring") : "");
+            out[n++] = c;
+        }
+    }
+    return n;
+}
+
+static int parse_counts(const char *list, int P, size_t large, size_t *out) {
+    int n = 0;
+    if (!list) {
+        size_t def[] = {0, 1, P > 1 ? (size_t)P - 1 : 2, (size_t)P + 1, 1009, large};
+        memcpy(out, def, sizeof def);
+        return 6;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ","); tok && n < 32; tok = strtok(NULL, ","))
+        out[n++] = strtoull(tok, NULL, 10);
+    return n;
+}
+
+// Run one allreduce of `count` elements the way `mode` says (0 blocking, else `requests`
+// requests over consecutive slices, progressed by polling). Returns the failures found.
+static long check_one(dt_coll *c, const args_t *a, size_t count, int mode, uint64_t seed,
+                      const char *label) {
+    int P = dt_coll_size(c), r = dt_coll_rank(c);
+    size_t es = a->f64 ? sizeof(double) : sizeof(float);
+    dt_dtype dt = a->f64 ? DT_F64 : DT_F32;
+    char *buf = malloc(count * es + 1);
+    for (size_t i = 0; i < count; i++) {
+        double v = input(seed, r, i);
+        if (a->f64) ((double *)buf)[i] = v;
+        else ((float *)buf)[i] = (float)v;
+    }
+    dt_error err;
+    if (mode == 0) {
+        if (dt_allreduce(c, buf, count, dt, &err)) {
+            fprintf(stderr, "coll_check rank %d: %s\n", r, err.msg);
+            exit(err.code);
+        }
+    } else {
+        int k = a->requests;
+        dt_coll_req **req = calloc((size_t)k, sizeof *req);
+        for (int j = 0; j < k; j++) {  // buckets: top of the buffer first, as backward
+            size_t lo = count * (size_t)(k - 1 - j) / k, hi = count * (size_t)(k - j) / k;
+            req[j] = dt_allreduce_start(c, buf + lo * es, hi - lo, dt, &err);
+            if (!req[j]) {
+                fprintf(stderr, "coll_check rank %d: %s\n", r, err.msg);
+                exit(err.code);
+            }
+            dt_coll_progress_all(c);
+        }
+        for (int spin = 0, left = k; left > 0 && spin < 1000000; spin++) {
+            left = 0;
+            for (int j = 0; j < k; j++) left += !dt_allreduce_progress(req[j]);
+        }
+        for (int j = 0; j < k; j++) dt_allreduce_wait(req[j]);
+        free(req);
+    }
+    long fails = 0;
+    double unit = a->f64 ? ldexp(1.0, -52) : a->fp16 ? ldexp(1.0, -11) : ldexp(1.0, -23);
+    double mult = a->fp16 ? P + 2 : P;
+    for (size_t i = (size_t)r; i < count; i += (size_t)P) {
+        double sum = 0.0, mag = 0.0;
+        for (int q = 0; q < P; q++) {
+            double v = input(seed, q, i);
+            if (!a->f64) v = (float)v;
+            sum += v, mag += fabs(v);
+        }
+        double got = a->f64 ? ((double *)buf)[i] : ((float *)buf)[i];
+        if (!(fabs(got - sum) <= mult * unit * mag + 1e-300)) {
+            if (fails++ < 3)
+                fprintf(stderr, "FAIL %s count %zu %s rank %d: element %zu is %.9g, expected "
+                        "%.9g (tolerance %.3g)\n", label, count, mode ? "nonblocking" :
+                        "blocking", r, i, got, sum, mult * unit * mag);
+        }
+    }
+    unsigned long long h = fnv(buf, count * es), hv[2] = {h, ~h};
+    MPI_Allreduce(MPI_IN_PLACE, hv, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (hv[0] != ~hv[1]) {
+        if (r == 0) fprintf(stderr, "FAIL %s count %zu %s: the ranks' results differ "
+                            "(not bit-identical)\n", label, count, mode ? "nonblocking" : "blocking");
+        fails++;
+    }
+    free(buf);
+    return fails;
+}
+
+static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
+    dt_coll_opts o = dt_coll_opts_default();
+    o.algo = cf->algo;
+    o.hier_rs = cf->hier_rs;
+    o.inner = cf->inner_rhd ? DT_ALGO_RHD : DT_ALGO_RING;
+    o.wire_f16 = a->fp16;
+    o.group = a->group;
+    o.segments = a->segments;
+    o.tx = a->tx, o.ty = a->ty;
+    if (a->alpha > 0) {
+        o.cost.alpha = o.cost.alpha_intra = a->alpha;
+        o.cost.beta = o.cost.beta_intra = a->beta;
+        o.cost.gamma = 0.0;
+    }
+    return o;
+}
+
+// Simulated (or real) time of one allreduce against the cost model; returns failures.
+static long timing(const args_t *a, const config_t *cf, int n_cf) {
+    long fails = 0;
+    int r, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    size_t count = (size_t)(a->timing_bytes / (a->fp16 ? 2 : 4));
+    float *buf = calloc(count + 1, sizeof(float));
+    for (int k = 0; k < n_cf; k++) {
+        dt_coll_opts o = opts_for(a, &cf[k]);
+        dt_error err;
+        dt_coll *c = dt_coll_create(MPI_COMM_WORLD, NULL, &o, &err);
+        if (!c) { if (r == 0) fprintf(stderr, "coll_check: %s\n", err.msg); exit(2); }
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        dt_allreduce(c, buf, count, DT_F32, &err);
+        double t = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double model = dt_coll_cost(cf[k].algo, dt_coll_get_opts(c), P, (double)count * (a->fp16 ? 2 : 4));
+        int ok = fabs(t / model - 1.0) <= 0.05;
+        if (r == 0)
+            printf("timing %-16s P %4d bytes %10.0f simulated %.6e s model %.6e s ratio %.4f %s\n",
+                   cf[k].label, P, (double)count * (a->fp16 ? 2 : 4), t, model, t / model,
+                   ok ? "ok" : "FAIL (more than 5% apart)");
+        fails += !ok;
+        dt_coll_free(c);
+    }
+    free(buf);
+    return fails;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    args_t a = {"mpi,ps,ring,rhd,dbtree,hier,torus2d", NULL, 100003, 0, 0, 0, 0, 3, 0, 0,
+                0, 0, 0, 0.0, 0.0, 0.0};
+    const char *env = getenv("DT_TEST_SEED");
+    a.seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+    static const struct option lo[] = {
+        {"algos", 1, 0, 'a'}, {"counts", 1, 0, 'c'}, {"large", 1, 0, 'L'},
+        {"seed", 1, 0, 's'}, {"fp16", 0, 0, 'h'}, {"f64", 0, 0, 'd'}, {"group", 1, 0, 'g'},
+        {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
+        {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
+        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {0, 0, 0, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'a': a.algos = optarg; break;
+        case 'c': a.counts = optarg; break;
+        case 'L': a.large = strtoull(optarg, NULL, 10); break;
+        case 's': a.seed = strtoull(optarg, NULL, 10); break;
+        case 'h': a.fp16 = 1; break;
+        case 'd': a.f64 = 1; break;
+        case 'g': a.group = atoi(optarg); break;
+        case 'k': a.requests = atoi(optarg); break;
+        case 'm': a.mismatch = 1; break;
+        case 'S': a.segments = atoi(optarg); break;
+        case 'x': a.tx = atoi(optarg); break;
+        case 'y': a.ty = atoi(optarg); break;
+        case 't': a.timing_bytes = atof(optarg); break;
+        case 'A': a.alpha = atof(optarg); break;
+        case 'B': a.beta = atof(optarg); break;
+        case 'b': a.blocking_only = 1; break;
+        default:
+            if (r == 0) fprintf(stderr, "coll_check: bad option (see the source's header)\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    MPI_Bcast(&a.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (a.group <= 0) a.group = P >= 3 ? 2 : 1;
+    if (a.requests < 1) a.requests = 1;
+    config_t cf[64];
+    int n_cf = configs_for(a.algos, P, a.group, cf);
+    if (a.timing_bytes > 0) {
+        long f = timing(&a, cf, n_cf);
+        MPI_Finalize();
+        return f ? 1 : 0;
+    }
+    dt_device *dev = a.f64 ? NULL : dt_device_cpu_create(1);
+    if (a.mismatch) {
+        dt_coll_opts o = dt_coll_opts_default();
+        o.algo = cf[0].algo;
+        o.checked = 1;
+        dt_error err;
+        dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
+        float x[8] = {0};
+        if (dt_allreduce(c, x, r == 0 ? 5 : 4, DT_F32, &err)) {
+            fprintf(stderr, "coll_check rank %d: %s\n", r, err.msg);
+            MPI_Finalize();
+            return err.code;
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    size_t counts[32];
+    int n_counts = parse_counts(a.counts, P, a.large, counts);
+    long fails = 0, runs = 0;
+    for (int k = 0; k < n_cf; k++) {
+        dt_coll_opts o = opts_for(&a, &cf[k]);
+        if (a.fp16 && o.algo == DT_ALGO_MPI) continue;
+        dt_error err;
+        dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
+        if (!c) {
+            if (r == 0) fprintf(stderr, "coll_check: %s: %s\n", cf[k].label, err.msg);
+            MPI_Finalize();
+            return err.code;
+        }
+        for (int j = 0; j < n_counts; j++)
+            for (int mode = 0; mode < (a.blocking_only ? 1 : 2); mode++, runs++)
+                fails += check_one(c, &a, counts[j], mode,
+                                   dt_mix64(a.seed + 1000003u * (uint64_t)(k * 64 + j)), cf[k].label);
+        dt_coll_free(c);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (r == 0)
+        printf("%s coll_check P=%d seed=%llu %s%s: %ld allreduces of %d configurations, "
+               "%ld failures\n", fails ? "FAIL" : "PASS", P, (unsigned long long)a.seed,
+               a.fp16 ? "fp16-wire" : a.f64 ? "float64" : "fp32",
+               "", runs, n_cf, fails);
+    if (dev) dev->destroy(dev);
+    MPI_Finalize();
+    return fails ? 1 : 0;
+}
