@@ -1,0 +1,162 @@
+// test_coll_cost.c — the allreduce library's pure parts: the double binary tree's shape
+// (nn/coll/coll_tree.c) and the α-β-γ cost model (nn/coll/coll_cost.c) against the closed
+// forms of REFERENCE.md (Thakur, Rabenseifner & Gropp 2005), written out independently
+// here, with fresh random machines (α, β, γ) and sizes from tu_seed(). Relative tolerance
+// 1e-12 (the same few float64 operations in another order).
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_cost.h"
+#include "coll/coll_sched.h"
+#include "testutil.h"
+
+static void assert_rel(double got, double want, const char *what) {
+    if (!(fabs(got - want) <= 1e-12 * fabs(want) + 1e-300)) {
+        fprintf(stderr, "%s: got %.17g, want %.17g\n", what, got, want);
+        fail();
+    }
+}
+
+static dt_coll_opts random_opts(tu_rng *r) {
+    dt_coll_opts o = dt_coll_opts_default();
+    o.cost.alpha = tu_uniform(r, 1e-7, 1e-4);
+    o.cost.beta = tu_uniform(r, 1e-11, 1e-8);
+    o.cost.gamma = tu_uniform(r, 1e-12, 1e-9);
+    o.cost.alpha_intra = o.cost.alpha, o.cost.beta_intra = o.cost.beta;
+    return o;
+}
+
+// Every rank of both trees has one parent (but the root), its parent lists it as a child,
+// the root reaches everyone, and the depth is at most ⌈lg p⌉ + 1.
+static void test_double_binary_tree_spans_every_rank_with_consistent_links(void **state) {
+    (void)state;
+    for (int p = 1; p <= 600; p += (p < 70 ? 1 : 37)) {
+        for (int tree = 0; tree < 2; tree++) {
+            int roots = 0;
+            int *seen = calloc((size_t)p, sizeof(int));
+            for (int r = 0; r < p; r++) {
+                int up, c0, c1;
+                dt_dtree(tree, r, p, &up, &c0, &c1);
+                if (up < 0) roots++;
+                else {
+                    int pu, pc0, pc1;
+                    dt_dtree(tree, up, p, &pu, &pc0, &pc1);
+                    assert_true(pc0 == r || pc1 == r);
+                }
+                if (c0 >= 0) assert_true(c0 < p && c0 != r), seen[c0]++;
+                if (c1 >= 0) assert_true(c1 < p && c1 != r && c1 != c0), seen[c1]++;
+            }
+            assert_int_equal(roots, 1);
+            for (int r = 0, root_seen = 0; r < p; r++) {  // every non-root is one's child
+                if (seen[r] == 0) root_seen++;
+                else assert_int_equal(seen[r], 1);
+                assert_true(root_seen <= 1);
+            }
+            free(seen);
+        }
+        int lg = 0;
+        while ((1 << lg) < p) lg++;
+        assert_true(dt_dtree_depth(p) <= lg + 1);
+    }
+}
+
+// Ring and Rabenseifner on p = 2^k with n divisible by p: REFERENCE.md's closed forms.
+static void test_ring_and_rhd_match_reference_closed_forms_power_of_two(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 200; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int k = tu_int(&r, 1, 10), p = 1 << k;
+        double n = 4.0 * p * tu_int(&r, 1, 100000);  // bytes, divisible by 4p
+        double a = o.cost.alpha, b = o.cost.beta, g = o.cost.gamma;
+        assert_rel(dt_coll_cost(DT_ALGO_RING, &o, p, n),
+                   2 * (p - 1) * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g, "ring");
+        assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n),
+                   2 * k * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g, "rhd");
+    }
+}
+
+// Rabenseifner on other p: two more whole-buffer messages and one more add than on p'.
+static void test_rhd_other_p_adds_the_fold_in_and_out(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 200; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int k = tu_int(&r, 1, 9), pp = 1 << k, p = pp + tu_int(&r, 1, pp - 1 > 0 ? pp - 1 : 1);
+        if (p == 2 * pp) p--;
+        double n = 4.0 * pp * tu_int(&r, 1, 100000);
+        double a = o.cost.alpha, b = o.cost.beta, g = o.cost.gamma;
+        double want = 2 * k * a + 2 * n * (pp - 1) / pp * b + n * (pp - 1) / pp * g +
+                      2 * a + 2 * n * b + n * g;
+        assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n), want, "rhd other p");
+    }
+}
+
+// 2-D torus X×Y with inner ring and equal links: 2(X−1+Y−1)α + [2(X−1)/X + 2(Y−1)/(XY)]nβ
+// + [(X−1)/X + (Y−1)/(XY)]nγ; hier (reduce) with s | p: binomial lg s each way around a
+// ring over p/s leaders.
+static void test_torus2d_and_hier_match_closed_forms(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 200; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int X = tu_int(&r, 1, 32), Y = tu_int(&r, 1, 32), p = X * Y;
+        double n = 4.0 * X * Y * tu_int(&r, 1, 10000);
+        double a = o.cost.alpha, b = o.cost.beta, g = o.cost.gamma;
+        o.tx = X, o.ty = Y;
+        double want = 2 * (X - 1 + Y - 1) * a +
+                      (2.0 * (X - 1) / X + 2.0 * (Y - 1) / (X * Y)) * n * b +
+                      ((double)(X - 1) / X + (double)(Y - 1) / (X * Y)) * n * g;
+        assert_rel(dt_coll_cost(DT_ALGO_TORUS2D, &o, p, n), want, "torus2d");
+        int ls = tu_int(&r, 0, 4), s = 1 << ls, groups = tu_int(&r, 1, 64);
+        o.group = s;
+        double nh = 4.0 * groups * tu_int(&r, 1, 10000);
+        double inner = 2 * (groups - 1) * a + 2 * nh * (groups - 1) / groups * b +
+                       nh * (groups - 1) / groups * g;
+        assert_rel(dt_coll_cost(DT_ALGO_HIER, &o, s * groups, nh),
+                   ls * (a + nh * (b + g)) + inner + ls * (a + nh * b), "hier");
+    }
+}
+
+// auto is the minimum over the candidates; dbtree's segment count is within 1 % of the best
+// S for its own pipeline model (brute force over S).
+static void test_auto_is_cheapest_and_dbtree_segments_near_optimal(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 100; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int p = tu_int(&r, 2, 300);
+        double n = 4.0 * tu_int(&r, 1, 1 << 24);
+        o.group = tu_int(&r, 1, p);
+        dt_algo best = dt_coll_cheapest(&o, p, n);
+        double tb = dt_coll_cost(best, &o, p, n);
+        const dt_algo all[] = {DT_ALGO_PS, DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_DBTREE,
+                               DT_ALGO_HIER};
+        for (int i = 0; i < 5; i++) {
+            if (all[i] == DT_ALGO_HIER && (o.group <= 1 || o.group >= p)) continue;
+            assert_true(tb <= dt_coll_cost(all[i], &o, p, n));
+        }
+        int D = dt_dtree_depth(p), S = dt_dbtree_segments(&o, p, n);
+        double minf = INFINITY;
+        for (int s = 1; s <= 4096 && s <= n / 8; s++) {
+            double f = (s + D - 1) * (o.cost.alpha + n * o.cost.beta / s);
+            if (f < minf) minf = f;
+        }
+        double fS = (S + D - 1) * (o.cost.alpha + n * o.cost.beta / S);
+        if (isfinite(minf)) assert_true(fS <= 1.01 * minf);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_double_binary_tree_spans_every_rank_with_consistent_links),
+        cmocka_unit_test(test_ring_and_rhd_match_reference_closed_forms_power_of_two),
+        cmocka_unit_test(test_rhd_other_p_adds_the_fold_in_and_out),
+        cmocka_unit_test(test_torus2d_and_hier_match_closed_forms),
+        cmocka_unit_test(test_auto_is_cheapest_and_dbtree_segments_near_optimal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
