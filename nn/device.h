@@ -167,6 +167,11 @@ struct dt_device {
     // zeroed, then col is added back as col2im does (cells no window reads end up 0)
     void (*col2im_set)(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                        int KW, int stride, int pad, float *x);
+
+    // ---- simulation only (NULL elsewhere) ----
+    // Let `seconds` of simulated time pass on this device's clock (the model device: the
+    // latency that a coarsened allreduce schedule folds away, nn/coll/coll_sched.c).
+    void (*delay)(dt_device *d, double seconds);
 };
 
 // The cpu device (nn/device_cpu.c): real math with OpenMP and OpenBLAS on `threads` threads

@@ -86,6 +86,12 @@ typedef struct {
     int segments;       // dbtree pipeline segments per half; 0 = chosen by the cost model
     int checked;        // every call first checks that all ranks passed the same count
                         // (one extra small allreduce); also on when DTCOLL_CHECK=1
+    // Timing-only simulation (the model device, whose buffers hold no data): merge up to
+    // `coarsen` consecutive rounds that talk to the same peers into one round of one message
+    // k times longer, and let the device wait (k-1)·α first (dev->delay), so the simulated
+    // time is kept while SimGrid handles k times fewer messages (a ring over 1024 ranks:
+    // 2046 rounds become 64). The sums are then meaningless. 0 or 1: off.
+    int coarsen;
     dt_cost_params cost;
 } dt_coll_opts;
 

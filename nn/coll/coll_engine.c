@@ -146,6 +146,11 @@ static void post_round(dt_coll_req *r, int lane) {
     int tag = r->tag + lane;
     int nq = 0;
     size_t tpos = 0, spos = 0;
+    dt_device *d = r->c->dev;
+    if (l->delay && l->delay[k] > 0 && d && d->delay) {  // a coarsened round's latencies
+        d->delay(d, l->delay[k]);
+        d->sync(d);
+    }
     for (int i = l->round_start[k]; i < l->round_start[k + 1]; i++) {  // rounding first
         const dt_op *op = &l->ops[i];
         if (op->kind != DT_OP_QUANT) continue;
@@ -281,6 +286,7 @@ dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dt
     r->tag = (int)(c->seq++ % (unsigned long)slots) * DT_MAX_LANES;
     dt_algo a = dt_coll_resolve(c, count * r->wsize);
     dt_sched_build(c, a, count, r->wire16, &r->s);
+    if (c->o.coarsen > 1) dt_sched_coarsen(&r->s, c->o.coarsen, c->o.cost.alpha, c->o.cost.alpha_intra);
 
     size_t bytes = 0;
     for (int lane = 0; lane < r->s.n_lanes; lane++) {

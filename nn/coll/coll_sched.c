@@ -7,13 +7,18 @@
 #include "coll_sched.h"
 
 void dt_lane_round(dt_lane *l) {
-    if (l->n_rounds > 0 && l->round_start[l->n_rounds - 1] == l->n_ops) return;  // still empty
+    if (l->n_rounds > 0 && l->round_start[l->n_rounds - 1] == l->n_ops) {  // still empty
+        l->key[l->n_rounds - 1] = l->next_key;
+        return;
+    }
     if (l->n_rounds + 2 > l->cap_rounds) {
         l->cap_rounds = l->cap_rounds ? 2 * l->cap_rounds : 16;
         l->round_start = realloc(l->round_start, (size_t)l->cap_rounds * sizeof(int));
-        DT_ASSERT(l->round_start);
+        l->key = realloc(l->key, (size_t)l->cap_rounds * sizeof(int));
+        DT_ASSERT(l->round_start && l->key);
     }
     if (l->n_rounds == 0) l->round_start[0] = l->n_ops;
+    l->key[l->n_rounds] = l->next_key;
     l->n_rounds++;
     l->round_start[l->n_rounds] = l->n_ops;
 }
@@ -40,6 +45,8 @@ void dt_sched_free(dt_sched *s) {
     for (int i = 0; i < DT_MAX_LANES; i++) {
         free(s->lanes[i].ops);
         free(s->lanes[i].round_start);
+        free(s->lanes[i].delay);
+        free(s->lanes[i].key);
     }
     memset(s, 0, sizeof *s);
 }
@@ -74,23 +81,26 @@ void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int q
 // 2(p-1)α + 2n(p-1)/p·β + n(p-1)/p·γ (REFERENCE.md). Chunk c is [lo(c), lo(c+1)).
 void dt_sched_ring_rs(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     if (p == 1) return;
-    int right = mod(r + 1, p), left = mod(r - 1, p);
+    int right = mod(r + 1, p), left = mod(r - 1, p), phase = ++l->phases;
     for (int s = 0; s < p - 1; s++) {  // after step s, chunk r-s-2 holds s+2 contributions
         int cs = mod(r - s - 1, p), cr = mod(r - s - 2, p);
+        l->next_key = phase << 20 | s;
         dt_lane_round(l);
         dt_lane_op(l, DT_OP_SEND, comm, right, off + dt_chunk_lo(n, p, cs),
                    dt_chunk_lo(n, p, cs + 1) - dt_chunk_lo(n, p, cs));
         dt_lane_op(l, DT_OP_RECV_ADD, comm, left, off + dt_chunk_lo(n, p, cr),
                    dt_chunk_lo(n, p, cr + 1) - dt_chunk_lo(n, p, cr));
     }
+    l->next_key = 0;
     lane_close(l);  // rank r now owns chunk r, summed over all p ranks
 }
 
 void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant) {
     if (p == 1) return;
-    int right = mod(r + 1, p), left = mod(r - 1, p);
+    int right = mod(r + 1, p), left = mod(r - 1, p), phase = ++l->phases;
     for (int s = 0; s < p - 1; s++) {
         int cs = mod(r - s, p), cr = mod(r - s - 1, p);
+        l->next_key = phase << 20 | s;
         dt_lane_round(l);
         if (s == 0 && quant)
             dt_lane_op(l, DT_OP_QUANT, comm, 0, off + dt_chunk_lo(n, p, cs),
@@ -100,6 +110,7 @@ void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, 
         dt_lane_op(l, DT_OP_RECV_COPY, comm, left, off + dt_chunk_lo(n, p, cr),
                    dt_chunk_lo(n, p, cr + 1) - dt_chunk_lo(n, p, cr));
     }
+    l->next_key = 0;
     lane_close(l);
 }
 
@@ -203,4 +214,50 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
         dt_lane_op(l, DT_OP_SEND, comm, r + mask, off, n);
     }
     lane_close(l);
+}
+
+// ---- coarsening (timing-only simulation, coll.h) ----
+// Windows of k consecutive steps of one ring phase become one round: every rank of the ring
+// cuts its steps at the same step numbers, so what a rank sends right in window w is what
+// its neighbour receives from the left in window w (the counts match even where some steps
+// carry nothing). The ops of a window are summed per (kind, communicator, peer).
+static void coarsen_lane(dt_lane *l, int k, double alpha, double alpha_intra) {
+    if (l->n_rounds < 2) return;
+    dt_lane out = {0};
+    double *delay = callocCheck((size_t)l->n_rounds, sizeof(double));
+    dt_op *acc = mallocCheck((size_t)(l->n_ops + 1) * sizeof(dt_op));
+    int n_out = 0;
+    for (int a = 0; a < l->n_rounds;) {
+        int key = l->key[a], b = a + 1;
+        int phase = key >> 20, w = (key & 0xFFFFF) / k;
+        while (key && b < l->n_rounds && l->key[b] >> 20 == phase &&
+               (l->key[b] & 0xFFFFF) / k == w)
+            b++;
+        int n_acc = 0, intra = 0;
+        for (int i = l->round_start[a]; i < l->round_start[b]; i++) {
+            dt_op op = l->ops[i];
+            intra |= op.comm == DT_COMM_GROUP || op.comm == DT_COMM_ROW;
+            int j = 0;
+            while (j < n_acc && !(acc[j].kind == op.kind && acc[j].comm == op.comm &&
+                                  acc[j].peer == op.peer))
+                j++;
+            if (j == n_acc) acc[n_acc++] = op;
+            else acc[j].count += op.count, acc[j].off = 0;  // a sum of chunks fits from 0
+        }
+        dt_lane_round(&out);
+        for (int j = 0; j < n_acc; j++)
+            dt_lane_op(&out, acc[j].kind, acc[j].comm, acc[j].peer, acc[j].off, acc[j].count);
+        int steps = key ? (l->key[b - 1] & 0xFFFFF) - (key & 0xFFFFF) : 0;
+        delay[n_out++] = steps * (intra ? alpha_intra : alpha);
+        a = b;
+    }
+    free(acc);
+    free(l->ops), free(l->round_start), free(l->delay), free(l->key);
+    *l = out;
+    l->delay = delay;
+}
+
+void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra) {
+    if (k <= 1) return;
+    for (int i = 0; i < s->n_lanes; i++) coarsen_lane(&s->lanes[i], k, alpha, alpha_intra);
 }

@@ -40,6 +40,11 @@ typedef struct {
     int n_ops, cap_ops;
     int *round_start;  // round k is ops [round_start[k], round_start[k+1])
     int n_rounds, cap_rounds;
+    double *delay;     // seconds to wait before posting round k (coarsened); NULL: none
+    // coarsening (coll.h): key[k] = (phase << 20) | step for the rounds of a ring phase,
+    // whose step s is the same step on every rank of the ring; 0 for any other round
+    int *key;
+    int next_key, phases;
 } dt_lane;
 
 #define DT_MAX_LANES 2
@@ -66,6 +71,10 @@ struct dt_coll {
 void dt_lane_round(dt_lane *l);  // opens a new round (empty rounds are dropped)
 void dt_lane_op(dt_lane *l, int kind, int comm, int peer, size_t off, size_t count);
 void dt_sched_free(dt_sched *s);
+// Timing-only: merge runs of up to k rounds with the same ops (kinds, communicators, peers)
+// into one, counts summed from offset 0, and a delay of (merged-1)·α, α_intra for rounds on
+// a group's or a row's communicator (coll.h, coarsen).
+void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra);
 // The chunk i of n elements split into p nearly equal parts: [chunk_lo(i), chunk_lo(i+1))
 static inline size_t dt_chunk_lo(size_t n, int p, int i) {
     return (size_t)((unsigned __int128)n * (unsigned)i / (unsigned)p);

@@ -30,7 +30,7 @@ typedef struct {
     const char *algos, *counts;
     size_t large;
     uint64_t seed;
-    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only;
+    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
     double timing_bytes, alpha, beta;
 } args_t;
 
@@ -166,6 +166,7 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
     o.group = a->group;
     o.segments = a->segments;
     o.tx = a->tx, o.ty = a->ty;
+    o.coarsen = a->coarsen;
     if (a->alpha > 0) {
         o.cost.alpha = o.cost.alpha_intra = a->alpha;
         o.cost.beta = o.cost.beta_intra = a->beta;
@@ -173,6 +174,33 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
     }
     return o;
 }
+
+#ifdef DT_SMPI
+#include <simgrid/host.h>
+// --coarsen needs a device that can let simulated time pass (dev->delay): a minimal timing
+// device whose clock is SMPI's (data untouched, additions free: γ = 0 in this test).
+typedef struct { double pending; } clock_ctx;
+static void clk_delay(dt_device *d, double s) { ((clock_ctx *)d->ctx)->pending += s; }
+static void clk_sync(dt_device *d) {
+    clock_ctx *c = d->ctx;
+    // smpi_execute() scales by smpi/host-speed; this is exactly `pending` simulated seconds
+    if (c->pending > 0) smpi_execute_flops(c->pending * sg_host_get_speed(sg_host_self()));
+    c->pending = 0;
+}
+static void *clk_alloc(dt_device *d, size_t n) { (void)d; return calloc(1, n ? n : 1); }
+static void clk_free(dt_device *d, void *p) { (void)d; free(p); }
+static void clk_add(dt_device *d, float *y, const float *x, size_t n) { (void)d, (void)y, (void)x, (void)n; }
+static dt_device *clock_device(void) {
+    dt_device *d = calloc(1, sizeof *d);
+    d->name = "clock";
+    d->ctx = calloc(1, sizeof(clock_ctx));
+    d->delay = clk_delay, d->sync = clk_sync, d->alloc = clk_alloc, d->free = clk_free;
+    d->add = clk_add;
+    return d;
+}
+#else
+static dt_device *clock_device(void) { return NULL; }
+#endif
 
 // Simulated (or real) time of one allreduce against the cost model; returns failures.
 static long timing(const args_t *a, const config_t *cf, int n_cf) {
@@ -185,7 +213,8 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
     for (int k = 0; k < n_cf; k++) {
         dt_coll_opts o = opts_for(a, &cf[k]);
         dt_error err;
-        dt_coll *c = dt_coll_create(MPI_COMM_WORLD, NULL, &o, &err);
+        dt_device *clk = a->coarsen > 1 ? clock_device() : NULL;
+        dt_coll *c = dt_coll_create(MPI_COMM_WORLD, clk, &o, &err);
         if (!c) { if (r == 0) fprintf(stderr, "coll_check: %s\n", err.msg); exit(2); }
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
@@ -200,6 +229,7 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
                    ok ? "ok" : "FAIL (more than 5% apart)");
         fails += !ok;
         dt_coll_free(c);
+        if (clk) free(clk->ctx), free(clk);
     }
     free(buf);
     return fails;
@@ -210,8 +240,7 @@ int main(int argc, char **argv) {
     int r, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    args_t a = {"mpi,ps,ring,rhd,dbtree,hier,torus2d", NULL, 100003, 0, 0, 0, 0, 3, 0, 0,
-                0, 0, 0, 0.0, 0.0, 0.0};
+    args_t a = {.algos = "mpi,ps,ring,rhd,dbtree,hier,torus2d", .large = 100003, .requests = 3};
     const char *env = getenv("DT_TEST_SEED");
     a.seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     static const struct option lo[] = {
@@ -219,7 +248,7 @@ int main(int argc, char **argv) {
         {"seed", 1, 0, 's'}, {"fp16", 0, 0, 'h'}, {"f64", 0, 0, 'd'}, {"group", 1, 0, 'g'},
         {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
         {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
-        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {0, 0, 0, 0}};
+        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -239,6 +268,7 @@ int main(int argc, char **argv) {
         case 'A': a.alpha = atof(optarg); break;
         case 'B': a.beta = atof(optarg); break;
         case 'b': a.blocking_only = 1; break;
+        case 'C': a.coarsen = atoi(optarg); break;
         default:
             if (r == 0) fprintf(stderr, "coll_check: bad option (see the source's header)\n");
             MPI_Finalize();

@@ -1,0 +1,109 @@
+// gpu_profiles.c — the GPU profiles of the model device (sim/gpu.h): datasheet peaks and
+// bandwidths from REFERENCE.md, assumed launch overheads, and efficiencies calibrated so that
+// simulated single-GPU ResNet-50 training matches NVIDIA DeepLearningExamples' published
+// throughput. Not here: the roofline that uses them (sim/device_model.c).
+//
+// Figures. Peaks and bandwidths: REFERENCE.md (datasheets); H100 TF32 495 TFLOP/s dense is
+// the H100 SXM5 datasheet's 989 (with sparsity) halved, as its fp16 990 is the dense figure;
+// P40 fp16 = 11.76/64 (fp16 math at 1/64 rate, no tensor cores: fp16 is storage only).
+// Assumed, not from REFERENCE.md: kernel launch overhead 5 us (P100, P40, V100), 4 us
+// (A100), 3 us (H100), the usual few microseconds of a CUDA launch that a framework cannot
+// hide; host link 12 GB/s (PCIe 3.0 x16, REFERENCE.md) for P100/P40/V100, 24 GB/s (PCIe
+// 4.0) for A100, 48 GB/s (PCIe 5.0) for H100; memory capacity 16/24/16/80/80 GiB.
+//
+// CALIBRATION. The model device (sim/device_model.c) charges every kernel k
+//     t_k = max(F_k / (P(p) * e_g(p)), B_k / (W * e_m)) + L
+// (F FLOPs, B bytes, P(p) peak of precision p, W memory bandwidth, L launch). One training
+// step of ResNet-50 at batch 256 (224x224, forward + backward + SGD step; the test
+// tests/unit/test_sim_calibration.c runs it as nn/train.c does) is 890 kernels,
+// F = 6.34e12 FLOP (24.8 GFLOP per image: 3 x the 8.2 GFLOP forward of REFERENCE.md) and
+// B = 2.75e11 bytes in fp32/tf32, 1.43e11 under fp16 (1.07 / 0.56 GB per image), so
+//     images/s = 256 / sum_k t_k,
+// which must equal NVIDIA DeepLearningExamples' figure (REFERENCE.md). Four figures, but per
+// GPU three unknowns (e_m and e_g of two precisions): e_m is assumed, 0.90 on V100 and
+// A100 (HBM2/HBM2e streaming kernels reach about 90% of peak bandwidth in STREAM-type
+// measurements), and each e_g is solved for by bisection (monotone in e_g). Fitted values,
+// rounded to two digits, and the throughput they give (this file's profiles):
+//     GPU   precision  e_m   e_g    simulated  published  error
+//     V100  fp32       0.90  0.83   365.6      367        -0.4 %
+//     V100  fp16       0.90  0.62   1200.4     1200       +0.0 %
+//     A100  tf32       0.90  0.23   931.0      938        -0.7 %
+//     A100  fp16       0.90  0.46   2478.1     2470       +0.3 %
+// At e_m = 0.85 the fits are 0.86 / 0.73 / 0.24 / 0.51, at 0.95 0.82 / 0.55 / 0.23 / 0.42:
+// the assumption moves e_g, not the match. The A100 TF32 figure is low next to AMP
+// (2470/938 = 2.6, while peak and activation bytes both change by 2x), so TF32 tensor cores
+// reach only 23% of 156 TFLOP/s here: e_g absorbs whatever the roofline leaves out.
+// Convolutions are costed as implicit GEMM (cuDNN: the im2col columns never reach memory,
+// device_model_nn.c); with explicit column traffic V100 fp16 would need e_g = 1.42 > 1.
+// Derived, not calibrated (REFERENCE.md has no figure): P100 and P40 take V100's fp32
+// values (e_g 0.83, e_m 0.90; their fp16 runs on CUDA cores, so the same e_g); H100 takes
+// A100's (tf32 0.23, fp16 0.46, e_m 0.90); A100 and H100 fp32 (CUDA cores) take V100's
+// 0.83. They give P100 fp32 260 img/s, P40 fp32 208 (fp16: 6, the 1/64 rate), A100 fp32
+// 525, H100 tf32 2132, fp16 4777 (1.9x A100). Sanity checks only: TensorFlow's
+// tf_cnn_benchmarks reported about 220 img/s for ResNet-50 on a P100 in fp32, and Goyal et
+// al. (29 h for 90 epochs on 8 P100) imply 138 img/s per GPU, communication included.
+#include <stddef.h>
+#include <strings.h>
+
+#include "gpu.h"
+
+#define T 1e12
+#define G 1e9
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const dt_gpu_profile profiles[] = {
+    {.name = "p100", .full_name = "NVIDIA Tesla P100 SXM2 16GB",
+     .peak_fp32 = 10.6 * T, .peak_tf32 = 0, .peak_fp16 = 21.2 * T, .mem_bw = 720 * G,
+     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
+     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G},
+    {.name = "p40", .full_name = "NVIDIA Tesla P40 24GB",
+     .peak_fp32 = 11.76 * T, .peak_tf32 = 0, .peak_fp16 = 11.76 * T / 64, .mem_bw = 346 * G,
+     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
+     .eff_mem = 0.90, .mem_bytes = 24 * GIB, .host_bw = 12 * G},
+    {.name = "v100", .full_name = "NVIDIA Tesla V100 SXM2 16GB",
+     .peak_fp32 = 15.7 * T, .peak_tf32 = 0, .peak_fp16 = 125 * T, .mem_bw = 900 * G,
+     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.62,
+     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G},
+    {.name = "a100", .full_name = "NVIDIA A100 SXM4 80GB",
+     .peak_fp32 = 19.5 * T, .peak_tf32 = 156 * T, .peak_fp16 = 312 * T, .mem_bw = 2000 * G,
+     .launch_s = 4e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 24 * G},
+    {.name = "h100", .full_name = "NVIDIA H100 SXM5 80GB",
+     .peak_fp32 = 67 * T, .peak_tf32 = 495 * T, .peak_fp16 = 990 * T, .mem_bw = 3350 * G,
+     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G},
+};
+
+const dt_gpu_profile *dt_gpu_find(const char *name) {
+    if (!name) return NULL;
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+        if (strcasecmp(name, profiles[i].name) == 0) return &profiles[i];
+    return NULL;
+}
+
+const char *dt_gpu_names(void) { return "p100, p40, v100, a100, h100"; }
+
+// Tensor-core TF32 where the GPU has it, else CUDA-core fp32; fp16 as the datasheet gives it
+// (tensor cores on V100/A100/H100, 2x fp32 on P100, 1/64 rate on P40).
+double dt_gpu_peak(const dt_gpu_profile *g, dt_precision p) {
+    if (!g) return 0.0;
+    if (p == DT_PREC_TF32 && g->peak_tf32 > 0) return g->peak_tf32;
+    if (p == DT_PREC_FP16 && g->peak_fp16 > 0) return g->peak_fp16;
+    return g->peak_fp32;
+}
+
+double dt_gpu_eff_gemm(const dt_gpu_profile *g, dt_precision p) {
+    if (!g) return 0.0;
+    if (p == DT_PREC_TF32 && g->peak_tf32 > 0) return g->eff_gemm_tf32;
+    if (p == DT_PREC_FP16 && g->peak_fp16 > 0) return g->eff_gemm_fp16;
+    return g->eff_gemm;
+}
+
+const char *dt_precision_name(dt_precision p) {
+    switch (p) {
+    case DT_PREC_FP32: return "fp32";
+    case DT_PREC_TF32: return "tf32";
+    case DT_PREC_FP16: return "fp16";
+    }
+    return "?";
+}
