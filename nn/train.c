@@ -86,6 +86,8 @@ void dt_trainer_free(dt_trainer *t) {
     free(t->grads_host);
     free(t->events);
     free(t->buckets);
+    free(t->bucket_start);
+    free(t->bucket_end);
     if (t->coll) dt_coll_free(t->coll);
     memset(t, 0, sizeof *t);
 }

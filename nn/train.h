@@ -46,6 +46,9 @@ typedef struct {
     // up to one layer late), and the part of it after backward ended (exposed)
     double last_backward, last_comm, last_exposed;
     double sum_backward, sum_comm, sum_exposed;  // over steps since dt_trainer_reset_stats
+    // the last step's timeline (MPI_Wtime: simulated under SMPI), for traces: backward's
+    // start, and each bucket's allreduce start and completion as polling saw it
+    double last_backward_start, *bucket_start, *bucket_end;
     long n_stats;
 } dt_trainer;
 

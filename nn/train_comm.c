@@ -76,6 +76,8 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
     if (!t->events) {
         t->events = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_grad_event));
         t->buckets = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_bucket));
+        t->bucket_start = callocCheck((size_t)t->net->n_layers + 1, sizeof(double));
+        t->bucket_end = callocCheck((size_t)t->net->n_layers + 1, sizeof(double));
     }
     static_events(t);
     t->planned = 0;
@@ -114,6 +116,7 @@ static void start_bucket(step_ctx *s, int b) {
         abort();
     }
     if (s->inflight++ == 0) s->busy_since = now(s);
+    t->bucket_start[b] = now(s);
 }
 
 // Progress every allreduce in flight; note those that completed.
@@ -122,15 +125,19 @@ static void poll(step_ctx *s) {
         if (!s->req[b] || s->done[b]) continue;
         if (dt_allreduce_progress(s->req[b])) {
             s->done[b] = 1;
+            s->t->bucket_end[b] = now(s);
             if (--s->inflight == 0) s->busy += now(s) - s->busy_since;
         }
     }
 }
 
 static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
-    (void)net, (void)layer;
+    (void)layer;
     step_ctx *s = ctx;
     dt_trainer *t = s->t;
+    // A host thread polls beside the GPU stream after each layer's kernels (DESIGN.md); on
+    // the model device this is where that layer's simulated time passes.
+    if (t->overlap) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
     poll(s);
     if (!t->overlap || !t->planned) return;
@@ -146,7 +153,7 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
     step_ctx s = {t, callocCheck((size_t)nb_max, sizeof(dt_coll_req *)),
                   callocCheck((size_t)nb_max, 1), 0, 0, MPI_Wtime(), -1.0, 0.0, 0};
     dt_net_backward(net, 1.0f, on_ready, &s);
-    d->sync(d);
+    d->sync(d);  // the model device: backward's last kernels take their time here
     double bw_end = now(&s);
     if (t->grads_host) d->to_host(d, t->grads_host, net->grads, net->n_trainable * sizeof(float));
     if (!t->planned) {  // first step of SEGMENTS/AUTO: plan from rank 0's ready times
@@ -165,8 +172,12 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
         s.done = callocCheck((size_t)(t->n_buckets + 1), 1);
     }
     while (s.next < t->n_buckets) start_bucket(&s, s.next++);
-    for (int b = 0; b < t->n_buckets; b++) dt_allreduce_wait(s.req[b]);
+    for (int b = 0; b < t->n_buckets; b++) {
+        dt_allreduce_wait(s.req[b]);
+        if (!s.done[b]) t->bucket_end[b] = now(&s);
+    }
     double end = now(&s);
+    t->last_backward_start = s.t0;
     if (s.inflight > 0) s.busy += end - s.busy_since;
     if (t->grads_host) d->from_host(d, net->grads, t->grads_host, net->n_trainable * sizeof(float));
     t->last_backward = bw_end;

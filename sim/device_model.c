@@ -103,6 +103,12 @@ static void model_copy(dt_device *d, void *dst, const void *src, size_t bytes) {
 
 static void model_sync(dt_device *d) { dt_model_flush(d); }
 
+// A coarsened allreduce's folded latencies (nn/coll): time passes, no kernel runs, so it is
+// not counted in stats.seconds (compute).
+static void model_delay(dt_device *d, double seconds) {
+    if (seconds > 0) ctx_of(d)->pending += seconds;
+}
+
 static void model_destroy(dt_device *d) {
     if (!d) return;
     dt_model_ctx *c = ctx_of(d);
@@ -240,6 +246,7 @@ dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err) 
     d->from_host = model_from_host;
     d->copy = model_copy;
     d->sync = model_sync;
+    d->delay = model_delay;
     d->destroy = model_destroy;
 
     d->gemm = model_gemm;

@@ -37,4 +37,8 @@ double dt_gpu_eff_gemm(const dt_gpu_profile *g, dt_precision p);
 // (added) "fp32", "tf32", "fp16" ("?" for anything else)
 const char *dt_precision_name(dt_precision p);
 
+// The CIFAR ResNets (resnet8 .. resnet110, He et al. 2016 §4.2) take 32×32 images of 10
+// classes; every other model ImageNet's 224×224 of 1000.
+int dt_model_is_cifar(const char *model);
+
 #endif

@@ -42,6 +42,7 @@
 // 525, H100 tf32 2132, fp16 4777 (1.9x A100). Sanity checks only: TensorFlow's
 // tf_cnn_benchmarks reported about 220 img/s for ResNet-50 on a P100 in fp32, and Goyal et
 // al. (29 h for 90 epochs on 8 P100) imply 138 img/s per GPU, communication included.
+#include <string.h>
 #include <stddef.h>
 #include <strings.h>
 
@@ -106,4 +107,12 @@ const char *dt_precision_name(dt_precision p) {
     case DT_PREC_FP16: return "fp16";
     }
     return "?";
+}
+
+int dt_model_is_cifar(const char *model) {
+    static const char names[][10] = {"resnet8", "resnet14", "resnet20", "resnet32",
+                                     "resnet44", "resnet56", "resnet110"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(model, names[i])) return 1;
+    return 0;
 }

@@ -63,8 +63,8 @@ struct dt_coll {
     int tag_ub;                     // largest tag the MPI allows
     unsigned long seq;              // allreduces started (tags)
     dt_coll_req *inflight;          // list of requests not yet waited for
-    void *scratch;                  // one cached scratch block (reused across calls)
-    size_t scratch_bytes;
+    void *scratch[8];               // cached scratch blocks, reused across calls (fusion
+    size_t scratch_bytes[8];        // buckets in flight each hold one)
 };
 
 // Building (coll_sched.c)

@@ -1,0 +1,352 @@
+// dtcoll_bench.c — dtcoll-bench: nccl-tests' all_reduce_perf for dtlab's allreduce library
+// (nn/coll). For every size from --min-bytes to --max-bytes (× --factor) it times each
+// algorithm asked for and, in the same run and interleaved with them, the MPI library's own
+// MPI_Allreduce on the same buffer (float32, sum, in place), and prints per row
+//   time  median over the iterations of the slowest rank's time (a barrier before each call)
+//   algbw = S / t,  busbw = algbw · 2(P−1)/P  (nccl-tests doc/PERFORMANCE.md)
+//   ratio = our busbw / MPI's busbw (= MPI's time / ours)
+// Every size is also checked once per algorithm and for MPI: inputs from a seeded generator;
+// the indices i ≡ rank (mod P) against the float64 sum, within P·2^-23·Σ|x| (fp16 wire:
+// (P+2)·2^-11·Σ|x|); and a hash of the whole buffer equal on every rank (bit-identical).
+// Before each timed call the buffer is refilled from a pristine copy (outside the timing),
+// so sums never grow to infinity and ours and MPI's start from the same cache state.
+// Not a test: speed is measured here, never asserted in ctest (the smoke test only checks
+// that the table and "correctness: OK" appear). Usage: mpirun -np P dtcoll-bench --help
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+#include "device.h"
+#include "kernels.h"
+
+#define MAX_CFG 16
+
+typedef struct {
+    const char *algos, *csv;
+    size_t min_b, max_b, factor;
+    int iters, warmup, fp16, group, hier_rs, host_add;
+    dt_algo inner;
+    uint64_t seed;
+} args_t;
+
+typedef struct {
+    char name[24];
+    dt_coll *c;  // NULL: the MPI library's MPI_Allreduce
+} cfg_t;
+
+static int rank_, nranks;
+
+static void usage_exit(const char *fmt, const char *what) {
+    if (rank_ == 0) {
+        fprintf(stderr, "dtcoll-bench: ");
+        fprintf(stderr, fmt, what);
+        fprintf(stderr, "\n");
+    }
+    MPI_Finalize();
+    exit(DT_EXIT_USAGE);
+}
+
+static const char *help =
+    "usage: mpirun -np P dtcoll-bench [options]\n"
+    "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
+    "                     valid: " DT_ALGO_VALID ")\n"
+    "  --min-bytes N      smallest size (default 8; suffixes K, M, G = 2^10, 2^20, 2^30)\n"
+    "  --max-bytes N      largest size (default 256M)\n"
+    "  --factor F         size multiplier, an integer >= 2 (default 2)\n"
+    "  --iters N          timed iterations per size (default: 100, fewer above 8 MB)\n"
+    "  --warmup N         untimed iterations per size (default: iters/10, at least 1)\n"
+    "  --fp16             fp16 on the wire for our algorithms (MPI stays float32)\n"
+    "  --group G          hier's ranks per group (default 2, capped at P)\n"
+    "  --inner ring|rhd   hier's and torus2d's inner allreduce (default ring)\n"
+    "  --hier-rs          hier's reduce-scatter variant (needs P %% group == 0)\n"
+    "  --host-add         local sums as plain host loops (dev = NULL), not the cpu device\n"
+    "  --seed N           inputs' seed (default 1)\n"
+    "  --csv FILE         also write the table as CSV\n";
+
+// A size in bytes: digits with an optional K, M or G (binary) suffix.
+static size_t parse_size(const char *s, const char *opt) {
+    char *end;
+    double v = strtod(s, &end);
+    size_t mult = 1;
+    if (*end == 'K' || *end == 'k') mult = (size_t)1 << 10, end++;
+    else if (*end == 'M' || *end == 'm') mult = (size_t)1 << 20, end++;
+    else if (*end == 'G' || *end == 'g') mult = (size_t)1 << 30, end++;
+    if (end == s || *end || !(v >= 0) || v * (double)mult > 1e12) {
+        char m[160];
+        snprintf(m, sizeof m, "%s '%%s': expected a size in bytes such as 8, 64K or 256M", opt);
+        usage_exit(m, s);
+    }
+    return (size_t)(v * (double)mult);
+}
+
+static int parse_int(const char *s, const char *opt, int lo) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > 1 << 30) {
+        char m[160];
+        snprintf(m, sizeof m, "%s '%%s': expected an integer >= %d", opt, lo);
+        usage_exit(m, s);
+    }
+    return (int)v;
+}
+
+static double now_s(void) { return MPI_Wtime(); }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static float input(uint64_t seed, int r, size_t i) {
+    return 2.0f * dt_uniform(dt_mix64(seed + (uint64_t)r), i) - 1.0f;
+}
+
+static uint64_t hash_words(const float *x, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    const uint32_t *w = (const uint32_t *)x;
+    for (size_t i = 0; i < n; i++) h = (h ^ w[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static void allreduce(const cfg_t *cf, float *buf, size_t count) {
+    if (cf->c) {
+        dt_error err;
+        if (dt_allreduce(cf->c, buf, count, DT_F32, &err)) {
+            fprintf(stderr, "dtcoll-bench rank %d: %s\n", rank_, err.msg);
+            MPI_Abort(MPI_COMM_WORLD, err.code);
+        }
+    } else {
+        MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+}
+
+// One checked allreduce of `count` elements; returns 1 when correct (on every rank).
+static int check(const cfg_t *cf, float *buf, const float *pristine, size_t count,
+                 uint64_t seed, int fp16) {
+    memcpy(buf, pristine, count * sizeof(float));
+    allreduce(cf, buf, count);
+    double unit = fp16 ? ldexp(1.0, -11) : ldexp(1.0, -23), mult = fp16 ? nranks + 2 : nranks;
+    long bad = 0;
+    for (size_t i = (size_t)rank_; i < count; i += (size_t)nranks) {
+        double sum = 0.0, mag = 0.0;
+        for (int q = 0; q < nranks; q++) {
+            double v = input(seed, q, i);
+            sum += v, mag += fabs(v);
+        }
+        if (!(fabs(buf[i] - sum) <= mult * unit * mag)) {
+            if (bad++ < 2)
+                fprintf(stderr, "dtcoll-bench: %s, %zu elements, rank %d: element %zu is %.9g, "
+                        "expected %.9g\n", cf->name, count, rank_, i, buf[i], sum);
+        }
+    }
+    unsigned long long h = hash_words(buf, count), v[3] = {h, ~h, (unsigned long long)bad};
+    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    int same = v[0] == ~v[1] || !cf->c;  // bit-identical: our invariant, not MPI's promise
+    if (!same && rank_ == 0)
+        fprintf(stderr, "dtcoll-bench: %s, %zu elements: the ranks' results differ\n", cf->name,
+                count);
+    return same && v[2] == 0;
+}
+
+static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
+    int n = 1;
+    snprintf(cf[0].name, sizeof cf[0].name, "MPI");
+    cf[0].c = NULL;
+    char list[256];
+    snprintf(list, sizeof list, "%s", a->algos);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == MAX_CFG) usage_exit("--algos: more than %s algorithms", "15");
+        dt_coll_opts o = dt_coll_opts_default();
+        dt_error err;
+        if (dt_algo_parse(tok, "--algos", &o.algo, &err)) usage_exit("%s", err.msg);
+        o.wire_f16 = a->fp16 && o.algo != DT_ALGO_MPI;
+        o.group = a->group < nranks ? a->group : nranks;
+        o.inner = a->inner;
+        o.hier_rs = a->hier_rs;
+        cf[n].c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
+        if (!cf[n].c) usage_exit("%s", err.msg);
+        snprintf(cf[n].name, sizeof cf[n].name, "%s%s", dt_algo_name(o.algo),
+                 o.algo == DT_ALGO_HIER && o.hier_rs ? "/rs" : "");
+        n++;
+    }
+    return n;
+}
+
+typedef struct {
+    FILE *csv;
+    char tmp[4096];
+    int n_big;                              // sizes >= 1 MiB so far
+    double log_ratio[MAX_CFG], min_ratio[MAX_CFG];  // over those sizes, per configuration
+} out_t;
+
+static void print_header(const args_t *a, const cfg_t *cf, int n_cf, out_t *out) {
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(ver, &len);
+    char *nl = strpbrk(ver, ",\n");
+    if (nl) *nl = 0;
+    printf("# dtcoll-bench: allreduce of float32, sum, in place; P=%d ranks; group %d%s, inner "
+           "%s; wire %s\n", nranks, a->group < nranks ? a->group : nranks,
+           a->hier_rs ? " (hier rs)" : "", dt_algo_name(a->inner), a->fp16 ? "fp16" : "fp32");
+    printf("# peer: %s, MPI_Allreduce(MPI_IN_PLACE) on the same buffer, interleaved\n", ver);
+    printf("# time: median over iterations of the slowest rank (barrier before each call); "
+           "algbw = S/t; busbw = algbw*2(P-1)/P; ratio = busbw / MPI busbw\n");
+    printf("# algorithms:");
+    for (int k = 1; k < n_cf; k++) printf(" %s", cf[k].name);
+    printf("\n#\n# %10s %10s %-8s %10s %10s %10s %10s %10s %6s %6s\n", "size(B)", "count",
+           "algo", "time(us)", "algbw", "busbw", "MPI(us)", "MPI busbw", "ratio", "check");
+    printf("# %10s %10s %-8s %10s %10s %10s %10s %10s %6s %6s\n", "", "(float)", "", "",
+           "(GB/s)", "(GB/s)", "", "(GB/s)", "", "");
+    if (a->csv) {
+        snprintf(out->tmp, sizeof out->tmp, "%s.tmp", a->csv);
+        out->csv = fopen(out->tmp, "w");
+        if (!out->csv) usage_exit("--csv: cannot write '%s'", out->tmp);
+        fprintf(out->csv, "ranks,bytes,count,algo,time_us,algbw_gbs,busbw_gbs,mpi_time_us,"
+                "mpi_busbw_gbs,ratio,check\n");
+    }
+}
+
+// Time every configuration at one size; returns the failures of the correctness checks.
+static int one_size(const args_t *a, const cfg_t *cf, int n_cf, size_t count, float *buf,
+                    float *pristine, out_t *out) {
+    size_t bytes = count * sizeof(float);
+    uint64_t seed = dt_mix64(a->seed ^ (uint64_t)count);
+    for (size_t i = 0; i < count; i++) pristine[i] = input(seed, rank_, i);
+    int ok[MAX_CFG], fails = 0;
+    for (int k = 0; k < n_cf; k++) fails += !(ok[k] = check(&cf[k], buf, pristine, count, seed,
+                                                           a->fp16 && cf[k].c));
+    int iters = a->iters, warm = a->warmup;
+    if (iters <= 0) {
+        size_t per = bytes ? ((size_t)1 << 30) / bytes : 100;
+        iters = per > 100 ? 100 : per < 3 ? 3 : (int)per;
+    }
+    if (warm < 0) warm = iters / 10 > 1 ? iters / 10 : 1;
+    double *t = calloc((size_t)n_cf * (size_t)iters, sizeof *t);
+    for (int it = -warm; it < iters; it++) {
+        for (int j = 0; j < n_cf; j++) {  // rotate the order: no one always goes first
+            int k = (j + (it + warm)) % n_cf;
+            memcpy(buf, pristine, bytes);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = now_s();
+            allreduce(&cf[k], buf, count);
+            double dt = now_s() - t0;
+            if (it >= 0) t[(size_t)k * iters + it] = dt;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, t, n_cf * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double med[MAX_CFG], bus = 2.0 * (nranks - 1) / nranks;
+    for (int k = 0; k < n_cf; k++) med[k] = median(t + (size_t)k * iters, iters);
+    free(t);
+    if (rank_ == 0) {
+        double mpi_alg = bytes / med[0] / 1e9;
+        for (int k = 1; k < n_cf; k++) {
+            double alg = bytes / med[k] / 1e9, ratio = med[0] / med[k];
+            if (bytes >= (1u << 20)) {
+                out->log_ratio[k] += log(ratio);
+                if (out->n_big == 0 || ratio < out->min_ratio[k]) out->min_ratio[k] = ratio;
+            }
+            const char *chk = ok[k] && ok[0] ? "OK" : !ok[k] ? "FAIL" : "MPI?";
+            printf("  %10zu %10zu %-8s %10.1f %10.3f %10.3f %10.1f %10.3f %6.2f %6s\n", bytes,
+                   count, cf[k].name, med[k] * 1e6, alg, alg * bus, med[0] * 1e6, mpi_alg * bus,
+                   ratio, chk);
+            if (out->csv)
+                fprintf(out->csv, "%d,%zu,%zu,%s,%.3f,%.6f,%.6f,%.3f,%.6f,%.4f,%s\n", nranks,
+                        bytes, count, cf[k].name, med[k] * 1e6, alg, alg * bus, med[0] * 1e6,
+                        mpi_alg * bus, ratio, chk);
+        }
+        out->n_big += bytes >= (1u << 20);
+        fflush(stdout);
+    }
+    return fails;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    args_t a = {"ring,rhd,dbtree,hier,torus2d,ps", NULL, 8, (size_t)256 << 20, 2, 0, -1, 0, 2,
+                0, 0, DT_ALGO_RING, 1};
+    static const struct option lo[] = {
+        {"algos", 1, 0, 'a'}, {"min-bytes", 1, 0, 'b'}, {"max-bytes", 1, 0, 'e'},
+        {"factor", 1, 0, 'f'}, {"iters", 1, 0, 'n'}, {"warmup", 1, 0, 'w'},
+        {"fp16", 0, 0, 'h'}, {"group", 1, 0, 'g'}, {"inner", 1, 0, 'i'},
+        {"hier-rs", 0, 0, 'r'}, {"host-add", 0, 0, 'A'}, {"seed", 1, 0, 's'}, {"csv", 1, 0, 'c'}, {"help", 0, 0, 'H'},
+        {0, 0, 0, 0}};
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        dt_error err;
+        switch (ch) {
+        case 'a': a.algos = optarg; break;
+        case 'b': a.min_b = parse_size(optarg, "--min-bytes"); break;
+        case 'e': a.max_b = parse_size(optarg, "--max-bytes"); break;
+        case 'f': a.factor = (size_t)parse_int(optarg, "--factor", 2); break;
+        case 'n': a.iters = parse_int(optarg, "--iters", 1); break;
+        case 'w': a.warmup = parse_int(optarg, "--warmup", 0); break;
+        case 'h': a.fp16 = 1; break;
+        case 'g': a.group = parse_int(optarg, "--group", 1); break;
+        case 'i':
+            if (dt_algo_parse(optarg, "--inner", &a.inner, &err)) usage_exit("%s", err.msg);
+            break;
+        case 'r': a.hier_rs = 1; break;
+        case 'A': a.host_add = 1; break;
+        case 's': a.seed = (uint64_t)strtoull(optarg, NULL, 10); break;
+        case 'c': a.csv = optarg; break;
+        case 'H':
+            if (rank_ == 0) fputs(help, stdout);
+            MPI_Finalize();
+            return 0;
+        default:
+            usage_exit("unknown option or missing value in '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) usage_exit("unexpected argument '%s' (see --help)", argv[optind]);
+    if (a.min_b < sizeof(float)) a.min_b = sizeof(float);
+    if (a.max_b < a.min_b) usage_exit("--max-bytes is smaller than --min-bytes%s", "");
+    dt_device *dev = a.host_add ? NULL : dt_device_cpu_create(1);  // 1 thread: ranks share cores
+    cfg_t cf[MAX_CFG];
+    int n_cf = make_configs(&a, dev, cf);
+    size_t max_count = a.max_b / sizeof(float);
+    float *buf = malloc(max_count * sizeof(float) + 64), *pristine = malloc(max_count * sizeof(float) + 64);
+    if (!buf || !pristine) usage_exit("--max-bytes: cannot allocate %s twice", "the buffer");
+    out_t out;
+    memset(&out, 0, sizeof out);
+    if (rank_ == 0) print_header(&a, cf, n_cf, &out);
+    int fails = 0, sizes = 0;
+    for (size_t b = a.min_b;; b *= a.factor) {
+        fails += one_size(&a, cf, n_cf, b / sizeof(float), buf, pristine, &out);
+        sizes++;
+        if (b > a.max_b / a.factor) break;  // the next size would pass --max-bytes
+    }
+    if (rank_ == 0) {
+        for (int k = 1; k < n_cf && out.n_big; k++)
+            printf("# %-8s sizes >= 1 MiB: ratio to MPI geometric mean %.2f, lowest %.2f\n",
+                   cf[k].name, exp(out.log_ratio[k] / out.n_big), out.min_ratio[k]);
+        printf("# correctness: %s (%d sizes x %d configurations incl. MPI: float64 sums within "
+               "tolerance, ours bit-identical on every rank)\n", fails ? "FAILED" : "OK", sizes,
+               n_cf);
+        if (out.csv) {
+            fflush(out.csv);
+            fsync(fileno(out.csv));
+            fclose(out.csv);
+            if (rename(out.tmp, a.csv)) fprintf(stderr, "dtcoll-bench: cannot write %s\n", a.csv);
+        }
+    }
+    for (int k = 1; k < n_cf; k++) dt_coll_free(cf[k].c);
+    free(buf), free(pristine);
+    if (dev) dev->destroy(dev);
+    MPI_Finalize();
+    return fails ? DT_EXIT_RUNTIME : 0;
+}

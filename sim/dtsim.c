@@ -1,0 +1,340 @@
+// dtsim.c — "how fast would this cluster train ResNet-50, and how well would it scale?"
+// The launcher: parses the command line, describes the cluster (a preset of the landmark
+// runs, a custom one, or the user's SimGrid platform), runs the simulation (dtsim_run.c:
+// SimGrid runs the same trainer step, allreduce and LARS code of nn/ on modeled GPUs) and
+// reports (dtsim_report.c). `dtsim sweep` repeats it over GPU counts and algorithms.
+// With no arguments: ResNet-50 on 1024 V100 (128 nodes × 8, NVLink, EDR InfiniBand, fat
+// tree), hierarchical allreduce in 2 fusion segments overlapping backward, global batch 32K
+// with LARS (You et al. 2017; Jia et al. 2018).
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtsim.h"
+#include "net.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: dtsim [options]            simulate one configuration\n"
+        "       dtsim sweep [options]      over --sweep-gpus and --sweep-algos, with --plot\n"
+        "cluster:\n"
+        "  --preset NAME       %s\n"
+        "  --gpus N            GPUs (default 1024, or the preset's)\n"
+        "  --gpu NAME          GPU profile: %s (default v100)\n"
+        "  --gpus-per-node N   (default 8)\n"
+        "  --intra KIND        nvlink | nvswitch | pcie\n"
+        "  --intra-bw GB/s     --net-bw GB/s (per NIC)  --nics N  --net-lat us\n"
+        "  --topology KIND     flat | fat-tree | torus | dragonfly\n"
+        "  --platform FILE.xml your own SimGrid platform (ranks on its hosts in turn)\n"
+        "training:\n"
+        "  --model NAME        (default resnet50)\n"
+        "  --batch N           global batch (default 32768)   --per-gpu-batch N\n"
+        "  --precision P       fp32 | tf32 | fp16 (mixed precision; default fp32)\n"
+        "  --optimizer lars|sgd  (default lars)\n"
+        "  --algo NAME         %s (default hier)\n"
+        "  --fusion SPEC       %s (default segments:2)\n"
+        "  --no-overlap        allreduce after backward instead of during it\n"
+        "  --fp16-grads        gradients in fp16 on the wire\n"
+        "  --group N --inner ring|rhd --hier-rs --torus XxY   algorithm shape\n"
+        "  --iters N --warmup N  iterations simulated after warm-up (2, 1)\n"
+        "  --dataset-size N --epochs N  for time per epoch and time-to-train (ImageNet: 1281167, 90)\n"
+        "output:\n"
+        "  --csv FILE --json --trace FILE.json --trace-ranks N (2) --plot FILE.png (sweep)\n"
+        "  --coarsen K         merge K ring steps per simulated message (default: automatic)\n"
+        "  --keep --quiet --help\n"
+        "sweep:\n"
+        "  --sweep-gpus LIST   (8,16,32,...,1024)   --sweep-algos LIST (ring,rhd,hier,dbtree)\n",
+        dt_cluster_preset_names(), dt_gpu_names(), DT_ALGO_VALID, DT_FUSION_VALID);
+}
+
+static int bad(const char *opt, const char *val, const char *want) {
+    fprintf(stderr, "dtsim: option %s: '%s' is not %s (see dtsim --help)\n", opt, val, want);
+    return 2;
+}
+
+static int to_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int to_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_list(const char *s, int *out, int max) {
+    int n = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (n == max || to_int(t, 1, 1 << 20, &out[n])) return -1;
+        n++;
+    }
+    return n;
+}
+
+enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
+       MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
+       TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
+       KEEP, QUIET, HELP, SGPUS, SALGOS };
+
+static int parse(int argc, char **argv, dtsim_opts *o) {
+    memset(o, 0, sizeof *o);
+    int gpus = 0, batch = 0, pgb = 0, gpn = 0, nics = 0;
+    double intra_bw = 0, net_bw = 0, net_lat = 0;
+    const char *preset = NULL, *gpu = NULL, *intra = NULL, *topo = NULL;
+    snprintf(o->model, sizeof o->model, "resnet50");
+    o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
+    o->dataset = 1281167, o->epochs = 90, o->trace_ranks = 2;
+    o->coll = dt_coll_opts_default();
+    o->coll.algo = DT_ALGO_HIER;
+    o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
+    if (argc > 1 && !strcmp(argv[1], "sweep")) o->sweep = 1, argv++, argc--;
+    static const struct option lo[] = {
+        {"preset", 1, 0, PRESET}, {"gpus", 1, 0, GPUS}, {"gpu", 1, 0, GPU},
+        {"gpus-per-node", 1, 0, GPN}, {"intra", 1, 0, INTRA}, {"intra-bw", 1, 0, INTRABW},
+        {"net-bw", 1, 0, NETBW}, {"nics", 1, 0, NICS}, {"net-lat", 1, 0, NETLAT},
+        {"topology", 1, 0, TOPO}, {"platform", 1, 0, PLATFORM}, {"model", 1, 0, MODEL},
+        {"batch", 1, 0, BATCH}, {"per-gpu-batch", 1, 0, PGB}, {"precision", 1, 0, PREC},
+        {"optimizer", 1, 0, OPTIM}, {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION},
+        {"no-overlap", 0, 0, NOOVL}, {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP},
+        {"inner", 1, 0, INNER}, {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS},
+        {"iters", 1, 0, ITERS}, {"warmup", 1, 0, WARMUP}, {"dataset-size", 1, 0, DATASET},
+        {"epochs", 1, 0, EPOCHS}, {"csv", 1, 0, CSV}, {"json", 0, 0, JSON},
+        {"trace", 1, 0, TRACE}, {"trace-ranks", 1, 0, TRACER}, {"plot", 1, 0, PLOT},
+        {"coarsen", 1, 0, COARSEN}, {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
+        {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
+        {0, 0, 0, 0}};
+    dt_error err;
+    opterr = 0;
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        const char *name = argv[optind - 1];
+        switch (c) {
+        case PRESET: preset = optarg; break;
+        case GPUS: if (to_int(optarg, 1, 1 << 20, &gpus)) return bad("--gpus", optarg, "a positive count"); break;
+        case GPU: gpu = optarg; break;
+        case GPN: if (to_int(optarg, 1, 1024, &gpn)) return bad("--gpus-per-node", optarg, "1..1024"); break;
+        case INTRA: intra = optarg; break;
+        case INTRABW: if (to_double(optarg, 1e-3, 1e5, &intra_bw)) return bad("--intra-bw", optarg, "GB/s > 0"); break;
+        case NETBW: if (to_double(optarg, 1e-3, 1e5, &net_bw)) return bad("--net-bw", optarg, "GB/s > 0"); break;
+        case NICS: if (to_int(optarg, 1, 64, &nics)) return bad("--nics", optarg, "1..64"); break;
+        case NETLAT: if (to_double(optarg, 0, 1e6, &net_lat)) return bad("--net-lat", optarg, "microseconds >= 0"); break;
+        case TOPO: topo = optarg; break;
+        case PLATFORM: snprintf(o->platform_file, sizeof o->platform_file, "%s", optarg); break;
+        case MODEL: snprintf(o->model, sizeof o->model, "%s", optarg); break;
+        case BATCH: if (to_int(optarg, 1, 1 << 30, &batch)) return bad("--batch", optarg, "a positive batch"); break;
+        case PGB: if (to_int(optarg, 1, 1 << 20, &pgb)) return bad("--per-gpu-batch", optarg, "a positive batch"); break;
+        case PREC:
+            if (!strcmp(optarg, "fp32")) o->prec = DT_PREC_FP32;
+            else if (!strcmp(optarg, "tf32")) o->prec = DT_PREC_TF32;
+            else if (!strcmp(optarg, "fp16")) o->prec = DT_PREC_FP16;
+            else return bad("--precision", optarg, "fp32, tf32 or fp16");
+            break;
+        case OPTIM:
+            if (strcmp(optarg, "lars") && strcmp(optarg, "sgd")) return bad("--optimizer", optarg, "lars or sgd");
+            o->lars = !strcmp(optarg, "lars");
+            break;
+        case ALGO: case INNER:
+            if (dt_algo_parse(optarg, name, c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
+                fprintf(stderr, "dtsim: %s\n", err.msg);
+                return 2;
+            }
+            break;
+        case FUSION:
+            if (dt_fusion_parse(optarg, &o->fusion, &err)) {
+                fprintf(stderr, "dtsim: %s\n", err.msg);
+                return 2;
+            }
+            break;
+        case NOOVL: o->overlap = 0; break;
+        case FP16G: o->coll.wire_f16 = 1; break;
+        case GROUP: if (to_int(optarg, 1, 1 << 20, &o->coll.group)) return bad("--group", optarg, "a positive group size"); break;
+        case HIERRS: o->coll.hier_rs = 1; break;
+        case TORUS: {
+            char tail;
+            if (sscanf(optarg, "%dx%d%c", &o->coll.tx, &o->coll.ty, &tail) != 2 || o->coll.tx < 1 || o->coll.ty < 1)
+                return bad("--torus", optarg, "XxY, e.g. 32x32");
+            break;
+        }
+        case ITERS: if (to_int(optarg, 1, 1000, &o->iters)) return bad("--iters", optarg, "1..1000"); break;
+        case WARMUP: if (to_int(optarg, 0, 1000, &o->warmup)) return bad("--warmup", optarg, "0..1000"); break;
+        case DATASET: if (to_double(optarg, 1, 1e12, &o->dataset)) return bad("--dataset-size", optarg, "a positive count"); break;
+        case EPOCHS: if (to_double(optarg, 1e-3, 1e6, &o->epochs)) return bad("--epochs", optarg, "a positive number"); break;
+        case CSV: snprintf(o->csv, sizeof o->csv, "%s", optarg); break;
+        case JSON: o->json = 1; break;
+        case TRACE: snprintf(o->trace, sizeof o->trace, "%s", optarg); break;
+        case TRACER: if (to_int(optarg, 1, 1 << 20, &o->trace_ranks)) return bad("--trace-ranks", optarg, "a positive count"); break;
+        case PLOT: snprintf(o->plot, sizeof o->plot, "%s", optarg); break;
+        case COARSEN: if (to_int(optarg, 1, 1 << 20, &o->coarsen)) return bad("--coarsen", optarg, "a positive count"); break;
+        case KEEP: o->keep = 1; break;
+        case QUIET: o->quiet = 1; break;
+        case SGPUS:
+            if ((o->n_sweep_gpus = parse_list(optarg, o->sweep_gpus, 32)) < 1)
+                return bad("--sweep-gpus", optarg, "a comma-separated list of GPU counts");
+            break;
+        case SALGOS: {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (o->n_sweep_algos == 8) return bad("--sweep-algos", optarg, "at most 8 algorithms");
+                if (dt_algo_parse(t, "--sweep-algos", &o->sweep_algos[o->n_sweep_algos++], &err)) {
+                    fprintf(stderr, "dtsim: %s\n", err.msg);
+                    return 2;
+                }
+            }
+            break;
+        }
+        case HELP: usage(stdout); return 1;
+        default:
+            fprintf(stderr, "dtsim: unknown option or missing value: %s (see dtsim --help)\n", name);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "dtsim: unexpected argument '%s' (see dtsim --help)\n", argv[optind]);
+        return 2;
+    }
+    // the cluster: a preset, or the default with the user's changes
+    if (preset) {
+        if (dt_cluster_preset(preset, gpus, &o->cluster, &err)) {
+            fprintf(stderr, "dtsim: --preset: %s\n", err.msg);
+            return 2;
+        }
+        if (!pgb && !batch) pgb = o->cluster.per_gpu_batch;
+        if (o->cluster.model[0] && !strcmp(o->model, "resnet50"))
+            snprintf(o->model, sizeof o->model, "%s", o->cluster.model);
+    } else {
+        o->cluster = dt_cluster_default(gpus ? gpus : 1024);
+    }
+    dt_cluster *c = &o->cluster;
+    if (gpn) c->gpus_per_node = gpn;
+    if (gpus) c->nodes = (gpus + c->gpus_per_node - 1) / c->gpus_per_node;
+    if (gpu) {
+        if (!dt_gpu_find(gpu)) {
+            fprintf(stderr, "dtsim: option --gpu: unknown GPU '%s' (valid: %s)\n", gpu, dt_gpu_names());
+            return 2;
+        }
+        snprintf(c->gpu, sizeof c->gpu, "%s", gpu);
+    }
+    if (intra) {
+        if (!strcmp(intra, "nvlink")) c->intra = DT_INTRA_NVLINK;
+        else if (!strcmp(intra, "nvswitch")) c->intra = DT_INTRA_NVSWITCH;
+        else if (!strcmp(intra, "pcie")) c->intra = DT_INTRA_PCIE;
+        else return bad("--intra", intra, "nvlink, nvswitch or pcie");
+    }
+    if (intra_bw) c->intra_bw = intra_bw * 1e9;
+    if (net_bw) c->nic_bw = net_bw * 1e9;
+    if (nics) c->nics = nics;
+    if (net_lat) c->net_lat = net_lat * 1e-6;
+    if (topo) {
+        if (!strcmp(topo, "flat")) c->topo = DT_TOPO_FLAT;
+        else if (!strcmp(topo, "fat-tree")) c->topo = DT_TOPO_FAT_TREE;
+        else if (!strcmp(topo, "torus")) c->topo = DT_TOPO_TORUS;
+        else if (!strcmp(topo, "dragonfly")) c->topo = DT_TOPO_DRAGONFLY;
+        else return bad("--topology", topo, "flat, fat-tree, torus or dragonfly");
+        c->topo_params[0] = 0;
+    }
+    o->gpus = gpus ? gpus : c->nodes * c->gpus_per_node;
+    if (o->platform_file[0]) {
+        int hosts, cores;
+        if (dt_platform_file_count(o->platform_file, &hosts, &cores, &err)) {
+            fprintf(stderr, "dtsim: --platform: %s\n", err.msg);
+            return 2;
+        }
+        if (!gpus) o->gpus = cores;
+        if (o->gpus > cores) {
+            fprintf(stderr, "dtsim: --gpus %d: the platform %s has only %d host cores (%d hosts); "
+                            "one GPU per core\n", o->gpus, o->platform_file, cores, hosts);
+            return 2;
+        }
+    } else if (o->gpus != c->nodes * c->gpus_per_node) {
+        fprintf(stderr, "dtsim: --gpus %d is not a whole number of %d-GPU nodes\n", o->gpus,
+                c->gpus_per_node);
+        return 2;
+    }
+    if (!o->platform_file[0] && dt_cluster_check(c, &err)) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
+        return 2;
+    }
+    if (batch) {
+        if (batch % o->gpus) {
+            fprintf(stderr, "dtsim: --batch %d does not divide over %d GPUs (need a multiple "
+                            "of %d, or give --per-gpu-batch)\n", batch, o->gpus, o->gpus);
+            return 2;
+        }
+        pgb = batch / o->gpus;
+    }
+    o->per_gpu_batch = pgb ? pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
+    o->global_batch = o->per_gpu_batch * o->gpus;
+    if (o->sweep && !o->n_sweep_gpus) {
+        for (int g = 8; g <= 1024; g *= 2) o->sweep_gpus[o->n_sweep_gpus++] = g;
+    }
+    if (o->sweep && !o->n_sweep_algos) {
+        const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
+        for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
+    }
+    if (o->plot[0] && !o->sweep) {
+        fprintf(stderr, "dtsim: --plot draws scaling curves: use it with `dtsim sweep`\n");
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    dtsim_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    if (!o.sweep) {
+        dtsim_result r;
+        if (!o.quiet) dtsim_print_header(stdout, &o);
+        if ((rc = dtsim_run_one(&o, &r))) return rc;
+        dtsim_print_result(stdout, &o, &r, 0);
+        if (o.csv[0] && dtsim_write_csv(o.csv, &r, 1)) return 1;
+        if (o.json) dtsim_print_json(&r, 1);
+        return 0;
+    }
+    // sweep: every GPU count × algorithm, the per-GPU batch held fixed (weak scaling)
+    int n = 0, cap = o.n_sweep_gpus * o.n_sweep_algos;
+    dtsim_result *res = calloc((size_t)cap, sizeof *res);
+    if (!o.quiet) dtsim_print_header(stdout, &o);
+    for (int a = 0; a < o.n_sweep_algos; a++)
+        for (int g = 0; g < o.n_sweep_gpus; g++) {
+            dtsim_opts p = o;
+            p.gpus = o.sweep_gpus[g];
+            p.coll.algo = o.sweep_algos[a];
+            if (p.gpus % p.cluster.gpus_per_node && !p.platform_file[0]) {
+                fprintf(stderr, "dtsim: --sweep-gpus %d is not a whole number of %d-GPU nodes\n",
+                        p.gpus, p.cluster.gpus_per_node);
+                free(res);
+                return 2;
+            }
+            p.cluster.nodes = p.gpus / p.cluster.gpus_per_node;
+            p.cluster.topo_params[0] = 0;
+            p.global_batch = p.per_gpu_batch * p.gpus;
+            if (!p.quiet) fprintf(stderr, "[dtsim] sweep %d/%d: %d GPUs, %s\n", n + 1, cap, p.gpus,
+                                  dt_algo_name(p.coll.algo));
+            if ((rc = dtsim_run_one(&p, &res[n]))) {
+                free(res);
+                return rc;
+            }
+            dtsim_print_result(stdout, &p, &res[n], n > 0);
+            n++;
+        }
+    if (o.csv[0] && dtsim_write_csv(o.csv, res, n)) rc = 1;
+    if (o.json) dtsim_print_json(res, n);
+    if (o.plot[0] && dtsim_plot(o.plot, &o, res, n)) rc = 1;
+    free(res);
+    return rc;
+}

@@ -1,0 +1,58 @@
+// dtsim.h — the dtsim launcher's pieces: its options, one simulated run (write the platform,
+// run SimGrid on the engine, read its result), and the report (table, CSV, JSON, plots).
+// dtsim.c parses and drives; dtsim_run.c runs; dtsim_report.c reports.
+#ifndef DT_SIM_DTSIM_H
+#define DT_SIM_DTSIM_H
+
+#include "coll/coll.h"
+#include "coll/fusion.h"
+#include "gpu.h"
+#include "platform.h"
+
+typedef struct {
+    dt_cluster cluster;        // --preset / --gpus / --gpu / --gpus-per-node / --topology ...
+    char platform_file[512];   // --platform FILE.xml (then cluster only names the GPU)
+    int gpus;                  // GPUs simulated
+    char model[32];            // --model
+    int global_batch;          // --batch (0: per_gpu_batch × gpus)
+    int per_gpu_batch;         // --per-gpu-batch
+    dt_precision prec;         // --precision
+    int lars;                  // --optimizer lars|sgd
+    dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
+    dt_fusion_opts fusion;     // --fusion
+    int overlap;               // --no-overlap
+    int iters, warmup;         // --iters --warmup
+    double dataset, epochs;    // --dataset-size --epochs
+    int coarsen;               // --coarsen (-1: automatic)
+    char csv[512], plot[512], trace[512];
+    int trace_ranks;           // --trace-ranks
+    int json, quiet, keep;     // --json --quiet --keep (the platform files)
+    // sweep
+    int sweep;
+    int sweep_gpus[32], n_sweep_gpus;
+    dt_algo sweep_algos[8];
+    int n_sweep_algos;
+} dtsim_opts;
+
+typedef struct {
+    int gpus, global_batch, per_gpu_batch, buckets;
+    char algo[16];
+    double iter_s, compute_s, comm_s, exposed_s;   // per iteration (simulated)
+    double single_iter_s;                          // one GPU of the same profile, same batch
+    double model_comm_s;                           // the cost model's allreduce time per step
+    double images_s, efficiency, epoch_s, train_s;
+    double wall_s;                                 // real seconds the simulation took
+} dtsim_result;
+
+// Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
+// already printed (2: bad input, 1: SimGrid failed).
+int dtsim_run_one(const dtsim_opts *o, dtsim_result *r);
+
+void dtsim_print_header(FILE *f, const dtsim_opts *o);
+void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep);
+int dtsim_write_csv(const char *path, const dtsim_result *r, int n);  // atomic; -1 on error
+void dtsim_print_json(const dtsim_result *r, int n);
+// sweep plots: PATH (images/s) and PATH with "-efficiency" before ".png"
+int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n);
+
+#endif

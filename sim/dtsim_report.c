@@ -1,0 +1,134 @@
+// dtsim_report.c — what dtsim prints: the set-up, one table row per simulated
+// configuration, the same as CSV (--csv, atomic) and JSON (--json), and the sweep's scaling
+// curves as PNG (--plot: images/s, and scaling efficiency against one GPU).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtsim.h"
+#include "plot.h"
+
+static const char *intra_name(dt_intra_kind k) {
+    return k == DT_INTRA_NVSWITCH ? "NVSwitch" : k == DT_INTRA_PCIE ? "PCIe" : "NVLink";
+}
+static const char *topo_name(dt_topo_kind k) {
+    return k == DT_TOPO_FAT_TREE ? "fat tree" : k == DT_TOPO_TORUS ? "torus"
+         : k == DT_TOPO_DRAGONFLY ? "dragonfly" : "flat";
+}
+
+static void hms(double s, char *buf, size_t n) {
+    if (!isfinite(s)) snprintf(buf, n, "-");
+    else if (s < 60) snprintf(buf, n, "%.1f s", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+void dtsim_print_header(FILE *f, const dtsim_opts *o) {
+    const dt_cluster *c = &o->cluster;
+    char fus[64];
+    dt_fusion_format(&o->fusion, fus, sizeof fus);
+    if (o->platform_file[0])
+        fprintf(f, "dtsim: platform %s, GPU %s\n", o->platform_file, c->gpu);
+    else
+        fprintf(f, "dtsim: %s: %d nodes x %d %s, %s %.0f GB/s inside a node, %d x %.1f GB/s "
+                   "NIC, %s\n", c->name, c->nodes, c->gpus_per_node, c->gpu,
+                intra_name(c->intra), c->intra_bw / 1e9, c->nics, c->nic_bw / 1e9,
+                topo_name(c->topo));
+    fprintf(f, "       %s, %d images per GPU, %s, %s, allreduce %s%s, fusion %s, %s\n",
+            o->model, o->per_gpu_batch, dt_precision_name(o->prec), o->lars ? "LARS" : "SGD",
+            o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
+            fus, o->overlap ? "overlapping backward" : "after backward");
+}
+
+void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep_row) {
+    char ep[32], tt[32];
+    hms(r->epoch_s, ep, sizeof ep);
+    hms(r->train_s, tt, sizeof tt);
+    if (!sweep_row)
+        fprintf(f, "%6s %8s %7s %6s %10s %10s %10s %10s %11s %6s %9s %9s %7s\n", "GPUs",
+                "batch", "algo", "bucket", "iter ms", "compute", "comm", "exposed",
+                "images/s", "eff %", "epoch", "train", "wall s");
+    fprintf(f, "%6d %8d %7s %6d %10.2f %10.2f %10.2f %10.2f %11.0f %6.1f %9s %9s %7.1f\n",
+            r->gpus, r->global_batch, r->algo, r->buckets, 1e3 * r->iter_s, 1e3 * r->compute_s,
+            1e3 * r->comm_s, 1e3 * r->exposed_s, r->images_s, 100 * r->efficiency, ep, tt,
+            r->wall_s);
+    if (!o->sweep)
+        fprintf(f, "one GPU: %.2f ms per iteration (%.0f images/s); time-to-train: %.0f epochs "
+                   "of %.0f images\n", 1e3 * r->single_iter_s, r->per_gpu_batch / r->single_iter_s,
+                o->epochs, o->dataset);
+    fflush(f);
+}
+
+int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "dtsim: --csv %s: cannot write\n", path);
+        return -1;
+    }
+    fprintf(f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
+               "efficiency,epoch_s,train_s,single_gpu_iter_s\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%d,%d,%s,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.9g\n", r[i].gpus,
+                r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
+                r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
+                r[i].train_s, r[i].single_iter_s);
+    fflush(f);
+    int bad = fsync(fileno(f)) | fclose(f);
+    if (bad || rename(tmp, path)) {
+        unlink(tmp);
+        fprintf(stderr, "dtsim: --csv %s: cannot write\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+void dtsim_print_json(const dtsim_result *r, int n) {
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s{\"gpus\": %d, \"global_batch\": %d, \"algo\": \"%s\", \"buckets\": %d, "
+               "\"iter_s\": %.9g, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_s\": %.9g, "
+               "\"images_per_s\": %.6g, \"efficiency\": %.6g, \"epoch_s\": %.6g, "
+               "\"train_s\": %.6g, \"single_gpu_iter_s\": %.9g, \"model_comm_s\": %.9g}",
+               i ? ",\n " : "", r[i].gpus,
+               r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
+               r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
+               r[i].train_s, r[i].single_iter_s, r[i].model_comm_s);
+    printf("]\n");
+}
+
+int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n) {
+    int na = o->n_sweep_algos, ng = o->n_sweep_gpus;
+    double *x = calloc((size_t)n, sizeof(double)), *ips = calloc((size_t)n, sizeof(double));
+    double *eff = calloc((size_t)n, sizeof(double));
+    dt_plot_series s1[DT_PLOT_MAX_SERIES], s2[DT_PLOT_MAX_SERIES];
+    for (int a = 0; a < na && a < DT_PLOT_MAX_SERIES; a++) {
+        for (int g = 0; g < ng; g++) {
+            const dtsim_result *q = &r[a * ng + g];
+            x[a * ng + g] = q->gpus;
+            ips[a * ng + g] = q->images_s;
+            eff[a * ng + g] = 100 * q->efficiency;
+        }
+        s1[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, ips + a * ng, ng};
+        s2[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, eff + a * ng, ng};
+    }
+    char title[160], path2[600];
+    snprintf(title, sizeof title, "%s on %s (%d per GPU): throughput", o->model, o->cluster.gpu,
+             o->per_gpu_batch);
+    dt_plot_opts po = {title, "GPUs", "images/s", 0, 0, 1, 1};
+    dt_error err;
+    int rc = dt_plot(path, &po, s1, na, &err);
+    const char *dot = strrchr(path, '.');
+    size_t stem = dot && !strcmp(dot, ".png") ? (size_t)(dot - path) : strlen(path);
+    snprintf(path2, sizeof path2, "%.*s-efficiency.png", (int)stem, path);
+    snprintf(title, sizeof title, "%s on %s: scaling efficiency vs one GPU", o->model, o->cluster.gpu);
+    dt_plot_opts pe = {title, "GPUs", "efficiency %", 0, 0, 1, 1};
+    if (!rc) rc = dt_plot(path2, &pe, s2, na, &err);
+    if (rc) fprintf(stderr, "dtsim: --plot: %s\n", err.msg);
+    else fprintf(stderr, "dtsim: wrote %s and %s\n", path, path2);
+    free(x), free(ips), free(eff);
+    return rc;
+}

@@ -1,0 +1,18 @@
+# sim/programs.cmake — the SMPI engine (nn/ + coll + the model device compiled with SMPI's
+# flags into dtsim_engine.so, which SimGrid runs once per simulated GPU) and the dtsim
+# launcher (native). Needs SimGrid; without it dtsim is skipped with a message.
+if(NOT DT_HAVE_SMPI)
+  message(STATUS "dtlab: SimGrid SMPI not found — skipping dtsim (apt-get install libsimgrid-dev simgrid)")
+  return()
+endif()
+set(S ${CMAKE_CURRENT_SOURCE_DIR})
+dt_add_smpi_program(dtsim_engine SOURCES ${S}/engine.c ${S}/engine_trace.c ${S}/device_model.c
+                    ${S}/device_model_nn.c ${S}/gpu_profiles.c)
+target_include_directories(dtsim_engine PRIVATE ${S})
+set_target_properties(dtsim_engine PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(dtsim ${S}/dtsim.c ${S}/dtsim_run.c ${S}/dtsim_report.c)
+target_link_libraries(dtsim PRIVATE dtsim_core)
+target_compile_definitions(dtsim PRIVATE DT_SMPIRUN="${SMPIRUN_EXECUTABLE}"
+                           DT_ENGINE_SO="${CMAKE_BINARY_DIR}/dtsim_engine.so")
+set_target_properties(dtsim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_dependencies(dtsim dtsim_engine)

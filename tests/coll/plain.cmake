@@ -1,0 +1,32 @@
+# tests/coll/plain.cmake — libdtcoll_mpi.so (real/dtcoll_mpi.c) under an MPI program that
+# knows nothing of dtlab (plain_allreduce.c): for every algorithm, on 3 and 4 ranks, its
+# results with LD_PRELOAD must match Open MPI's own within the rounding of a different
+# summation order, and the run must say it used our algorithm (plain_check.sh); fp16 on the
+# wire; an unknown DTCOLL_ALGO ends the job with exit code 2 and the list of valid names.
+# Included from tests/coll/CMakeLists.txt when MPI is found. Labels "coll;mpi".
+if(NOT TARGET dtcoll_mpi)
+  return()
+endif()
+add_executable(plain_allreduce ${CMAKE_CURRENT_LIST_DIR}/plain_allreduce.c)
+target_link_libraries(plain_allreduce PRIVATE MPI::MPI_C m)
+set(_plain_check sh ${CMAKE_CURRENT_LIST_DIR}/plain_check.sh ${MPIRUN_EXECUTABLE})
+set(_plain_tests "")
+foreach(np 3 4)
+  foreach(algo mpi ps ring rhd dbtree hier torus2d auto)
+    set(t coll.preload_np${np}_${algo}_matches_open_mpi_allreduce)
+    add_test(NAME ${t} COMMAND ${_plain_check} ${np} $<TARGET_FILE:plain_allreduce>
+                                $<TARGET_FILE:dtcoll_mpi> ${algo})
+    list(APPEND _plain_tests ${t})
+  endforeach()
+endforeach()
+add_test(NAME coll.preload_np4_ring_fp16_wire_matches_open_mpi_allreduce
+         COMMAND ${_plain_check} 4 $<TARGET_FILE:plain_allreduce> $<TARGET_FILE:dtcoll_mpi> ring 1)
+list(APPEND _plain_tests coll.preload_np4_ring_fp16_wire_matches_open_mpi_allreduce)
+set_tests_properties(${_plain_tests} PROPERTIES LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}"
+                     TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS plain_allreduce")
+add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
+         COMMAND sh -c "\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\"; test $? -eq 2"
+                 ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:plain_allreduce>)
+set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
+  LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' \\(valid: mpi, ps, ring, rhd, dbtree, hier, torus2d, auto\\)")

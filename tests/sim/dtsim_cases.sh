@@ -1,0 +1,69 @@
+#!/bin/sh
+# dtsim_cases.sh CASE — end-to-end checks of dtsim (tests/sim/CMakeLists.txt). DTSIM = the
+# program. Each case is small (16 to 32 simulated GPUs) and takes seconds.
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+num() { sed -n "s/.*\"$1\": \([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
+# |a - b| <= tol * |b|
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t * (b < 0 ? -b : b)) }'; }
+
+case "$CASE" in
+closed_form)
+  # 16 GPUs, one per node on a flat crossbar (every message: 2 links of latency, the NIC's
+  # bandwidth, no contention), resnet8, allreduce after backward: the simulated iteration
+  # is the modeled GPU's compute (the profile's roofline, reduction kernels included) plus
+  # the α-β-γ time of every allreduce of the step (the buckets and the BN statistics),
+  # within 5 %; and the compute is at least one GPU's own step.
+  for fus in none segments:2 256KB; do
+    "$DTSIM" --gpus 16 --gpus-per-node 1 --topology flat --model resnet8 --algo ring \
+        --no-overlap --fusion $fus --json --quiet >"$W/o" 2>&1 || { cat "$W/o"; fail "dtsim --fusion $fus"; }
+    it=$(num iter_s "$W/o"); co=$(num compute_s "$W/o"); mc=$(num model_comm_s "$W/o"); one=$(num single_gpu_iter_s "$W/o")
+    exp=$(awk -v a="$co" -v b="$mc" 'BEGIN { printf "%.9g", a + b }')
+    close "$it" "$exp" 0.05 || fail "--fusion $fus: iteration $it s, expected compute $co + allreduce $mc = $exp s"
+    awk -v c="$co" -v o="$one" 'BEGIN { exit !(c >= o) }' || fail "compute $co below one GPU's $one"
+    echo "ok: --fusion $fus: iteration $it s = compute $co + modeled allreduces $mc (expected $exp)"
+  done
+  # overlap hides communication: never slower than the same run without it
+  "$DTSIM" --gpus 16 --gpus-per-node 1 --topology flat --model resnet8 --algo ring --fusion none --json --quiet >"$W/ov" 2>&1 || fail "overlap run"
+  "$DTSIM" --gpus 16 --gpus-per-node 1 --topology flat --model resnet8 --algo ring --fusion none --no-overlap --json --quiet >"$W/no" 2>&1 || fail "no-overlap run"
+  a=$(num iter_s "$W/ov"); b=$(num iter_s "$W/no")
+  awk -v a="$a" -v b="$b" 'BEGIN { exit !(a <= b * 1.001) }' || fail "overlap $a s slower than without $b s"
+  echo "ok: overlap $a s <= no overlap $b s"
+  echo "PASS closed_form" ;;
+presets)
+  # every preset runs at a small scale (4 nodes), prints its row, and writes CSV and a trace
+  for p in goyal2017 cho2017 akiba2017 jia2018 mikami2018 dgx-h100; do
+    gpn=8; case $p in cho2017|mikami2018) gpn=4 ;; esac
+    g=$((4 * gpn))
+    "$DTSIM" --preset $p --gpus $g --model resnet20 --iters 1 --csv "$W/$p.csv" --trace "$W/$p.json" --quiet >"$W/$p.out" 2>&1 || { cat "$W/$p.out"; fail "preset $p"; }
+    grep -q "^ *$g " "$W/$p.out" || { cat "$W/$p.out"; fail "preset $p: no result row"; }
+    [ "$(wc -l <"$W/$p.csv")" -eq 2 ] || fail "preset $p: csv"
+    grep -q '"traceEvents"' "$W/$p.json" && grep -q 'allreduce bucket' "$W/$p.json" || fail "preset $p: trace"
+    echo "ok: $p: $(tail -1 "$W/$p.csv")"
+  done
+  echo "PASS presets" ;;
+sweep)
+  "$DTSIM" sweep --model resnet20 --sweep-gpus 8,16,32 --sweep-algos ring,hier --iters 1 --plot "$W/s.png" --csv "$W/s.csv" --quiet >"$W/out" 2>&1 || { cat "$W/out"; fail "sweep"; }
+  [ "$(wc -l <"$W/s.csv")" -eq 7 ] || fail "sweep: expected 6 rows"
+  [ -s "$W/s.png" ] && [ -s "$W/s-efficiency.png" ] || fail "sweep: plots missing"
+  head -c 8 "$W/s.png" | od -An -c | grep -q "P   N   G" || fail "sweep: not a PNG"
+  echo "PASS sweep" ;;
+bad_input)
+  expect2() { what=$1; pat=$2; shift 2; out=$("$DTSIM" "$@" 2>&1); rc=$?; [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }; echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }; echo "ok: $what -> $(echo "$out" | grep -m1 -e "$pat")"; }
+  expect2 "unknown preset" "goyal2017" --preset summit
+  expect2 "unknown model" "resnet50" --gpus 16 --model resnet51
+  expect2 "unknown algorithm" "valid: mpi, ps, ring" --gpus 16 --algo butterfly
+  expect2 "unknown GPU" "v100" --gpus 16 --gpu b200
+  expect2 "batch does not divide" "does not divide" --gpus 16 --batch 1000
+  expect2 "not whole nodes" "whole number" --gpus 12
+  printf '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/></zone></platform>\n' >"$W/two.xml"
+  expect2 "more GPUs than the platform" "only 2" --platform "$W/two.xml" --gpus 8
+  printf '<platform version="4.1"><zone id="z"' >"$W/bad.xml"
+  expect2 "malformed platform" "bad.xml" --platform "$W/bad.xml" --gpus 2
+  expect2 "bad option value" "--iters" --iters zero
+  echo "PASS bad_input" ;;
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
