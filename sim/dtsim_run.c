@@ -172,6 +172,9 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     push(argv, &n, "--cfg=smpi/shared-malloc-blocksize:%d", 1 << 24);
     push(argv, &n, "--cfg=smpi/tmpdir:%s", dir);
     push(argv, &n, "--log=root.thres:critical");
+    if (co.algo == DT_ALGO_MPI)  // SMPI's own MPI_Allreduce; DTSIM_SMPI_ALLREDUCE picks which
+        push(argv, &n, "--cfg=smpi/allreduce:%s",
+             getenv("DTSIM_SMPI_ALLREDUCE") ? getenv("DTSIM_SMPI_ALLREDUCE") : "lr");
     push(argv, &n, "%s", engine);
     push(argv, &n, "--model=%s", o->model);
     push(argv, &n, "--gpu=%s", c.gpu);
