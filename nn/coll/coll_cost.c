@@ -65,7 +65,8 @@ static double binomial(int p, double bytes, link_t L, int reduce) {
 // S + D - 1 rounds up, S + D - 1 rounds down (coll_tree.c).
 static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L) {
     if (p <= 1) return 0.0;
-    int D = dt_dtree_depth(p), S = dt_dbtree_segments(o, p, bytes);
+    int D = o->dbtree_depth > 0 ? o->dbtree_depth : dt_dtree_depth(p);
+    int S = dt_dbtree_segments(o, p, bytes);
     double seg = chunk(o, ceil(bytes / 2.0 / wire_bytes(o)) * wire_bytes(o), S);
     double rounds = S + D - 1;
     return rounds * (L.a + 2 * seg * (L.b + L.g)) + rounds * (L.a + 2 * seg * L.b);
@@ -73,7 +74,7 @@ static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L) {
 
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes) {
     if (o->segments > 0) return o->segments;
-    int D = p > 1 ? dt_dtree_depth(p) : 1;
+    int D = p <= 1 ? 1 : o->dbtree_depth > 0 ? o->dbtree_depth : dt_dtree_depth(p);
     double half = ceil(bytes / 2.0 / wire_bytes(o));  // elements per tree
     if (D <= 1 || o->cost.alpha <= 0 || half < 2) return 1;
     double s = sqrt((D - 1) * bytes * o->cost.beta / o->cost.alpha);
