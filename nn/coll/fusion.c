@@ -39,7 +39,7 @@ static int bad_fusion(const char *s, dt_error *err) {
 
 // A unit suffix's size in bytes, or 0 when it is not one.
 static double unit_bytes(const char *u) {
-    static const struct { const char *name; double bytes; } units[] = {
+    static const struct { char name[4]; double bytes; } units[] = {  // no pointers: no relocated data
         {"", 1.0},          {"b", 1.0},           {"kb", 1e3},
         {"mb", 1e6},        {"gb", 1e9},          {"kib", 1024.0},
         {"mib", 1048576.0}, {"gib", 1073741824.0},
@@ -96,7 +96,7 @@ int dt_fusion_parse(const char *s, dt_fusion_opts *o, dt_error *err) {
 }
 
 char *dt_fusion_format(const dt_fusion_opts *o, char *buf, size_t n) {
-    static const struct { const char *name; size_t bytes; } units[] = {
+    static const struct { char name[4]; size_t bytes; } units[] = {
         {"GiB", (size_t)1 << 30}, {"GB", 1000000000}, {"MiB", (size_t)1 << 20},
         {"MB", 1000000},          {"KiB", 1024},      {"KB", 1000},
     };
