@@ -46,9 +46,8 @@ static int agree(int failed_code, const dt_error *err, int rank) {
 }
 
 static int default_threads(int ranks) {
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!local) local = getenv("SLURM_NTASKS_PER_NODE");
-    int per_node = local ? atoi(local) : ranks;
+    int per_node = dt_coll_local_size();  // the launcher's ranks per node (coll/coll.h)
+    if (!per_node) per_node = ranks;
     if (per_node < 1) per_node = 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int t = (int)(cores / per_node);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "dtsim.h"
 #include "plot.h"
 
@@ -62,25 +63,21 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
 }
 
 int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "dtsim: --csv %s: cannot write\n", path);
+    dt_atomic_file a;
+    dt_error err;
+    if (dt_atomic_open(&a, path, "--csv", &err)) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
         return -1;
     }
-    fprintf(f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
-               "efficiency,epoch_s,train_s,single_gpu_iter_s\n");
+    fprintf(a.f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
+                 "efficiency,epoch_s,train_s,single_gpu_iter_s\n");
     for (int i = 0; i < n; i++)
-        fprintf(f, "%d,%d,%s,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.9g\n", r[i].gpus,
+        fprintf(a.f, "%d,%d,%s,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.9g\n", r[i].gpus,
                 r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
                 r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
                 r[i].train_s, r[i].single_iter_s);
-    fflush(f);
-    int bad = fsync(fileno(f)) | fclose(f);
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        fprintf(stderr, "dtsim: --csv %s: cannot write\n", path);
+    if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err)) {
+        fprintf(stderr, "dtsim: --csv %s: %s\n", path, err.msg);
         return -1;
     }
     return 0;

@@ -2,6 +2,8 @@
 // written as JSON "X" (complete) events, pid = rank, tid 0 compute / 1 comm.
 #include "engine_trace.h"
 
+#include "atomic_file.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,13 +79,13 @@ void engine_trace_write(engine_trace *tr, const char *path, int rank, int n_rank
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) return;
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        fprintf(stderr, "dtsim: cannot write the trace %s\n", path);
+    dt_atomic_file a;
+    dt_error err;
+    if (dt_atomic_open(&a, path, "--trace", &err)) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
         return;
     }
+    FILE *out = a.f;
     fprintf(out, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n{\"name\": \"process_name\", "
                  "\"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"rank 0\"}}");
     for (int r = 0; r < n_ranks; r++) {
@@ -101,9 +103,8 @@ void engine_trace_write(engine_trace *tr, const char *path, int rank, int n_rank
                     tid == 0 ? "compute" : tid == 1 ? "allreduce" : "iteration");
     }
     fprintf(out, "\n]}\n");
-    fflush(out);
-    fsync(fileno(out));
-    if (fclose(out) || rename(tmp, path)) fprintf(stderr, "dtsim: cannot write %s\n", path);
+    if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err))
+        fprintf(stderr, "dtsim: --trace %s: %s\n", path, err.msg);
 }
 
 void engine_trace_free(engine_trace *tr) {

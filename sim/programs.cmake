@@ -7,7 +7,7 @@ if(NOT DT_HAVE_SMPI)
 endif()
 set(S ${CMAKE_CURRENT_SOURCE_DIR})
 dt_add_smpi_program(dtsim_engine SOURCES ${S}/engine.c ${S}/engine_trace.c ${S}/device_model.c
-                    ${S}/device_model_nn.c ${S}/gpu_profiles.c)
+                    ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/atomic_file.c)
 target_include_directories(dtsim_engine PRIVATE ${S})
 set_target_properties(dtsim_engine PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 add_executable(dtsim ${S}/dtsim.c ${S}/dtsim_run.c ${S}/dtsim_report.c)
