@@ -168,6 +168,22 @@ struct dt_device {
     void (*col2im_set)(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                        int KW, int stride, int pad, float *x);
 
+    // ---- memory the host cannot read (the cuda device; 0 and NULL elsewhere) ----
+    // device_memory = 1: pointers from alloc are not host addresses, so MPI reads them only
+    // through pinned host copies (nn/coll/coll_engine.c stages them) or a CUDA-aware MPI.
+    int device_memory;
+    void *(*alloc_host)(dt_device *d, size_t bytes);  // pinned (page-locked), zero-filled
+    void (*free_host)(dt_device *d, void *p);
+    // Asynchronous copies on a stream of their own: to_host_async reads src after every
+    // primitive queued before it (src must not change until its ticket is done);
+    // from_host_async's data is seen by every primitive queued after it. mark() returns a
+    // ticket for all work queued so far (primitives and copies); done(ticket) says, without
+    // waiting, whether it has finished. sync waits for the copies too.
+    void (*to_host_async)(dt_device *d, void *dst_host, const void *src, size_t bytes);
+    void (*from_host_async)(dt_device *d, void *dst, const void *src_host, size_t bytes);
+    uint64_t (*mark)(dt_device *d);
+    int (*done)(dt_device *d, uint64_t ticket);
+
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the
     // latency that a coarsened allreduce schedule folds away, nn/coll/coll_sched.c).

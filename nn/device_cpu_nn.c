@@ -204,16 +204,13 @@ static void cpu_bn_forward_train(dt_device *d, const float *x, int B, int C, int
         }
         double ms = s / (double)n, mean = k + ms, var = ss / (double)n - ms * ms;
         if (var < 0.0) var = 0.0;
-        float fmean = (float)mean, finvstd = (float)(1.0 / sqrt(var + (double)eps));
+        float fmean = (float)mean, finvstd = dt_bn_invstd(var, eps);
         save_mean[c] = fmean;
         save_invstd[c] = finvstd;
-        if (running_mean) {
-            running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * fmean;
-        }
-        if (running_var) {
-            double unbiased = n > 1 ? var * (double)n / (double)(n - 1) : var;
-            running_var[c] = (1.0f - momentum) * running_var[c] + momentum * (float)unbiased;
-        }
+        if (running_mean) running_mean[c] = dt_bn_running(running_mean[c], fmean, momentum);
+        if (running_var)
+            running_var[c] = dt_bn_running(running_var[c],
+                                           (float)dt_bn_unbiased(var, (double)n), momentum);
         float g = gamma[c], bt = beta[c];
         for (int b = 0; b < B; b++) {
             const float *p = x + ((size_t)b * C + c) * HW;
@@ -233,7 +230,7 @@ static void cpu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int 
     if ((size_t)planes * HW > DT_CPU_PAR_MIN)
     for (long pc = 0; pc < planes; pc++) {
         int c = (int)(pc % C);
-        float invstd = (float)(1.0 / sqrt((double)running_var[c] + (double)eps));
+        float invstd = dt_bn_invstd((double)running_var[c], eps);
         float m = running_mean[c], g = gamma[c], bt = beta[c];
         const float *p = x + (size_t)pc * HW;
         float *q = y + (size_t)pc * HW;
@@ -318,11 +315,10 @@ static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, 
 
 // ---- pooling ----
 
-// The max pooling order: v beats the current best if it is larger, or a NaN over a number
-// (a NaN wins, as in PyTorch); ties keep the earlier cell. Scanning a window row by row
-// with it gives the first cell (row-major) of the maximal class, and so does taking each
-// row's winner first, then the rows' winners in order.
-static inline int pool_beats(float v, float best) { return v > best || (v != v && best == best); }
+// dt_pool_beats (nn/kernels.h) is the max pooling order. Scanning a window row by row with
+// it gives the first cell (row-major) of the maximal class, and so does taking each row's
+// winner first, then the rows' winners in order.
+#define pool_beats dt_pool_beats
 
 // One window [h0,h1) x [w0,w1) of plane xp (width W), row-major scan; -inf and -1 when empty.
 static inline void pool_window(const float *xp, int W, int h0, int h1, int w0, int w1,
@@ -424,11 +420,9 @@ static void cpu_maxpool_backward(dt_device *d, const float *dy, const int32_t *a
     }
 }
 
-// PyTorch AdaptiveAvgPool2d windows: cell i covers [floor(i*H/OH), ceil((i+1)*H/OH)).
-static inline int ada_start(int i, int in, int out) { return (int)((long)i * in / out); }
-static inline int ada_end(int i, int in, int out) {
-    return (int)(((long)(i + 1) * in + out - 1) / out);
-}
+// PyTorch AdaptiveAvgPool2d windows (nn/kernels.h)
+#define ada_start dt_ada_start
+#define ada_end dt_ada_end
 
 // x (B,C,H,W) -> y (B,C,OH,OW), each cell the mean of its adaptive window
 static void cpu_avgpool_forward(dt_device *d, const float *x, int B, int C, int H, int W,

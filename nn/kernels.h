@@ -64,6 +64,26 @@ DT_HD float dt_bn_dx(float dy, float xhat, float gamma, float invstd, float sum_
     return gamma * invstd * (dy - sum_dy / n - xhat * sum_dy_xhat / n);
 }
 
+// PyTorch's running statistics: r = (1-momentum)*r + momentum*stat; the variance enters
+// unbiased, var*n/(n-1) (n = 1: var itself)
+DT_HD float dt_bn_running(float r, float stat, float momentum) {
+    return (1.0f - momentum) * r + momentum * stat;
+}
+// 1/sqrt(var + eps), computed in double and rounded once
+DT_HD float dt_bn_invstd(double var, float eps) { return (float)(1.0 / sqrt(var + (double)eps)); }
+DT_HD double dt_bn_unbiased(double var, double n) { return n > 1.0 ? var * n / (n - 1.0) : var; }
+
+// ---- pooling windows ----
+// The max pooling order: v beats the current best if it is larger, or a NaN over a number
+// (a NaN wins, as in PyTorch); ties keep the earlier cell (the scan is row-major).
+DT_HD int dt_pool_beats(float v, float best) { return v > best || (v != v && best == best); }
+// PyTorch AdaptiveAvgPool2d windows: output cell i of `out` covers input cells
+// [floor(i*in/out), ceil((i+1)*in/out)).
+DT_HD int dt_ada_start(int i, int in, int out) { return (int)((long long)i * in / out); }
+DT_HD int dt_ada_end(int i, int in, int out) {
+    return (int)(((long long)(i + 1) * in + out - 1) / out);
+}
+
 // ---- relu, one element: the gradient w.r.t. x given y = max(x, 0) and dy ----
 DT_HD float dt_relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
 

@@ -20,9 +20,8 @@ static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
 
 // MPI reads the cpu device's memory in place, and the model device's too (sim/: host
 // memory, folded with SMPI_SHARED_MALLOC, so 1024 simulated ranks do not need 1024 copies).
-// The cuda device's memory goes through a host buffer (no CUDA-aware MPI assumed).
-int dt_trainer_device_is_host(const dt_device *d) { return strcmp(d->name, "cuda") != 0; }
-#define device_is_host dt_trainer_device_is_host
+// The cuda device's memory (device_memory) goes through host memory: here for the one
+// broadcast, in the allreduce library (coll/coll.h: chunked, pinned) for every step.
 
 void dt_trainer_backward_allreduce(dt_trainer *t);  // train_comm.c
 
@@ -63,7 +62,7 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
 
     // Broadcast rank 0's parameters (and running statistics): identical replicas.
     dt_device *d = net->dev;
-    if (device_is_host(d)) {
+    if (!d->device_memory) {
         bcast_floats(net->params, net->n_total, 0, comm);
     } else {
         float *host = mallocCheck(net->n_total * sizeof(float));
@@ -71,9 +70,6 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
         bcast_floats(host, net->n_total, 0, comm);
         d->from_host(d, net->params, host, net->n_total * sizeof(float));
         free(host);
-        size_t stats = net->n_total - net->n_trainable;  // also stages the running statistics
-        t->grads_host = callocCheck(stats > net->n_trainable ? stats : net->n_trainable,
-                                    sizeof(float));
     }
     // Until told otherwise: the MPI library's allreduce over one bucket, after backward.
     dt_coll_opts co = dt_coll_opts_default();
@@ -83,7 +79,6 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
 
 void dt_trainer_free(dt_trainer *t) {
     if (!t) return;
-    free(t->grads_host);
     free(t->events);
     free(t->buckets);
     free(t->bucket_start);
@@ -93,17 +88,10 @@ void dt_trainer_free(dt_trainer *t) {
 }
 
 // g = (1/P) * sum over ranks of g_r, in place on every rank (Goyal et al. 2017, §2.1).
-// buf (n floats of device memory) = its mean over the ranks, in place; staging is a host
-// buffer of at least n floats when the device's memory is not host memory (else NULL).
-static void average_floats(dt_trainer *t, float *buf, size_t n, float *staging) {
+// buf (n floats of device memory) = its mean over the ranks, in place.
+static void average_floats(dt_trainer *t, float *buf, size_t n) {
     dt_device *d = t->net->dev;
-    if (staging) {
-        d->to_host(d, staging, buf, n * sizeof(float));
-        dt_allreduce(t->coll, staging, n, DT_F32, NULL);
-        d->from_host(d, buf, staging, n * sizeof(float));
-    } else {
-        dt_allreduce(t->coll, buf, n, DT_F32, NULL);  // syncs the device first
-    }
+    dt_allreduce(t->coll, buf, n, DT_F32, NULL);
     d->scale(d, buf, 1.0f / (float)t->size, n);
 }
 
@@ -121,8 +109,7 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     // running mean becomes exactly the global batch's; the running variance the mean of the
     // ranks' unbiased variances.
     if (net->n_total > net->n_trainable)
-        average_floats(t, net->params + net->n_trainable, net->n_total - net->n_trainable,
-                       t->grads_host);
+        average_floats(t, net->params + net->n_trainable, net->n_total - net->n_trainable);
 
     // Every rank has B samples, so the global mean is the mean of the ranks' means.
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, t->comm);

@@ -27,9 +27,6 @@ typedef struct {
     MPI_Comm comm;      // the data-parallel group (borrowed)
     int rank, size;     // in comm
     long step;          // steps completed
-    float *grads_host;  // staging buffer (max of n_trainable and the running statistics'
-                        // length) for the cuda device, whose memory MPI cannot read; NULL
-                        // for the cpu and model devices
 
     // ---- communication (dt_trainer_set_comm; defaults: the MPI library's allreduce, one
     // bucket, no overlap) ----

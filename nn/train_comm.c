@@ -11,8 +11,6 @@
 #include "coll/coll_cost.h"
 #include "train.h"
 
-int dt_trainer_device_is_host(const dt_device *d);  // train.c
-
 // The static events of backward: layer t's range of the gradient buffer, top down (the
 // same walk as dt_net_backward). Times are filled in by a measured step.
 static void static_events(dt_trainer *t) {
@@ -59,8 +57,8 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
     DT_ASSERT(t && t->net);
     dt_device *d = t->net->dev;
     dt_coll_opts o = co ? *co : dt_coll_opts_default();
-    // MPI cannot read cuda memory: those gradients are staged on the host and reduced there
-    dt_coll *c = dt_coll_create(t->comm, dt_trainer_device_is_host(d) ? d : NULL, &o, err);
+    // cuda memory is staged by the library (or passed on, with a CUDA-aware MPI: gpu_direct)
+    dt_coll *c = dt_coll_create(t->comm, d, &o, err);
     int bad = c ? 0 : 1;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, t->comm);
     if (bad) {
@@ -72,7 +70,7 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
     if (t->coll) dt_coll_free(t->coll);
     t->coll = c;
     t->fusion = fo ? *fo : (dt_fusion_opts){DT_FUSION_BYTES, SIZE_MAX, 1};
-    t->overlap = overlap && !t->grads_host;  // staged gradients exist only after backward
+    t->overlap = overlap;
     if (!t->events) {
         t->events = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_grad_event));
         t->buckets = callocCheck((size_t)t->net->n_layers + 1, sizeof(dt_bucket));
@@ -108,9 +106,8 @@ static double now(const step_ctx *s) { return MPI_Wtime() - s->t0; }
 static void start_bucket(step_ctx *s, int b) {
     dt_trainer *t = s->t;
     const dt_bucket *k = &t->buckets[b];
-    float *buf = t->grads_host ? t->grads_host : t->net->grads;
     dt_error err;
-    s->req[b] = dt_allreduce_start(t->coll, buf + k->lo, k->hi - k->lo, DT_F32, &err);
+    s->req[b] = dt_allreduce_start(t->coll, t->net->grads + k->lo, k->hi - k->lo, DT_F32, &err);
     if (!s->req[b]) {  // the options were checked at dt_trainer_set_comm
         fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
         abort();
@@ -136,8 +133,10 @@ static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     step_ctx *s = ctx;
     dt_trainer *t = s->t;
     // A host thread polls beside the GPU stream after each layer's kernels (DESIGN.md); on
-    // the model device this is where that layer's simulated time passes.
-    if (t->overlap) net->dev->sync(net->dev);
+    // the model device this is where that layer's simulated time passes. The cuda device's
+    // kernels run on while the host polls (staged copies are ordered after them); it waits
+    // for each layer only in the step that measures ready times for the fusion planner.
+    if (t->overlap && (!net->dev->device_memory || !t->planned)) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
     poll(s);
     if (!t->overlap || !t->planned) return;
@@ -153,9 +152,12 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
     step_ctx s = {t, callocCheck((size_t)nb_max, sizeof(dt_coll_req *)),
                   callocCheck((size_t)nb_max, 1), 0, 0, MPI_Wtime(), -1.0, 0.0, 0};
     dt_net_backward(net, 1.0f, on_ready, &s);
+    if (d->device_memory && d->mark) {  // the GPU is still computing: progress meanwhile
+        uint64_t m = d->mark(d);
+        while (!d->done(d, m)) poll(&s);
+    }
     d->sync(d);  // the model device: backward's last kernels take their time here
     double bw_end = now(&s);
-    if (t->grads_host) d->to_host(d, t->grads_host, net->grads, net->n_trainable * sizeof(float));
     if (!t->planned) {  // first step of SEGMENTS/AUTO: plan from rank 0's ready times
         double *times = mallocCheck((size_t)t->n_events * sizeof(double));
         for (int i = 0; i < t->n_events; i++) times[i] = t->events[i].ready;
@@ -179,7 +181,6 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
     double end = now(&s);
     t->last_backward_start = s.t0;
     if (s.inflight > 0) s.busy += end - s.busy_since;
-    if (t->grads_host) d->from_host(d, net->grads, t->grads_host, net->n_trainable * sizeof(float));
     t->last_backward = bw_end;
     t->last_comm = s.busy;
     t->last_exposed = end - bw_end;

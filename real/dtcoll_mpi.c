@@ -124,6 +124,9 @@ static void configure(MPI_Comm comm) {
     dt_error err;
     const char *v = getenv("DTCOLL_ALGO");
     if (v && *v && dt_algo_parse(v, "DTCOLL_ALGO", &o.algo, &err)) usage_abort(comm, err.msg);
+    if (o.algo == DT_ALGO_NCCL)
+        usage_abort(comm, "DTCOLL_ALGO: nccl runs only inside dtrain --device cuda (this "
+                    "library reduces host buffers); use ring, rhd, ...");
     v = getenv("DTCOLL_INNER");
     if (v && *v && dt_algo_parse(v, "DTCOLL_INNER", &o.inner, &err)) usage_abort(comm, err.msg);
     if (o.inner != DT_ALGO_RING && o.inner != DT_ALGO_RHD)

@@ -3,7 +3,8 @@
 // gradients are averaged with MPI_Allreduce (nn/train.c) and every replica applies the same
 // update (Goyal et al. 2017, §2). Data comes from a prefetching thread (real/loader.c);
 // checkpoints are atomic safetensors files (real/checkpoint.c) from which --resume continues
-// bit-identically. Not here: our own allreduce algorithms and overlap (coll/), GPUs.
+// bit-identically. --device cuda puts the math on one GPU per rank (dtrain_device.c).
+// Not here: our own allreduce algorithms and overlap (coll/), the cuda device (real/cuda).
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -164,7 +165,16 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
         return 2;
     }
 
-    dt_device *dev = dt_device_cpu_create(threads);
+    dt_device *dev = NULL;
+    char dev_desc[256];
+    rc = agree(dtrain_make_device(o, threads, &dev, dev_desc, sizeof dev_desc, &err) ? 2 : 0,
+               &err, rank);
+    if (rc) {
+        if (dev) dev->destroy(dev);
+        dt_dataset_free(train);
+        dt_dataset_free(test);
+        return rc;
+    }
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = o->global_batch / ranks;
     cfg.in_c = train->c, cfg.in_h = train->h, cfg.in_w = train->w;
@@ -205,6 +215,7 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     if ((rc = agree(dt_trainer_set_comm(&tr, &o->coll, &o->fusion, o->overlap, &err) ? 2 : 0,
                     &err, rank)))
         goto out;
+    if ((rc = agree(dtrain_attach_algo(o, tr.coll, dev, &err) ? 2 : 0, &err, rank))) goto out;
     // Each rank's dropout stream advances once per training forward (nn/net_run.c): replay
     // it so a resumed run draws the masks the uninterrupted run would have drawn.
     for (int64_t i = 0; i < st.step; i++) net->dropout_seed = dt_mix64(net->dropout_seed);
@@ -236,9 +247,9 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
                          "data_wait_s,comm_s,comm_hidden_s\n");
     }
     if (rank == 0)
-        printf("dtrain: %s on %s, %lld examples, %d ranks x %d threads, batch %d (%d per rank), "
+        printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%d per rank), "
                "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
-               train->name, (long long)train->n, ranks, threads, o->global_batch, cfg.batch,
+               train->name, (long long)train->n, ranks, dev_desc, o->global_batch, cfg.batch,
                (long long)spe, sched.base_lr, o->optimizer == DT_OPT_LARS ? "LARS" : "SGD",
                dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " (fp16)" : "", tr.n_buckets,
                tr.n_buckets == 1 ? "" : "s", tr.overlap ? " overlapping backward" : "");

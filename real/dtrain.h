@@ -45,7 +45,17 @@ typedef struct {
     dt_coll_opts coll;       // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;   // --fusion
     int overlap;             // --no-overlap clears it
+    int device_cuda;         // --device cuda (else cpu)
+    int cuda_aware;          // --cuda-aware: GPU buffers straight to MPI (coll.gpu_direct)
+    int deterministic;       // --deterministic: bit-reproducible GPU math
 } dtrain_opts;
+
+// The device of this rank (dtrain_device.c): the cpu device on `threads` threads, or with
+// --device cuda the GPU of its local rank; desc names it for the banner. 0, or -1 with err.
+int dtrain_make_device(const dtrain_opts *o, int threads, dt_device **out, char *desc,
+                       size_t desc_n, dt_error *err);
+// --algo nccl: attach NCCL to the trainer's allreduce context (collective). 0, or -1 with err.
+int dtrain_attach_algo(const dtrain_opts *o, dt_coll *c, dt_device *dev, dt_error *err);
 
 // Parse argv into o (defaults first). Returns 0 to run, 1 when --help was printed, or 2 with
 // a message on stderr naming the option and what was expected (rank 0 prints only).

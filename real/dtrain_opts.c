@@ -32,6 +32,8 @@ void dtrain_usage(FILE *f) {
         "  --dropout P           classifier dropout of alexnet and smallcnn (0.5)\n"
         "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
         "  --threads N           threads per rank (default: cores / ranks on the node)\n"
+        "  --device cpu|cuda     where the math runs (cpu); cuda: one GPU per rank, by local rank\n"
+        "  --deterministic       cuda: bit-reproducible math (fp32 gemms, no TF32)\n"
         "  --checkpoint-dir DIR  write DIR/checkpoint.safetensors after every epoch\n"
         "  --resume              continue from DIR/checkpoint.safetensors\n"
         "  --eval-every N        test top-1 every N epochs (1; 0 never)\n"
@@ -50,6 +52,8 @@ void dtrain_usage(FILE *f) {
         "  --inner ring|rhd      hier/torus2d: the allreduce between groups (ring)\n"
         "  --hier-rs             hier: reduce-scatter/allgather variant (default reduce/bcast)\n"
         "  --torus XxY           torus2d grid (default: the squarest)\n"
+        "  --cuda-aware          cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\n"
+        "                        through pinned host memory in chunks)\n"
         "  --help\n",
         dt_model_names(), DT_FASHION_MNIST_DIR, DT_ALGO_VALID, DT_FUSION_VALID);
 }
@@ -112,7 +116,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -127,7 +131,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
         {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP}, {"inner", 1, 0, INNER},
-        {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {0, 0, 0, 0}};
+        {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
+        {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM}, {0, 0, 0, 0}};
     defaults(o);
     opterr = 0;
     optind = 1;
@@ -248,6 +253,13 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             break;
         }
         case NOOVL: o->overlap = 0; break;
+        case DEVICE:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+                return bad(rank, "--device", optarg, "cpu or cuda");
+            o->device_cuda = strcmp(optarg, "cuda") == 0;
+            break;
+        case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
+        case DETERM: o->deterministic = 1; break;
         case FP16G: o->coll.wire_f16 = 1; break;
         case HIERRS: o->coll.hier_rs = 1; break;
         case GROUP:
@@ -274,6 +286,19 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     }
     if (optind < argc) {
         if (rank == 0) fprintf(stderr, "dtrain: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if ((o->cuda_aware || o->coll.algo == DT_ALGO_NCCL) && !o->device_cuda) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: %s needs --device cuda\n",
+                    o->cuda_aware ? "--cuda-aware" : "--algo nccl");
+        return 2;
+    }
+    if (o->deterministic &&
+        (o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO)) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --deterministic needs a byte-threshold --fusion (K "
+                            "segments and auto plan from measured times, which vary)\n");
         return 2;
     }
     if (o->resume && !o->checkpoint_dir[0]) {

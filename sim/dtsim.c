@@ -151,6 +151,11 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
                 fprintf(stderr, "dtsim: %s\n", err.msg);
                 return 2;
             }
+            if (o->coll.algo == DT_ALGO_NCCL) {
+                fprintf(stderr, "dtsim: --algo nccl: NCCL runs only on real GPUs (dtrain "
+                                "--device cuda); simulate ring, dbtree or hier instead\n");
+                return 2;
+            }
             break;
         case FUSION:
             if (dt_fusion_parse(optarg, &o->fusion, &err)) {
@@ -191,6 +196,11 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
                 if (o->n_sweep_algos == 8) return bad("--sweep-algos", optarg, "at most 8 algorithms");
                 if (dt_algo_parse(t, "--sweep-algos", &o->sweep_algos[o->n_sweep_algos++], &err)) {
                     fprintf(stderr, "dtsim: %s\n", err.msg);
+                    return 2;
+                }
+                if (o->sweep_algos[o->n_sweep_algos - 1] == DT_ALGO_NCCL) {
+                    fprintf(stderr, "dtsim: --sweep-algos: nccl runs only on real GPUs "
+                                    "(dtrain --device cuda)\n");
                     return 2;
                 }
             }

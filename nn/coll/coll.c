@@ -10,8 +10,8 @@
 #include "coll_cost.h"
 #include "coll_sched.h"
 
-static const char algo_names[DT_ALGO_COUNT][8] = {"mpi", "ps", "ring", "rhd",
-                                                 "dbtree", "hier", "torus2d", "auto"};
+static const char algo_names[DT_ALGO_COUNT][8] = {"mpi",  "ps",      "ring", "rhd", "dbtree",
+                                                 "hier", "torus2d", "nccl", "auto"};
 
 const char *dt_algo_name(dt_algo a) {
     return (unsigned)a < DT_ALGO_COUNT ? algo_names[a] : "?";
@@ -64,9 +64,11 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
     if (o->inner != DT_ALGO_RING && o->inner != DT_ALGO_RHD)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: the inner algorithm of hier/torus2d must "
                        "be ring or rhd, not %s", dt_algo_name(o->inner));
-    if (o->wire_f16 && o->algo == DT_ALGO_MPI)
+    if (o->wire_f16 && (o->algo == DT_ALGO_MPI || o->algo == DT_ALGO_NCCL))
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: fp16 on the wire needs one of our "
-                       "algorithms (the MPI library's MPI_Allreduce has no fp16 sum); not mpi");
+                       "algorithms (%s's allreduce sums in the wire type); not %s",
+                       o->algo == DT_ALGO_MPI ? "the MPI library" : "NCCL",
+                       dt_algo_name(o->algo));
     if (o->group < 0 || o->group > p)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: group size %d: expected 1..%d (the number "
                        "of ranks)", o->group, p);
@@ -135,9 +137,15 @@ void dt_coll_free(dt_coll *c) {
     if (!c) return;
     while (c->inflight) dt_allreduce_wait(c->inflight);
     dt_coll_release_scratch(c);
+    if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
     for (int i = 0; i < DT_COMM_COUNT; i++)
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
     free(c);
+}
+
+void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext) {
+    if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
+    c->ext = *ext;
 }
 
 int dt_coll_rank(const dt_coll *c) { return c->rank[DT_COMM_ALL]; }

@@ -16,6 +16,8 @@
 //            the same local rank, allgather in the group (needs P % group == 0)
 //   torus2d  Mikami et al. 2018 (Sony): ranks as an X×Y grid; reduce-scatter along X,
 //            allreduce of the shards along Y (with `inner`), allgather along X
+//   nccl     NVIDIA's NCCL on the cuda device's stream (real/cuda/coll_nccl.c attaches it
+//            with dt_coll_set_ext): the reference our ring is compared with on real GPUs
 //
 // Every algorithm compiles to a *schedule* (coll_sched.c): rounds of sends and receives
 // whose local reductions run when the round's messages have arrived. The same schedule is
@@ -29,9 +31,12 @@
 // rounded to IEEE binary16 and accumulated in fp32; the owner of a finished chunk rounds
 // its own copy the same way before sending it, so all ranks still agree bit for bit.
 //
-// Buffers are host-addressable memory (the cpu device's, the model device's, or plain host
-// memory with dev = NULL for float64): MPI reads them directly. The cuda device stages
-// through host memory in the trainer.
+// Buffers are the device's memory (or plain host memory with dev = NULL). Host-addressable
+// memory (the cpu and model devices) goes to MPI as it is. Memory the host cannot read
+// (dev->device_memory: the cuda device) is staged: copied into pinned host memory in
+// chunks, each round posted as soon as the chunks it touches have arrived (so the copies
+// overlap the first ring steps), reduced on the host, copied back; with gpu_direct
+// (a CUDA-aware MPI) device pointers go to MPI directly and the device adds.
 // Not here: the cost model and fusion plans (coll_cost.h), the trainer's use (nn/train.c).
 #ifndef DT_COLL_H
 #define DT_COLL_H
@@ -50,11 +55,12 @@ typedef enum {
     DT_ALGO_DBTREE,
     DT_ALGO_HIER,
     DT_ALGO_TORUS2D,
+    DT_ALGO_NCCL,  // only where an extension is attached (dt_coll_set_ext)
     DT_ALGO_AUTO,  // the cheapest by the cost model, chosen per call from its size
     DT_ALGO_COUNT
 } dt_algo;
 
-#define DT_ALGO_VALID "mpi, ps, ring, rhd, dbtree, hier, torus2d, auto"
+#define DT_ALGO_VALID "mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto"
 
 const char *dt_algo_name(dt_algo a);
 // Parse an algorithm name; unknown names fail with DT_EXIT_USAGE and a message listing the
@@ -95,6 +101,9 @@ typedef struct {
     // dbtree's depth for this many ranks; dt_coll_create fills it (0: computed on demand,
     // O(P log P) each time, which the fusion planner's thousands of cost calls cannot afford)
     int dbtree_depth;
+    // device buffers go to MPI as they are (a CUDA-aware MPI); else they are staged through
+    // pinned host memory (see above). No effect on host-addressable memory.
+    int gpu_direct;
     dt_cost_params cost;
 } dt_coll_opts;
 
@@ -133,6 +142,19 @@ int dt_allreduce_progress(dt_coll_req *r);
 void dt_allreduce_wait(dt_coll_req *r);
 // Progress every request of c in flight (the trainer calls it between kernels).
 void dt_coll_progress_all(dt_coll *c);
+
+// An allreduce run by another library (the `nccl` algorithm, real/cuda/coll_nccl.c): start
+// queues the sum of buf over the ranks, in place, and returns a handle; test returns 1 once
+// it is complete (and frees the handle); destroy frees ctx (dt_coll_free calls it).
+typedef struct {
+    void *ctx;
+    void *(*start)(void *ctx, void *buf, size_t count, dt_dtype dtype);
+    int (*test)(void *ctx, void *handle);
+    void (*destroy)(void *ctx);
+} dt_coll_ext;
+// Attach the extension that runs algo nccl (c takes ownership of ext->ctx). Without one, an
+// allreduce with algo nccl fails with a message.
+void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext);
 
 // The algorithm a call of `bytes` payload would run (auto resolved).
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes);

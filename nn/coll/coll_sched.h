@@ -65,6 +65,9 @@ struct dt_coll {
     dt_coll_req *inflight;          // list of requests not yet waited for
     void *scratch[8];               // cached scratch blocks, reused across calls (fusion
     size_t scratch_bytes[8];        // buckets in flight each hold one)
+    void *hscratch[8];              // the same for pinned host blocks (staging device
+    size_t hscratch_bytes[8];       // buffers: dev->device_memory without gpu_direct)
+    dt_coll_ext ext;                // the nccl algorithm, when attached
 };
 
 // Building (coll_sched.c)

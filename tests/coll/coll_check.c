@@ -11,7 +11,10 @@
 //  - checks that every rank holds the bit-identical result (a hash of the whole buffer).
 // --timing compares the simulated time of one allreduce with the α-β cost model instead.
 // --mismatch makes rank 0 pass one element more in checked mode: every rank must fail
-// cleanly with exit code 2 (no hang). Rank 0 prints "PASS ..." or the failures.
+// cleanly with exit code 2 (no hang). --cuda (real MPI, builds with the cuda device) puts
+// the buffers in GPU memory: the library stages them through pinned host memory, or with
+// --gpu-direct hands them to a CUDA-aware MPI; without a GPU it prints SKIPPED and exits
+// 77. Rank 0 prints "PASS ..." or the failures.
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -25,12 +28,16 @@
 #include "coll/coll_cost.h"
 #include "device.h"
 #include "kernels.h"
+#if defined(DT_HAVE_CUDA) && !defined(DT_SMPI)
+#include "device_cuda.h"
+#endif
 
 typedef struct {
     const char *algos, *counts;
     size_t large;
     uint64_t seed;
     int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
+    int cuda, gpu_direct;
     double timing_bytes, alpha, beta;
 } args_t;
 
@@ -92,16 +99,20 @@ static int parse_counts(const char *list, int P, size_t large, size_t *out) {
 
 // Run one allreduce of `count` elements the way `mode` says (0 blocking, else `requests`
 // requests over consecutive slices, progressed by polling). Returns the failures found.
-static long check_one(dt_coll *c, const args_t *a, size_t count, int mode, uint64_t seed,
-                      const char *label) {
+static long check_one(dt_coll *c, dt_device *dev, const args_t *a, size_t count, int mode,
+                      uint64_t seed, const char *label) {
     int P = dt_coll_size(c), r = dt_coll_rank(c);
     size_t es = a->f64 ? sizeof(double) : sizeof(float);
     dt_dtype dt = a->f64 ? DT_F64 : DT_F32;
-    char *buf = malloc(count * es + 1);
+    char *host = malloc(count * es + 1), *buf = host;
     for (size_t i = 0; i < count; i++) {
         double v = input(seed, r, i);
         if (a->f64) ((double *)buf)[i] = v;
         else ((float *)buf)[i] = (float)v;
+    }
+    if (dev && dev->device_memory) {  // the allreduce runs on GPU memory
+        buf = dev->alloc(dev, count * es + 1);
+        dev->from_host(dev, buf, host, count * es);
     }
     dt_error err;
     if (mode == 0) {
@@ -127,6 +138,11 @@ static long check_one(dt_coll *c, const args_t *a, size_t count, int mode, uint6
         }
         for (int j = 0; j < k; j++) dt_allreduce_wait(req[j]);
         free(req);
+    }
+    if (buf != host) {
+        dev->to_host(dev, host, buf, count * es);
+        dev->free(dev, buf);
+        buf = host;
     }
     long fails = 0;
     double unit = a->f64 ? ldexp(1.0, -52) : a->fp16 ? ldexp(1.0, -11) : ldexp(1.0, -23);
@@ -248,7 +264,8 @@ int main(int argc, char **argv) {
         {"seed", 1, 0, 's'}, {"fp16", 0, 0, 'h'}, {"f64", 0, 0, 'd'}, {"group", 1, 0, 'g'},
         {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
         {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
-        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'}, {0, 0, 0, 0}};
+        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
+        {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -269,6 +286,8 @@ int main(int argc, char **argv) {
         case 'B': a.beta = atof(optarg); break;
         case 'b': a.blocking_only = 1; break;
         case 'C': a.coarsen = atoi(optarg); break;
+        case 'G': a.cuda = 1; break;
+        case 'D': a.gpu_direct = a.cuda = 1; break;
         default:
             if (r == 0) fprintf(stderr, "coll_check: bad option (see the source's header)\n");
             MPI_Finalize();
@@ -286,6 +305,24 @@ int main(int argc, char **argv) {
         return f ? 1 : 0;
     }
     dt_device *dev = a.f64 ? NULL : dt_device_cpu_create(1);
+    if (a.cuda) {
+#if defined(DT_HAVE_CUDA) && !defined(DT_SMPI)
+        if (dev) dev->destroy(dev);
+        dt_error err;
+        int ranks_node = dt_coll_local_size() > 0 ? dt_coll_local_size() : P;
+        int gpus = dt_cuda_device_count();
+        dev = gpus ? dt_device_cuda_create(r % ranks_node % gpus, 0, &err) : NULL;
+        if (!dev) {
+            if (r == 0) printf("SKIPPED: coll_check --cuda: no CUDA GPU on this machine\n");
+            MPI_Finalize();
+            return 77;
+        }
+#else
+        if (r == 0) printf("SKIPPED: coll_check --cuda: this build has no cuda device\n");
+        MPI_Finalize();
+        return 77;
+#endif
+    }
     if (a.mismatch) {
         dt_coll_opts o = dt_coll_opts_default();
         o.algo = cf[0].algo;
@@ -306,6 +343,7 @@ int main(int argc, char **argv) {
     long fails = 0, runs = 0;
     for (int k = 0; k < n_cf; k++) {
         dt_coll_opts o = opts_for(&a, &cf[k]);
+        o.gpu_direct = a.gpu_direct;
         if (a.fp16 && o.algo == DT_ALGO_MPI) continue;
         dt_error err;
         dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
@@ -316,7 +354,7 @@ int main(int argc, char **argv) {
         }
         for (int j = 0; j < n_counts; j++)
             for (int mode = 0; mode < (a.blocking_only ? 1 : 2); mode++, runs++)
-                fails += check_one(c, &a, counts[j], mode,
+                fails += check_one(c, dev, &a, counts[j], mode,
                                    dt_mix64(a.seed + 1000003u * (uint64_t)(k * 64 + j)), cf[k].label);
         dt_coll_free(c);
     }
@@ -325,7 +363,7 @@ int main(int argc, char **argv) {
         printf("%s coll_check P=%d seed=%llu %s%s: %ld allreduces of %d configurations, "
                "%ld failures\n", fails ? "FAIL" : "PASS", P, (unsigned long long)a.seed,
                a.fp16 ? "fp16-wire" : a.f64 ? "float64" : "fp32",
-               "", runs, n_cf, fails);
+               a.gpu_direct ? " gpu-direct" : a.cuda ? " cuda-staged" : "", runs, n_cf, fails);
     if (dev) dev->destroy(dev);
     MPI_Finalize();
     return fails ? 1 : 0;

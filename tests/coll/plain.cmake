@@ -29,4 +29,4 @@ add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
                  ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:plain_allreduce>)
 set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
   LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' \\(valid: mpi, ps, ring, rhd, dbtree, hier, torus2d, auto\\)")
+  PASS_REGULAR_EXPRESSION "dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' \\(valid: mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto\\)")

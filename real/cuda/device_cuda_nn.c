@@ -1,0 +1,166 @@
+// device_cuda_nn.c — the host side of the cuda device's network primitives (nn/device.h):
+// scratch for the per-channel partial sums, the order of the kernel launches, and the loss
+// brought back to the host. The kernels are in kernels_nn.cu; their formulas in
+// nn/kernels.h. Not here: memory, gemm and elementwise ops (device_cuda.c).
+#include <math.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "device_cuda.h"
+
+void *dt_cuda_scratch(dt_device *d, size_t bytes);       // device_cuda.c
+void *dt_cuda_host_scratch(dt_device *d, size_t bytes);  // device_cuda.c
+void dt_cuda_install_nn(dt_device *d);
+
+#define ST(d) (((dt_cuda_ctx *)(d)->ctx)->stream)
+
+static void cu_im2col(dt_device *d, const float *x, int B, int C, int H, int W, int KH, int KW,
+                      int stride, int pad, float *col) {
+    dt_cu_im2col(ST(d), x, B, C, H, W, KH, KW, stride, pad, col);
+}
+static void cu_col2im(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                      int KW, int stride, int pad, float *x) {
+    dt_cu_col2im(ST(d), col, B, C, H, W, KH, KW, stride, pad, x, 0);
+}
+static void cu_col2im_set(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                          int KW, int stride, int pad, float *x) {
+    dt_cu_col2im(ST(d), col, B, C, H, W, KH, KW, stride, pad, x, 1);
+}
+
+static void cu_bias_add(dt_device *d, float *y, const float *bias, int B, int C, int HW) {
+    dt_cu_bias_add(ST(d), y, bias, B, C, HW);
+}
+
+// (C, S, 2) doubles of per-slice sums, then 2C floats (the bn backward's channel sums)
+static double *channel_scratch(dt_device *d, int B, int C, int HW, float **sums) {
+    size_t parts = (size_t)C * dt_cu_channel_slices(B, HW) * 2;
+    double *p = dt_cuda_scratch(d, parts * sizeof(double) + (size_t)2 * C * sizeof(float));
+    if (sums) *sums = (float *)(p + parts);
+    return p;
+}
+
+static void cu_bias_backward(dt_device *d, const float *dy, int B, int C, int HW, float *db) {
+    if (C <= 0) return;
+    double *part = channel_scratch(d, B, C, HW, NULL);
+    dt_cu_channel_part(ST(d), 0, dy, NULL, B, C, HW, NULL, NULL, part);
+    dt_cu_bias_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), db);
+}
+
+// Ioffe & Szegedy 2015, Alg. 1: batch statistics (shifted sums in double), then normalise
+static void cu_bn_forward_train(dt_device *d, const float *x, int B, int C, int HW,
+                                const float *gamma, const float *beta, float eps,
+                                float momentum, float *running_mean, float *running_var,
+                                float *save_mean, float *save_invstd, float *y) {
+    if ((size_t)B * HW == 0 || C <= 0) return;
+    double *part = channel_scratch(d, B, C, HW, NULL);
+    dt_cu_channel_part(ST(d), 1, x, NULL, B, C, HW, NULL, NULL, part);
+    dt_cu_bn_stats_finish(ST(d), part, x, B, C, HW, dt_cu_channel_slices(B, HW), eps,
+                          momentum, running_mean, running_var, save_mean, save_invstd);
+    dt_cu_bn_apply(ST(d), x, B, C, HW, gamma, beta, save_mean, save_invstd, NULL, eps, y);
+}
+
+static void cu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int HW,
+                               const float *gamma, const float *beta, float eps,
+                               const float *running_mean, const float *running_var, float *y) {
+    dt_cu_bn_apply(ST(d), x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps, y);
+}
+
+static void bn_backward(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
+                        const float *gamma, const float *save_mean, const float *save_invstd,
+                        float *dx, float *dgamma, float *dbeta, int set) {
+    if ((size_t)B * HW == 0 || C <= 0) return;
+    float *sums;
+    double *part = channel_scratch(d, B, C, HW, &sums);
+    dt_cu_channel_part(ST(d), 2, dy, x, B, C, HW, save_mean, save_invstd, part);
+    dt_cu_bn_backward_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), dgamma, dbeta, sums);
+    if (dx) dt_cu_bn_dx(ST(d), dy, x, B, C, HW, gamma, save_mean, save_invstd, sums, dx, set);
+}
+static void cu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
+                           const float *gamma, const float *save_mean,
+                           const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
+    bn_backward(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 0);
+}
+static void cu_bn_backward_set(dt_device *d, const float *dy, const float *x, int B, int C,
+                               int HW, const float *gamma, const float *save_mean,
+                               const float *save_invstd, float *dx, float *dgamma,
+                               float *dbeta) {
+    bn_backward(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 1);
+}
+
+static void cu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
+    dt_cu_relu_forward(ST(d), x, y, n);
+}
+static void cu_relu_backward(dt_device *d, const float *y, const float *dy, float *dx,
+                             size_t n) {
+    dt_cu_relu_backward(ST(d), y, dy, dx, n, 0);
+}
+static void cu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, size_t n) {
+    dt_cu_relu_backward(ST(d), y, dxy, dxy, n, 1);
+}
+
+static void cu_maxpool_forward(dt_device *d, const float *x, int B, int C, int H, int W, int K,
+                               int stride, int pad, float *y, int32_t *argmax) {
+    dt_cu_maxpool_forward(ST(d), x, B, C, H, W, K, stride, pad, y, argmax);
+}
+static void cu_maxpool_backward(dt_device *d, const float *dy, const int32_t *argmax, int B,
+                                int C, int H, int W, int OH, int OW, float *dx) {
+    dt_cu_maxpool_backward(ST(d), dy, argmax, B, C, H, W, OH, OW, dx);
+}
+static void cu_avgpool_forward(dt_device *d, const float *x, int B, int C, int H, int W,
+                               int OH, int OW, float *y) {
+    dt_cu_avgpool_forward(ST(d), x, B, C, H, W, OH, OW, y);
+}
+static void cu_avgpool_backward(dt_device *d, const float *dy, int B, int C, int H, int W,
+                                int OH, int OW, float *dx) {
+    dt_cu_avgpool_backward(ST(d), dy, B, C, H, W, OH, OW, dx);
+}
+
+static void cu_dropout_forward(dt_device *d, const float *x, float *y, float *mask, size_t n,
+                               float p, uint64_t seed) {
+    dt_cu_dropout_forward(ST(d), x, y, mask, n, p, seed);
+}
+static void cu_dropout_backward(dt_device *d, const float *dy, const float *mask, float *dx,
+                                size_t n) {
+    dt_cu_dropout_backward(ST(d), dy, mask, dx, n);
+}
+
+// rows' losses in double on the device, their mean on the host in row order (the cpu
+// device's order); a label outside [0,K) makes the loss NaN
+static float cu_softmax_xent_forward(dt_device *d, const float *logits, const int32_t *labels,
+                                     int B, int K, float *probs) {
+    if (B <= 0 || K <= 0) return B <= 0 ? 0.0f : NAN;
+    double *rows = dt_cuda_scratch(d, (size_t)B * sizeof(double));
+    double *h = dt_cuda_host_scratch(d, (size_t)B * sizeof(double));
+    dt_cu_softmax_xent_forward(ST(d), logits, labels, B, K, probs, rows);
+    d->to_host(d, h, rows, (size_t)B * sizeof(double));
+    double total = 0.0;
+    for (int b = 0; b < B; b++) total += h[b];
+    return (float)(total / B);
+}
+static void cu_softmax_xent_backward(dt_device *d, const float *probs, const int32_t *labels,
+                                     int B, int K, float scale, float *dlogits) {
+    dt_cu_softmax_xent_backward(ST(d), probs, labels, B, K, scale, dlogits);
+}
+
+void dt_cuda_install_nn(dt_device *d) {
+    d->im2col = cu_im2col;
+    d->col2im = cu_col2im;
+    d->col2im_set = cu_col2im_set;
+    d->bias_add = cu_bias_add;
+    d->bias_backward = cu_bias_backward;
+    d->bn_forward_train = cu_bn_forward_train;
+    d->bn_forward_eval = cu_bn_forward_eval;
+    d->bn_backward = cu_bn_backward;
+    d->bn_backward_set = cu_bn_backward_set;
+    d->relu_forward = cu_relu_forward;
+    d->relu_backward = cu_relu_backward;
+    d->relu_backward_inplace = cu_relu_backward_inplace;
+    d->maxpool_forward = cu_maxpool_forward;
+    d->maxpool_backward = cu_maxpool_backward;
+    d->avgpool_forward = cu_avgpool_forward;
+    d->avgpool_backward = cu_avgpool_backward;
+    d->dropout_forward = cu_dropout_forward;
+    d->dropout_backward = cu_dropout_backward;
+    d->softmax_xent_forward = cu_softmax_xent_forward;
+    d->softmax_xent_backward = cu_softmax_xent_backward;
+}
