@@ -18,14 +18,22 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--tf32", type=int, default=0, help="cuda: TF32 in convolutions and matmuls")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = getattr(torchvision.models, a.model.replace("-", "_"))(num_classes=1000)
+    dev = torch.device(a.device)
+    if a.device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = bool(a.tf32)
+        torch.backends.cudnn.allow_tf32 = bool(a.tf32)
+        torch.backends.cudnn.benchmark = True
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
+    model = getattr(torchvision.models, a.model.replace("-", "_"))(num_classes=1000).to(dev)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
-    x = torch.randn(a.batch, 3, a.size, a.size)
-    y = torch.randint(0, 1000, (a.batch,))
+    x = torch.randn(a.batch, 3, a.size, a.size, device=dev)
+    y = torch.randint(0, 1000, (a.batch,), device=dev)
     loss_fn = torch.nn.CrossEntropyLoss()
     times = []
     for i in range(a.warmup + a.steps):
@@ -34,6 +42,7 @@ def main():
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
+        sync()
         t1 = time.perf_counter()
         if i >= a.warmup:
             times.append(t1 - t0)

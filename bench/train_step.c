@@ -1,7 +1,8 @@
 // train_step.c — benchmark: one training step (forward + backward + SGD update) of a model on
-// the cpu device, images/s; in the same run, PyTorch's torchvision model doing the same step
-// (bench/pytorch_step.py through Debian's python3) and OpenBLAS's sgemm rate, so the table
-// shows ours, the peer's, the ratio, and how close our convolutions come to sgemm.
+// the cpu device (or --device cuda), images/s; in the same run, PyTorch's torchvision model
+// doing the same step on the same kind of device (bench/pytorch_step.py, through Debian's
+// python3 or $DT_PYTHON) and OpenBLAS's sgemm rate, so the table shows ours, the peer's, the
+// ratio, and how close our convolutions come to sgemm.
 // Not a test: speed is measured here, never in ctest. Usage: bench_train_step --help
 #include <cblas.h>
 #include <getopt.h>
@@ -14,6 +15,9 @@
 #include "kernels.h"
 #include "net.h"
 #include "optim.h"
+#if defined(DT_HAVE_CUDA)
+#include "device_cuda.h"
+#endif
 
 static double now_s(void) {
     struct timespec ts;
@@ -44,12 +48,14 @@ static double sgemm_gflops(int n, int reps) {
 }
 
 static double peer_images_per_s(const char *script, const char *model, int batch, int size,
-                                int threads, int warmup, int steps) {
+                                int threads, int warmup, int steps, const char *device,
+                                int tf32) {
     char cmd[1024];
+    const char *py = getenv("DT_PYTHON") ? getenv("DT_PYTHON") : "/usr/bin/python3";
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s --model %s --batch %d --size %d --threads %d --warmup %d "
-             "--steps %d 2>/dev/null",
-             script, model, batch, size, threads, warmup, steps);
+             "%s %s --model %s --batch %d --size %d --threads %d --warmup %d "
+             "--steps %d --device %s --tf32 %d 2>/dev/null",
+             py, script, model, batch, size, threads, warmup, steps, device, tf32);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     char line[256];
@@ -81,6 +87,7 @@ typedef struct { double fwd[K_N], bwd[K_N], fwd_flops[K_N], bwd_flops[K_N], last
 static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     (void)lo, (void)hi;
     profile *p = ctx;
+    net->dev->sync(net->dev);  // a GPU layer's time is its kernels', not their launch
     double t = now_s();
     const dt_layer *l = net->layers[layer];
     p->bwd[kind_of(l)] += t - p->last;
@@ -94,10 +101,12 @@ static void print_profile(dt_net *net, int reps) {
             dt_layer *l = net->layers[i];
             double t0 = now_s();
             l->forward(l, net, 1);
+            net->dev->sync(net->dev);
             p.fwd[kind_of(l)] += now_s() - t0;
             p.fwd_flops[kind_of(l)] += l->fwd_flops;
         }
         dt_net_loss(net);
+        net->dev->sync(net->dev);
         p.last = now_s();
         dt_net_backward(net, 1.0f, on_ready, &p);
     }
@@ -119,18 +128,21 @@ static void usage(FILE *f) {
             "usage: bench_train_step [--model resnet50] [--batch 16] [--size 224] [--threads 2]\n"
             "                        [--warmup 2] [--steps 5] [--no-peer] [--peer-script PATH]\n"
             "                        [--rounds 3] [--profile]  (time per layer kind, at the end)\n"
-            "Times forward+backward+SGD of MODEL on the cpu device and, in the same run,\n"
-            "torchvision's MODEL in PyTorch (Debian python3-torchvision), and prints the ratio.\n");
+            "                        [--device cpu|cuda] [--deterministic]  (cuda: fp32, no TF32)\n"
+            "Times forward+backward+SGD of MODEL on the cpu (or cuda) device and, in the same\n"
+            "run, torchvision's MODEL in PyTorch on the same kind of device (Debian's python3,\n"
+            "or $DT_PYTHON), and prints the ratio.\n");
 }
 
 int main(int argc, char **argv) {
     const char *model = "resnet50", *script = DT_BENCH_DIR "/pytorch_step.py";
     int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1, prof = 0,
-        rounds = 3;
+        rounds = 3, cuda = 0, determ = 0;
     static const struct option opts[] = {
         {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"size", 1, 0, 's'},
         {"threads", 1, 0, 't'}, {"warmup", 1, 0, 'w'}, {"steps", 1, 0, 'n'},
         {"no-peer", 0, 0, 'P'}, {"profile", 0, 0, 'p'}, {"rounds", 1, 0, 'r'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
+        {"device", 1, 0, 'd'}, {"deterministic", 0, 0, 'D'},
         {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (c) {
@@ -144,6 +156,14 @@ int main(int argc, char **argv) {
         case 'p': prof = 1; break;
         case 'r': rounds = atoi(optarg); break;
         case 'S': script = optarg; break;
+        case 'd':
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
+                fprintf(stderr, "bench_train_step: --device %s: expected cpu or cuda\n", optarg);
+                return 2;
+            }
+            cuda = strcmp(optarg, "cuda") == 0;
+            break;
+        case 'D': determ = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -156,7 +176,24 @@ int main(int argc, char **argv) {
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
 
-    dt_device *dev = dt_device_cpu_create(threads);
+    dt_device *dev = NULL;
+    char gpu[160] = "";
+    if (cuda) {
+#if defined(DT_HAVE_CUDA)
+        dt_error e = {0};
+        dev = dt_device_cuda_create(0, determ ? DT_CUDA_DETERMINISTIC : 0u, &e);
+        if (!dev) {
+            fprintf(stderr, "bench_train_step: %s\n", e.msg);
+            return 2;
+        }
+        dt_cuda_describe(0, gpu, sizeof gpu);
+#else
+        fprintf(stderr, "bench_train_step: --device cuda: this build has no cuda device\n");
+        return 2;
+#endif
+    } else {
+        dev = dt_device_cpu_create(threads);
+    }
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = batch;
     cfg.in_h = cfg.in_w = size;
@@ -195,7 +232,8 @@ int main(int argc, char **argv) {
         qsort(t, steps, sizeof t[0], cmp_double);
         r_ours[r] = batch / t[steps / 2];
         r_sgemm[r] = sgemm_gflops(2048, 5);
-        r_theirs[r] = peer ? peer_images_per_s(script, model, batch, size, threads, warmup, steps)
+        r_theirs[r] = peer ? peer_images_per_s(script, model, batch, size, threads, warmup, steps,
+                                               cuda ? "cuda" : "cpu", cuda && !determ)
                            : -1;
         r_ratio[r] = r_theirs[r] > 0 ? r_ours[r] / r_theirs[r] : -1;
         fprintf(stderr, "round %d: dtlab %.2f img/s, PyTorch %.2f img/s\n", r + 1, r_ours[r],
@@ -209,6 +247,8 @@ int main(int argc, char **argv) {
     double step_gflops = dt_net_step_flops(net) * ours / batch / 1e9;
     double sgemm = r_sgemm[rounds / 2];
 
+    if (cuda) printf("device: %s%s (sgemm column: OpenBLAS on the host)\n", gpu,
+                     determ ? ", deterministic fp32" : ", TF32 gemms (and TF32 in PyTorch)");
     printf("| model | batch | size | threads | dtlab img/s | PyTorch img/s | ratio | dtlab "
            "GFLOP/s | sgemm GFLOP/s | of sgemm |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|\n");

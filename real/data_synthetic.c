@@ -33,12 +33,14 @@ static int synthetic_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed,
     for (int c = 0; c < ds->c; c++) {
         for (int y = 0; y < ds->h; y++) {
             int by = y * SYN_GRID / ds->h;
-            for (int xx = 0; xx < ds->w; xx++, k++) {
-                int bx = xx * SYN_GRID / ds->w;
+            float sign[SYN_GRID];  // the row's 4 blocks (the same hash for each cell of one)
+            for (int bx = 0; bx < SYN_GRID; bx++) {
                 uint64_t cell = (uint64_t)(c * SYN_GRID + by) * SYN_GRID + (uint64_t)bx;
-                float sign = (dt_mix64(cls * 0x100000001b3ull + cell) >> 63) ? 1.0f : -1.0f;
+                sign[bx] = (dt_mix64(cls * 0x100000001b3ull + cell) >> 63) ? 1.0f : -1.0f;
+            }
+            for (int xx = 0; xx < ds->w; xx++, k++) {
                 float u = dt_uniform(noise, k) * 2.0f - 1.0f;
-                x[k] = SYN_SIGNAL * sign + amp * u;
+                x[k] = SYN_SIGNAL * sign[xx * SYN_GRID / ds->w] + amp * u;
             }
         }
     }

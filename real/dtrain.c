@@ -235,7 +235,10 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     dt_loader_config lc = {.global_batch = o->global_batch, .ranks = ranks, .rank = rank,
                            .seed = o->seed, .first_epoch = st.epoch,
                            .epochs = o->epochs - st.epoch, .first_step = st.step - st.epoch * spe,
-                           .shuffle = 1, .drop_last = 1, .queue = 3, .threads = 1};
+                           .shuffle = 1, .drop_last = 1, .queue = 3,
+                           // the cpu device's threads compute; a GPU leaves the cores to
+                           // decoding (a 224-pixel batch of 256 is ~40 M pixels per step)
+                           .threads = dev->device_memory ? threads : 1};
     ld = dt_loader_create(train, &lc, &err);
     if ((rc = agree(ld ? 0 : 2, &err, rank))) goto out;
     if (rank == 0 && o->log_csv[0]) {

@@ -13,8 +13,9 @@
 void dtrain_usage(FILE *f) {
     fprintf(f,
         "usage: mpirun -np P dtrain [options]\n"
-        "Data-parallel training on the CPU: the global batch is split over the P ranks and\n"
-        "gradients are averaged with dtlab's allreduce, so the replicas stay identical.\n"
+        "Data-parallel training on the CPU or on GPUs (--device cuda): the global batch is split\n"
+        "over the P ranks and the gradients are averaged with dtlab's allreduce, so the\n"
+        "replicas stay identical.\n"
         "\n"
         "  --model NAME          %s (default smallcnn)\n"
         "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"

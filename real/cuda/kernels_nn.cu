@@ -16,29 +16,35 @@ static unsigned grid_for(size_t n) {
     size_t b = (n + THREADS - 1) / THREADS;
     return (unsigned)(b < 16384 ? (b > 0 ? b : 1) : 16384);
 }
+// Index arithmetic (the divisions that find a cell's channel, row and column) in 32 bits
+// whenever the tensor allows it: 64-bit division is several times slower on the GPU. Each
+// kernel is a template on the index type I; LAUNCH picks unsigned below 2^31 elements.
 #define FOR_EACH(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)(n); i += (I)gridDim.x * blockDim.x)
 #define LAUNCH(kernel, n, ...)                                                   \
     do {                                                                          \
         if ((n) == 0) break;                                                      \
-        kernel<<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);                     \
+        if ((size_t)(n) < ((size_t)1 << 31))                                      \
+            kernel<unsigned><<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);       \
+        else                                                                      \
+            kernel<size_t><<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);         \
         DT_LAUNCH_CHECK();                                                        \
     } while (0)
 
 // ---- im2col / col2im ----
 // col (B, C*KH*KW, OH*OW): entry (b, (c*KH+kh)*KW+kw, oh*OW+ow) = x[b,c,oh*s-p+kh,ow*s-p+kw]
+template <typename I>
 __global__ static void k_im2col(const float *x, int C, int H, int W, int KH, int KW, int s,
                                 int p, int OH, int OW, size_t n, float *col) {
     FOR_EACH(i, n) {
         int ow = (int)(i % OW);
-        size_t t = i / OW;
+        I t = i / OW;
         int oh = (int)(t % OH);
         t /= OH;
         int kw = (int)(t % KW);
         t /= KW;
         int kh = (int)(t % KH);
-        size_t pc = t / KH;  // b*C + c
+        size_t pc = t / KH;  // b*C + c (offsets in size_t)
         int ih = oh * s - p + kh, iw = ow * s - p + kw;
         col[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[(pc * H + ih) * W + iw] : 0.0f;
     }
@@ -53,11 +59,12 @@ extern "C" void dt_cu_im2col(cudaStream_t st, const float *x, int B, int C, int 
 
 // One thread per input cell gathers the col entries im2col read from it, kh then kw
 // ascending (Caffe's col2im_gpu): no atomics, the same bits every run.
+template <typename I>
 __global__ static void k_col2im(const float *col, int C, int H, int W, int KH, int KW, int s,
                                 int p, int OH, int OW, size_t n, float *x, int set) {
     FOR_EACH(i, n) {
         int iw = (int)(i % W);
-        size_t t = i / W;
+        I t = i / W;
         int ih = (int)(t % H);
         size_t pc = t / H;
         const float *cp = col + pc * KH * KW * (size_t)OH * OW;
@@ -91,6 +98,7 @@ extern "C" void dt_cu_col2im(cudaStream_t st, const float *col, int B, int C, in
 }
 
 // ---- per-channel bias and sums ----
+template <typename I>
 __global__ static void k_bias_add(float *y, const float *bias, int C, int HW, size_t n) {
     FOR_EACH(i, n) y[i] += bias[(i / HW) % C];
 }
@@ -107,16 +115,19 @@ extern "C" int dt_cu_channel_slices(int B, int HW) {
     return (int)(s < 1 ? 1 : (s > 256 ? 256 : s));
 }
 
+template <typename I>
 __global__ static void k_channel_part(int mode, const float *a, const float *x, int B, int C,
                                       int HW, const float *mean, const float *invstd, int S,
                                       double *part) {
     int c = blockIdx.x / S, sl = blockIdx.x % S;
-    size_t n = (size_t)B * HW, lo = n * sl / S, hi = n * (sl + 1) / S;
+    size_t n = (size_t)B * HW;
+    I lo = (I)(n * sl / S), hi = (I)(n * (sl + 1) / S);
     double k = mode == 1 ? (double)a[(size_t)c * HW] : 0.0;  // bn stats: shift by x[0,c,0]
     float m = mode == 2 ? mean[c] : 0.0f, is = mode == 2 ? invstd[c] : 0.0f;
     double s0 = 0.0, s1 = 0.0;
-    for (size_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-        size_t b = j / HW, idx = (b * C + c) * HW + (j - b * HW);
+    for (I j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+        I b = j / HW;
+        size_t idx = ((size_t)b * C + c) * HW + (j - b * HW);
         if (mode == 1) {
             double t = (double)a[idx] - k;
             s0 += t;
@@ -148,8 +159,12 @@ extern "C" void dt_cu_channel_part(cudaStream_t st, int mode, const float *a, co
                                    const float *invstd, double *part) {
     int S = dt_cu_channel_slices(B, HW);
     if (C <= 0) return;
-    k_channel_part<<<(unsigned)C * S, THREADS, 0, st>>>(mode, a, x, B, C, HW, mean, invstd, S,
-                                                       part);
+    if ((size_t)B * HW < ((size_t)1 << 31))
+        k_channel_part<unsigned><<<(unsigned)C * S, THREADS, 0, st>>>(mode, a, x, B, C, HW, mean,
+                                                                     invstd, S, part);
+    else
+        k_channel_part<size_t><<<(unsigned)C * S, THREADS, 0, st>>>(mode, a, x, B, C, HW, mean,
+                                                                   invstd, S, part);
     DT_LAUNCH_CHECK();
 }
 
@@ -159,6 +174,7 @@ __device__ static void slice_sums(const double *part, int c, int S, double *s0, 
     *s0 = a, *s1 = b;
 }
 
+template <typename I>
 __global__ static void k_bias_finish(const double *part, int C, int S, float *db) {
     FOR_EACH(c, (size_t)C) {
         double s0, s1;
@@ -172,6 +188,7 @@ extern "C" void dt_cu_bias_finish(cudaStream_t st, const double *part, int C, in
 
 // mean and biased variance from the shifted sums (as the cpu device), the saved statistics
 // and PyTorch's running statistics (dt_bn_running, dt_bn_unbiased)
+template <typename I>
 __global__ static void k_bn_stats_finish(const double *part, const float *x, int C, int HW,
                                          int S, double n, float eps, float momentum,
                                          float *rm, float *rv, float *smean, float *sinv) {
@@ -196,6 +213,7 @@ extern "C" void dt_cu_bn_stats_finish(cudaStream_t st, const double *part, const
 }
 
 // y = gamma*(x-mean)*invstd + beta; invstd NULL: from running_var (evaluation)
+template <typename I>
 __global__ static void k_bn_apply(const float *x, int C, int HW, const float *gamma,
                                   const float *beta, const float *mean, const float *invstd,
                                   const float *rv, float eps, size_t n, float *y) {
@@ -214,6 +232,7 @@ extern "C" void dt_cu_bn_apply(cudaStream_t st, const float *x, int B, int C, in
 }
 
 // dgamma += sum(dy*xhat), dbeta += sum(dy); sums = (float)sum(dy), (float)sum(dy*xhat)
+template <typename I>
 __global__ static void k_bn_bw_finish(const double *part, int C, int S, float *dgamma,
                                       float *dbeta, float *sums) {
     FOR_EACH(c, (size_t)C) {
@@ -230,6 +249,7 @@ extern "C" void dt_cu_bn_backward_finish(cudaStream_t st, const double *part, in
     LAUNCH(k_bn_bw_finish, (size_t)C, part, C, S, dgamma, dbeta, sums);
 }
 
+template <typename I>
 __global__ static void k_bn_dx(const float *dy, const float *x, int C, int HW,
                                const float *gamma, const float *mean, const float *invstd,
                                const float *sums, float fn, size_t n, float *dx, int set) {
@@ -252,12 +272,13 @@ extern "C" void dt_cu_bn_dx(cudaStream_t st, const float *dy, const float *x, in
 // ---- pooling ----
 // one thread per output cell; the window is scanned row-major with dt_pool_beats, as on
 // the cpu, so the winner (and argmax) is the same cell
+template <typename I>
 __global__ static void k_maxpool(const float *x, int H, int W, int K, int s, int p, int OH,
                                  int OW, size_t n, float *y, int32_t *argmax) {
     FOR_EACH(i, n) {
         int ow = (int)(i % OW), oh = (int)((i / OW) % OH);
-        size_t pc = i / ((size_t)OW * OH);
-        const float *xp = x + pc * H * W;
+        I pc = i / ((I)OW * OH);
+        const float *xp = x + (size_t)pc * H * W;
         int h0 = oh * s - p, w0 = ow * s - p, h1 = h0 + K, w1 = w0 + K;
         h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
         float best = -INFINITY;
@@ -282,12 +303,13 @@ extern "C" void dt_cu_maxpool_forward(cudaStream_t st, const float *x, int B, in
 
 // The primitive is not told the window shape, so a plane's outputs are added by one thread
 // in output order: the cpu device's order, no atomics (one maxpool per ResNet).
+template <typename I>
 __global__ static void k_maxpool_bw(const float *dy, const int32_t *argmax, size_t planes,
                                     int hw, int ohw, float *dx) {
     FOR_EACH(pc, planes) {
-        const float *g = dy + pc * ohw;
-        const int32_t *a = argmax + pc * ohw;
-        float *q = dx + pc * hw;
+        const float *g = dy + (size_t)pc * ohw;
+        const int32_t *a = argmax + (size_t)pc * ohw;
+        float *q = dx + (size_t)pc * hw;
         for (int i = 0; i < ohw; i++)
             if (a[i] >= 0 && a[i] < hw) q[a[i]] += g[i];
     }
@@ -299,11 +321,12 @@ extern "C" void dt_cu_maxpool_backward(cudaStream_t st, const float *dy, const i
     LAUNCH(k_maxpool_bw, planes, dy, argmax, planes, H * W, OH * OW, dx);
 }
 
+template <typename I>
 __global__ static void k_avgpool(const float *x, int H, int W, int OH, int OW, size_t n,
                                  float *y) {
     FOR_EACH(i, n) {
         int j = (int)(i % OW), r = (int)((i / OW) % OH);
-        const float *xp = x + (i / ((size_t)OW * OH)) * H * W;
+        const float *xp = x + (size_t)(i / ((I)OW * OH)) * H * W;
         int h0 = dt_ada_start(r, H, OH), h1 = dt_ada_end(r, H, OH);
         int w0 = dt_ada_start(j, W, OW), w1 = dt_ada_end(j, W, OW);
         float s = 0.0f;
@@ -322,11 +345,12 @@ extern "C" void dt_cu_avgpool_forward(cudaStream_t st, const float *x, int B, in
 // One thread per input cell adds dy/count of every output cell whose window holds it, in
 // output order (the cpu device's order). Cell r holds row h iff
 // floor(h*OH/H) <= r <= ceil((h+1)*OH/H) - 1; each candidate is checked exactly.
+template <typename I>
 __global__ static void k_avgpool_bw(const float *dy, int H, int W, int OH, int OW, size_t n,
                                     float *dx) {
     FOR_EACH(i, n) {
         int w = (int)(i % W), h = (int)((i / W) % H);
-        const float *g = dy + (i / ((size_t)W * H)) * OH * OW;
+        const float *g = dy + (size_t)(i / ((I)W * H)) * OH * OW;
         int r0 = (int)((long long)h * OH / H), r1 = (int)(((long long)(h + 1) * OH + H - 1) / H);
         int c0 = (int)((long long)w * OW / W), c1 = (int)(((long long)(w + 1) * OW + W - 1) / W);
         r1 = r1 > OH ? OH : r1, c1 = c1 > OW ? OW : c1;
@@ -351,11 +375,12 @@ extern "C" void dt_cu_avgpool_backward(cudaStream_t st, const float *dy, int B, 
 }
 
 // ---- softmax cross-entropy: one thread per row, the cpu device's order ----
+template <typename I>
 __global__ static void k_xent(const float *z, const int32_t *labels, int B, int K, float *probs,
                               double *row_loss) {
     FOR_EACH(b, (size_t)B) {
-        const float *zr = z + b * K;
-        float *pr = probs + b * K, m = zr[0];
+        const float *zr = z + (size_t)b * K;
+        float *pr = probs + (size_t)b * K, m = zr[0];
         for (int k = 1; k < K; k++) m = zr[k] > m ? zr[k] : m;
         double s = 0.0;
         for (int k = 0; k < K; k++) {
@@ -375,6 +400,7 @@ extern "C" void dt_cu_softmax_xent_forward(cudaStream_t st, const float *logits,
     LAUNCH(k_xent, (size_t)B, logits, labels, B, K, probs, row_loss);
 }
 
+template <typename I>
 __global__ static void k_xent_bw(const float *probs, const int32_t *labels, int K, float scale,
                                  size_t n, float *dl) {
     FOR_EACH(i, n) dl[i] += dt_xent_grad(probs[i], (int)(i % K) == labels[i / K], scale);
