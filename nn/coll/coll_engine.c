@@ -45,6 +45,7 @@ struct dt_coll_req {
     int back;                   // 0: not yet copied back; 1: copying; 2: done
     uint64_t back_ticket;
     void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
+    unsigned long native_seq;   // this request's place among the `mpi` ones (see post_round)
 };
 
 static size_t pieces(size_t count) { return (count + DT_MSG_MAX - 1) / DT_MSG_MAX; }
@@ -228,6 +229,14 @@ static int post_round(dt_coll_req *r, int lane) {
     dt_lane *l = &r->s.lanes[lane];
     int k = r->cur[lane];
     if (r->dbuf && !round_staged(r, lane)) return 0;
+    // The library's own collective must start in the same order on every rank, but staged
+    // chunks arrive at different times on different ranks: an `mpi` request waits until the
+    // ones started before it have posted theirs.
+    int has_native = 0;
+    for (int i = l->round_start[k]; i < l->round_start[k + 1]; i++)
+        has_native |= l->ops[i].kind == DT_OP_NATIVE;
+    if (has_native && r->native_seq != r->c->native_posted) return 0;
+    if (has_native) r->c->native_posted++;
     MPI_Request *q = r->reqs + (size_t)lane * r->max_reqs;
     char *tmp = r->scratch + r->tmp_off[lane];
     char *stage = r->scratch + r->stage_off[lane];
@@ -438,9 +447,14 @@ dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dt
     int stage = c->dev && c->dev->device_memory && (!c->o.gpu_direct || dtype == DT_F64);
     r->ldev = stage ? NULL : c->dev;
     dt_sched_build(c, a, count, r->wire16, &r->s);
-    int rounds = 0;
-    for (int lane = 0; lane < r->s.n_lanes; lane++) rounds += r->s.lanes[lane].n_rounds;
-    if (!rounds) stage = 0, r->ldev = c->dev;  // nothing to send (P = 1): nothing to stage
+    int ops = 0, natives = 0;  // (a round may be empty: count 0 records no op)
+    for (int lane = 0; lane < r->s.n_lanes; lane++) {
+        const dt_lane *l = &r->s.lanes[lane];
+        for (int i = 0; l->n_rounds > 0 && i < l->round_start[l->n_rounds]; i++)
+            ops++, natives += l->ops[i].kind == DT_OP_NATIVE;
+    }
+    if (natives) r->native_seq = c->native_started++;
+    if (!ops) stage = 0, r->ldev = c->dev;  // nothing to send (P = 1): nothing to stage
     if (c->o.coarsen > 1) dt_sched_coarsen(&r->s, c->o.coarsen, c->o.cost.alpha, c->o.cost.alpha_intra);
 
     size_t bytes = stage ? (count * r->esize + 63) & ~(size_t)63 : 0;  // the host copy first

@@ -68,6 +68,8 @@ struct dt_coll {
     void *hscratch[8];              // the same for pinned host blocks (staging device
     size_t hscratch_bytes[8];       // buffers: dev->device_memory without gpu_direct)
     dt_coll_ext ext;                // the nccl algorithm, when attached
+    unsigned long native_started;   // `mpi` requests started, and how many of them have
+    unsigned long native_posted;    // posted the library's collective (same order everywhere)
 };
 
 // Building (coll_sched.c)
