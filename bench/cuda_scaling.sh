@@ -14,6 +14,9 @@
 # shaped data (no I/O in the measurement); images/s = S * global batch / (difference of
 # the two runs' seconds), which removes start-up (CUDA context, cuBLAS, NCCL) from the rate.
 # Scaling efficiency = images/s per GPU / (images/s on one GPU with the same algorithm).
+# Ranks are not bound to cores (--bind-to none; pass --map-by ...:pe=N after -- to pin
+# them): mpirun's default binds each of a few ranks to one core, which starves the data
+# loader that feeds the GPU (measured: 410 instead of 900 images/s on one H100).
 set -eu
 NS="1 2 4 8"; ALGOS="ring rhd hier dbtree nccl mpi"; B=64; S=30; OUTF=cuda_scaling.csv
 BUILD=build; PRED=""
@@ -36,7 +39,7 @@ num() { sed -n "s/.*\"$1\": \([-0-9.e]*\).*/\1/p"; }
 run() {
   n=$1 algo=$2 steps=$3; shift 3
   ex=$(( (steps + 1) * n * B ))
-  json=$(mpirun -np "$n" "$@" "$DTRAIN" --device cuda --model resnet50 --data synthetic \
+  json=$(mpirun -np "$n" --bind-to none "$@" "$DTRAIN" --device cuda --model resnet50 --data synthetic \
            --image-size 224 --classes 1000 --synthetic-examples "$ex" --batch $((n * B)) \
            --epochs 1 --max-steps "$steps" --algo "$algo" --eval-every 0 --quiet --json \
            2>"$OUTF.err" | grep '^{' || true)

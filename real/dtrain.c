@@ -5,9 +5,11 @@
 // checkpoints are atomic safetensors files (real/checkpoint.c) from which --resume continues
 // bit-identically. --device cuda puts the math on one GPU per rank (dtrain_device.c).
 // Not here: our own allreduce algorithms and overlap (coll/), the cuda device (real/cuda).
+#define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,12 +48,20 @@ static int agree(int failed_code, const dt_error *err, int rank) {
     return worst;
 }
 
+// Cores this process may run on (mpirun binds each rank to one core by default when it
+// starts few ranks), 0 if unknown.
+static int bound_cores(void) {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
 static int default_threads(int ranks) {
     int per_node = dt_coll_local_size();  // the launcher's ranks per node (coll/coll.h)
     if (!per_node) per_node = ranks;
     if (per_node < 1) per_node = 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int t = (int)(cores / per_node);
+    int t = (int)(cores / per_node), mine = bound_cores();
+    if (mine > 0 && mine < t) t = mine;  // the launcher bound this rank to fewer cores
     return t < 1 ? 1 : t;
 }
 
@@ -107,10 +117,15 @@ static int replicas_identical(const dt_net *net) {
 // a NaN in the input would otherwise surface as a mysterious NaN loss.
 static int first_nonfinite_example(const dt_batch *b) {
     size_t per = (size_t)b->c * b->h * b->w;
+    int first = INT_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first)
     for (int i = 0; i < b->b; i++)
         for (size_t k = 0; k < per; k++)
-            if (!isfinite(b->x[i * per + k])) return i;
-    return -1;
+            if (!isfinite(b->x[i * per + k])) {
+                first = i < first ? i : first;
+                break;
+            }
+    return first == INT_MAX ? -1 : first;
 }
 
 static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
@@ -175,6 +190,10 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
         dt_dataset_free(test);
         return rc;
     }
+    if (o->device_cuda && rank == 0 && bound_cores() == 1)
+        fprintf(stderr, "dtrain: note: this rank is bound to one core (mpirun's default for "
+                "few ranks), so data decoding runs on one core and may starve the GPU; "
+                "mpirun --bind-to none, or --map-by slot:pe=N, gives it more\n");
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = o->global_batch / ranks;
     cfg.in_c = train->c, cfg.in_h = train->h, cfg.in_w = train->w;
