@@ -64,7 +64,7 @@ for algo in $ALGOS; do
     [ -n "$base" ] || base=$per
     eff=$(awk -v p="$per" -v b="$base" 'BEGIN{printf "%.1f", 100 * p / b}')
     comm=$(echo "$a $z" | awk -v s="$S" '{printf "%.2f", 1000 * ($5 - $2) / s}')
-    hid=$(echo "$a $z" | awk '{d = $5 - $2; printf "%.0f", d > 0 ? 100 * ($6 - $3) / d : 0}')
+    hid=$(echo "$a $z" | awk '{d = $5 - $2; printf "%.0f", (d > 0 ? 100 * ($6 - $3) / d : 0)}')
     pred=""
     if [ -n "$PRED" ] && [ -x "$BUILD/dtsim" ] && [ "$algo" != nccl ]; then
       pred=$("$BUILD/dtsim" --gpus "$n" --per-gpu-batch "$B" --algo "$algo" --model resnet50 \
