@@ -320,20 +320,8 @@ static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, 
 // winner first, then the rows' winners in order.
 #define pool_beats dt_pool_beats
 
-// One window [h0,h1) x [w0,w1) of plane xp (width W), row-major scan; -inf and -1 when empty.
-static inline void pool_window(const float *xp, int W, int h0, int h1, int w0, int w1,
-                               float *y, int32_t *a) {
-    float best = -INFINITY;
-    int32_t idx = -1;
-    for (int ih = h0; ih < h1; ih++) {
-        for (int iw = w0; iw < w1; iw++) {
-            float v = xp[ih * W + iw];
-            if (idx < 0 || pool_beats(v, best)) best = v, idx = ih * W + iw;
-        }
-    }
-    *y = best;
-    *a = idx;
-}
+// One window, scanned row-major (dt_maxpool_window, nn/kernels.h, shared with the cuda device)
+#define pool_window dt_maxpool_window
 
 // Stride-2 rows (ResNet's 3x3/s2 stem pool): for the output cells [lo,hi) of one output row,
 // whose windows lie inside the plane's columns, the window rows [h0,h1) are scanned kernel
@@ -434,17 +422,8 @@ static void cpu_avgpool_forward(dt_device *d, const float *x, int B, int C, int 
     for (long pc = 0; pc < planes; pc++) {
         const float *xp = x + (size_t)pc * H * W;
         float *yp = y + (size_t)pc * OH * OW;
-        for (int i = 0; i < OH; i++) {
-            int h0 = ada_start(i, H, OH), h1 = ada_end(i, H, OH);
-            for (int j = 0; j < OW; j++) {
-                int w0 = ada_start(j, W, OW), w1 = ada_end(j, W, OW);
-                float s = 0.0f;
-                for (int ih = h0; ih < h1; ih++) {
-                    for (int iw = w0; iw < w1; iw++) s += xp[ih * W + iw];
-                }
-                yp[i * OW + j] = s / (float)((h1 - h0) * (w1 - w0));
-            }
-        }
+        for (int i = 0; i < OH; i++)
+            for (int j = 0; j < OW; j++) yp[i * OW + j] = dt_avgpool_cell(xp, H, W, OH, OW, i, j);
     }
 }
 
@@ -502,22 +481,9 @@ static float cpu_softmax_xent_forward(dt_device *d, const float *logits,
     double *row_loss = mallocCheck((size_t)B * sizeof(double));
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)B * K > DT_CPU_PAR_MIN)
-    for (int b = 0; b < B; b++) {
-        const float *z = logits + (size_t)b * K;
-        float *pr = probs + (size_t)b * K;
-        float m = z[0];
-        for (int k = 1; k < K; k++) m = z[k] > m ? z[k] : m;
-        double s = 0.0;
-        for (int k = 0; k < K; k++) {
-            float e = expf(z[k] - m);
-            pr[k] = e;
-            s += e;
-        }
-        float inv = (float)(1.0 / s);
-        for (int k = 0; k < K; k++) pr[k] *= inv;
-        int32_t y = labels[b];
-        row_loss[b] = (y >= 0 && y < K) ? log(s) + (double)m - (double)z[y] : NAN;
-    }
+    for (int b = 0; b < B; b++)
+        row_loss[b] = dt_softmax_xent_row(logits + (size_t)b * K, probs + (size_t)b * K, K,
+                                          labels[b]);
     double total = 0.0;
     for (int b = 0; b < B; b++) total += row_loss[b];
     free(row_loss);

@@ -84,6 +84,48 @@ DT_HD int dt_ada_end(int i, int in, int out) {
     return (int)(((long long)(i + 1) * in + out - 1) / out);
 }
 
+// One max-pooling window [h0,h1) x [w0,w1) of a plane xp (width W), scanned row-major with
+// dt_pool_beats: *y the winner, *a its index h*W + w (-inf and -1 for an empty window).
+DT_HD void dt_maxpool_window(const float *xp, int W, int h0, int h1, int w0, int w1, float *y,
+                             int32_t *a) {
+    float best = -INFINITY;
+    int32_t idx = -1;
+    for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++) {
+            float v = xp[ih * W + iw];
+            if (idx < 0 || dt_pool_beats(v, best)) best = v, idx = ih * W + iw;
+        }
+    *y = best;
+    *a = idx;
+}
+// The mean of adaptive-pooling output cell (r, j) of a plane xp (H, W) -> (OH, OW), summed
+// row-major in fp32.
+DT_HD float dt_avgpool_cell(const float *xp, int H, int W, int OH, int OW, int r, int j) {
+    int h0 = dt_ada_start(r, H, OH), h1 = dt_ada_end(r, H, OH);
+    int w0 = dt_ada_start(j, W, OW), w1 = dt_ada_end(j, W, OW);
+    float s = 0.0f;
+    for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++) s += xp[ih * W + iw];
+    return s / (float)((h1 - h0) * (w1 - w0));
+}
+
+// ---- softmax cross-entropy, one row of K logits z: probabilities into p, and the row's loss
+// logsumexp(z) - z[label] (the maximum subtracted before exp; the sum in double), or NaN for
+// a label outside [0, K) ----
+DT_HD double dt_softmax_xent_row(const float *z, float *p, int K, int32_t label) {
+    float m = z[0];
+    for (int k = 1; k < K; k++) m = z[k] > m ? z[k] : m;
+    double s = 0.0;
+    for (int k = 0; k < K; k++) {
+        float e = expf(z[k] - m);
+        p[k] = e;
+        s += e;
+    }
+    float inv = (float)(1.0 / s);
+    for (int k = 0; k < K; k++) p[k] *= inv;
+    return (label >= 0 && label < K) ? log(s) + (double)m - (double)z[label] : (double)NAN;
+}
+
 // ---- relu, one element: the gradient w.r.t. x given y = max(x, 0) and dy ----
 DT_HD float dt_relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
 

@@ -1,37 +1,22 @@
 // kernels_elem.cu — the cuda device's elementwise kernels and flat reductions: fill, scale,
 // axpy, add, relu, dropout, SGD and LARS updates, fp16 casts, sum of squares and the
 // nonfinite count. Indexing and launch only: each element's arithmetic is the function of
-// nn/kernels.h that the cpu device calls too. Grid-stride loops over size_t indices.
+// nn/kernels.h that the cpu device calls too; loops and launches from cuda_launch.cuh.
 // Not here: the network primitives (kernels_nn.cu), memory and cuBLAS (device_cuda.c).
 extern "C" {
 #include "kernels.h"
 }
-#include "cuda_internal.h"
+#include "cuda_launch.cuh"
 
-#define THREADS 256
-
-// blocks for n elements: enough to fill the GPU several times over, at most one per 256
-static unsigned grid_for(size_t n) {
-    size_t b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b < 8192 ? (b > 0 ? b : 1) : 8192);
-}
-
-#define FOR_EACH(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
-
-#define LAUNCH(kernel, n, ...)                                                   \
-    do {                                                                          \
-        if ((n) == 0) break;                                                      \
-        kernel<<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);                     \
-        DT_LAUNCH_CHECK();                                                        \
-    } while (0)
-
+template <typename I>
 __global__ static void k_fill(float *x, float v, size_t n) { FOR_EACH(i, n) x[i] = v; }
+template <typename I>
 __global__ static void k_scale(float *x, float a, size_t n) { FOR_EACH(i, n) x[i] *= a; }
+template <typename I>
 __global__ static void k_axpy(float a, const float *x, float *y, size_t n) {
     FOR_EACH(i, n) y[i] += a * x[i];
 }
+template <typename I>
 __global__ static void k_add(float *y, const float *x, size_t n) { FOR_EACH(i, n) y[i] += x[i]; }
 
 extern "C" void dt_cu_fill(cudaStream_t st, float *x, float v, size_t n) { LAUNCH(k_fill, n, x, v, n); }
@@ -45,6 +30,7 @@ extern "C" void dt_cu_add(cudaStream_t st, float *y, const float *x, size_t n) {
 
 // y[j] (= beta*y[j] when first) + sum_{i<k} w[i*n + j], summed in order of i: the batch
 // items of gemm_batched_sum, added in the order the cpu device adds them
+template <typename I>
 __global__ static void k_sum_rows(const float *w, int k, size_t n, float beta, int first,
                                   float *y) {
     FOR_EACH(j, n) {
@@ -78,12 +64,14 @@ __device__ static T block_sum(T v) {
     return buf[0];
 }
 
+template <typename I>
 __global__ static void k_sumsq_part(const float *x, size_t n, double *part) {
     double s = 0.0;
     FOR_EACH(i, n) s += (double)x[i] * (double)x[i];
     s = block_sum(s);
     if (threadIdx.x == 0) part[blockIdx.x] = s;
 }
+template <typename I>
 __global__ static void k_nonfinite_part(const float *x, size_t n, unsigned long long *part) {
     unsigned long long c = 0;
     FOR_EACH(i, n) c += !isfinite(x[i]);
@@ -91,22 +79,25 @@ __global__ static void k_nonfinite_part(const float *x, size_t n, unsigned long 
     if (threadIdx.x == 0) part[blockIdx.x] = c;
 }
 extern "C" void dt_cu_sumsq_part(cudaStream_t st, const float *x, size_t n, double *part) {
-    k_sumsq_part<<<dt_cu_reduce_blocks(n), THREADS, 0, st>>>(x, n, part);
+    k_sumsq_part<size_t><<<dt_cu_reduce_blocks(n), THREADS, 0, st>>>(x, n, part);
     DT_LAUNCH_CHECK();
 }
 extern "C" void dt_cu_nonfinite_part(cudaStream_t st, const float *x, size_t n,
                                      unsigned long long *part) {
-    k_nonfinite_part<<<dt_cu_reduce_blocks(n), THREADS, 0, st>>>(x, n, part);
+    k_nonfinite_part<size_t><<<dt_cu_reduce_blocks(n), THREADS, 0, st>>>(x, n, part);
     DT_LAUNCH_CHECK();
 }
 
 // ---- activations, dropout (Srivastava et al. 2014), optimizers, casts ----
+template <typename I>
 __global__ static void k_relu(const float *x, float *y, size_t n) {
     FOR_EACH(i, n) y[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN stays NaN, as on the cpu
 }
+template <typename I>
 __global__ static void k_relu_bw(const float *y, const float *dy, float *dx, size_t n) {
     FOR_EACH(i, n) dx[i] += dt_relu_grad(y[i], dy[i]);
 }
+template <typename I>
 __global__ static void k_relu_bw_inplace(const float *y, float *dxy, size_t n) {
     FOR_EACH(i, n) dxy[i] = dt_relu_grad(y[i], dxy[i]);
 }
@@ -119,6 +110,7 @@ extern "C" void dt_cu_relu_backward(cudaStream_t st, const float *y, const float
     else LAUNCH(k_relu_bw, n, y, dy, dx, n);
 }
 
+template <typename I>
 __global__ static void k_dropout(const float *x, float *y, float *mask, size_t n, float p,
                                  uint64_t seed) {
     FOR_EACH(i, n) {
@@ -127,6 +119,7 @@ __global__ static void k_dropout(const float *x, float *y, float *mask, size_t n
         y[i] = x[i] * m;
     }
 }
+template <typename I>
 __global__ static void k_dropout_bw(const float *dy, const float *mask, float *dx, size_t n) {
     FOR_EACH(i, n) dx[i] += dy[i] * mask[i];
 }
@@ -139,10 +132,12 @@ extern "C" void dt_cu_dropout_backward(cudaStream_t st, const float *dy, const f
     LAUNCH(k_dropout_bw, n, dy, mask, dx, n);
 }
 
+template <typename I>
 __global__ static void k_sgd(float *w, const float *g, float *v, size_t n, float lr, float m,
                              float wd, int nesterov) {
     FOR_EACH(i, n) dt_sgd_elem(&w[i], g[i], &v[i], lr, m, wd, nesterov);
 }
+template <typename I>
 __global__ static void k_lars(float *w, const float *g, float *v, size_t n, float slr, float m,
                               float wd) {
     FOR_EACH(i, n) dt_lars_elem(&w[i], g[i], &v[i], slr, m, wd);
@@ -156,12 +151,15 @@ extern "C" void dt_cu_lars(cudaStream_t st, float *w, const float *g, float *v, 
     LAUNCH(k_lars, n, w, g, v, n, slr, m, wd);
 }
 
+template <typename I>
 __global__ static void k_to_f16(const float *x, uint16_t *y, size_t n) {
     FOR_EACH(i, n) y[i] = dt_f32_to_f16(x[i]);
 }
+template <typename I>
 __global__ static void k_from_f16(const uint16_t *x, float *y, size_t n) {
     FOR_EACH(i, n) y[i] = dt_f16_to_f32(x[i]);
 }
+template <typename I>
 __global__ static void k_add_f16(float *y, const uint16_t *x, size_t n) {
     FOR_EACH(i, n) y[i] += dt_f16_to_f32(x[i]);
 }

@@ -8,28 +8,7 @@
 extern "C" {
 #include "kernels.h"
 }
-#include "cuda_internal.h"
-
-#define THREADS 256
-
-static unsigned grid_for(size_t n) {
-    size_t b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b < 16384 ? (b > 0 ? b : 1) : 16384);
-}
-// Index arithmetic (the divisions that find a cell's channel, row and column) in 32 bits
-// whenever the tensor allows it: 64-bit division is several times slower on the GPU. Each
-// kernel is a template on the index type I; LAUNCH picks unsigned below 2^31 elements.
-#define FOR_EACH(i, n) \
-    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)(n); i += (I)gridDim.x * blockDim.x)
-#define LAUNCH(kernel, n, ...)                                                   \
-    do {                                                                          \
-        if ((n) == 0) break;                                                      \
-        if ((size_t)(n) < ((size_t)1 << 31))                                      \
-            kernel<unsigned><<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);       \
-        else                                                                      \
-            kernel<size_t><<<grid_for(n), THREADS, 0, st>>>(__VA_ARGS__);         \
-        DT_LAUNCH_CHECK();                                                        \
-    } while (0)
+#include "cuda_launch.cuh"
 
 // ---- im2col / col2im ----
 // col (B, C*KH*KW, OH*OW): entry (b, (c*KH+kh)*KW+kw, oh*OW+ow) = x[b,c,oh*s-p+kh,ow*s-p+kw]
@@ -281,15 +260,7 @@ __global__ static void k_maxpool(const float *x, int H, int W, int K, int s, int
         const float *xp = x + (size_t)pc * H * W;
         int h0 = oh * s - p, w0 = ow * s - p, h1 = h0 + K, w1 = w0 + K;
         h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
-        float best = -INFINITY;
-        int32_t idx = -1;
-        for (int ih = h0; ih < h1; ih++)
-            for (int iw = w0; iw < w1; iw++) {
-                float v = xp[ih * W + iw];
-                if (idx < 0 || dt_pool_beats(v, best)) best = v, idx = ih * W + iw;
-            }
-        y[i] = best;
-        argmax[i] = idx;
+        dt_maxpool_window(xp, W, h0, h1, w0, w1, &y[i], &argmax[i]);
     }
 }
 extern "C" void dt_cu_maxpool_forward(cudaStream_t st, const float *x, int B, int C, int H,
@@ -327,12 +298,7 @@ __global__ static void k_avgpool(const float *x, int H, int W, int OH, int OW, s
     FOR_EACH(i, n) {
         int j = (int)(i % OW), r = (int)((i / OW) % OH);
         const float *xp = x + (size_t)(i / ((I)OW * OH)) * H * W;
-        int h0 = dt_ada_start(r, H, OH), h1 = dt_ada_end(r, H, OH);
-        int w0 = dt_ada_start(j, W, OW), w1 = dt_ada_end(j, W, OW);
-        float s = 0.0f;
-        for (int ih = h0; ih < h1; ih++)
-            for (int iw = w0; iw < w1; iw++) s += xp[ih * W + iw];
-        y[i] = s / (float)((h1 - h0) * (w1 - w0));
+        y[i] = dt_avgpool_cell(xp, H, W, OH, OW, r, j);
     }
 }
 extern "C" void dt_cu_avgpool_forward(cudaStream_t st, const float *x, int B, int C, int H,
@@ -379,19 +345,7 @@ template <typename I>
 __global__ static void k_xent(const float *z, const int32_t *labels, int B, int K, float *probs,
                               double *row_loss) {
     FOR_EACH(b, (size_t)B) {
-        const float *zr = z + (size_t)b * K;
-        float *pr = probs + (size_t)b * K, m = zr[0];
-        for (int k = 1; k < K; k++) m = zr[k] > m ? zr[k] : m;
-        double s = 0.0;
-        for (int k = 0; k < K; k++) {
-            float e = expf(zr[k] - m);
-            pr[k] = e;
-            s += e;
-        }
-        float inv = (float)(1.0 / s);
-        for (int k = 0; k < K; k++) pr[k] *= inv;
-        int32_t y = labels[b];
-        row_loss[b] = (y >= 0 && y < K) ? log(s) + (double)m - (double)zr[y] : nan("");
+        row_loss[b] = dt_softmax_xent_row(z + (size_t)b * K, probs + (size_t)b * K, K, labels[b]);
     }
 }
 extern "C" void dt_cu_softmax_xent_forward(cudaStream_t st, const float *logits,
