@@ -45,6 +45,13 @@ static void usage(FILE *f) {
         "  --csv FILE --json --trace FILE.json --trace-ranks N (2) --plot FILE.png (sweep)\n"
         "  --coarsen K         merge K ring steps per simulated message (default: automatic)\n"
         "  --keep --quiet --help\n"
+        "real numbers (small scale):\n"
+        "  --device cpu        run the steps with the cpu device on dtrain's synthetic data and\n"
+        "                      print each step's loss: the same losses as `mpirun -np GPUS\n"
+        "                      dtrain --data synthetic --schedule const --warmup 0` with the\n"
+        "                      same values of (steps: --warmup + --iters; the default optimizer,\n"
+        "                      algorithm and fusion are dtrain's: sgd, ring, 64MiB):\n"
+        "  --seed N --lr X --image-size N (32) --classes N (10) --synthetic-examples N (1024)\n"
         "sweep:\n"
         "  --sweep-gpus LIST   (8,16,32,...,1024)   --sweep-algos LIST (ring,rhd,hier,dbtree)\n",
         dt_cluster_preset_names(), dt_gpu_names(), DT_ALGO_VALID, DT_FUSION_VALID);
@@ -87,10 +94,11 @@ static int parse_list(const char *s, int *out, int max) {
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
-       KEEP, QUIET, HELP, SGPUS, SALGOS };
+       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN };
 
 static int parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
+    o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1, o->lr = 0.1;
     int gpus = 0, batch = 0, pgb = 0, gpn = 0, nics = 0;
     double intra_bw = 0, net_bw = 0, net_lat = 0;
     const char *preset = NULL, *gpu = NULL, *intra = NULL, *topo = NULL;
@@ -115,8 +123,11 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"trace", 1, 0, TRACE}, {"trace-ranks", 1, 0, TRACER}, {"plot", 1, 0, PLOT},
         {"coarsen", 1, 0, COARSEN}, {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
         {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
+        {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
+        {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
         {0, 0, 0, 0}};
     dt_error err;
+    int algo_set = 0, fusion_set = 0, optim_set = 0;
     opterr = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
@@ -145,8 +156,10 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case OPTIM:
             if (strcmp(optarg, "lars") && strcmp(optarg, "sgd")) return bad("--optimizer", optarg, "lars or sgd");
             o->lars = !strcmp(optarg, "lars");
+            optim_set = 1;
             break;
         case ALGO: case INNER:
+            algo_set |= c == ALGO;
             if (dt_algo_parse(optarg, name, c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
                 fprintf(stderr, "dtsim: %s\n", err.msg);
                 return 2;
@@ -158,6 +171,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             }
             break;
         case FUSION:
+            fusion_set = 1;
             if (dt_fusion_parse(optarg, &o->fusion, &err)) {
                 fprintf(stderr, "dtsim: %s\n", err.msg);
                 return 2;
@@ -204,6 +218,26 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
                     return 2;
                 }
             }
+            break;
+        }
+        case DEVICE:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "model"))
+                return bad("--device", optarg, "cpu (real numbers) or model (the default)");
+            o->cpu = !strcmp(optarg, "cpu");
+            break;
+        case SEED: {
+            double v;
+            if (to_double(optarg, 0, 1.8e19, &v)) return bad("--seed", optarg, "a seed >= 0");
+            o->seed = strtoull(optarg, NULL, 10);
+            break;
+        }
+        case LR: if (to_double(optarg, 1e-9, 100, &o->lr)) return bad("--lr", optarg, "a learning rate > 0"); break;
+        case IMGS: if (to_int(optarg, 4, 4096, &o->image_size)) return bad("--image-size", optarg, "4..4096"); break;
+        case CLASSES: if (to_int(optarg, 2, 1 << 20, &o->classes)) return bad("--classes", optarg, "2 or more"); break;
+        case SYNN: {
+            int v;
+            if (to_int(optarg, 1, 1 << 30, &v)) return bad("--synthetic-examples", optarg, "a positive count");
+            o->synthetic_n = v;
             break;
         }
         case HELP: usage(stdout); return 1;
@@ -295,6 +329,15 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
         for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
     }
+    if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
+    if (o->cpu && !optim_set) o->lars = 0;
+    if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
+    if (o->cpu && (o->sweep || o->gpus > 64)) {
+        fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "
+                        "one run of at most 64 GPUs (this one: %s%d)\n", o->sweep ? "a sweep, " : "",
+                o->gpus);
+        return 2;
+    }
     if (o->plot[0] && !o->sweep) {
         fprintf(stderr, "dtsim: --plot draws scaling curves: use it with `dtsim sweep`\n");
         return 2;
@@ -306,6 +349,15 @@ int main(int argc, char **argv) {
     dtsim_opts o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
+    if (o.cpu) {  // real numbers: the engine's losses are the result (time is not modeled)
+        dtsim_result r;
+        if ((rc = dtsim_run_one(&o, &r))) return rc;
+        if (!o.quiet)
+            printf("dtsim --device cpu: %d ranks x batch %d of %s, real numbers on the cpu "
+                   "device (SimGrid carried the messages; compute time is not modeled)\n",
+                   o.gpus, o.per_gpu_batch, o.model);
+        return 0;
+    }
     if (!o.sweep) {
         dtsim_result r;
         if (!o.quiet) dtsim_print_header(stdout, &o);

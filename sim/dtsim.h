@@ -32,6 +32,11 @@ typedef struct {
     int sweep_gpus[32], n_sweep_gpus;
     dt_algo sweep_algos[8];
     int n_sweep_algos;
+    // --device cpu: real numbers (the cpu device) on dtrain's synthetic data, small scale
+    int cpu, image_size, classes;
+    long synthetic_n;
+    unsigned long long seed;
+    double lr;
 } dtsim_opts;
 
 typedef struct {

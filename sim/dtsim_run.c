@@ -198,7 +198,15 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     if (co.wire_f16) push(argv, &n, "--fp16-grads");
     if (o->lars) push(argv, &n, "--lars");
     if (!o->overlap) push(argv, &n, "--no-overlap");
-    if (!o->quiet && isatty(STDERR_FILENO)) push(argv, &n, "--progress");
+    if (!o->quiet && isatty(STDERR_FILENO) && !o->cpu) push(argv, &n, "--progress");
+    if (o->cpu) {
+        push(argv, &n, "--device=cpu");
+        push(argv, &n, "--seed=%llu", o->seed);
+        push(argv, &n, "--lr=%.9g", o->lr);
+        push(argv, &n, "--image-size=%d", o->image_size);
+        push(argv, &n, "--classes=%d", o->classes);
+        push(argv, &n, "--synthetic-examples=%ld", o->synthetic_n);
+    }
     if (o->trace[0]) {
         push(argv, &n, "--trace=%s", o->trace);
         push(argv, &n, "--trace-ranks=%d", o->trace_ranks);
@@ -227,11 +235,14 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     FILE *f = fopen(out_path, "r");
     char line[4096];
     int found = 0;
-    while (f && fgets(line, sizeof line, f))
+    while (f && fgets(line, sizeof line, f)) {
+        if (o->cpu && (!strncmp(line, "step ", 5) || !strncmp(line, "epoch ", 6)))
+            fputs(line, stdout);  // --device cpu: the real losses
         if (!strncmp(line, "DTSIM_RESULT ", 13)) {
             found = 1;
             break;
         }
+    }
     if (f) fclose(f);
     if (!o->keep) {
         char cmd[700];

@@ -11,7 +11,11 @@
 // base. Nothing reads the data, and SMPI skips the copy of a message between shared buffers,
 // so 1024 ranks of ResNet-50 cost megabytes, not terabytes.
 //
-// dtsim (sim/dtsim.c) launches it; the user never does. Arguments: see usage(). Rank 0
+// --device cpu runs the same steps with real numbers instead (the cpu device, small scale):
+// dtrain's synthetic data, sharded as dtrain's loader shards it, so a simulated run and a
+// real `mpirun dtrain` with the same seed print the same losses ("step N loss L", rank 0).
+//
+// dtsim (sim/dtsim.c) launches it; the user never does. Arguments: see parse(). Rank 0
 // prints one line "DTSIM_RESULT {json}" on stdout; --trace writes a Chrome trace.
 #include <getopt.h>
 #include <math.h>
@@ -25,6 +29,7 @@
 
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
+#include "data.h"
 #include "coll/fusion.h"
 #include "device_model.h"
 #include "engine_trace.h"
@@ -45,6 +50,11 @@ typedef struct {
     dt_coll_opts coll;
     dt_fusion_opts fusion;
     int overlap;
+    // --device cpu: real numbers on dtrain's synthetic data (see the top of the file)
+    int cpu, image_size, classes;
+    long synthetic_n;
+    unsigned long long seed;
+    float lr, momentum, wd;
 } engine_opts;
 
 // Exactly `s` simulated seconds on this rank's host (smpi_execute scales by smpi/host-speed).
@@ -60,6 +70,8 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
     o->batch = 32, o->iters = 3, o->warmup = 1, o->overlap = 1;
     o->coll = dt_coll_opts_default();
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
+    o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1;
+    o->lr = 0.1f, o->momentum = 0.9f, o->wd = 5e-4f;  // dtrain's defaults
     static const struct option lo[] = {
         {"model", 1, 0, 'm'}, {"gpu", 1, 0, 'g'}, {"precision", 1, 0, 'p'},
         {"batch", 1, 0, 'b'}, {"iters", 1, 0, 'i'}, {"warmup", 1, 0, 'w'},
@@ -69,7 +81,9 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         {"coarsen", 1, 0, 'c'}, {"alpha", 1, 0, 'A'}, {"beta", 1, 0, 'B'},
         {"alpha-intra", 1, 0, 'C'}, {"beta-intra", 1, 0, 'D'}, {"gamma", 1, 0, 'E'},
         {"arena", 1, 0, 'r'}, {"trace", 1, 0, 't'}, {"trace-ranks", 1, 0, 'T'},
-        {"progress", 0, 0, 'P'}, {0, 0, 0, 0}};
+        {"progress", 0, 0, 'P'}, {"device", 1, 0, 'd'}, {"image-size", 1, 0, 's'},
+        {"classes", 1, 0, 'k'}, {"synthetic-examples", 1, 0, 'n'}, {"seed", 1, 0, 'e'},
+        {"lr", 1, 0, 'l'}, {"momentum", 1, 0, 'M'}, {"wd", 1, 0, 'W'}, {0, 0, 0, 0}};
     dt_error err;
     int c;
     opterr = 0;
@@ -109,6 +123,14 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         case 't': snprintf(o->trace, sizeof o->trace, "%s", optarg); break;
         case 'T': o->trace_ranks = atoi(optarg); break;
         case 'P': o->progress = 1; break;
+        case 'd': o->cpu = strcmp(optarg, "cpu") == 0; break;
+        case 's': o->image_size = atoi(optarg); break;
+        case 'k': o->classes = atoi(optarg); break;
+        case 'n': o->synthetic_n = atol(optarg); break;
+        case 'e': o->seed = strtoull(optarg, NULL, 10); break;
+        case 'l': o->lr = (float)atof(optarg); break;
+        case 'M': o->momentum = (float)atof(optarg); break;
+        case 'W': o->wd = (float)atof(optarg); break;
         default:
             snprintf(err.msg, sizeof err.msg, "dtsim engine: bad option %s", argv[optind - 1]);
             goto bad;
@@ -224,6 +246,73 @@ static int run(const engine_opts *o, int rank, int P) {
     return 0;
 }
 
+// --device cpu: the steps of `mpirun -np P dtrain --device cpu --data synthetic` with the
+// same seed, image size, classes, examples, batch, constant lr (--schedule const --warmup 0),
+// momentum and weight decay: the same initial weights (cfg.seed), the same epoch
+// permutation and shards (real/data_shard.c), the same images (real/data_synthetic.c).
+// Rank 0 prints "step N loss L" per step and "epoch E train_loss L" per completed epoch.
+static int run_real(const engine_opts *o, int rank, int P) {
+    dt_error err = {0};
+    dt_device *dev = dt_device_cpu_create(1);
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = o->batch;
+    cfg.in_c = 3, cfg.in_h = cfg.in_w = o->image_size;
+    cfg.num_classes = o->classes;
+    cfg.seed = o->seed;
+    int G = o->batch * P;
+    dt_dataset *ds = dt_dataset_synthetic(o->synthetic_n, 3, o->image_size, o->image_size,
+                                          o->classes, o->seed, &err);
+    dt_net *net = ds ? dt_model_create(o->model, dev, &cfg, &err) : NULL;
+    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    oc.momentum = o->momentum, oc.weight_decay = o->wd;
+    dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
+    int64_t spe = ds ? dt_steps_per_epoch(ds->n, G, 1) : 0;
+    dt_trainer tr;
+    if (!opt || spe < 1 || dt_trainer_init(&tr, net, opt, MPI_COMM_WORLD, &err) ||
+        dt_trainer_set_comm(&tr, &o->coll, &o->fusion, o->overlap, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "dtsim: %s\n", spe < 1 && opt ? "--device cpu: fewer examples "
+                    "than one global batch" : err.msg);
+        return 2;
+    }
+    size_t per = (size_t)3 * o->image_size * o->image_size;
+    float *x = mallocCheck((size_t)o->batch * per * sizeof(float));
+    int32_t *y = mallocCheck((size_t)o->batch * sizeof(int32_t));
+    int64_t *perm = mallocCheck((size_t)ds->n * sizeof(int64_t));
+    int64_t *idx = mallocCheck((size_t)o->batch * sizeof(int64_t));
+    double epoch_sum = 0;
+    int rc = 0, steps = o->warmup + o->iters;
+    for (int s = 0; s < steps && !rc; s++) {
+        int64_t epoch = s / spe, step = s % spe;
+        if (step == 0) dt_epoch_permutation(o->seed, epoch, ds->n, perm);
+        int b = dt_shard_indices(perm, ds->n, G, P, rank, 1, step, idx, &err);
+        if (b != o->batch || dt_dataset_fill(ds, idx, b, o->seed, epoch, 1, x, y, &err)) {
+            fprintf(stderr, "dtsim: rank %d: %s\n", rank, err.msg);
+            rc = 1;
+            break;
+        }
+        float loss = dt_train_step(&tr, x, y, o->lr);
+        epoch_sum += loss;
+        if (rank == 0) printf("step %d loss %.9g\n", s, loss);
+        if (rank == 0 && step == spe - 1)
+            printf("epoch %lld train_loss %.9g\n", (long long)epoch + 1, epoch_sum / spe);
+        if (step == spe - 1) epoch_sum = 0;
+    }
+    if (rank == 0 && !rc)
+        printf("DTSIM_RESULT {\"gpus\": %d, \"iter_s\": 1, \"compute_s\": 0, \"comm_s\": 0, "
+               "\"exposed_s\": 0, \"buckets\": %d, \"algo\": \"%s\", \"params\": %zu, "
+               "\"arena_used\": 0, \"model_comm_s\": 0}\n", P, tr.n_buckets,
+               dt_algo_name(dt_coll_resolve(tr.coll, net->n_trainable * 4)), net->n_trainable);
+    fflush(stdout);
+    free(x), free(y), free(perm), free(idx);
+    dt_trainer_free(&tr);
+    dt_optim_free(opt);
+    dt_net_free(net);
+    dt_dataset_free(ds);
+    dev->destroy(dev);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, P;
@@ -231,7 +320,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     engine_opts o;
     int rc = parse(argc, argv, &o, rank);
-    if (rc == 0) rc = run(&o, rank, P);
+    if (rc == 0) rc = o.cpu ? run_real(&o, rank, P) : run(&o, rank, P);
     MPI_Finalize();
     return rc;
 }

@@ -6,9 +6,11 @@ if(NOT DT_HAVE_SMPI)
   return()
 endif()
 set(S ${CMAKE_CURRENT_SOURCE_DIR})
+set(R ${PROJECT_SOURCE_DIR}/real)   # --device cpu: dtrain's synthetic data and its shards
 dt_add_smpi_program(dtsim_engine SOURCES ${S}/engine.c ${S}/engine_trace.c ${S}/device_model.c
-                    ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/atomic_file.c)
-target_include_directories(dtsim_engine PRIVATE ${S})
+                    ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/atomic_file.c
+                    ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c)
+target_include_directories(dtsim_engine PRIVATE ${S} ${R})
 set_target_properties(dtsim_engine PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 add_executable(dtsim ${S}/dtsim.c ${S}/dtsim_run.c ${S}/dtsim_report.c)
 target_link_libraries(dtsim PRIVATE dtsim_core)
