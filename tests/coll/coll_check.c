@@ -225,7 +225,13 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     size_t count = (size_t)(a->timing_bytes / (a->fp16 ? 2 : 4));
+#ifdef DT_SMPI
+    // timing only: every rank's buffer folded onto one block (SimGrid's shared malloc), so
+    // hundreds of ranks of a 100 MB gradient cost no memory (the data is not checked here)
+    float *buf = SMPI_SHARED_MALLOC((count + 1) * sizeof(float));
+#else
     float *buf = calloc(count + 1, sizeof(float));
+#endif
     for (int k = 0; k < n_cf; k++) {
         dt_coll_opts o = opts_for(a, &cf[k]);
         dt_error err;
@@ -238,16 +244,21 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
         double t = MPI_Wtime() - t0;
         MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         double model = dt_coll_cost(cf[k].algo, dt_coll_get_opts(c), P, (double)count * (a->fp16 ? 2 : 4));
-        int ok = fabs(t / model - 1.0) <= 0.05;
+        int ok = fabs(t / model - 1.0) <= 0.05 || isnan(model);  // mpi: no model to check
         if (r == 0)
             printf("timing %-16s P %4d bytes %10.0f simulated %.6e s model %.6e s ratio %.4f %s\n",
                    cf[k].label, P, (double)count * (a->fp16 ? 2 : 4), t, model, t / model,
-                   ok ? "ok" : "FAIL (more than 5% apart)");
+                   isnan(model) ? "(the library's own: no model)"
+                                : ok ? "ok" : "FAIL (more than 5% apart)");
         fails += !ok;
         dt_coll_free(c);
         if (clk) free(clk->ctx), free(clk);
     }
+#ifdef DT_SMPI
+    SMPI_SHARED_FREE(buf);
+#else
     free(buf);
+#endif
     return fails;
 }
 
