@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +52,12 @@ typedef struct {
     void *host_scratch;       // pinned, for reduction results
     size_t host_scratch_bytes;
 } dt_cuda_ctx;
+
+// ---- device_cuda.c: scratch kept by the device, grown on demand (growing waits for the
+// stream); device_cuda_nn.c: the network primitives' table ----
+void *dt_cuda_scratch(dt_device *d, size_t bytes);       // device memory
+void *dt_cuda_host_scratch(dt_device *d, size_t bytes);  // pinned host memory
+void dt_cuda_install_nn(dt_device *d);
 
 // ---- kernels_elem.cu ----
 void dt_cu_fill(cudaStream_t st, float *x, float v, size_t n);

@@ -12,7 +12,6 @@
 
 #include "cuda_internal.h"
 
-void dt_cuda_install_nn(dt_device *d);  // device_cuda_nn.c
 
 void dt_cuda_fail(const char *what, const char *msg, const char *file, int line) {
     fprintf(stderr, "dtlab: CUDA error at %s:%d: %s: %s\n", file, line, what, msg);

@@ -8,9 +8,6 @@
 #include "cuda_internal.h"
 #include "device_cuda.h"
 
-void *dt_cuda_scratch(dt_device *d, size_t bytes);       // device_cuda.c
-void *dt_cuda_host_scratch(dt_device *d, size_t bytes);  // device_cuda.c
-void dt_cuda_install_nn(dt_device *d);
 
 #define ST(d) (((dt_cuda_ctx *)(d)->ctx)->stream)
 
