@@ -169,6 +169,10 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     push(argv, &n, "--cfg=smpi/test:0");
     push(argv, &n, "--cfg=network/model:CM02");
     push(argv, &n, "--cfg=network/crosstraffic:0");
+    // no detached ("eager") sends: SimGrid shares a link fairly between a rank's concurrent
+    // sends, so a detached send below 64 KB slowed the previous round's message (a binomial
+    // broadcast of 8 KB took one message longer than on a NIC that sends in order)
+    push(argv, &n, "--cfg=smpi/send-is-detached-thresh:0");
     push(argv, &n, "--cfg=smpi/shared-malloc-blocksize:%d", 1 << 24);
     push(argv, &n, "--cfg=smpi/tmpdir:%s", dir);
     push(argv, &n, "--log=root.thres:critical");
