@@ -92,7 +92,9 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
         dt_torus_shape(p, &o->tx, &o->ty);
     }
     if (getenv("DTCOLL_CHECK") && strcmp(getenv("DTCOLL_CHECK"), "0")) o->checked = 1;
-    o->dbtree_depth = p > 1 ? dt_dtree_depth(p) : 1;
+    // O(P log P) per rank: only where dbtree may run (dtsim creates P of these in a process)
+    if (o->algo == DT_ALGO_DBTREE || o->algo == DT_ALGO_AUTO)
+        o->dbtree_depth = p > 1 ? dt_dtree_depth(p) : 1;
     return 0;
 }
 

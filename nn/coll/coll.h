@@ -98,8 +98,9 @@ typedef struct {
     // time is kept while SimGrid handles k times fewer messages (a ring over 1024 ranks:
     // 2046 rounds become 64). The sums are then meaningless. 0 or 1: off.
     int coarsen;
-    // dbtree's depth for this many ranks; dt_coll_create fills it (0: computed on demand,
-    // O(P log P) each time, which the fusion planner's thousands of cost calls cannot afford)
+    // dbtree's depth for this many ranks; dt_coll_create fills it for algo dbtree and auto
+    // (0: computed on demand, O(P log P) each time, which the fusion planner's thousands of
+    // cost calls cannot afford)
     int dbtree_depth;
     // device buffers go to MPI as they are (a CUDA-aware MPI); else they are staged through
     // pinned host memory (see above). No effect on host-addressable memory.
