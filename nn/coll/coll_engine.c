@@ -165,6 +165,12 @@ static void scratch_put(dt_coll *c, void *p, size_t bytes, int host) {
 
 // ---- staging device memory through pinned host memory ----
 
+// Device memory goes through pinned host memory unless a CUDA-aware MPI takes it (float64
+// sums are host loops: always staged). The one place that decides.
+static int must_stage(const dt_coll *c, dt_dtype dtype) {
+    return c->dev && c->dev->device_memory && (!c->o.gpu_direct || dtype == DT_F64);
+}
+
 // Smallest staging chunk: below this a copy costs more in latency than it overlaps.
 #define DT_STAGE_MIN_BYTES ((size_t)256 << 10)
 
@@ -443,8 +449,7 @@ dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dt
         c->inflight = r;
         return r;
     }
-    // float64 sums are host loops: with device memory they are always staged
-    int stage = c->dev && c->dev->device_memory && (!c->o.gpu_direct || dtype == DT_F64);
+    int stage = must_stage(c, dtype);
     r->ldev = stage ? NULL : c->dev;
     dt_sched_build(c, a, count, r->wire16, &r->s);
     int ops = 0, natives = 0;  // (a round may be empty: count 0 records no op)
@@ -508,8 +513,7 @@ void dt_coll_progress_all(dt_coll *c) {
 }
 
 int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *err) {
-    int staged = c->dev && c->dev->device_memory && !c->o.gpu_direct;
-    if (c->o.algo == DT_ALGO_MPI && !c->o.wire_f16 && !staged) {
+    if (c->o.algo == DT_ALGO_MPI && !c->o.wire_f16 && !must_stage(c, DT_F32)) {
         // the library's blocking call: its MPI_Iallreduce measured 0.4-0.6x as fast at 1-64 MB
         if (c->o.checked && check_counts(c, count, dtype, err)) return -1;
         if (c->dev) c->dev->sync(c->dev);
