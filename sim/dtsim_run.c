@@ -110,6 +110,29 @@ static char *engine_path(void) {
     return strdup(DT_ENGINE_SO);
 }
 
+// SimGrid runs with sim/cputime_shim.c preloaded (its comment says why); a missing shim
+// only costs speed. DTSIM_CPUTIME_SHIM=0 turns it off, a path replaces it.
+static void preload_cputime_shim(void) {
+    const char *shim = getenv("DTSIM_CPUTIME_SHIM");
+    if (shim && !strcmp(shim, "0")) return;
+    char self[4096];
+    if (!shim || !*shim) {
+        shim = DT_CPUTIME_SO;
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
+        char *slash = n > 0 ? (self[n] = 0, strrchr(self, '/')) : NULL;
+        if (slash) {  // next to the dtsim executable, like the engine
+            strcpy(slash + 1, "dtsim_cputime.so");
+            if (access(self, R_OK) == 0) shim = self;
+        }
+    }
+    if (access(shim, R_OK) != 0) return;
+    const char *old = getenv("LD_PRELOAD");
+    char *v = mallocCheck(strlen(shim) + (old ? strlen(old) : 0) + 2);
+    sprintf(v, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_PRELOAD", v, 1);
+    free(v);
+}
+
 static void push(char **argv, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void push(char **argv, int *n, const char *fmt, ...) {
     char buf[1024];
@@ -225,6 +248,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
+        preload_cputime_shim();
         FILE *f = freopen(out_path, "w", stdout);
         (void)f;
         execvp(argv[0], argv);
