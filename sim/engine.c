@@ -69,6 +69,7 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
     snprintf(o->gpu, sizeof o->gpu, "v100");
     o->batch = 32, o->iters = 3, o->warmup = 1, o->overlap = 1;
     o->coll = dt_coll_opts_default();
+    o->coll.sweep = 1;  // the trainer polls between kernels (coll.h)
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1;
     o->lr = 0.1f, o->momentum = 0.9f, o->wd = 5e-4f;  // dtrain's defaults

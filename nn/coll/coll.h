@@ -92,6 +92,11 @@ typedef struct {
     int segments;       // dbtree pipeline segments per half; 0 = chosen by the cost model
     int checked;        // every call first checks that all ranks passed the same count
                         // (one extra small allreduce); also on when DTCOLL_CHECK=1
+    // SMPI only: a poll completes requests with MPI_Waitany and a tick instead of MPI_Test,
+    // which SimGrid 3.32 makes slower with every request it completes (coll_engine.c). For
+    // polls spaced by computation, as dtsim's trainer makes them between kernels; a busy
+    // loop of polls is slower with it. Real MPI ignores it.
+    int sweep;
     // Timing-only simulation (the model device, whose buffers hold no data): merge up to
     // `coarsen` consecutive rounds that talk to the same peers into one round of one message
     // k times longer, and let the device wait (k-1)·α first (dev->delay), so the simulated

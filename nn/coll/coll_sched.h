@@ -70,7 +70,18 @@ struct dt_coll {
     dt_coll_ext ext;                // the nccl algorithm, when attached
     unsigned long native_started;   // `mpi` requests started, and how many of them have
     unsigned long native_posted;    // posted the library's collective (same order everywhere)
+    // polling under SMPI (coll_engine.c, dt_coll_tick): a zero-byte message to self that
+    // has arrived once tick_lat has passed since tick_t; the requests waited on with it
+    MPI_Request tick[2];
+    double tick_t, tick_lat, swept_t;
+    const dt_coll_req *swept_by;
+    MPI_Request *sweep;
+    int sweep_cap;
 };
+
+// Under SMPI: the tick's first message, timed (dt_coll_create), and the last (dt_coll_free).
+void dt_coll_tick_start(dt_coll *c);
+void dt_coll_tick_end(dt_coll *c);
 
 // Building (coll_sched.c)
 void dt_lane_round(dt_lane *l);  // opens a new round (empty rounds are dropped)

@@ -14,7 +14,8 @@
 // cleanly with exit code 2 (no hang). --cuda (real MPI, builds with the cuda device) puts
 // the buffers in GPU memory: the library stages them through pinned host memory, or with
 // --gpu-direct hands them to a CUDA-aware MPI; without a GPU it prints SKIPPED and exits
-// 77. Rank 0 prints "PASS ..." or the failures.
+// 77. --sweep (SMPI) polls as dtsim does: MPI_Waitany with a tick instead of MPI_Test.
+// Rank 0 prints "PASS ..." or the failures.
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -36,7 +37,7 @@ typedef struct {
     const char *algos, *counts;
     size_t large;
     uint64_t seed;
-    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
+    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen, sweep;
     int cuda, gpu_direct;
     double timing_bytes, alpha, beta;
 } args_t;
@@ -183,6 +184,7 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
     o.segments = a->segments;
     o.tx = a->tx, o.ty = a->ty;
     o.coarsen = a->coarsen;
+    o.sweep = a->sweep;
     if (a->alpha > 0) {
         o.cost.alpha = o.cost.alpha_intra = a->alpha;
         o.cost.beta = o.cost.beta_intra = a->beta;
@@ -280,7 +282,7 @@ int main(int argc, char **argv) {
         {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
         {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
         {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
-        {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {0, 0, 0, 0}};
+        {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -293,6 +295,7 @@ int main(int argc, char **argv) {
         case 'g': a.group = atoi(optarg); break;
         case 'k': a.requests = atoi(optarg); break;
         case 'm': a.mismatch = 1; break;
+        case 'W': a.sweep = 1; break;  // SMPI: polls sweep (coll.h), as dtsim's do
         case 'S': a.segments = atoi(optarg); break;
         case 'x': a.tx = atoi(optarg); break;
         case 'y': a.ty = atoi(optarg); break;
