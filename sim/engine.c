@@ -69,7 +69,6 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
     snprintf(o->gpu, sizeof o->gpu, "v100");
     o->batch = 32, o->iters = 3, o->warmup = 1, o->overlap = 1;
     o->coll = dt_coll_opts_default();
-    o->coll.sweep = 1;  // the trainer polls between kernels (coll.h)
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1;
     o->lr = 0.1f, o->momentum = 0.9f, o->wd = 5e-4f;  // dtrain's defaults
@@ -101,6 +100,10 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         case 'L': o->lars = 1; break;
         case 'a':
             if (dt_algo_parse(optarg, "--algo", &o->coll.algo, &err)) goto bad;
+            // polls sweep (coll.h) where the schedule has hundreds of rounds per bucket for
+            // polls to complete (dbtree's pipelined segments: 1024-GPU step 93 -> 60 s); with
+            // a few rounds the tick message each poll sends costs more (hier 1024: +15-35 %)
+            o->coll.sweep = o->coll.algo == DT_ALGO_DBTREE || o->coll.algo == DT_ALGO_AUTO;
             break;
         case 'f':
             if (dt_fusion_parse(optarg, &o->fusion, &err)) goto bad;
