@@ -94,43 +94,41 @@ static double field(const char *line, const char *key) {
     return p ? strtod(p + strlen(pat), NULL) : NAN;
 }
 
-static char *engine_path(void) {
-    const char *env = getenv("DTSIM_ENGINE");
-    if (env && *env) return strdup(env);
+// A file installed next to the dtsim executable, else the build's copy.
+static char *beside_dtsim(const char *name, const char *fallback) {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
-    if (n > 0) {  // next to the dtsim executable
+    if (n > 0) {
         self[n] = 0;
         char *slash = strrchr(self, '/');
         if (slash) {
-            strcpy(slash + 1, "dtsim_engine.so");
+            strcpy(slash + 1, name);
             if (access(self, R_OK) == 0) return strdup(self);
         }
     }
-    return strdup(DT_ENGINE_SO);
+    return strdup(fallback);
+}
+
+static char *engine_path(void) {
+    const char *env = getenv("DTSIM_ENGINE");
+    if (env && *env) return strdup(env);
+    return beside_dtsim("dtsim_engine.so", DT_ENGINE_SO);
 }
 
 // SimGrid runs with sim/cputime_shim.c preloaded (its comment says why); a missing shim
 // only costs speed. DTSIM_CPUTIME_SHIM=0 turns it off, a path replaces it.
 static void preload_cputime_shim(void) {
-    const char *shim = getenv("DTSIM_CPUTIME_SHIM");
-    if (shim && !strcmp(shim, "0")) return;
-    char self[4096];
-    if (!shim || !*shim) {
-        shim = DT_CPUTIME_SO;
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
-        char *slash = n > 0 ? (self[n] = 0, strrchr(self, '/')) : NULL;
-        if (slash) {  // next to the dtsim executable, like the engine
-            strcpy(slash + 1, "dtsim_cputime.so");
-            if (access(self, R_OK) == 0) shim = self;
-        }
+    const char *env = getenv("DTSIM_CPUTIME_SHIM");
+    if (env && !strcmp(env, "0")) return;
+    char *shim = env && *env ? strdup(env) : beside_dtsim("dtsim_cputime.so", DT_CPUTIME_SO);
+    if (access(shim, R_OK) == 0) {
+        const char *old = getenv("LD_PRELOAD");
+        char *v = mallocCheck(strlen(shim) + (old ? strlen(old) : 0) + 2);
+        sprintf(v, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+        setenv("LD_PRELOAD", v, 1);
+        free(v);
     }
-    if (access(shim, R_OK) != 0) return;
-    const char *old = getenv("LD_PRELOAD");
-    char *v = mallocCheck(strlen(shim) + (old ? strlen(old) : 0) + 2);
-    sprintf(v, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
-    setenv("LD_PRELOAD", v, 1);
-    free(v);
+    free(shim);
 }
 
 static void push(char **argv, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

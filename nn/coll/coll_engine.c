@@ -18,35 +18,6 @@
 // A message longer than this many elements goes as several (MPI counts are int).
 #define DT_MSG_MAX ((size_t)1 << 30)
 
-struct dt_coll_req {
-    dt_coll *c;
-    char *buf;
-    size_t count;
-    dt_dtype dtype;
-    int wire16;          // fp16 on the wire (float32 data)
-    size_t esize, wsize; // bytes per element in the buffer, on the wire
-    int tag;
-    dt_sched s;
-    int cur[DT_MAX_LANES];      // the round in flight (n_rounds once the lane is done)
-    int posted[DT_MAX_LANES];
-    MPI_Request *reqs;          // max_reqs per lane
-    int max_reqs;
-    char *scratch;              // per lane: tmp (received messages) then stage (fp16 sends)
-    size_t scratch_bytes;
-    size_t tmp_off[DT_MAX_LANES], stage_off[DT_MAX_LANES];
-    dt_coll_req *next;          // c->inflight list
-    // ---- staging (dev->device_memory without gpu_direct): buf is then a pinned host copy
-    // of the caller's device buffer dbuf, filled chunk by chunk; ldev is NULL (host sums) ----
-    dt_device *ldev;            // the device of the local work (NULL: host loops)
-    char *dbuf;
-    size_t chunk;               // elements per staging chunk
-    int n_chunks, staged;       // staged: every chunk has arrived on the host
-    uint64_t *ready;            // per chunk: the device's ticket of its copy
-    int back;                   // 0: not yet copied back; 1: copying; 2: done
-    uint64_t back_ticket;
-    void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
-    unsigned long native_seq;   // this request's place among the `mpi` ones (see post_round)
-};
 
 static size_t pieces(size_t count) { return (count + DT_MSG_MAX - 1) / DT_MSG_MAX; }
 
@@ -334,80 +305,11 @@ static int lane_idle(const dt_coll_req *r, int lane) {
     return 1;
 }
 
-// ---- completing requests without MPI_Test under SMPI ----
-// SimGrid 3.32 keeps each request a test completes in its rank's list of activities
-// (ActivityImpl::test finishes it without the waiting simcall that CommImpl::finish removes
-// it with), and every later wait scans that list: with tests, a 1024-GPU dbtree step spent
-// a third to a half of its time in that scan. Only waits complete requests cleanly, and a
-// wait must not block a poll. So a poll (sweep) waits for any of the requests in flight
-// *or* a tick — a zero-byte message to self, sent at the previous sweep, that has arrived
-// once the loopback's latency (timed at dt_coll_create) has passed: MPI_Waitany returns
-// every request that has arrived, then the tick, without advancing simulated time. Polls
-// closer together than that latency (kernels take longer) test. On with opts.sweep (dtsim);
-// real MPI tests.
-#ifdef DT_SMPI
-static void tick_post(dt_coll *c) {
-    MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &c->tick[0]);
-    MPI_Isend(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &c->tick[1]);
-    c->tick_t = MPI_Wtime();
-}
-
-void dt_coll_tick_start(dt_coll *c) {
-    c->tick[0] = c->tick[1] = MPI_REQUEST_NULL;
-    if (!c->o.sweep) return;
-    tick_post(c);
-    MPI_Waitall(2, c->tick, MPI_STATUSES_IGNORE);
-    c->tick_lat = MPI_Wtime() - c->tick_t;
-    tick_post(c);
-    c->swept_t = c->tick_t;
-}
-
-void dt_coll_tick_end(dt_coll *c) {
-    MPI_Waitall(2, c->tick, MPI_STATUSES_IGNORE);
-    free(c->sweep);
-}
-
-// 1: every request in flight has been swept at this instant (by r or, without anything
-// happening since, by another); 0: r must test (it polls again at the same instant — a
-// busy loop, which SMPI's test moves forward by sleeping — or the tick is not back yet).
-static int sweep(dt_coll *c, const dt_coll_req *r) {
-    double now = MPI_Wtime();
-    if (now == c->swept_t) return r != c->swept_by;
-    if (now - c->tick_t < c->tick_lat) return 0;
-    int n = 0;
-    for (dt_coll_req *r = c->inflight; r; r = r->next) n += r->s.n_lanes * r->max_reqs;
-    if (n + 1 > c->sweep_cap) {
-        c->sweep_cap = 2 * (n + 1);
-        free(c->sweep);
-        c->sweep = mallocCheck((size_t)c->sweep_cap * sizeof(MPI_Request));
-    }
-    n = 0;
-    for (dt_coll_req *r = c->inflight; r; r = r->next)
-        for (int i = 0; i < r->s.n_lanes * r->max_reqs; i++) c->sweep[n++] = r->reqs[i];
-    c->sweep[n] = c->tick[0];
-    for (int idx = -1; idx != n;) MPI_Waitany(n + 1, c->sweep, &idx, MPI_STATUS_IGNORE);
-    c->tick[0] = MPI_REQUEST_NULL;
-    MPI_Wait(&c->tick[1], MPI_STATUS_IGNORE);
-    n = 0;
-    for (dt_coll_req *r = c->inflight; r; r = r->next)
-        for (int i = 0; i < r->s.n_lanes * r->max_reqs; i++) r->reqs[i] = c->sweep[n++];
-    tick_post(c);
-    c->swept_t = c->tick_t;
-    c->swept_by = r;
-    return 1;
-}
-#else
-void dt_coll_tick_start(dt_coll *c) { (void)c; }
-void dt_coll_tick_end(dt_coll *c) { (void)c; }
-#endif
-
 // Has lane's posted round arrived? Waiting only looks: MPI_Waitany (in advance) completes
-// the requests one by one and nulls them. Polling sweeps (SMPI) or tests.
+// the requests one by one and nulls them. Polling sweeps (SMPI, coll_sweep.c) or tests.
 static int round_arrived(dt_coll_req *r, int lane, int blocking) {
     if (blocking) return lane_idle(r, lane);
-#ifdef DT_SMPI
-    if (r->c->o.sweep && sweep(r->c, r)) return lane_idle(r, lane);
-#endif
+    if (r->c->o.sweep && dt_coll_sweep(r->c, r)) return lane_idle(r, lane);
     int flag = 1;
     if (r->max_reqs)
         MPI_Testall(r->max_reqs, r->reqs + (size_t)lane * r->max_reqs, &flag, MPI_STATUSES_IGNORE);

@@ -79,9 +79,42 @@ struct dt_coll {
     int sweep_cap;
 };
 
-// Under SMPI: the tick's first message, timed (dt_coll_create), and the last (dt_coll_free).
+// One allreduce in flight (coll_engine.c runs it).
+struct dt_coll_req {
+    dt_coll *c;
+    char *buf;
+    size_t count;
+    dt_dtype dtype;
+    int wire16;          // fp16 on the wire (float32 data)
+    size_t esize, wsize; // bytes per element in the buffer, on the wire
+    int tag;
+    dt_sched s;
+    int cur[DT_MAX_LANES];      // the round in flight (n_rounds once the lane is done)
+    int posted[DT_MAX_LANES];
+    MPI_Request *reqs;          // max_reqs per lane
+    int max_reqs;
+    char *scratch;              // per lane: tmp (received messages) then stage (fp16 sends)
+    size_t scratch_bytes;
+    size_t tmp_off[DT_MAX_LANES], stage_off[DT_MAX_LANES];
+    dt_coll_req *next;          // c->inflight list
+    // ---- staging (dev->device_memory without gpu_direct): buf is then a pinned host copy
+    // of the caller's device buffer dbuf, filled chunk by chunk; ldev is NULL (host sums) ----
+    dt_device *ldev;            // the device of the local work (NULL: host loops)
+    char *dbuf;
+    size_t chunk;               // elements per staging chunk
+    int n_chunks, staged;       // staged: every chunk has arrived on the host
+    uint64_t *ready;            // per chunk: the device's ticket of its copy
+    int back;                   // 0: not yet copied back; 1: copying; 2: done
+    uint64_t back_ticket;
+    void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
+    unsigned long native_seq;   // this request's place among the `mpi` ones (see post_round)
+};
+
+// Polling under SMPI (coll_sweep.c): the tick's first message, timed (dt_coll_create), and
+// its last (dt_coll_free); a sweep of the requests in flight for a poll of r, 1 when done.
 void dt_coll_tick_start(dt_coll *c);
 void dt_coll_tick_end(dt_coll *c);
+int dt_coll_sweep(dt_coll *c, const dt_coll_req *r);
 
 // Building (coll_sched.c)
 void dt_lane_round(dt_lane *l);  // opens a new round (empty rounds are dropped)
