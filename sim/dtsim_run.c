@@ -127,6 +127,9 @@ static void preload_cputime_shim(void) {
         sprintf(v, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
         setenv("LD_PRELOAD", v, 1);
         free(v);
+    } else if (env && *env) {
+        fprintf(stderr, "dtsim: DTSIM_CPUTIME_SHIM=%s: cannot read it; running without the "
+                "shim (slower, same results)\n", env);
     }
     free(shim);
 }
