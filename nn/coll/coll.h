@@ -93,7 +93,7 @@ typedef struct {
     int checked;        // every call first checks that all ranks passed the same count
                         // (one extra small allreduce); also on when DTCOLL_CHECK=1
     // SMPI only: a poll completes requests with MPI_Waitany and a tick instead of MPI_Test,
-    // which SimGrid 3.32 makes slower with every request it completes (coll_engine.c). For
+    // which SimGrid 3.32 makes slower with every request it completes (coll_sweep.c). For
     // polls spaced by computation, as dtsim's trainer makes them between kernels; a busy
     // loop of polls is slower with it. Real MPI ignores it.
     int sweep;
