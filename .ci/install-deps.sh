@@ -4,7 +4,7 @@
 # the cross-check tests compare our models and weights files with (and the benchmark's peer).
 set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libopenmpi-dev openmpi-bin
-      libsimgrid-dev simgrid libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
+      libsimgrid-dev libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
       dataset-fashion-mnist python3 python3-torchvision"
 missing=""
 for p in $PKGS; do
