@@ -136,6 +136,11 @@ struct dt_device {
     void (*add)(dt_device *d, float *y, const float *x, size_t n);
     // sum of squares, accumulated in double; returns to the host (synchronises). LARS norms.
     double (*sumsq)(dt_device *d, const float *x, size_t n);
+    // out_host[i] = sumsq(x[i], n[i]) bit for bit, for k tensors with one synchronisation (a
+    // multi-tensor norm, as apex's multi_tensor_l2norm): LARS needs every layer's norms per
+    // step, and one host wait per norm cost 108 GPU round trips for ResNet-50.
+    void (*sumsq_many)(dt_device *d, int k, const float *const *x, const size_t *n,
+                       double *out_host);
     // number of NaN/Inf elements; returns to the host (synchronises). Loss scaling, NaN input.
     size_t (*nonfinite)(dt_device *d, const float *x, size_t n);
 

@@ -293,6 +293,11 @@ static double cpu_sumsq(dt_device *d, const float *x, size_t n) {
     return s;
 }
 
+static void cpu_sumsq_many(dt_device *d, int k, const float *const *x, const size_t *n,
+                           double *out_host) {
+    for (int i = 0; i < k; i++) out_host[i] = cpu_sumsq(d, x[i], n[i]);
+}
+
 static size_t cpu_nonfinite(dt_device *d, const float *x, size_t n) {
     size_t bad = 0;
 #pragma omp parallel for num_threads(d->threads) schedule(static) reduction(+ : bad) \
@@ -363,6 +368,7 @@ dt_device *dt_device_cpu_create(int threads) {
     d->axpy = cpu_axpy;
     d->add = cpu_add;
     d->sumsq = cpu_sumsq;
+    d->sumsq_many = cpu_sumsq_many;
     d->nonfinite = cpu_nonfinite;
 
     d->sgd_update = cpu_sgd_update;

@@ -70,12 +70,19 @@ dt_optim *dt_optim_create(const dt_net *net, const dt_optim_config *cfg, dt_erro
     // One buffer at the offsets of net->grads, zero-filled by alloc: v_0 = 0.
     opt->velocity = opt->n ? opt->dev->alloc(opt->dev, opt->n * sizeof(float)) : NULL;
     opt->step = 0;
+    if (cfg->kind == DT_OPT_LARS) {
+        opt->norm_cap = 2 * net->n_params;
+        opt->norm_x = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_x);
+        opt->norm_n = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_n);
+        opt->norm_out = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_out);
+    }
     return opt;
 }
 
 void dt_optim_free(dt_optim *opt) {
     if (!opt) return;
     if (opt->velocity) opt->dev->free(opt->dev, opt->velocity);
+    free(opt->norm_x), free(opt->norm_n), free(opt->norm_out);
     free(opt);
 }
 
@@ -95,24 +102,42 @@ static void sgd_tensor(dt_optim *opt, const dt_param *p, float *w, const float *
 //   takes a plain momentum step instead of a step of size zero or a division by zero);
 //   v = m*v + lr*local_lr*(g + wd*w); w -= v.
 // Biases and BN gamma/beta: v = m*v + lr*g; w -= v (no decay, no trust ratio).
+// The norms of a weight tensor: sumsq[0] = |w|^2, sumsq[1] = |g|^2 (lars_norms).
 static void lars_tensor(dt_optim *opt, const dt_param *p, float *w, const float *g, float *v,
-                        float lr) {
+                        float lr, const double *sumsq) {
     const dt_optim_config *c = &opt->cfg;
     if (p->kind != DT_PARAM_WEIGHT) {
         DT_CALL(opt->dev, lars_update, w, g, v, p->count, lr, c->momentum, 0.0f);
         return;
     }
-    double wnorm = sqrt(DT_CALL(opt->dev, sumsq, w, p->count));
-    double gnorm = sqrt(DT_CALL(opt->dev, sumsq, g, p->count));
+    double wnorm = sqrt(sumsq[0]);
+    double gnorm = sqrt(sumsq[1]);
     double local_lr = dt_lars_local_lr(wnorm, gnorm, c->trust, c->weight_decay, c->eps);
     float scaled_lr = (float)((double)lr * local_lr);
     DT_CALL(opt->dev, lars_update, w, g, v, p->count, scaled_lr, c->momentum,
             c->weight_decay);
 }
 
+// LARS: |w|^2 and |g|^2 of every weight tensor that takes a trust ratio, in table order, all
+// fetched with one device synchronisation (before any update: each tensor's norms are of
+// its own w and g, which no other tensor's update touches).
+static void lars_norms(dt_optim *opt, const dt_net *net) {
+    int k = 0;
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *p = &net->params_table[i];
+        if (!p->trainable || p->count == 0 || p->kind != DT_PARAM_WEIGHT) continue;
+        DT_ASSERT(k + 2 <= opt->norm_cap);
+        opt->norm_x[k] = net->params + p->offset, opt->norm_n[k++] = p->count;
+        opt->norm_x[k] = net->grads + p->offset, opt->norm_n[k++] = p->count;
+    }
+    if (k) opt->dev->sumsq_many(opt->dev, k, opt->norm_x, opt->norm_n, opt->norm_out);
+}
+
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr) {
     // A different network than the one the state was made for is a programmer error.
     DT_ASSERT(opt && net && net->dev == opt->dev && net->n_trainable == opt->n);
+    if (opt->cfg.kind == DT_OPT_LARS) lars_norms(opt, net);
+    const double *sumsq = opt->norm_out;
     for (int i = 0; i < net->n_params; i++) {
         const dt_param *p = &net->params_table[i];
         if (!p->trainable || p->count == 0) continue;
@@ -120,9 +145,10 @@ void dt_optim_step(dt_optim *opt, dt_net *net, float lr) {
         float *w = net->params + p->offset;
         const float *g = net->grads + p->offset;
         float *v = opt->velocity + p->offset;
-        if (opt->cfg.kind == DT_OPT_LARS)
-            lars_tensor(opt, p, w, g, v, lr);
-        else
+        if (opt->cfg.kind == DT_OPT_LARS) {
+            lars_tensor(opt, p, w, g, v, lr, sumsq);
+            if (p->kind == DT_PARAM_WEIGHT) sumsq += 2;
+        } else
             sgd_tensor(opt, p, w, g, v, lr);
     }
     opt->step++;

@@ -31,6 +31,11 @@ typedef struct {
     float *velocity;     // device, n_trainable (same offsets as grads): optimizer state
     size_t n;
     long step;           // updates applied so far
+    // LARS: room for |w| and |g| of every tensor, fetched in one sumsq_many per step
+    int norm_cap;
+    const float **norm_x;
+    size_t *norm_n;
+    double *norm_out;
 } dt_optim;
 
 dt_optim *dt_optim_create(const dt_net *net, const dt_optim_config *cfg, dt_error *err);

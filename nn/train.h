@@ -33,6 +33,11 @@ typedef struct {
     dt_coll *coll;            // owned
     dt_fusion_opts fusion;
     int overlap;              // start buckets during backward
+    // With overlap, wait for each layer's kernels even while no allreduce is in flight and
+    // none starts there (0 by default: the model device then charges the run of layers in
+    // one go, which simulates the same time with fewer SimGrid events). The planning step
+    // always waits. Set it for traces: events[].ready is exact only where backward waited.
+    int layer_times;
     dt_grad_event *events;    // backward's gradient-ready events (n_layers of them)
     int n_events;
     dt_bucket *buckets;       // the plan; SEGMENTS/AUTO plan after the first step, from

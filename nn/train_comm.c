@@ -136,7 +136,11 @@ static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     // the model device this is where that layer's simulated time passes. The cuda device's
     // kernels run on while the host polls (staged copies are ordered after them); it waits
     // for each layer only in the step that measures ready times for the fusion planner.
-    if (t->overlap && (!net->dev->device_memory || !t->planned)) net->dev->sync(net->dev);
+    // Nothing in flight and no bucket starting here: no host wait is needed (layer_times).
+    int starts = t->overlap && t->planned && s->next < t->n_buckets &&
+                 t->buckets[s->next].lo >= lo;
+    int wait = !t->planned || t->layer_times || s->inflight > 0 || starts;
+    if (t->overlap && (!net->dev->device_memory || !t->planned) && wait) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
     poll(s);
     if (!t->overlap || !t->planned) return;

@@ -232,6 +232,17 @@ static double model_sumsq(dt_device *d, const float *x, size_t n) {
     return (double)n;
 }
 
+// k such kernels, then one wait
+static void model_sumsq_many(dt_device *d, int k, const float *const *x, const size_t *n,
+                             double *out_host) {
+    (void)x;
+    for (int i = 0; i < k; i++) {
+        if (n[i]) dt_model_charge(d, 2.0 * (double)n[i], 4.0 * (double)n[i]);
+        out_host[i] = (double)n[i];
+    }
+    dt_model_flush(d);
+}
+
 // fp32 read; returns 0 (all finite) to the host
 static size_t model_nonfinite(dt_device *d, const float *x, size_t n) {
     (void)x;
@@ -293,6 +304,7 @@ void dt_model_install_nn(dt_device *d) {
     d->axpy = model_axpy;
     d->add = model_add;
     d->sumsq = model_sumsq;
+    d->sumsq_many = model_sumsq_many;
     d->nonfinite = model_nonfinite;
     d->sgd_update = model_sgd_update;
     d->lars_update = model_lars_update;

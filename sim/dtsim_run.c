@@ -191,6 +191,9 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     push(argv, &n, "-no-privatize");
     push(argv, &n, "--cfg=smpi/simulate-computation:no");
     push(argv, &n, "--cfg=smpi/test:0");
+    // MPI_Wtime is a clock read, not a 10 ns sleep (SMPI's default smpi/wtime:1e-8 makes
+    // every call a simcall and a new event for the solver: the trainer reads it per layer)
+    push(argv, &n, "--cfg=smpi/wtime:0");
     push(argv, &n, "--cfg=network/model:CM02");
     push(argv, &n, "--cfg=network/crosstraffic:0");
     // no detached ("eager") sends: SimGrid shares a link fairly between a rank's concurrent

@@ -194,6 +194,7 @@ static int run(const engine_opts *o, int rank, int P) {
     float *x = g_arena;
     int32_t *y = callocCheck((size_t)o->batch, sizeof(int32_t));
     engine_trace *trace = o->trace[0] && rank < o->trace_ranks ? engine_trace_new(rank) : NULL;
+    tr.layer_times = trace != NULL;  // the trace draws every layer's kernels
 
     iter_stats sum = {0};
 

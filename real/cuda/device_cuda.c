@@ -290,6 +290,35 @@ static double cu_sumsq(dt_device *d, const float *x, size_t n) {
     return s;
 }
 
+// Every tensor's block sums into one scratch buffer, one copy to the host (one wait), then
+// each tensor's blocks added in order: the same bits as cu_sumsq.
+static void cu_sumsq_many(dt_device *d, int k, const float *const *x, const size_t *n,
+                          double *out_host) {
+    size_t total = 0;
+    for (int i = 0; i < k; i++) total += n[i] ? (size_t)dt_cu_reduce_blocks(n[i]) : 0;
+    if (!total) {
+        for (int i = 0; i < k; i++) out_host[i] = 0.0;
+        return;
+    }
+    double *part = dt_cuda_scratch(d, total * sizeof(double));
+    double *h = dt_cuda_host_scratch(d, total * sizeof(double));
+    size_t at = 0;
+    for (int i = 0; i < k; i++) {
+        if (!n[i]) continue;
+        dt_cu_sumsq_part(ST(d), x[i], n[i], part + at);
+        at += (size_t)dt_cu_reduce_blocks(n[i]);
+    }
+    cu_to_host(d, h, part, total * sizeof(double));
+    at = 0;
+    for (int i = 0; i < k; i++) {
+        double s = 0.0;
+        int nb = n[i] ? dt_cu_reduce_blocks(n[i]) : 0;
+        for (int j = 0; j < nb; j++) s += h[at + (size_t)j];
+        out_host[i] = s;
+        at += (size_t)nb;
+    }
+}
+
 static size_t cu_nonfinite(dt_device *d, const float *x, size_t n) {
     if (!n) return 0;
     int nb = dt_cu_reduce_blocks(n);
@@ -379,6 +408,7 @@ dt_device *dt_device_cuda_create(int ordinal, unsigned flags, dt_error *err) {
     d->axpy = cu_axpy;
     d->add = cu_add;
     d->sumsq = cu_sumsq;
+    d->sumsq_many = cu_sumsq_many;
     d->nonfinite = cu_nonfinite;
     d->sgd_update = cu_sgd;
     d->lars_update = cu_lars;

@@ -94,6 +94,13 @@ static void elementwise_n(cc_ctx *t, size_t n) {
     double sc = c->sumsq(c, f.c, n), sg = g->sumsq(g, f.g, n);
     snprintf(nm, sizeof nm, "sumsq n=%zu (double sums in two orders)", n);
     cc_cmp_scalar(t, nm, sg, sc, sc, 2.0 * (double)(n + 1) * CC_EPS64);
+    // sumsq_many: each tensor's sumsq, bit for bit, in one wait (LARS's norms)
+    const float *xs[3] = {f.g, f.g + n / 3, f.g};
+    size_t ns[3] = {n, n - n / 3, 0};
+    double many[3], one[3] = {sg, g->sumsq(g, f.g + n / 3, n - n / 3), 0.0};
+    g->sumsq_many(g, 3, xs, ns, many);
+    snprintf(nm, sizeof nm, "sumsq_many n=%zu, %zu, 0 (the bits of sumsq)", n, n - n / 3);
+    cc_cmp_bytes(t, nm, many, one, sizeof many);
     cc_free(t, &f);
 
     // nonfinite: planted NaN (quiet, signalling, negative) and infinities among finite

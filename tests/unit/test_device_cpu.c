@@ -300,13 +300,17 @@ static void test_fill_scale_axpy_add_match_double_formulas_any_count(void **stat
     d->destroy(d);
 }
 
+// ... and sumsq_many (LARS's one-wait norms) gives each tensor's sumsq bit for bit
 static void test_sumsq_is_double_accurate_and_same_bits_for_any_thread_count(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(g_seed ^ 6);
     dt_device *d1 = dt_device_cpu_create(1), *d2 = dt_device_cpu_create(2);
     dt_device *d3 = dt_device_cpu_create(3);
-    const size_t counts[] = {0, 1, 7, 65537, 3000001};
-    for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+    enum { K = 5 };
+    const size_t counts[K] = {0, 1, 7, 65537, 3000001};
+    const float *xs[K];
+    double sums[K], many[K];
+    for (size_t t = 0; t < K; t++) {
         size_t n = counts[t];
         float *x = d1->alloc(d1, n * 4);
         long double ref = 0;
@@ -320,8 +324,11 @@ static void test_sumsq_is_double_accurate_and_same_bits_for_any_thread_count(voi
         if (!(rel < 1e-12)) fail_msg("sumsq n=%zu rel err %.3g vs long double", n, rel);
         assert_memory_equal(&s1, &s2, sizeof s1);
         assert_memory_equal(&s1, &s3, sizeof s1);
-        d1->free(d1, x);
+        xs[t] = x, sums[t] = s1;
     }
+    d2->sumsq_many(d2, K, xs, counts, many);
+    assert_memory_equal(sums, many, sizeof sums);
+    for (size_t t = 0; t < K; t++) d1->free(d1, (void *)xs[t]);
     d1->destroy(d1);
     d2->destroy(d2);
     d3->destroy(d3);

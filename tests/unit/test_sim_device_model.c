@@ -5,7 +5,7 @@
 //    max(flops/(peak*eff), bytes/(bw*eff_mem)) + launch, on random shapes, GPUs, precisions;
 //  - fp16 halves the activation bytes of add and BN but not the fp32 optimizer update;
 //  - nothing reaches cfg.advance until the host waits: sync, softmax_xent_forward, sumsq,
-//    nonfinite and to_host hand over exactly the pending time (once), and return ln K, n, 0
+//    sumsq_many (k kernels, one wait), nonfinite and to_host hand over exactly the pending time (once), and return ln K, n, 0
 //    and zeros; every primitive of struct dt_device is installed and charges a kernel;
 //  - alloc hands out 256-byte-aligned consecutive pieces of untouched address space (64 GiB
 //    leave the resident set where it was), a caller's arena that runs out ends the process
@@ -181,7 +181,8 @@ static double queue_work(dt_device *d, float *x, advance_log *lg, tu_rng *r) {
 static void test_advance_gets_exactly_pending_time_when_host_waits(void **state) {
     fixture *f = *state;
     advance_log lg = {0};
-    dt_device *d = make(gpus[tu_int(&f->rng, 0, 4)], (dt_precision)tu_int(&f->rng, 0, 2), &lg);
+    const char *gpu = gpus[tu_int(&f->rng, 0, 4)];
+    dt_device *d = make(gpu, (dt_precision)tu_int(&f->rng, 0, 2), &lg);
     float *x = d->alloc(d, 1 << 20);
 
     double q = queue_work(d, x, &lg, &f->rng);
@@ -215,13 +216,28 @@ static void test_advance_gets_exactly_pending_time_when_host_waits(void **state)
     assert_rel("nonfinite", lg.last, elapsed(d) - t0);
     assert_int_equal(bad, 0);
 
+    // sumsq_many: one wait for k sumsq kernels (2n FLOPs, 4n bytes each; none for n = 0)
+    enum { KN = 4 };
+    const float *xs[KN] = {x, x, x, x};
+    size_t ns[KN] = {(size_t)tu_int(&f->rng, 1, 1 << 22), 0, (size_t)tu_int(&f->rng, 1, 1000), 1};
+    double sums[KN], want = 0;
+    for (int i = 0; i < KN; i++)
+        if (ns[i]) want += ref_time(dt_gpu_find(gpu), DT_PREC_FP32, 0, 2.0 * ns[i], 4.0 * ns[i]);
+    t0 = elapsed(d);
+    q = queue_work(d, x, &lg, &f->rng);
+    d->sumsq_many(d, KN, xs, ns, sums);
+    assert_int_equal(lg.calls, 5);
+    assert_rel("sumsq_many", lg.last, elapsed(d) - t0);
+    assert_rel("sumsq_many: k kernels", lg.last - q, want);
+    for (int i = 0; i < KN; i++) assert_true(sums[i] == (double)ns[i]);
+
     size_t hb = (size_t)tu_int(&f->rng, 1, 4096);
     unsigned char *host = malloc(hb);
     memset(host, 0xAB, hb);
     t0 = elapsed(d);
     queue_work(d, x, &lg, &f->rng);
     d->to_host(d, host, x, hb);
-    assert_int_equal(lg.calls, 5);
+    assert_int_equal(lg.calls, 6);
     assert_rel("to_host", lg.last, elapsed(d) - t0);
     for (size_t i = 0; i < hb; i++) assert_int_equal(host[i], 0);
     free(host);
@@ -275,6 +291,12 @@ static void test_every_primitive_is_installed_and_charges_a_kernel(void **state)
     CHARGED(d->axpy(d, 2.0f, x, x, 100));
     CHARGED(d->add(d, x, x, 100));
     CHARGED(d->sumsq(d, x, 100));
+    {
+        const float *xs[1] = {x};
+        size_t ns[1] = {100};
+        double s1;
+        CHARGED(d->sumsq_many(d, 1, xs, ns, &s1));
+    }
     CHARGED(d->nonfinite(d, x, 100));
     CHARGED(d->sgd_update(d, x, x, x, 100, 0.1f, 0.9f, 1e-4f, 1));
     CHARGED(d->lars_update(d, x, x, x, 100, 0.1f, 0.9f, 1e-4f));
