@@ -38,15 +38,42 @@ static double ring(const dt_coll_opts *o, int p, double bytes, link_t L) {
 
 // rhd: lg p' halving steps (window/2 sent, window/2 added), lg p' doubling steps, and for
 // p != p' one whole-buffer message (+ add) before and one after
-static double rhd(const dt_coll_opts *o, int p, double bytes, link_t L) {
-    if (p <= 1) return 0.0;
+static int pow2_floor(int p) {
     int pp = 1;
     while (pp * 2 <= p) pp *= 2;
+    return pp;
+}
+static double rhd_halving(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    int pp = pow2_floor(p);
     double t = 0.0, c = chunk(o, bytes, pp);
     for (int cnt = pp / 2; cnt >= 1; cnt /= 2) t += L.a + cnt * c * (L.b + L.g);
     for (int cnt = 1; cnt < pp; cnt *= 2) t += L.a + cnt * c * L.b;
     if (pp != p) t += 2 * L.a + 2 * bytes * L.b + bytes * L.g;
     return t;
+}
+// rhd's short-message path: lg p' whole-buffer swaps, each added, and the same fold-in and
+// fold-out (coll_sched.c)
+static double rhd_doubling(int p, double bytes, link_t L) {
+    if (p <= 1) return 0.0;
+    int pp = pow2_floor(p);
+    double t = lg_ceil(pp) * (L.a + bytes * (L.b + L.g));
+    if (pp != p) t += 2 * L.a + 2 * bytes * L.b + bytes * L.g;
+    return t;
+}
+static int rhd_whole(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    // fp16 on the wire with extra ranks: their copy of the result would be rounded once
+    // more than everyone else's; halving-doubling rounds every finished block for them
+    if (p <= 1 || (o->wire_f16 && pow2_floor(p) != p)) return 0;
+    return rhd_doubling(p, bytes, L) < rhd_halving(o, p, bytes, L);
+}
+static double rhd(const dt_coll_opts *o, int p, double bytes, link_t L) {
+    return rhd_whole(o, p, bytes, L) ? rhd_doubling(p, bytes, L) : rhd_halving(o, p, bytes, L);
+}
+
+int dt_rhd_whole(const dt_coll_opts *o, int p, double bytes) {
+    link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
+    return rhd_whole(o, p, bytes, out);
 }
 
 // ps: the root receives and adds p-1 whole buffers in turn, then sends p-1 at once

@@ -126,9 +126,15 @@ void dt_sched_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int
 // and add the other half) leaves block `newrank` of p' blocks summed; recursive doubling
 // mirrors it back; the odd ranks finally return the result to their even partners.
 // p = 2^k: 2·lg p·α + 2n(p-1)/p·β + n(p-1)/p·γ.
+// Short messages (`whole`, chosen by the cost model: dt_rhd_whole) take MPICH's short-message
+// path instead, recursive doubling: lg p' rounds in which partners swap their whole buffers
+// and add (lg p'·(α + nβ + nγ): half the rounds). Both partners add the same two numbers,
+// so every rank ends with the same bits; with fp16 on the wire each rounds its own copy
+// first (QUANT), as its partner will see it.
 static int rhd_real(int nr, int rem) { return nr < rem ? 2 * nr + 1 : nr + rem; }
 
-void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant) {
+void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant,
+                  int whole) {
     if (p == 1) return;
     int pp = 1;
     while (pp * 2 <= p) pp *= 2;
@@ -145,7 +151,14 @@ void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int 
     } else {
         nr = r - rem;
     }
-    if (nr >= 0) {
+    if (nr >= 0 && whole) {
+        for (int mask = 1; mask < pp; mask *= 2) {
+            dt_lane_round(l);
+            if (quant) dt_lane_op(l, DT_OP_QUANT, comm, 0, off, n);
+            dt_lane_op(l, DT_OP_SEND, comm, rhd_real(nr ^ mask, rem), off, n);
+            dt_lane_op(l, DT_OP_RECV_ADD, comm, rhd_real(nr ^ mask, rem), off, n);
+        }
+    } else if (nr >= 0) {
         int lo = 0, cnt = pp;  // the window of blocks this rank is still responsible for
         for (int mask = pp / 2; mask >= 1; mask /= 2) {
             int partner = rhd_real(nr ^ mask, rem), half = cnt / 2;

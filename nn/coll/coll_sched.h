@@ -134,7 +134,9 @@ static inline size_t dt_chunk_lo(size_t n, int p, int i) {
 // when the wire is fp16 (the allgather phases then round the owner's chunk first).
 void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);
 void dt_sched_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);
-void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);
+// whole: recursive doubling (short messages; dt_rhd_whole in coll_cost.h decides)
+void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant,
+                  int whole);
 // reduce-scatter and allgather halves of the ring (hier rs, torus2d); rank r owns
 // chunk r of the p chunks of [off, off+n) in between
 void dt_sched_ring_rs(dt_lane *l, int comm, int r, int p, size_t off, size_t n);

@@ -63,23 +63,42 @@ static void test_double_binary_tree_spans_every_rank_with_consistent_links(void 
     }
 }
 
-// Ring and Rabenseifner on p = 2^k with n divisible by p: REFERENCE.md's closed forms.
+// rhd is the cheaper of its two paths (MPICH: recursive doubling for short messages), and
+// dt_rhd_whole names the one it took: `halving` and `doubling` are the closed forms.
+static void assert_rhd(const dt_coll_opts *o, int p, double n, double halving, double doubling,
+                       const char *what) {
+    int whole = doubling < halving;
+    assert_rel(dt_coll_cost(DT_ALGO_RHD, o, p, n), whole ? doubling : halving, what);
+    if (dt_rhd_whole(o, p, n) != whole) {
+        fprintf(stderr, "%s: p %d, %g bytes: dt_rhd_whole %d, closed forms say %d\n", what, p, n,
+                dt_rhd_whole(o, p, n), whole);
+        fail();
+    }
+}
+
+// Ring and Rabenseifner on p = 2^k with n divisible by p: REFERENCE.md's closed forms; rhd's
+// short-message path: k·(α + nβ + nγ). Sizes from 4p bytes up, so both paths are taken.
 static void test_ring_and_rhd_match_reference_closed_forms_power_of_two(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
     for (int t = 0; t < 200; t++) {
         dt_coll_opts o = random_opts(&r);
         int k = tu_int(&r, 1, 10), p = 1 << k;
-        double n = 4.0 * p * tu_int(&r, 1, 100000);  // bytes, divisible by 4p
+        double n = 4.0 * p * floor(exp(tu_uniform(&r, 0, log(100000))));  // divisible by 4p
         double a = o.cost.alpha, b = o.cost.beta, g = o.cost.gamma;
         assert_rel(dt_coll_cost(DT_ALGO_RING, &o, p, n),
                    2 * (p - 1) * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g, "ring");
-        assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n),
-                   2 * k * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g, "rhd");
+        assert_rhd(&o, p, n, 2 * k * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g,
+                   k * (a + n * b + n * g), "rhd");
+        o.wire_f16 = 1;  // fp16 on the wire: the same choice, in 2-byte elements
+        n /= 2;
+        assert_rhd(&o, p, n, 2 * k * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g,
+                   k * (a + n * b + n * g), "rhd fp16");
     }
 }
 
-// Rabenseifner on other p: two more whole-buffer messages and one more add than on p'.
+// Rabenseifner on other p: two more whole-buffer messages and one more add than on p', on
+// either path.
 static void test_rhd_other_p_adds_the_fold_in_and_out(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
@@ -87,11 +106,18 @@ static void test_rhd_other_p_adds_the_fold_in_and_out(void **state) {
         dt_coll_opts o = random_opts(&r);
         int k = tu_int(&r, 1, 9), pp = 1 << k, p = pp + tu_int(&r, 1, pp - 1 > 0 ? pp - 1 : 1);
         if (p == 2 * pp) p--;
-        double n = 4.0 * pp * tu_int(&r, 1, 100000);
+        double n = 4.0 * pp * floor(exp(tu_uniform(&r, 0, log(100000))));
         double a = o.cost.alpha, b = o.cost.beta, g = o.cost.gamma;
-        double want = 2 * k * a + 2 * n * (pp - 1) / pp * b + n * (pp - 1) / pp * g +
-                      2 * a + 2 * n * b + n * g;
-        assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n), want, "rhd other p");
+        double fold = 2 * a + 2 * n * b + n * g;
+        double halving = 2 * k * a + 2 * n * (pp - 1) / pp * b + n * (pp - 1) / pp * g + fold;
+        assert_rhd(&o, p, n, halving, k * (a + n * b + n * g) + fold, "rhd other p");
+        // fp16 on the wire with extra ranks: always halving-doubling (see coll_cost.c)
+        o.wire_f16 = 1;
+        n /= 2;
+        halving = 2 * k * a + 2 * n * (pp - 1) / pp * b + n * (pp - 1) / pp * g +
+                  2 * a + 2 * n * b + n * g;
+        assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n), halving, "rhd other p, fp16");
+        assert_int_equal(dt_rhd_whole(&o, p, n), 0);
     }
 }
 
