@@ -6,7 +6,9 @@
 //   ps       parameter server: every rank sends to rank 0, which sums and sends back
 //   ring     reduce-scatter + allgather around a ring (Baidu allreduce, NCCL rings)
 //   rhd      Rabenseifner: recursive halving reduce-scatter + recursive doubling
-//            allgather, any P (the extra ranks fold in first); Facebook's Goyal et al. 2017
+//            allgather, any P (the extra ranks fold in first); Facebook's Goyal et al. 2017.
+//            Short messages, where the cost model says so: recursive doubling of whole
+//            buffers (MPICH's short-message allreduce), half the rounds
 //   dbtree   NCCL's double binary tree: two complementary trees, each reducing and
 //            broadcasting one half of the buffer, pipelined in segments
 //   hier     hierarchical: groups of `group` consecutive ranks (a node's GPUs). Variant
