@@ -172,6 +172,8 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     if (!o->platform_file[0])
         dt_cluster_cost(&c, &co.cost.alpha, &co.cost.beta, &co.cost.alpha_intra, &co.cost.beta_intra);
     if (co.group == 0) co.group = o->platform_file[0] ? 1 : c.gpus_per_node;
+    // a node's GPUs share its NICs (dt_cost_params.share): what rhd's cost must know
+    co.cost.share = o->platform_file[0] ? 1 : c.gpus_per_node;
     int coarsen = o->coarsen >= 0 ? o->coarsen : auto_coarsen(o->gpus);
 
     char *argv[96];
@@ -222,6 +224,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     push(argv, &n, "--beta=%.9g", co.cost.beta);
     push(argv, &n, "--alpha-intra=%.9g", co.cost.alpha_intra);
     push(argv, &n, "--beta-intra=%.9g", co.cost.beta_intra);
+    push(argv, &n, "--share=%.9g", co.cost.share);
     push(argv, &n, "--gamma=%.9g", 1.0 / (dt_gpu_find(c.gpu)->mem_bw * dt_gpu_find(c.gpu)->eff_mem / 3));
     push(argv, &n, "--arena=%zu", arena);
     if (co.tx) push(argv, &n, "--tx=%d", co.tx), push(argv, &n, "--ty=%d", co.ty);

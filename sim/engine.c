@@ -80,6 +80,7 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         {"inner", 1, 0, 'I'}, {"hier-rs", 0, 0, 'R'}, {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'},
         {"coarsen", 1, 0, 'c'}, {"alpha", 1, 0, 'A'}, {"beta", 1, 0, 'B'},
         {"alpha-intra", 1, 0, 'C'}, {"beta-intra", 1, 0, 'D'}, {"gamma", 1, 0, 'E'},
+        {"share", 1, 0, 'S'},
         {"arena", 1, 0, 'r'}, {"trace", 1, 0, 't'}, {"trace-ranks", 1, 0, 'T'},
         {"progress", 0, 0, 'P'}, {"device", 1, 0, 'd'}, {"image-size", 1, 0, 's'},
         {"classes", 1, 0, 'k'}, {"synthetic-examples", 1, 0, 'n'}, {"seed", 1, 0, 'e'},
@@ -123,6 +124,7 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         case 'C': o->coll.cost.alpha_intra = atof(optarg); break;
         case 'D': o->coll.cost.beta_intra = atof(optarg); break;
         case 'E': o->coll.cost.gamma = atof(optarg); break;
+        case 'S': o->coll.cost.share = atof(optarg); break;
         case 'r': o->arena = strtoull(optarg, NULL, 10); break;
         case 't': snprintf(o->trace, sizeof o->trace, "%s", optarg); break;
         case 'T': o->trace_ranks = atoi(optarg); break;

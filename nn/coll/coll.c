@@ -29,7 +29,7 @@ int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) 
 
 // Shared memory on one workstation: ~2 µs per message, ~10 GB/s per link, ~5 GB/s adds.
 dt_cost_params dt_cost_params_default(void) {
-    return (dt_cost_params){2e-6, 1.0 / 10e9, 1.0 / 5e9, 2e-6, 1.0 / 10e9};
+    return (dt_cost_params){2e-6, 1.0 / 10e9, 1.0 / 5e9, 2e-6, 1.0 / 10e9, 1.0};
 }
 
 dt_coll_opts dt_coll_opts_default(void) {

@@ -77,6 +77,11 @@ typedef enum { DT_F32, DT_F64 } dt_dtype;
 typedef struct {
     double alpha, beta, gamma;
     double alpha_intra, beta_intra;
+    // ranks of one group (a node's GPUs: opts.group) that reach the network through the same
+    // links, β being that node's whole network: an rhd step that pairs ranks of different
+    // nodes moves every rank's bytes through them at once, at share·β each (as hier rs's
+    // inner allreduce does). 0 or 1: each rank has the network to itself (flat platforms).
+    double share;
 } dt_cost_params;
 
 // Shared memory on one machine (a few µs per message, ~10 GB/s, ~5 GB/s of additions): a

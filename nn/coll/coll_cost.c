@@ -37,43 +37,79 @@ static double ring(const dt_coll_opts *o, int p, double bytes, link_t L) {
 }
 
 // rhd: lg p' halving steps (window/2 sent, window/2 added), lg p' doubling steps, and for
-// p != p' one whole-buffer message (+ add) before and one after
+// p != p' one whole-buffer message (+ add) before and one after. A step whose partner is
+// `mask` ranks away runs on `near` while mask < span (the partner is on the same node: ranks
+// fill nodes in order), else on `far`; the fold pairs neighbours (near when span >= 2).
+typedef struct {
+    link_t far, near;
+    int span;
+} steps_t;
+static link_t step_link(const steps_t *S, int mask) { return mask < S->span ? S->near : S->far; }
+
 static int pow2_floor(int p) {
     int pp = 1;
     while (pp * 2 <= p) pp *= 2;
     return pp;
 }
-static double rhd_halving(const dt_coll_opts *o, int p, double bytes, link_t L) {
+static double rhd_fold(int p, int pp, double bytes, const steps_t *S) {
+    link_t L = step_link(S, 1);
+    return pp != p ? 2 * L.a + 2 * bytes * L.b + bytes * L.g : 0.0;
+}
+static double rhd_halving(const dt_coll_opts *o, int p, double bytes, const steps_t *S) {
     if (p <= 1) return 0.0;
     int pp = pow2_floor(p);
     double t = 0.0, c = chunk(o, bytes, pp);
-    for (int cnt = pp / 2; cnt >= 1; cnt /= 2) t += L.a + cnt * c * (L.b + L.g);
-    for (int cnt = 1; cnt < pp; cnt *= 2) t += L.a + cnt * c * L.b;
-    if (pp != p) t += 2 * L.a + 2 * bytes * L.b + bytes * L.g;
-    return t;
+    for (int cnt = pp / 2; cnt >= 1; cnt /= 2) {
+        link_t L = step_link(S, cnt);
+        t += L.a + cnt * c * (L.b + L.g);
+    }
+    for (int cnt = 1; cnt < pp; cnt *= 2) {
+        link_t L = step_link(S, cnt);
+        t += L.a + cnt * c * L.b;
+    }
+    return t + rhd_fold(p, pp, bytes, S);
 }
 // rhd's short-message path: lg p' whole-buffer swaps, each added, and the same fold-in and
 // fold-out (coll_sched.c)
-static double rhd_doubling(int p, double bytes, link_t L) {
+static double rhd_doubling(int p, double bytes, const steps_t *S) {
     if (p <= 1) return 0.0;
     int pp = pow2_floor(p);
-    double t = lg_ceil(pp) * (L.a + bytes * (L.b + L.g));
-    if (pp != p) t += 2 * L.a + 2 * bytes * L.b + bytes * L.g;
-    return t;
+    double t = 0.0;
+    for (int mask = 1; mask < pp; mask *= 2) {
+        link_t L = step_link(S, mask);
+        t += L.a + bytes * (L.b + L.g);
+    }
+    return t + rhd_fold(p, pp, bytes, S);
 }
-static int rhd_whole(const dt_coll_opts *o, int p, double bytes, link_t L) {
+static int rhd_whole(const dt_coll_opts *o, int p, double bytes, const steps_t *S) {
     // fp16 on the wire with extra ranks: their copy of the result would be rounded once
     // more than everyone else's; halving-doubling rounds every finished block for them
     if (p <= 1 || (o->wire_f16 && pow2_floor(p) != p)) return 0;
-    return rhd_doubling(p, bytes, L) < rhd_halving(o, p, bytes, L);
+    return rhd_doubling(p, bytes, S) < rhd_halving(o, p, bytes, S);
 }
-static double rhd(const dt_coll_opts *o, int p, double bytes, link_t L) {
-    return rhd_whole(o, p, bytes, L) ? rhd_doubling(p, bytes, L) : rhd_halving(o, p, bytes, L);
+static double rhd(const dt_coll_opts *o, int p, double bytes, const steps_t *S) {
+    return rhd_whole(o, p, bytes, S) ? rhd_doubling(p, bytes, S) : rhd_halving(o, p, bytes, S);
 }
 
-int dt_rhd_whole(const dt_coll_opts *o, int p, double bytes) {
+// The links an rhd sees. On its own (DT_ALGO_RHD) with cost.share > 1, every rank of a node
+// (group of them) crosses the network in the same step, so each moves its bytes at 1/share
+// of the node's bandwidth, and the steps inside a node run on the intra link; as hier's
+// inner allreduce among leaders (one per node) or along torus2d's columns: the network,
+// alone; as hier rs's inner one: all `group` cross sets of a node at once (share).
+static steps_t rhd_links(const dt_coll_opts *o, dt_algo outer) {
     link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
-    return rhd_whole(o, p, bytes, out);
+    link_t in = {o->cost.alpha_intra, o->cost.beta_intra, o->cost.gamma};
+    double share = o->cost.share > 1 ? o->cost.share : 1.0;
+    link_t shared = out;
+    shared.b *= share;
+    if (outer == DT_ALGO_RHD && share > 1 && o->group > 1) return (steps_t){shared, in, o->group};
+    if (outer == DT_ALGO_HIER && o->hier_rs) return (steps_t){shared, shared, 1};
+    return (steps_t){out, out, 1};
+}
+
+int dt_rhd_whole(const dt_coll_opts *o, dt_algo outer, int p, double bytes) {
+    steps_t S = rhd_links(o, outer);
+    return rhd_whole(o, p, bytes, &S);
 }
 
 // ps: the root receives and adds p-1 whole buffers in turn, then sends p-1 at once
@@ -117,8 +153,10 @@ void dt_torus_shape(int p, int *x, int *y) {
     *y = best, *x = p / best;
 }
 
-static double inner(const dt_coll_opts *o, int p, double bytes, link_t L) {
-    return o->inner == DT_ALGO_RHD ? rhd(o, p, bytes, L) : ring(o, p, bytes, L);
+// hier's and torus2d's inner allreduce, on the links rhd_links gives it
+static double inner(const dt_coll_opts *o, dt_algo outer, int p, double bytes) {
+    steps_t S = rhd_links(o, outer);
+    return o->inner == DT_ALGO_RHD ? rhd(o, p, bytes, &S) : ring(o, p, bytes, S.far);
 }
 
 double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
@@ -128,23 +166,26 @@ double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
     switch (a) {
     case DT_ALGO_PS: return ps(p, bytes, out);
     case DT_ALGO_RING: return ring(o, p, bytes, out);
-    case DT_ALGO_RHD: return rhd(o, p, bytes, out);
+    case DT_ALGO_RHD: {
+        steps_t S = rhd_links(o, DT_ALGO_RHD);
+        return rhd(o, p, bytes, &S);
+    }
     case DT_ALGO_DBTREE: return dbtree(o, p, bytes, out);
     case DT_ALGO_HIER: {
         if (s > p) return NAN;
         int g = (p + s - 1) / s;
         if (o->hier_rs) {
             if (p % s) return NAN;
-            return ring_rs(o, s, bytes, in) + inner(o, g, chunk(o, bytes, s), out) +
+            return ring_rs(o, s, bytes, in) + inner(o, a, g, chunk(o, bytes, s)) +
                    ring_ag(o, s, bytes, in);
         }
-        return binomial(s, bytes, in, 1) + inner(o, g, bytes, out) + binomial(s, bytes, in, 0);
+        return binomial(s, bytes, in, 1) + inner(o, a, g, bytes) + binomial(s, bytes, in, 0);
     }
     case DT_ALGO_TORUS2D: {
         int x = o->tx, y = o->ty;
         if (x <= 0 || y <= 0) dt_torus_shape(p, &x, &y);
         if ((long)x * y != p) return NAN;
-        return ring_rs(o, x, bytes, in) + inner(o, y, chunk(o, bytes, x), out) +
+        return ring_rs(o, x, bytes, in) + inner(o, a, y, chunk(o, bytes, x)) +
                ring_ag(o, x, bytes, in);
     }
     default: return NAN;

@@ -15,8 +15,9 @@ double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes);
 // The cheapest of ps, ring, rhd, dbtree, hier and torus2d where their shapes fit.
 dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes);
 // rhd: 1 where its short-message path (recursive doubling: whole buffers, half the rounds)
-// costs less than halving-doubling on the network link; the schedule follows it
-int dt_rhd_whole(const dt_coll_opts *o, int p, double bytes);
+// costs less than halving-doubling; the schedule follows it. outer: DT_ALGO_RHD for rhd on
+// its own, DT_ALGO_HIER or DT_ALGO_TORUS2D for their inner allreduce (their links differ)
+int dt_rhd_whole(const dt_coll_opts *o, dt_algo outer, int p, double bytes);
 // dbtree's pipeline: the segment count that minimises 2(S + D - 1)(α + bytes·β/S)
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes);
 // torus2d's grid for p ranks: X*Y == p with Y the largest divisor <= sqrt(p)

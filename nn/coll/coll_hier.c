@@ -16,27 +16,27 @@
 #include "coll_cost.h"
 #include "coll_sched.h"
 
-// rhd's short-message path where the cost model takes it (on the network link, as the
-// cost of hier's and torus2d's inner allreduce counts it)
-static void rhd(const dt_coll *c, dt_lane *l, int comm, int r, int p, size_t off, size_t n,
-                int quant) {
-    int whole = dt_rhd_whole(&c->o, p, (double)n * (quant ? 2 : 4));
+// rhd's short-message path where the cost model takes it, on the links it costs rhd with
+// as `outer`'s part (coll_cost.c)
+static void rhd(const dt_coll *c, dt_algo outer, dt_lane *l, int comm, int r, int p,
+                size_t off, size_t n, int quant) {
+    int whole = dt_rhd_whole(&c->o, outer, p, (double)n * (quant ? 2 : 4));
     dt_sched_rhd(l, comm, r, p, off, n, quant, whole);
 }
 
-static void inner(const dt_coll *c, dt_lane *l, int comm, int r, int p, size_t off, size_t n,
-                  int quant) {
-    if (c->o.inner == DT_ALGO_RHD) rhd(c, l, comm, r, p, off, n, quant);
+static void inner(const dt_coll *c, dt_algo outer, dt_lane *l, int comm, int r, int p,
+                  size_t off, size_t n, int quant) {
+    if (c->o.inner == DT_ALGO_RHD) rhd(c, outer, l, comm, r, p, off, n, quant);
     else dt_sched_ring(l, comm, r, p, off, n, quant);
 }
 
 // reduce-scatter along `rows`, allreduce of the owned chunk along `cols`, allgather back
-static void three_phase(const dt_coll *c, dt_lane *l, int rows, int cols, size_t n,
-                        int quant) {
+static void three_phase(const dt_coll *c, dt_algo outer, dt_lane *l, int rows, int cols,
+                        size_t n, int quant) {
     int r = c->rank[rows], p = c->size[rows];
     dt_sched_ring_rs(l, rows, r, p, 0, n);
     size_t lo = dt_chunk_lo(n, p, r), hi = dt_chunk_lo(n, p, r + 1);
-    inner(c, l, cols, c->rank[cols], c->size[cols], lo, hi - lo, quant);
+    inner(c, outer, l, cols, c->rank[cols], c->size[cols], lo, hi - lo, quant);
     dt_sched_ring_ag(l, rows, r, p, 0, n, quant);
 }
 
@@ -44,8 +44,8 @@ static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
     int g = DT_COMM_GROUP;
     dt_sched_binomial_reduce(l, g, c->rank[g], c->size[g], 0, n);
     if (c->rank[g] == 0)
-        inner(c, l, DT_COMM_LEADERS, c->rank[DT_COMM_LEADERS], c->size[DT_COMM_LEADERS], 0, n,
-              quant);
+        inner(c, DT_ALGO_HIER, l, DT_COMM_LEADERS, c->rank[DT_COMM_LEADERS],
+              c->size[DT_COMM_LEADERS], 0, n, quant);
     dt_sched_binomial_bcast(l, g, c->rank[g], c->size[g], 0, n, quant);
 }
 
@@ -61,16 +61,18 @@ void dt_sched_build(const dt_coll *c, dt_algo a, size_t n, int quant, dt_sched *
         break;
     case DT_ALGO_PS: dt_sched_ps(l, DT_COMM_ALL, r, p, 0, n, quant); break;
     case DT_ALGO_RING: dt_sched_ring(l, DT_COMM_ALL, r, p, 0, n, quant); break;
-    case DT_ALGO_RHD: rhd(c, l, DT_COMM_ALL, r, p, 0, n, quant); break;
+    case DT_ALGO_RHD: rhd(c, DT_ALGO_RHD, l, DT_COMM_ALL, r, p, 0, n, quant); break;
     case DT_ALGO_DBTREE:
         dt_sched_dbtree(s, DT_COMM_ALL, r, p, 0, n,
                         dt_dbtree_segments(&c->o, p, (double)n * (quant ? 2 : 4)), quant);
         break;
     case DT_ALGO_HIER:
-        if (c->o.hier_rs) three_phase(c, l, DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
+        if (c->o.hier_rs) three_phase(c, DT_ALGO_HIER, l, DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
         else hier_reduce(c, l, n, quant);
         break;
-    case DT_ALGO_TORUS2D: three_phase(c, l, DT_COMM_ROW, DT_COMM_COL, n, quant); break;
+    case DT_ALGO_TORUS2D:
+        three_phase(c, DT_ALGO_TORUS2D, l, DT_COMM_ROW, DT_COMM_COL, n, quant);
+        break;
     default: DT_ASSERT(!"unresolved algorithm");
     }
 }

@@ -69,9 +69,9 @@ static void assert_rhd(const dt_coll_opts *o, int p, double n, double halving, d
                        const char *what) {
     int whole = doubling < halving;
     assert_rel(dt_coll_cost(DT_ALGO_RHD, o, p, n), whole ? doubling : halving, what);
-    if (dt_rhd_whole(o, p, n) != whole) {
+    if (dt_rhd_whole(o, DT_ALGO_RHD, p, n) != whole) {
         fprintf(stderr, "%s: p %d, %g bytes: dt_rhd_whole %d, closed forms say %d\n", what, p, n,
-                dt_rhd_whole(o, p, n), whole);
+                dt_rhd_whole(o, DT_ALGO_RHD, p, n), whole);
         fail();
     }
 }
@@ -117,7 +117,35 @@ static void test_rhd_other_p_adds_the_fold_in_and_out(void **state) {
         halving = 2 * k * a + 2 * n * (pp - 1) / pp * b + n * (pp - 1) / pp * g +
                   2 * a + 2 * n * b + n * g;
         assert_rel(dt_coll_cost(DT_ALGO_RHD, &o, p, n), halving, "rhd other p, fp16");
-        assert_int_equal(dt_rhd_whole(&o, p, n), 0);
+        assert_int_equal(dt_rhd_whole(&o, DT_ALGO_RHD, p, n), 0);
+    }
+}
+
+// rhd on nodes of g = 2^j ranks that share the network (cost.share = s): the j steps whose
+// partner is on the same node run on the intra link, the k - j others at s·β; p = 2^k.
+static void test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_shared(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 200; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int k = tu_int(&r, 2, 10), j = tu_int(&r, 1, k - 1), p = 1 << k, g = 1 << j;
+        o.group = g;
+        o.cost.share = tu_uniform(&r, 1.5, 16);
+        o.cost.alpha_intra = tu_uniform(&r, 1e-7, 1e-5);
+        o.cost.beta_intra = tu_uniform(&r, 1e-12, 1e-9);
+        double n = 4.0 * p * floor(exp(tu_uniform(&r, 0, log(100000))));
+        double a = o.cost.alpha, b = o.cost.beta * o.cost.share, ga = o.cost.gamma;
+        double ai = o.cost.alpha_intra, bi = o.cost.beta_intra, c = n / p;
+        double halving = 2 * j * ai + 2 * (k - j) * a + (g - 1) * c * (2 * bi + ga) +
+                         (p - g) * c * (2 * b + ga);
+        double doubling = j * (ai + n * (bi + ga)) + (k - j) * (a + n * (b + ga));
+        assert_rhd(&o, p, n, halving, doubling, "rhd, shared network");
+        // hier's inner rhd among the leaders (one per node) has the network to itself
+        o.algo = DT_ALGO_HIER, o.inner = DT_ALGO_RHD;
+        o.cost.share = 1;
+        double alone = dt_coll_cost(DT_ALGO_HIER, &o, p, n);
+        o.cost.share = tu_uniform(&r, 1.5, 16);
+        assert_rel(dt_coll_cost(DT_ALGO_HIER, &o, p, n), alone, "hier's leaders ignore share");
     }
 }
 
@@ -181,6 +209,7 @@ int main(void) {
         cmocka_unit_test(test_double_binary_tree_spans_every_rank_with_consistent_links),
         cmocka_unit_test(test_ring_and_rhd_match_reference_closed_forms_power_of_two),
         cmocka_unit_test(test_rhd_other_p_adds_the_fold_in_and_out),
+        cmocka_unit_test(test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_shared),
         cmocka_unit_test(test_torus2d_and_hier_match_closed_forms),
         cmocka_unit_test(test_auto_is_cheapest_and_dbtree_segments_near_optimal),
     };
