@@ -137,8 +137,7 @@ static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     // kernels run on while the host polls (staged copies are ordered after them); it waits
     // for each layer only in the step that measures ready times for the fusion planner.
     // Nothing in flight and no bucket starting here: no host wait is needed (layer_times).
-    int starts = t->overlap && t->planned && s->next < t->n_buckets &&
-                 t->buckets[s->next].lo >= lo;
+    int starts = s->next < t->n_buckets && t->buckets[s->next].lo >= lo;
     int wait = !t->planned || t->layer_times || s->inflight > 0 || starts;
     if (t->overlap && (!net->dev->device_memory || !t->planned) && wait) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};

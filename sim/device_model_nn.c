@@ -224,15 +224,8 @@ static void model_add(dt_device *d, float *y, const float *x, size_t n) {
     if (n) dt_model_charge(d, (double)n, e_of(d) * 3.0 * (double)n);  // x, y rmw
 }
 
-// fp32 read; returns n to the host (as if every element were 1: norms finite, non-zero)
-static double model_sumsq(dt_device *d, const float *x, size_t n) {
-    (void)x;
-    if (n) dt_model_charge(d, 2.0 * (double)n, 4.0 * (double)n);
-    dt_model_flush(d);
-    return (double)n;
-}
-
-// k such kernels, then one wait
+// k kernels (fp32 reads), then one wait; each returns n to the host (as if every element
+// were 1: norms finite, non-zero)
 static void model_sumsq_many(dt_device *d, int k, const float *const *x, const size_t *n,
                              double *out_host) {
     (void)x;
@@ -241,6 +234,12 @@ static void model_sumsq_many(dt_device *d, int k, const float *const *x, const s
         out_host[i] = (double)n[i];
     }
     dt_model_flush(d);
+}
+
+static double model_sumsq(dt_device *d, const float *x, size_t n) {
+    double s;
+    model_sumsq_many(d, 1, &x, &n, &s);
+    return s;
 }
 
 // fp32 read; returns 0 (all finite) to the host

@@ -18,7 +18,6 @@
 // A message longer than this many elements goes as several (MPI counts are int).
 #define DT_MSG_MAX ((size_t)1 << 30)
 
-
 static size_t pieces(size_t count) { return (count + DT_MSG_MAX - 1) / DT_MSG_MAX; }
 
 static MPI_Datatype wire_type(const dt_coll_req *r) {

@@ -70,7 +70,7 @@ struct dt_coll {
     dt_coll_ext ext;                // the nccl algorithm, when attached
     unsigned long native_started;   // `mpi` requests started, and how many of them have
     unsigned long native_posted;    // posted the library's collective (same order everywhere)
-    // polling under SMPI (coll_engine.c, dt_coll_tick): a zero-byte message to self that
+    // polling under SMPI (coll_sweep.c): a zero-byte message to self that
     // has arrived once tick_lat has passed since tick_t; the requests waited on with it
     MPI_Request tick[2];
     double tick_t, tick_lat, swept_t;

@@ -277,21 +277,8 @@ static void cu_axpy(dt_device *d, float a, const float *x, float *y, size_t n) {
 static void cu_add(dt_device *d, float *y, const float *x, size_t n) { dt_cu_add(ST(d), y, x, n); }
 
 // Block sums on the device, added in block order on the host (deterministic, see
-// kernels_elem.cu).
-static double cu_sumsq(dt_device *d, const float *x, size_t n) {
-    if (!n) return 0.0;
-    int nb = dt_cu_reduce_blocks(n);
-    double *part = dt_cuda_scratch(d, (size_t)nb * sizeof(double));
-    double *h = dt_cuda_host_scratch(d, (size_t)nb * sizeof(double));
-    dt_cu_sumsq_part(ST(d), x, n, part);
-    cu_to_host(d, h, part, (size_t)nb * sizeof(double));
-    double s = 0.0;
-    for (int i = 0; i < nb; i++) s += h[i];
-    return s;
-}
-
-// Every tensor's block sums into one scratch buffer, one copy to the host (one wait), then
-// each tensor's blocks added in order: the same bits as cu_sumsq.
+// kernels_elem.cu): every tensor's block sums into one scratch buffer, one copy to the host
+// (one wait), then each tensor's blocks added in order. sumsq is the case of one tensor.
 static void cu_sumsq_many(dt_device *d, int k, const float *const *x, const size_t *n,
                           double *out_host) {
     size_t total = 0;
@@ -317,6 +304,12 @@ static void cu_sumsq_many(dt_device *d, int k, const float *const *x, const size
         out_host[i] = s;
         at += (size_t)nb;
     }
+}
+
+static double cu_sumsq(dt_device *d, const float *x, size_t n) {
+    double s;
+    cu_sumsq_many(d, 1, &x, &n, &s);
+    return s;
 }
 
 static size_t cu_nonfinite(dt_device *d, const float *x, size_t n) {
