@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "dtsim.h"
 #include "net.h"
 
@@ -342,6 +343,18 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
     if (o->plot[0] && !o->sweep) {
         fprintf(stderr, "dtsim: --plot draws scaling curves: use it with `dtsim sweep`\n");
         return 2;
+    }
+    // the output files must be creatable before minutes of simulation, not after
+    const char *outs[3][2] = {{o->csv, "--csv"}, {o->trace, "--trace"}, {o->plot, "--plot"}};
+    for (int i = 0; i < 3; i++) {
+        dt_atomic_file a;
+        dt_error err;
+        if (!outs[i][0][0]) continue;
+        if (dt_atomic_open(&a, outs[i][0], outs[i][1], &err)) {
+            fprintf(stderr, "dtsim: %s\n", err.msg);
+            return 2;
+        }
+        dt_atomic_abort(&a);
     }
     return 0;
 }

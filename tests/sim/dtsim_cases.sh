@@ -96,6 +96,9 @@ bad_input)
   printf '<platform version="4.1"><zone id="z"' >"$W/bad.xml"
   expect2 "malformed platform" "bad.xml" --platform "$W/bad.xml" --gpus 2
   expect2 "bad option value" "--iters" --iters zero
+  # an output that cannot be written is refused before the simulation, not after it
+  expect2 "unwritable trace" "no/such/dir/t.json" --gpus 16 --trace "$W/no/such/dir/t.json"
+  expect2 "unwritable csv" "no/such/dir/r.csv" --gpus 16 --csv "$W/no/such/dir/r.csv"
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
