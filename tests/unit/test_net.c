@@ -128,58 +128,24 @@ static batch make_batch(fixture *f, dt_net *net) {
 
 static void free_batch(batch *bt) { free(bt->x), free(bt->xd), free(bt->pd); }
 
-// Directional derivative of the reference loss along v (on `vals`, n elements), central
-// differences with step h.
-static double fd_along(const dt_net *net, batch *bt, double *vals, const double *v, size_t n,
-                       double h) {
-    for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
-    double lp = ref_loss(net, bt->xd, bt->pd, bt->labels, NULL);
-    for (size_t i = 0; i < n; i++) vals[i] -= 2 * h * v[i];
-    double lm = ref_loss(net, bt->xd, bt->pd, bt->labels, NULL);
-    for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
-    return (lp - lm) / (2 * h);
+// g (fp32 gradient of n elements of `vals`) against finite differences of ref_loss along two
+// directions (tu_check_directions). 1e-3 |g|: the fp32 backward sums dy over the batch and
+// the pixels (BN, biases), terms that cancel to a small total; 1e-4 failed for seed
+// 1795423330440875526 (a BN bias at 4.8e-4). A wrong formula is off by O(|g|).
+typedef struct {
+    const dt_net *net;
+    batch *bt;
+} loss_ctx;
+
+static double loss_of(void *ctx) {
+    loss_ctx *c = ctx;
+    return ref_loss(c->net, c->bt->xd, c->bt->pd, c->bt->labels, NULL);
 }
 
-// Check g (fp32 gradient of n elements of `vals`) along a random unit direction and along
-// g/|g| against finite differences.
 static void check_directions(fixture *f, const dt_net *net, batch *bt, double *vals,
                              const float *g, size_t n, const char *what) {
-    double gn = 0.0;
-    for (size_t i = 0; i < n; i++) gn += (double)g[i] * g[i];
-    gn = sqrt(gn);
-    if (!(gn > 0.0)) fail_msg("%s: gradient is zero or not finite (%g)", what, gn);
-    double *v = malloc(n * sizeof(double));
-    // A ReLU or max-pool kink within the step makes central differences wrong: the two step
-    // sizes then disagree, and a random direction is drawn again (at most 8 times).
-    for (int dir = 0, kinks = 0; dir < 2; dir++) {
-        double vn = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            v[i] = dir == 0 ? tu_normal(&f->rng) : (double)g[i];
-            vn += v[i] * v[i];
-        }
-        vn = sqrt(vn);
-        double an = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            v[i] /= vn;
-            an += (double)g[i] * v[i];
-        }
-        double fd = fd_along(net, bt, vals, v, n, 1e-5);
-        double fd2 = fd_along(net, bt, vals, v, n, 2.5e-6);
-        if (fabs(fd - fd2) > 1e-4 * gn) {
-            if (dir == 0 && ++kinks < 8) {
-                dir--;
-                continue;
-            }
-            if (dir == 1) continue;  // the gradient's own direction cannot be redrawn
-        }
-        // 1e-3 |g|: the fp32 backward sums dy over the batch and the pixels (BN, biases),
-        // terms that cancel to a small total; 1e-4 failed for seed 1795423330440875526 (a
-        // BN bias at 4.8e-4). A wrong formula is off by O(|g|).
-        if (!(fabs(fd - an) <= 1e-3 * gn))
-            fail_msg("%s, %s direction: backward gives %.8g, finite differences %.8g (|g| %.3g)",
-                     what, dir == 0 ? "random" : "gradient", an, fd, gn);
-    }
-    free(v);
+    loss_ctx c = {net, bt};
+    tu_check_directions(&f->rng, vals, g, n, loss_of, &c, 1e-3, what);
 }
 
 static void test_whole_net_loss_and_gradient_match_float64_finite_differences(void **state) {

@@ -218,34 +218,22 @@ static batch two_steps(fixture *f, dt_net *net, float *loss) {
 }
 
 // g (fp32 gradient of the n elements of vals) along a random unit direction and along g/|g|
-// against central differences of ref_net_loss; tolerance 1e-4 * |g|.
+// against central differences of ref_net_loss (tu_check_directions: a direction that meets a
+// ReLU kink is drawn again); tolerance 1e-4 * |g|.
+typedef struct {
+    const dt_net *net;
+    batch *bt;
+} loss_ctx;
+
+static double loss_of(void *ctx) {
+    loss_ctx *c = ctx;
+    return ref_net_loss(c->net, c->bt->xd, c->bt->pd, c->bt->labels);
+}
+
 static void check_directions(fixture *f, const dt_net *net, batch *bt, double *vals,
                              const float *g, size_t n, const char *what) {
-    double gn = 0.0;
-    for (size_t i = 0; i < n; i++) gn += (double)g[i] * g[i];
-    gn = sqrt(gn);
-    if (!(gn > 0.0)) fail_msg("%s: gradient is zero or not finite (%g)", what, gn);
-    double *v = malloc(n * sizeof(double));
-    const double h = 1e-5;
-    for (int dir = 0; dir < 2; dir++) {
-        double vn = 0.0, an = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            v[i] = dir == 0 ? tu_normal(&f->rng) : (double)g[i];
-            vn += v[i] * v[i];
-        }
-        vn = sqrt(vn);
-        for (size_t i = 0; i < n; i++) v[i] /= vn, an += (double)g[i] * v[i];
-        for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
-        double lp = ref_net_loss(net, bt->xd, bt->pd, bt->labels);
-        for (size_t i = 0; i < n; i++) vals[i] -= 2 * h * v[i];
-        double lm = ref_net_loss(net, bt->xd, bt->pd, bt->labels);
-        for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
-        double fd = (lp - lm) / (2 * h);
-        if (!(fabs(fd - an) <= 1e-4 * gn))
-            fail_msg("%s, %s direction: backward gives %.8g, finite differences %.8g (|g| %.3g)",
-                     what, dir == 0 ? "random" : "gradient", an, fd, gn);
-    }
-    free(v);
+    loss_ctx c = {net, bt};
+    tu_check_directions(&f->rng, vals, g, n, loss_of, &c, 1e-4, what);
 }
 
 // Loss against the reference, then every trainable tensor and the input by directions.

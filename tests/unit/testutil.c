@@ -88,3 +88,49 @@ int tu_fixture_teardown(void **state) {
     free(f);
     return 0;
 }
+
+// Directional derivative of loss along v (on vals), central differences with step h.
+static double fd_along(double *vals, const double *v, size_t n, double h,
+                       double (*loss)(void *ctx), void *ctx) {
+    for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
+    double lp = loss(ctx);
+    for (size_t i = 0; i < n; i++) vals[i] -= 2 * h * v[i];
+    double lm = loss(ctx);
+    for (size_t i = 0; i < n; i++) vals[i] += h * v[i];
+    return (lp - lm) / (2 * h);
+}
+
+void tu_check_directions(tu_rng *r, double *vals, const float *g, size_t n,
+                         double (*loss)(void *ctx), void *ctx, double tol, const char *what) {
+    double gn = 0.0;
+    for (size_t i = 0; i < n; i++) gn += (double)g[i] * g[i];
+    gn = sqrt(gn);
+    if (!(gn > 0.0)) fail_msg("%s: gradient is zero or not finite (%g)", what, gn);
+    double *v = malloc(n * sizeof(double));
+    for (int dir = 0, kinks = 0; dir < 2; dir++) {
+        double vn = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = dir == 0 ? tu_normal(r) : (double)g[i];
+            vn += v[i] * v[i];
+        }
+        vn = sqrt(vn);
+        double an = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            v[i] /= vn;
+            an += (double)g[i] * v[i];
+        }
+        double fd = fd_along(vals, v, n, 1e-5, loss, ctx);
+        double fd2 = fd_along(vals, v, n, 2.5e-6, loss, ctx);
+        if (fabs(fd - fd2) > 1e-4 * gn) {
+            if (dir == 0 && ++kinks < 8) {
+                dir--;
+                continue;
+            }
+            if (dir == 1) continue;  // the gradient's own direction cannot be redrawn
+        }
+        if (!(fabs(fd - an) <= tol * gn))
+            fail_msg("%s, %s direction: backward gives %.8g, finite differences %.8g (|g| %.3g)",
+                     what, dir == 0 ? "random" : "gradient", an, fd, gn);
+    }
+    free(v);
+}

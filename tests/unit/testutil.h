@@ -29,6 +29,15 @@ double tu_max_rel_err(const float *a, const double *b, size_t n, double floor);
 void tu_assert_close(const char *what, const float *a, const double *b, size_t n, double tol,
                      double floor);
 
+// A gradient g (fp32, n elements) of a float64 reference loss(ctx), a function of `vals`
+// (n doubles the loss reads), checked along a random unit direction and along g/|g|:
+// |g·v - central difference of loss along v| <= tol·|g|, or the test fails naming `what`.
+// A ReLU or max-pool kink within the step makes central differences wrong: two step sizes
+// (1e-5, 2.5e-6) then disagree, and the random direction is drawn again (at most 8 times);
+// the gradient's own direction is skipped where it meets one.
+void tu_check_directions(tu_rng *r, double *vals, const float *g, size_t n,
+                         double (*loss)(void *ctx), void *ctx, double tol, const char *what);
+
 // The group fixture most tests share: a cpu device with 2 threads and a generator seeded
 // from tu_seed(). Use with cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown).
 typedef struct {
