@@ -259,22 +259,22 @@ static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int
 // ---- elementwise and reductions ----
 
 static void cpu_fill(dt_device *d, float *x, float value, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++) x[i] = value;
 }
 
 static void cpu_scale(dt_device *d, float *x, float alpha, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++) x[i] *= alpha;
 }
 
 static void cpu_axpy(dt_device *d, float alpha, const float *x, float *y, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
 }
 
 static void cpu_add(dt_device *d, float *y, const float *x, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
