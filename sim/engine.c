@@ -41,6 +41,9 @@
 // sharing needs here: sim/ is not nn/, whose code must keep no state outside its structs.
 static void *g_arena;
 static size_t g_arena_bytes;
+// dbtree's node crossings (coll_cost.c), O(P log P) to count: counted by the first rank,
+// copied by the others instead of each of P ranks counting them again in dt_coll_create
+static dt_cost_params g_dbt;
 
 typedef struct {
     char model[32], gpu[16], trace[512];
@@ -187,8 +190,13 @@ static int run(const engine_opts *o, int rank, int P) {
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     dt_optim *opt = dt_optim_create(net, &oc, &err);
     dt_trainer tr;
+    dt_coll_opts co = o->coll;
+    if (co.cost.share > 1 && co.group > 1 && co.group < P) {
+        dt_dbtree_links_of(&g_dbt, P, co.group);
+        co.cost.dbt = g_dbt.dbt;
+    }
     if (!opt || dt_trainer_init(&tr, net, opt, MPI_COMM_WORLD, &err) ||
-        dt_trainer_set_comm(&tr, &o->coll, &o->fusion, o->overlap, &err)) {
+        dt_trainer_set_comm(&tr, &co, &o->fusion, o->overlap, &err)) {
         if (rank == 0) fprintf(stderr, "dtsim: %s\n", err.msg);
         return err.code ? err.code : 2;
     }

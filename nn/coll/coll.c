@@ -29,7 +29,13 @@ int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) 
 
 // Shared memory on one workstation: ~2 µs per message, ~10 GB/s per link, ~5 GB/s adds.
 dt_cost_params dt_cost_params_default(void) {
-    return (dt_cost_params){2e-6, 1.0 / 10e9, 1.0 / 5e9, 2e-6, 1.0 / 10e9, 1.0};
+    dt_cost_params c;
+    memset(&c, 0, sizeof c);
+    c.alpha = c.alpha_intra = 2e-6;
+    c.beta = c.beta_intra = 1.0 / 10e9;
+    c.gamma = 1.0 / 5e9;
+    c.share = 1.0;
+    return c;
 }
 
 dt_coll_opts dt_coll_opts_default(void) {
@@ -115,6 +121,8 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     dt_coll *c = callocCheck(1, sizeof *c);
     c->dev = dev;
     c->o = ro;
+    if (ro.cost.share > 1 && ro.group > 1 && ro.group < p)  // dbtree's cost (coll_cost.c)
+        dt_dbtree_links_of(&c->o.cost, p, ro.group);
     for (int i = 0; i < DT_COMM_COUNT; i++) c->comms[i] = MPI_COMM_NULL, c->rank[i] = -1;
     MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);
     c->rank[DT_COMM_ALL] = r, c->size[DT_COMM_ALL] = p;

@@ -82,6 +82,13 @@ typedef struct {
     // nodes moves every rank's bytes through them at once, at share·β each (as hier rs's
     // inner allreduce does). 0 or 1: each rank has the network to itself (flat platforms).
     double share;
+    // dbtree with share > 1 (coll_cost.c): how its trees cross the nodes of `g` ranks, for p
+    // ranks; filled by dt_dbtree_links_of (dt_coll_create does it for its communicator)
+    struct {
+        int p, g;                 // the shape it describes (0: none)
+        int edges;                // the most tree edges leaving or entering one node
+        signed char intra[33];    // [c]: the most intra-node hops of a root path with c
+    } dbt;                        // cross-node hops (-1: no such path)
 } dt_cost_params;
 
 // Shared memory on one machine (a few µs per message, ~10 GB/s, ~5 GB/s of additions): a

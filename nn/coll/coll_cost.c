@@ -4,6 +4,8 @@
 #include "coll_cost.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "coll_sched.h"
 
@@ -123,16 +125,90 @@ static double binomial(int p, double bytes, link_t L, int reduce) {
     return lg_ceil(p) * (L.a + bytes * (L.b + (reduce ? L.g : 0.0)));
 }
 
+// How the two trees cross nodes of g ranks (ranks filling nodes in order): the most tree
+// edges that leave or enter one node (in a round every edge carries a segment at once, and
+// a node's edges to other nodes share its network link), and for each count c of
+// cross-node hops on a path from a rank to its tree's root, the most intra-node hops of such
+// a path. The in-order trees keep the low levels inside a node; each node still has a few
+// edges out (its top ranks' parents and children).
+void dt_dbtree_links_of(dt_cost_params *c, int p, int g) {
+    if (c->dbt.p == p && c->dbt.g == g) return;
+    c->dbt.p = p, c->dbt.g = g, c->dbt.edges = 0;
+    memset(c->dbt.intra, -1, sizeof c->dbt.intra);
+    int *nc = mallocCheck(2 * (size_t)p * sizeof(int)), *ni = nc + p;
+    for (int tree = 0; tree < 2; tree++) {
+        for (int r = 0; r < p; r++) nc[r] = -1;
+        for (int r = 0; r < p; r++) {  // hops to the root, memoised along the chain
+            int chain[64], n = 0, x = r, up, c0, c1;
+            while (nc[x] < 0) {
+                chain[n++] = x;
+                dt_dtree(tree, x, p, &up, &c0, &c1);
+                if (up < 0) {
+                    nc[x] = ni[x] = 0, n--;
+                    break;
+                }
+                x = up;
+            }
+            for (int j = n - 1; j >= 0; j--) {
+                int y = chain[j];
+                dt_dtree(tree, y, p, &up, &c0, &c1);
+                int cross = up / g != y / g;
+                nc[y] = nc[up] + cross, ni[y] = ni[up] + !cross;
+            }
+            if (nc[r] < 33 && ni[r] > c->dbt.intra[nc[r]]) c->dbt.intra[nc[r]] = (signed char)ni[r];
+        }
+    }
+    for (int n0 = 0; n0 < p; n0 += g) {
+        int out = 0, in = 0;
+        for (int r = n0; r < n0 + g && r < p; r++)
+            for (int tree = 0; tree < 2; tree++) {
+                int up, c0, c1;
+                dt_dtree(tree, r, p, &up, &c0, &c1);
+                out += up >= 0 && up / g != r / g;
+                in += (c0 >= 0 && c0 / g != r / g) + (c1 >= 0 && c1 / g != r / g);
+            }
+        if (out > c->dbt.edges) c->dbt.edges = out;
+        if (in > c->dbt.edges) c->dbt.edges = in;
+    }
+    free(nc);
+}
+
+// The pipeline's fill: the first segment climbs from a leaf to the root, each hop bringing
+// two children's segments to a rank, on the network if the hop leaves the node, else on the
+// intra link; the slowest path over both trees.
+static double dbtree_fill(const dt_cost_params *c, double seg, link_t L, link_t in) {
+    double worst = 0.0;
+    for (int k = 0; k < 33; k++)
+        if (c->dbt.intra[k] >= 0) {
+            double t = k * (L.a + 2 * seg * L.b) + c->dbt.intra[k] * (in.a + 2 * seg * in.b);
+            if (t > worst) worst = t;
+        }
+    return worst;
+}
+
 // dbtree: each tree's half in S segments of bytes/(2S); a round moves two segments through
 // every rank's link (two children in one tree, the parent in the other) and adds two;
-// S + D - 1 rounds up, S + D - 1 rounds down (coll_tree.c).
-static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L) {
+// S + D - 1 rounds up, S + D - 1 rounds down (coll_tree.c). With cost.share > 1 the ranks
+// of a node (`group` of them, in rank order) share its network link: in the steady state a
+// round's cross-node segments queue on the busiest node's link (dbtree_node_edges) while
+// the others move on the intra links, S - 1 such rounds, plus the fill (dbtree_fill); each
+// phase the same way (the broadcast runs the edges backwards).
+static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L, link_t in) {
     if (p <= 1) return 0.0;
     int D = o->dbtree_depth > 0 ? o->dbtree_depth : dt_dtree_depth(p);
     int S = dt_dbtree_segments(o, p, bytes);
     double seg = chunk(o, ceil(bytes / 2.0 / wire_bytes(o)) * wire_bytes(o), S);
-    double rounds = S + D - 1;
-    return rounds * (L.a + 2 * seg * (L.b + L.g)) + rounds * (L.a + 2 * seg * L.b);
+    double add = 2 * seg * L.g;
+    if (o->cost.share > 1 && o->group > 1 && o->group < p) {
+        dt_cost_params c = o->cost;  // the caller's shape, else computed here
+        dt_dbtree_links_of(&c, p, o->group);
+        double net = L.a + c.dbt.edges * seg * L.b;
+        double local = in.a + 2 * seg * in.b, busy = net > local ? net : local;
+        double fill = dbtree_fill(&c, seg, L, in);
+        return (S - 1) * (busy + add) + fill + D * add + (S - 1) * busy + fill;
+    }
+    double rounds = S + D - 1, move = L.a + 2 * seg * L.b;
+    return rounds * (move + add) + rounds * move;
 }
 
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes) {
@@ -170,7 +246,7 @@ double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
         steps_t S = rhd_links(o, DT_ALGO_RHD);
         return rhd(o, p, bytes, &S);
     }
-    case DT_ALGO_DBTREE: return dbtree(o, p, bytes, out);
+    case DT_ALGO_DBTREE: return dbtree(o, p, bytes, out, in);
     case DT_ALGO_HIER: {
         if (s > p) return NAN;
         int g = (p + s - 1) / s;

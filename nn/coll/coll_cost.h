@@ -20,6 +20,8 @@ dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes);
 int dt_rhd_whole(const dt_coll_opts *o, dt_algo outer, int p, double bytes);
 // dbtree's pipeline: the segment count that minimises 2(S + D - 1)(α + bytes·β/S)
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes);
+// dbtree's crossings of nodes of g ranks (o->cost.dbt) for p ranks, unless already there
+void dt_dbtree_links_of(dt_cost_params *c, int p, int g);
 // torus2d's grid for p ranks: X*Y == p with Y the largest divisor <= sqrt(p)
 void dt_torus_shape(int p, int *x, int *y);
 

@@ -39,7 +39,7 @@ typedef struct {
     uint64_t seed;
     int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen, sweep;
     int cuda, gpu_direct;
-    double timing_bytes, alpha, beta;
+    double timing_bytes, alpha, beta, alpha_intra, beta_intra, share;
 } args_t;
 
 static double input(uint64_t seed, int r, size_t i) {
@@ -190,6 +190,9 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
         o.cost.beta = o.cost.beta_intra = a->beta;
         o.cost.gamma = 0.0;
     }
+    if (a->alpha_intra > 0) o.cost.alpha_intra = a->alpha_intra;
+    if (a->beta_intra > 0) o.cost.beta_intra = a->beta_intra;
+    if (a->share > 0) o.cost.share = a->share;  // ranks of a host sharing its link
     return o;
 }
 
@@ -281,7 +284,8 @@ int main(int argc, char **argv) {
         {"seed", 1, 0, 's'}, {"fp16", 0, 0, 'h'}, {"f64", 0, 0, 'd'}, {"group", 1, 0, 'g'},
         {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
         {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
-        {"beta", 1, 0, 'B'}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
+        {"beta", 1, 0, 'B'}, {"alpha-intra", 1, 0, 1001}, {"beta-intra", 1, 0, 1002},
+        {"share", 1, 0, 1003}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
         {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -302,6 +306,9 @@ int main(int argc, char **argv) {
         case 't': a.timing_bytes = atof(optarg); break;
         case 'A': a.alpha = atof(optarg); break;
         case 'B': a.beta = atof(optarg); break;
+        case 1001: a.alpha_intra = atof(optarg); break;
+        case 1002: a.beta_intra = atof(optarg); break;
+        case 1003: a.share = atof(optarg); break;
         case 'b': a.blocking_only = 1; break;
         case 'C': a.coarsen = atoi(optarg); break;
         case 'G': a.cuda = 1; break;

@@ -149,6 +149,69 @@ static void test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_sha
     }
 }
 
+// dbtree on nodes of g ranks sharing the network (cost.share > 1), from the schedules
+// themselves: each rank's schedule (dt_sched_dbtree, S = 1) names its parent in each tree
+// (the broadcast's RECV_COPY) and its children (the reduction's RECV_ADDs). The busiest node's edges to other nodes
+// and the slowest leaf-to-root path (2 segments a hop; network hop if it leaves the node)
+// give 2(S-1)·max(α + k·seg·β, α' + 2·seg·β') + 2·fill + (S-1+D)·2·seg·γ.
+static void test_dbtree_with_shared_network_from_the_schedules(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 40; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int p = tu_int(&r, 5, 300), g = tu_int(&r, 2, 12);
+        if (g >= p) g = p - 1;
+        o.group = g;
+        o.cost.share = tu_uniform(&r, 1.5, 16);
+        o.cost.alpha_intra = tu_uniform(&r, 1e-8, 1e-5);
+        o.cost.beta_intra = tu_uniform(&r, 1e-13, 1e-9);
+        int *parent = malloc(2 * (size_t)p * sizeof(int)), edges = 0;
+        int *out = calloc((size_t)p, sizeof(int)), *in = calloc((size_t)p, sizeof(int));
+        for (int x = 0; x < p; x++) {
+            dt_sched s;
+            memset(&s, 0, sizeof s);
+            dt_sched_dbtree(&s, 0, x, p, 0, 1000, 1, 0);
+            for (int tree = 0; tree < 2; tree++) {
+                const dt_lane *l = &s.lanes[tree];
+                parent[tree * p + x] = -1;
+                for (int i = 0; l->n_rounds > 0 && i < l->round_start[l->n_rounds]; i++) {
+                    const dt_op *op = &l->ops[i];
+                    int cross = op->peer / g != x / g;
+                    if (op->kind == DT_OP_RECV_COPY) parent[tree * p + x] = op->peer, out[x / g] += cross;
+                    if (op->kind == DT_OP_RECV_ADD) in[x / g] += cross;
+                }
+            }
+            dt_sched_free(&s);
+        }
+        for (int n = 0; n < p; n++) edges = out[n] > edges ? out[n] : in[n] > edges ? in[n] : edges;
+        for (int i = 0; i < 6; i++) {
+            double n = 4.0 * floor(exp(tu_uniform(&r, log(64), log(3e7))));
+            int S = dt_dbtree_segments(&o, p, n), D = dt_dtree_depth(p);
+            double seg = ceil(ceil(n / 8.0) / S) * 4.0;
+            double a = o.cost.alpha, b = o.cost.beta, ai = o.cost.alpha_intra;
+            double bi = o.cost.beta_intra, ga = o.cost.gamma, fill = 0.0;
+            for (int tree = 0; tree < 2; tree++)
+                for (int x = 0; x < p; x++) {
+                    double path = 0.0;
+                    for (int y = x; parent[tree * p + y] >= 0; y = parent[tree * p + y])
+                        path += parent[tree * p + y] / g != y / g ? a + 2 * seg * b
+                                                                  : ai + 2 * seg * bi;
+                    fill = path > fill ? path : fill;
+                }
+            double net = a + edges * seg * b, local = ai + 2 * seg * bi;
+            double busy = net > local ? net : local;
+            double want = 2 * (S - 1) * busy + 2 * fill + (S - 1 + D) * 2 * seg * ga;
+            assert_rel(dt_coll_cost(DT_ALGO_DBTREE, &o, p, n), want, "dbtree, shared network");
+            dt_cost_params c = o.cost;  // the shape cached in the options gives the same
+            dt_dbtree_links_of(&c, p, g);
+            dt_coll_opts oc = o;
+            oc.cost = c;
+            assert_rel(dt_coll_cost(DT_ALGO_DBTREE, &oc, p, n), want, "dbtree, cached shape");
+        }
+        free(parent), free(out), free(in);
+    }
+}
+
 // 2-D torus X×Y with inner ring and equal links: 2(X−1+Y−1)α + [2(X−1)/X + 2(Y−1)/(XY)]nβ
 // + [(X−1)/X + (Y−1)/(XY)]nγ; hier (reduce) with s | p: binomial lg s each way around a
 // ring over p/s leaders.
@@ -210,6 +273,7 @@ int main(void) {
         cmocka_unit_test(test_ring_and_rhd_match_reference_closed_forms_power_of_two),
         cmocka_unit_test(test_rhd_other_p_adds_the_fold_in_and_out),
         cmocka_unit_test(test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_shared),
+        cmocka_unit_test(test_dbtree_with_shared_network_from_the_schedules),
         cmocka_unit_test(test_torus2d_and_hier_match_closed_forms),
         cmocka_unit_test(test_auto_is_cheapest_and_dbtree_segments_near_optimal),
     };
