@@ -13,6 +13,7 @@
 // Not a test: speed is measured here, never asserted in ctest (the smoke test only checks
 // that the table and "correctness: OK" appear). Usage: mpirun -np P dtcoll-bench --help
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -38,7 +39,8 @@ typedef struct {
 
 typedef struct {
     char name[24];
-    dt_coll *c;  // NULL: the MPI library's MPI_Allreduce
+    dt_coll *c;  // NULL: the MPI library's MPI_Allreduce (or the floor ring)
+    float *floor_tmp;  // the floor ring's receive buffer (NULL: not the floor)
 } cfg_t;
 
 static int rank_, nranks;
@@ -56,7 +58,9 @@ static void usage_exit(const char *fmt, const char *what) {
 static const char *help =
     "usage: mpirun -np P dtcoll-bench [options]\n"
     "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
-    "                     valid: " DT_ALGO_VALID ")\n"
+    "                     valid: " DT_ALGO_VALID "; and floor: the bare ring, ~20\n"
+    "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
+    "                     engine: the fastest a ring over this MPI's messages can be)\n"
     "  --min-bytes N      smallest size (default 8; suffixes K, M, G = 2^10, 2^20, 2^30)\n"
     "  --max-bytes N      largest size (default 256M)\n"
     "  --factor F         size multiplier, an integer >= 2 (default 2)\n"
@@ -65,7 +69,7 @@ static const char *help =
     "  --fp16             fp16 on the wire for our algorithms (MPI stays float32)\n"
     "  --group G          hier's ranks per group (default 2, capped at P)\n"
     "  --inner ring|rhd   hier's and torus2d's inner allreduce (default ring)\n"
-    "  --hier-rs          hier's reduce-scatter variant (needs P %% group == 0)\n"
+    "  --hier-rs          hier's reduce-scatter variant (needs P % group == 0)\n"
     "  --host-add         local sums as plain host loops (dev = NULL), not the cpu device\n"
     "  --seed N           inputs' seed (default 1)\n"
     "  --csv FILE         also write the table as CSV\n";
@@ -120,8 +124,38 @@ static uint64_t hash_words(const float *x, size_t n) {
     return h;
 }
 
+// The floor: the ring of Patarasuk & Yuan (2009) written as plainly as it goes, for the
+// rows that tell our engine's overhead apart from what the MPI's messages cost. Chunk j of
+// the n elements is [j·n/P, (j+1)·n/P); reduce-scatter step s sends chunk r−s to the right
+// and adds chunk r−s−1 from the left; rank r then holds chunk r+1, and the allgather passes
+// chunks around the same way.
+static void floor_ring(float *restrict buf, size_t n, float *restrict tmp) {
+    int P = nranks, r = rank_, right = (r + 1) % P, left = (r + P - 1) % P;
+#define LO(j) ((size_t)(j) * n / (size_t)P)
+#define LEN(j) (LO((j) + 1) - LO(j))
+    MPI_Request q[2];
+    for (int s = 0; s < P - 1; s++) {
+        int snd = (r - s + P) % P, rcv = (r - s - 1 + P) % P;
+        MPI_Irecv(tmp, (int)LEN(rcv), MPI_FLOAT, left, 7, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(buf + LO(snd), (int)LEN(snd), MPI_FLOAT, right, 7, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        float *y = buf + LO(rcv);
+        for (size_t i = 0, m = LEN(rcv); i < m; i++) y[i] += tmp[i];
+    }
+    for (int s = 0; s < P - 1; s++) {
+        int snd = (r + 1 - s + P) % P, rcv = (r - s + P) % P;
+        MPI_Irecv(buf + LO(rcv), (int)LEN(rcv), MPI_FLOAT, left, 8, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(buf + LO(snd), (int)LEN(snd), MPI_FLOAT, right, 8, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    }
+#undef LO
+#undef LEN
+}
+
 static void allreduce(const cfg_t *cf, float *buf, size_t count) {
-    if (cf->c) {
+    if (cf->floor_tmp) {
+        floor_ring(buf, count, cf->floor_tmp);
+    } else if (cf->c) {
         dt_error err;
         if (dt_allreduce(cf->c, buf, count, DT_F32, &err)) {
             fprintf(stderr, "dtcoll-bench rank %d: %s\n", rank_, err.msg);
@@ -162,12 +196,20 @@ static int check(const cfg_t *cf, float *buf, const float *pristine, size_t coun
 
 static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
     int n = 1;
+    memset(cf, 0, MAX_CFG * sizeof *cf);
     snprintf(cf[0].name, sizeof cf[0].name, "MPI");
-    cf[0].c = NULL;
     char list[256];
     snprintf(list, sizeof list, "%s", a->algos);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         if (n == MAX_CFG) usage_exit("--algos: more than %s algorithms", "15");
+        if (strcasecmp(tok, "floor") == 0) {
+            size_t most = a->max_b / sizeof(float) / (size_t)nranks + 1;
+            if (most > INT_MAX) usage_exit("--max-bytes: the floor ring sends at most %s", "2^31 floats");
+            cf[n].floor_tmp = malloc(most * sizeof(float));
+            if (!cf[n].floor_tmp) usage_exit("--max-bytes: cannot allocate %s", "the floor's buffer");
+            snprintf(cf[n++].name, sizeof cf[0].name, "floor");
+            continue;
+        }
         dt_coll_opts o = dt_coll_opts_default();
         dt_error err;
         if (dt_algo_parse(tok, "--algos", &o.algo, &err)) usage_exit("%s", err.msg);
@@ -344,7 +386,10 @@ int main(int argc, char **argv) {
             if (rename(out.tmp, a.csv)) fprintf(stderr, "dtcoll-bench: cannot write %s\n", a.csv);
         }
     }
-    for (int k = 1; k < n_cf; k++) dt_coll_free(cf[k].c);
+    for (int k = 1; k < n_cf; k++) {
+        if (cf[k].c) dt_coll_free(cf[k].c);
+        free(cf[k].floor_tmp);
+    }
     free(buf), free(pristine);
     if (dev) dev->destroy(dev);
     MPI_Finalize();
