@@ -259,23 +259,19 @@ static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int
 // ---- elementwise and reductions ----
 
 static void cpu_fill(dt_device *d, float *x, float value, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) x[i] = value;
+    DT_CPU_FOR(n, x[i] = value);
 }
 
 static void cpu_scale(dt_device *d, float *x, float alpha, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) x[i] *= alpha;
+    DT_CPU_FOR(n, x[i] *= alpha);
 }
 
 static void cpu_axpy(dt_device *d, float alpha, const float *x, float *y, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+    DT_CPU_FOR(n, y[i] += alpha * x[i]);
 }
 
 static void cpu_add(dt_device *d, float *y, const float *x, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
+    DT_CPU_FOR(n, y[i] += x[i]);
 }
 
 // Sum of squares in double. Deterministic: the vector is cut into at most 256 blocks whose
@@ -331,18 +327,15 @@ static void cpu_lars_update(dt_device *d, float *w, const float *g, float *v, si
 // ---- precision casts (bit-exact software rounding: nn/kernels.h) ----
 
 static void cpu_f32_to_f16(dt_device *d, const float *x, uint16_t *y, size_t n) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] = dt_f32_to_f16(x[i]);
+    DT_CPU_FOR(n, y[i] = dt_f32_to_f16(x[i]));
 }
 
 static void cpu_f16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] = dt_f16_to_f32(x[i]);
+    DT_CPU_FOR(n, y[i] = dt_f16_to_f32(x[i]));
 }
 
 static void cpu_add_f16(dt_device *d, float *y, const uint16_t *x, size_t n) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] += dt_f16_to_f32(x[i]);
+    DT_CPU_FOR(n, y[i] += dt_f16_to_f32(x[i]));
 }
 
 // ---- the device ----

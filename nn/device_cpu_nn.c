@@ -296,21 +296,18 @@ static void cpu_bn_backward_set(dt_device *d, const float *dy, const float *x, i
 
 // y = max(x, 0); NaN stays NaN (as PyTorch); x == y (in place) is fine
 static void cpu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+    DT_CPU_FOR(n, y[i] = x[i] < 0.0f ? 0.0f : x[i]);
 }
 
 // dx += dy where y > 0
 static void cpu_relu_backward(dt_device *d, const float *y, const float *dy, float *dx,
                               size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dx[i] += dt_relu_grad(y[i], dy[i]);
+    DT_CPU_FOR(n, dx[i] += dt_relu_grad(y[i], dy[i]));
 }
 
 // in place (torchvision inplace=True): dxy = y > 0 ? dxy : 0
 static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dxy[i] = dt_relu_grad(y[i], dxy[i]);
+    DT_CPU_FOR(n, dxy[i] = dt_relu_grad(y[i], dxy[i]));
 }
 
 // ---- pooling ----
@@ -466,8 +463,7 @@ static void cpu_dropout_forward(dt_device *d, const float *x, float *y, float *m
 // dx += dy*mask
 static void cpu_dropout_backward(dt_device *d, const float *dy, const float *mask, float *dx,
                                  size_t n) {
-#pragma omp parallel for simd num_threads(d->threads) schedule(static) if (parallel: n > DT_CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * mask[i];
+    DT_CPU_FOR(n, dx[i] += dy[i] * mask[i]);
 }
 
 // ---- softmax cross-entropy, mean over the batch ----
