@@ -368,6 +368,10 @@ static int advance(dt_coll_req *r, int blocking) {
             for (dt_coll_req *o = r->c->inflight; o; o = o->next)
                 if (o != r) advance(o, 0);
             sched_yield();
+        } else if (!moved && r->s.n_lanes == 1 && r->c->inflight == r && !r->next) {
+            // one lane, nothing else in flight: the round is all there is to wait for (one
+            // MPI_Waitall costs less than a MPI_Waitany per request: np 2, 8 B, ~0.4 µs)
+            MPI_Waitall(r->max_reqs, r->reqs, MPI_STATUSES_IGNORE);
         } else if (!moved) {  // nothing could move: sleep in MPI until a message arrives
             int idx;
             MPI_Waitany(r->s.n_lanes * r->max_reqs, r->reqs, &idx, MPI_STATUS_IGNORE);
@@ -389,8 +393,10 @@ static int check_counts(dt_coll *c, size_t count, dt_dtype dtype, dt_error *err)
     return 0;
 }
 
-dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
-                                dt_error *err) {
+// post = 0 (the blocking call): the wait that follows posts the first round; a test right
+// after posting would only cost time (and under SMPI 3.32 leak the requests it completes).
+static dt_coll_req *start(dt_coll *c, void *buf, size_t count, dt_dtype dtype, int post,
+                          dt_error *err) {
     DT_ASSERT(c);
     if (count && !buf) {
         dt_fail(err, DT_EXIT_USAGE, "allreduce: NULL buffer for %zu elements", count);
@@ -459,8 +465,13 @@ dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dt
     }
     r->next = c->inflight;
     c->inflight = r;
-    advance(r, 0);
+    if (post) advance(r, 0);
     return r;
+}
+
+dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
+                                dt_error *err) {
+    return start(c, buf, count, dtype, 1, err);
 }
 
 int dt_allreduce_progress(dt_coll_req *r) { return advance(r, 0); }
@@ -500,7 +511,7 @@ int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *
         }
         return 0;
     }
-    dt_coll_req *r = dt_allreduce_start(c, buf, count, dtype, err);
+    dt_coll_req *r = start(c, buf, count, dtype, 0, err);
     if (!r) return -1;
     dt_allreduce_wait(r);
     return 0;
