@@ -26,9 +26,15 @@ def main(paths):
     if not paths:
         sys.exit("usage: coll_table.py RUN.csv [MORE.csv ...]")
     ratio, busbw, mpi_us, mpi_bw, algos = defaultdict(list), {}, defaultdict(list), {}, []
+    need = {"bytes", "algo", "busbw_gbs", "mpi_time_us", "mpi_busbw_gbs", "ratio"}
     for path in paths:
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
+        try:
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            if not rows or not need <= set(rows[0]):
+                raise ValueError("expected dtcoll-bench --csv columns "
+                                 "ranks,bytes,count,algo,time_us,...,ratio,check")
+            for row in rows:
                 b, a = int(row["bytes"]), row["algo"]
                 if a not in algos:
                     algos.append(a)
@@ -36,6 +42,9 @@ def main(paths):
                 busbw[b, a] = float(row["busbw_gbs"])
                 mpi_us[b].append(float(row["mpi_time_us"]))
                 mpi_bw[b] = float(row["mpi_busbw_gbs"])
+        except (OSError, ValueError, TypeError) as e:
+            print(f"coll_table.py: {path}: {e}", file=sys.stderr)
+            sys.exit(2)
     sizes = sorted(mpi_us)
     one = len(paths) == 1
     print("| size | MPI time (µs) | MPI busbw | " + " | ".join(algos) + " |")

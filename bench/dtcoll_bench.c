@@ -212,7 +212,8 @@ static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
         }
         dt_coll_opts o = dt_coll_opts_default();
         dt_error err;
-        if (dt_algo_parse(tok, "--algos", &o.algo, &err)) usage_exit("%s", err.msg);
+        if (dt_algo_parse(tok, "--algos", &o.algo, &err))
+            usage_exit("%s; dtcoll-bench also takes floor", err.msg);
         o.wire_f16 = a->fp16 && o.algo != DT_ALGO_MPI;
         o.group = a->group < nranks ? a->group : nranks;
         o.inner = a->inner;

@@ -190,7 +190,7 @@ static double dbtree_fill(const dt_cost_params *c, double seg, link_t L, link_t 
 // every rank's link (two children in one tree, the parent in the other) and adds two;
 // S + D - 1 rounds up, S + D - 1 rounds down (coll_tree.c). With cost.share > 1 the ranks
 // of a node (`group` of them, in rank order) share its network link: in the steady state a
-// round's cross-node segments queue on the busiest node's link (dbtree_node_edges) while
+// round's cross-node segments queue on the busiest node's link (dt_dbtree_links_of) while
 // the others move on the intra links, S - 1 such rounds, plus the fill (dbtree_fill); each
 // phase the same way (the broadcast runs the edges backwards).
 static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L, link_t in) {
