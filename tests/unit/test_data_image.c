@@ -198,9 +198,20 @@ static void test_damaged_and_unknown_image_files_fail_with_code_2_naming_the_fil
     for (size_t i = 8; i + 4 < n; i++)
         if (memcmp(b + i, "IDAT", 4) == 0) idat = b + i;
     assert_non_null(idat);
-    idat[4 + tu_int(&r, 0, 20)] ^= 0x10;  // a byte of the deflate data (and the CRC disagrees)
-    td_write(path, b, n);
-    expect_decode_error(path, "corrupt PNG: IDAT");
+    uint32_t idat_len = (uint32_t)idat[-4] << 24 | (uint32_t)idat[-3] << 16 |
+                        (uint32_t)idat[-2] << 8 | idat[-1];
+    assert_true(idat_len > 24);
+    // One bit of the deflate data flipped, at each of the first 21 bytes (zlib header, block
+    // header, data). Which check trips first depends on the bit: zlib ("IDAT: invalid ..."),
+    // the row filter ("bad adaptive filter value") or the chunk's CRC ("IDAT: CRC error");
+    // every one must fail the decode, naming the file.
+    int bit = tu_int(&r, 0, 7);
+    for (int k = 0; k <= 20; k++) {
+        idat[4 + k] ^= (unsigned char)(1u << bit);
+        td_write(path, b, n);
+        expect_decode_error(path, "corrupt PNG: ");
+        idat[4 + k] ^= (unsigned char)(1u << bit);
+    }
     free(b);
 #endif
 #if DT_HAVE_TURBOJPEG
