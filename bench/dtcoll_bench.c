@@ -39,8 +39,10 @@ typedef struct {
 
 typedef struct {
     char name[24];
-    dt_coll *c;  // NULL: the MPI library's MPI_Allreduce (or the floor ring)
+    dt_coll *c;  // NULL: the MPI library's MPI_Allreduce (or the floor ring, or shm)
     float *floor_tmp;  // the floor ring's receive buffer (NULL: not the floor)
+    MPI_Win win;       // shm's window (MPI_WIN_NULL: not shm)
+    float **slot;      // shm: every rank's part of the window, mapped here
 } cfg_t;
 
 static int rank_, nranks;
@@ -60,7 +62,10 @@ static const char *help =
     "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
     "                     valid: " DT_ALGO_VALID "; and floor: the bare ring, ~20\n"
     "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
-    "                     engine: the fastest a ring over this MPI's messages can be)\n"
+    "                     engine: the fastest a ring over this MPI's messages can be;\n"
+    "                     and shm: the one-node allreduce through an MPI-3 shared window,\n"
+    "                     copies in user space instead of the kernel's CMA: what a\n"
+    "                     shared-memory transport would give, not one of nn/coll's)\n"
     "  --min-bytes N      smallest size (default 8; suffixes K, M, G = 2^10, 2^20, 2^30)\n"
     "  --max-bytes N      largest size (default 256M)\n"
     "  --factor F         size multiplier, an integer >= 2 (default 2)\n"
@@ -152,8 +157,70 @@ static void floor_ring(float *restrict buf, size_t n, float *restrict tmp) {
 #undef LEN
 }
 
+// shm: not an algorithm over point-to-point but the reference for a shared-memory
+// transport (NCCL's intra-node path; MPI-3 MPI_Win_allocate_shared, MPI 3.1 §11.2.3).
+// Rank r owns chunk r: (1) every rank copies the chunks others own into its own slot;
+// (2) rank r adds the other ranks' copies of chunk r, in rank order, straight from their
+// slots into its buffer, and copies the sum into its slot; (3) every rank copies the
+// others' sums. Each chunk is summed by one rank only, so the bits are the same on all.
+// Per rank: (P−1)/P·S copied in, S read for the sum, (P−1)/P·S copied out, all at user-space
+// memcpy speed, where the ring's P−1 + P−1 messages are each a kernel copy (CMA).
+static void shm_step_end(MPI_Win w) {  // MPI 3.1 §11.7 example 11.21: sync, barrier, sync
+    MPI_Win_sync(w);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(w);
+}
+
+static void shm_allreduce(float *restrict buf, size_t n, float *const *slot, MPI_Win w) {
+    int P = nranks, r = rank_;
+#define LO(j) ((size_t)(j) * n / (size_t)P)
+#define LEN(j) (LO((j) + 1) - LO(j))
+    for (int j = 0; j < P; j++)
+        if (j != r) memcpy(slot[r] + LO(j), buf + LO(j), LEN(j) * sizeof(float));
+    shm_step_end(w);
+    float *restrict y = buf + LO(r);
+    for (int q = 0; q < P; q++) {
+        if (q == r) continue;
+        const float *restrict x = slot[q] + LO(r);
+        for (size_t i = 0, m = LEN(r); i < m; i++) y[i] += x[i];
+    }
+    memcpy(slot[r] + LO(r), y, LEN(r) * sizeof(float));
+    shm_step_end(w);
+    for (int j = 0; j < P; j++)
+        if (j != r) memcpy(buf + LO(j), slot[j] + LO(j), LEN(j) * sizeof(float));
+    shm_step_end(w);  // nobody writes its slot again before everyone has read the sums
+#undef LO
+#undef LEN
+}
+
+static void shm_create(cfg_t *cf, size_t max_bytes) {
+    MPI_Comm node;
+    int n_node = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n_node);
+    MPI_Comm_free(&node);
+    if (n_node != nranks) usage_exit("--algos shm: needs every rank on one node (%s)",
+                                     "MPI_COMM_TYPE_SHARED is smaller than the world");
+    float *mine = NULL;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_allocate_shared((MPI_Aint)max_bytes, sizeof(float), MPI_INFO_NULL,
+                                     MPI_COMM_WORLD, &mine, &cf->win);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    if (rc != MPI_SUCCESS) usage_exit("--max-bytes: cannot allocate %s", "shm's shared window");
+    cf->slot = malloc((size_t)nranks * sizeof *cf->slot);
+    for (int q = 0; q < nranks; q++) {
+        MPI_Aint size;
+        int unit;
+        MPI_Win_shared_query(cf->win, q, &size, &unit, &cf->slot[q]);
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, cf->win);  // a passive epoch for MPI_Win_sync
+    snprintf(cf->name, sizeof cf->name, "shm");
+}
+
 static void allreduce(const cfg_t *cf, float *buf, size_t count) {
-    if (cf->floor_tmp) {
+    if (cf->slot) {
+        shm_allreduce(buf, count, cf->slot, cf->win);
+    } else if (cf->floor_tmp) {
         floor_ring(buf, count, cf->floor_tmp);
     } else if (cf->c) {
         dt_error err;
@@ -187,7 +254,8 @@ static int check(const cfg_t *cf, float *buf, const float *pristine, size_t coun
     }
     unsigned long long h = hash_words(buf, count), v[3] = {h, ~h, (unsigned long long)bad};
     MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    int same = v[0] == ~v[1] || !cf->c;  // bit-identical: our invariant, not MPI's promise
+    int mpi = !cf->c && !cf->floor_tmp && !cf->slot;
+    int same = v[0] == ~v[1] || mpi;  // bit-identical: our invariant, not MPI's promise
     if (!same && rank_ == 0)
         fprintf(stderr, "dtcoll-bench: %s, %zu elements: the ranks' results differ\n", cf->name,
                 count);
@@ -197,6 +265,7 @@ static int check(const cfg_t *cf, float *buf, const float *pristine, size_t coun
 static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
     int n = 1;
     memset(cf, 0, MAX_CFG * sizeof *cf);
+    for (int k = 0; k < MAX_CFG; k++) cf[k].win = MPI_WIN_NULL;
     snprintf(cf[0].name, sizeof cf[0].name, "MPI");
     char list[256];
     snprintf(list, sizeof list, "%s", a->algos);
@@ -210,10 +279,14 @@ static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
             snprintf(cf[n++].name, sizeof cf[0].name, "floor");
             continue;
         }
+        if (strcasecmp(tok, "shm") == 0) {
+            shm_create(&cf[n++], a->max_b);
+            continue;
+        }
         dt_coll_opts o = dt_coll_opts_default();
         dt_error err;
         if (dt_algo_parse(tok, "--algos", &o.algo, &err))
-            usage_exit("%s; dtcoll-bench also takes floor", err.msg);
+            usage_exit("%s; dtcoll-bench also takes floor and shm", err.msg);
         o.wire_f16 = a->fp16 && o.algo != DT_ALGO_MPI;
         o.group = a->group < nranks ? a->group : nranks;
         o.inner = a->inner;
@@ -390,6 +463,11 @@ int main(int argc, char **argv) {
     for (int k = 1; k < n_cf; k++) {
         if (cf[k].c) dt_coll_free(cf[k].c);
         free(cf[k].floor_tmp);
+        if (cf[k].slot) {
+            MPI_Win_unlock_all(cf[k].win);
+            MPI_Win_free(&cf[k].win);
+            free(cf[k].slot);
+        }
     }
     free(buf), free(pristine);
     if (dev) dev->destroy(dev);
