@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
@@ -201,12 +202,25 @@ static void shm_create(cfg_t *cf, size_t max_bytes) {
     MPI_Comm_free(&node);
     if (n_node != nranks) usage_exit("--algos shm: needs every rank on one node (%s)",
                                      "MPI_COMM_TYPE_SHARED is smaller than the world");
+    // Open MPI backs the window with a file in /dev/shm; when that cannot hold it, its
+    // ranks do not fail together (one hangs), so the size is checked here, on every rank
+    struct statvfs fs;
+    double need = (double)max_bytes * nranks;
+    if (statvfs("/dev/shm", &fs) == 0 && need > (double)fs.f_bavail * fs.f_frsize) {
+        char m[200];
+        snprintf(m, sizeof m, "--max-bytes: shm's window needs %.3g GB (P x max bytes) and "
+                 "/dev/shm has %.3g GB free%%s", need / 1e9, (double)fs.f_bavail * fs.f_frsize / 1e9);
+        usage_exit(m, "");
+    }
     float *mine = NULL;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Win_allocate_shared((MPI_Aint)max_bytes, sizeof(float), MPI_INFO_NULL,
                                      MPI_COMM_WORLD, &mine, &cf->win);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    if (rc != MPI_SUCCESS) usage_exit("--max-bytes: cannot allocate %s", "shm's shared window");
+    if (rc != MPI_SUCCESS) {  // the ranks may not agree: no MPI_Finalize, which could hang
+        fprintf(stderr, "dtcoll-bench: --max-bytes: cannot allocate shm's shared window\n");
+        MPI_Abort(MPI_COMM_WORLD, DT_EXIT_USAGE);
+    }
     cf->slot = malloc((size_t)nranks * sizeof *cf->slot);
     for (int q = 0; q < nranks; q++) {
         MPI_Aint size;
