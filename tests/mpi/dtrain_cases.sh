@@ -46,10 +46,16 @@ resume)
 algorithms)
   # Every allreduce algorithm, fusion mode and overlap setting trains the same model: the
   # weights after 6 steps on 4 ranks agree with the MPI library's allreduce (fp32 sums in
-  # another order: 1e-4, as equivalence), fp16 gradients within 0.3 of each tensor's largest
-  # entry (small gradients fall into fp16's subnormals without loss scaling: the near-zero
-  # BN biases move by ~10 %; the per-message bound is checked in tests/coll), and dtrain
-  # checks at the end that the 4 replicas are bit-identical.
+  # another order: 1e-4 of each tensor's largest entry, as equivalence), and dtrain checks
+  # at the end that the 4 replicas are bit-identical.
+  # fp16 gradients: without loss scaling the smallest ones flush to zero, so a near-zero BN
+  # bias may differ wholly (per tensor: 0.14-0.30 after 6 steps, 1.0-1.6 after 2, over 25
+  # seeds), and the model as a whole is compared instead: its relative L2 difference. First
+  # order: 6 steps, each changing the weights by ~2.6 % (one step fewer reads 2.6e-2), each
+  # update off by at most (P+2)·2^-11 = 2.9e-3 (the per-message bound, tests/coll), is
+  # 4.5e-4; measured 2.5e-4-2.8e-4 over 15 seeds. The bound is 5e-3, 10x the first order
+  # (a missing step is 2.6e-2; a wrong average, O(1)), and the difference must exceed 1e-6,
+  # 20x the fp32 runs' (4e-8): fp16 must really be on the wire.
   A="$SYN --synthetic-examples 240 --model resnet8 --batch 16 --epochs 1 --max-steps 6 --eval-every 0"
   run 4 $A --algo mpi --save-weights "$W/mpi.safetensors" >"$W/mpi.log" 2>&1 || { cat "$W/mpi.log"; fail "algo mpi"; }
   i=0
@@ -59,8 +65,8 @@ algorithms)
              "--algo auto --fusion 50KB" "--algo ring --fp16-grads --fusion 30KB"; do
     i=$((i+1))
     run 4 $A $cfg --json --save-weights "$W/c$i.safetensors" >"$W/c$i.log" 2>&1 || { cat "$W/c$i.log"; fail "$cfg exited $?"; }
-    tol=1e-4; case "$cfg" in *fp16*) tol=0.3 ;; esac
-    "$ST_COMPARE" "$W/c$i.safetensors" "$W/mpi.safetensors" $tol || fail "$cfg differs from --algo mpi"
+    how="1e-4"; case "$cfg" in *fp16*) how="5e-3 --global 1e-6" ;; esac
+    "$ST_COMPARE" "$W/c$i.safetensors" "$W/mpi.safetensors" $how || fail "$cfg differs from --algo mpi"
     grep -q '"replicas_identical": true' "$W/c$i.log" || fail "$cfg: replicas differ"
     echo "ok: $cfg -> $(grep -o '"buckets": [0-9]*, "overlap": [a-z]*, "comm_s": [0-9.]*, "comm_hidden_s": [0-9.]*' "$W/c$i.log")"
   done
