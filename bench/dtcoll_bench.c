@@ -161,8 +161,8 @@ static void floor_ring(float *restrict buf, size_t n, float *restrict tmp) {
 // shm: not an algorithm over point-to-point but the reference for a shared-memory
 // transport (NCCL's intra-node path; MPI-3 MPI_Win_allocate_shared, MPI 3.1 §11.2.3).
 // Rank r owns chunk r: (1) every rank copies the chunks others own into its own slot;
-// (2) rank r adds the other ranks' copies of chunk r, in rank order, straight from their
-// slots into its buffer, and copies the sum into its slot; (3) every rank copies the
+// (2) rank r adds the other ranks' copies of chunk r (in rank order) straight from their
+// slots to its own values in its buffer, and copies the sum into its slot; (3) every rank copies the
 // others' sums. Each chunk is summed by one rank only, so the bits are the same on all.
 // Per rank: (P−1)/P·S copied in, S read for the sum, (P−1)/P·S copied out, all at user-space
 // memcpy speed, where the ring's P−1 + P−1 messages are each a kernel copy (CMA).
