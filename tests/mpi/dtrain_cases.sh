@@ -49,7 +49,7 @@ algorithms)
   # another order: 1e-4 of each tensor's largest entry, as equivalence), and dtrain checks
   # at the end that the 4 replicas are bit-identical.
   # fp16 gradients: without loss scaling the smallest ones flush to zero, so a near-zero BN
-  # bias may differ wholly (per tensor: 0.14-0.30 after 6 steps, 1.0-1.6 after 2, over 25
+  # bias may differ wholly (per tensor: up to 0.30 after 6 steps, up to 1.6 after 2, over 25
   # seeds), and the model as a whole is compared instead: its relative L2 difference. First
   # order: 6 steps, each changing the weights by ~2.6 % (one step fewer reads 2.6e-2), each
   # update off by at most (P+2)·2^-11 = 2.9e-3 (the per-message bound, tests/coll), is
