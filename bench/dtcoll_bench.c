@@ -130,6 +130,10 @@ static uint64_t hash_words(const float *x, size_t n) {
     return h;
 }
 
+// Part j of n elements split over the ranks, for the floor and shm: [j·n/P, (j+1)·n/P)
+static size_t part_lo(size_t n, int j) { return (size_t)j * n / (size_t)nranks; }
+static size_t part_len(size_t n, int j) { return part_lo(n, j + 1) - part_lo(n, j); }
+
 // The floor: the ring of Patarasuk & Yuan (2009) written as plainly as it goes, for the
 // rows that tell our engine's overhead apart from what the MPI's messages cost. Chunk j of
 // the n elements is [j·n/P, (j+1)·n/P); reduce-scatter step s sends chunk r−s to the right
@@ -137,33 +141,33 @@ static uint64_t hash_words(const float *x, size_t n) {
 // chunks around the same way.
 static void floor_ring(float *restrict buf, size_t n, float *restrict tmp) {
     int P = nranks, r = rank_, right = (r + 1) % P, left = (r + P - 1) % P;
-#define LO(j) ((size_t)(j) * n / (size_t)P)
-#define LEN(j) (LO((j) + 1) - LO(j))
     MPI_Request q[2];
     for (int s = 0; s < P - 1; s++) {
         int snd = (r - s + P) % P, rcv = (r - s - 1 + P) % P;
-        MPI_Irecv(tmp, (int)LEN(rcv), MPI_FLOAT, left, 7, MPI_COMM_WORLD, &q[0]);
-        MPI_Isend(buf + LO(snd), (int)LEN(snd), MPI_FLOAT, right, 7, MPI_COMM_WORLD, &q[1]);
+        size_t m = part_len(n, rcv);
+        MPI_Irecv(tmp, (int)m, MPI_FLOAT, left, 7, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(buf + part_lo(n, snd), (int)part_len(n, snd), MPI_FLOAT, right, 7,
+                  MPI_COMM_WORLD, &q[1]);
         MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
-        float *y = buf + LO(rcv);
-        for (size_t i = 0, m = LEN(rcv); i < m; i++) y[i] += tmp[i];
+        float *y = buf + part_lo(n, rcv);
+        for (size_t i = 0; i < m; i++) y[i] += tmp[i];
     }
     for (int s = 0; s < P - 1; s++) {
         int snd = (r + 1 - s + P) % P, rcv = (r - s + P) % P;
-        MPI_Irecv(buf + LO(rcv), (int)LEN(rcv), MPI_FLOAT, left, 8, MPI_COMM_WORLD, &q[0]);
-        MPI_Isend(buf + LO(snd), (int)LEN(snd), MPI_FLOAT, right, 8, MPI_COMM_WORLD, &q[1]);
+        MPI_Irecv(buf + part_lo(n, rcv), (int)part_len(n, rcv), MPI_FLOAT, left, 8,
+                  MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(buf + part_lo(n, snd), (int)part_len(n, snd), MPI_FLOAT, right, 8,
+                  MPI_COMM_WORLD, &q[1]);
         MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
     }
-#undef LO
-#undef LEN
 }
 
 // shm: not an algorithm over point-to-point but the reference for a shared-memory
 // transport (NCCL's intra-node path; MPI-3 MPI_Win_allocate_shared, MPI 3.1 §11.2.3).
 // Rank r owns chunk r: (1) every rank copies the chunks others own into its own slot;
 // (2) rank r adds the other ranks' copies of chunk r (in rank order) straight from their
-// slots to its own values in its buffer, and copies the sum into its slot; (3) every rank copies the
-// others' sums. Each chunk is summed by one rank only, so the bits are the same on all.
+// slots to its own values in its buffer, and copies the sum into its slot; (3) every rank
+// copies the others' sums. Each chunk is summed by one rank only, so the bits are the same on all.
 // Per rank: (P−1)/P·S copied in, S read for the sum, (P−1)/P·S copied out, all at user-space
 // memcpy speed, where the ring's P−1 + P−1 messages are each a kernel copy (CMA).
 static void shm_step_end(MPI_Win w) {  // MPI 3.1 §11.7 example 11.21: sync, barrier, sync
@@ -174,24 +178,23 @@ static void shm_step_end(MPI_Win w) {  // MPI 3.1 §11.7 example 11.21: sync, ba
 
 static void shm_allreduce(float *restrict buf, size_t n, float *const *slot, MPI_Win w) {
     int P = nranks, r = rank_;
-#define LO(j) ((size_t)(j) * n / (size_t)P)
-#define LEN(j) (LO((j) + 1) - LO(j))
+    size_t lo = part_lo(n, r), m = part_len(n, r);
     for (int j = 0; j < P; j++)
-        if (j != r) memcpy(slot[r] + LO(j), buf + LO(j), LEN(j) * sizeof(float));
+        if (j != r)
+            memcpy(slot[r] + part_lo(n, j), buf + part_lo(n, j), part_len(n, j) * sizeof *buf);
     shm_step_end(w);
-    float *restrict y = buf + LO(r);
+    float *restrict y = buf + lo;
     for (int q = 0; q < P; q++) {
         if (q == r) continue;
-        const float *restrict x = slot[q] + LO(r);
-        for (size_t i = 0, m = LEN(r); i < m; i++) y[i] += x[i];
+        const float *restrict x = slot[q] + lo;
+        for (size_t i = 0; i < m; i++) y[i] += x[i];
     }
-    memcpy(slot[r] + LO(r), y, LEN(r) * sizeof(float));
+    memcpy(slot[r] + lo, y, m * sizeof(float));
     shm_step_end(w);
     for (int j = 0; j < P; j++)
-        if (j != r) memcpy(buf + LO(j), slot[j] + LO(j), LEN(j) * sizeof(float));
+        if (j != r)
+            memcpy(buf + part_lo(n, j), slot[j] + part_lo(n, j), part_len(n, j) * sizeof *buf);
     shm_step_end(w);  // nobody writes its slot again before everyone has read the sums
-#undef LO
-#undef LEN
 }
 
 static void shm_create(cfg_t *cf, size_t max_bytes) {
@@ -208,8 +211,9 @@ static void shm_create(cfg_t *cf, size_t max_bytes) {
     double need = (double)max_bytes * nranks;
     if (statvfs("/dev/shm", &fs) == 0 && need > (double)fs.f_bavail * fs.f_frsize) {
         char m[200];
+        double have = (double)fs.f_bavail * fs.f_frsize;
         snprintf(m, sizeof m, "--max-bytes: shm's window needs %.3g GB (P x max bytes) and "
-                 "/dev/shm has %.3g GB free%%s", need / 1e9, (double)fs.f_bavail * fs.f_frsize / 1e9);
+                 "/dev/shm has %.3g GB free%%s", need / 1e9, have / 1e9);
         usage_exit(m, "");
     }
     float *mine = NULL;

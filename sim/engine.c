@@ -191,7 +191,7 @@ static int run(const engine_opts *o, int rank, int P) {
     dt_optim *opt = dt_optim_create(net, &oc, &err);
     dt_trainer tr;
     dt_coll_opts co = o->coll;
-    if (co.cost.share > 1 && co.group > 1 && co.group < P) {
+    if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
         dt_dbtree_links_of(&g_dbt, P, co.group);
         co.cost.dbt = g_dbt.dbt;
     }

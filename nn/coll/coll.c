@@ -121,7 +121,7 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     dt_coll *c = callocCheck(1, sizeof *c);
     c->dev = dev;
     c->o = ro;
-    if (ro.cost.share > 1 && ro.group > 1 && ro.group < p)  // dbtree's cost (coll_cost.c)
+    if (dt_dbtree_shares_links(&ro.cost, p, ro.group))  // dbtree's cost (coll_cost.c)
         dt_dbtree_links_of(&c->o.cost, p, ro.group);
     for (int i = 0; i < DT_COMM_COUNT; i++) c->comms[i] = MPI_COMM_NULL, c->rank[i] = -1;
     MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);

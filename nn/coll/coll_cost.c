@@ -199,7 +199,7 @@ static double dbtree(const dt_coll_opts *o, int p, double bytes, link_t L, link_
     int S = dt_dbtree_segments(o, p, bytes);
     double seg = chunk(o, ceil(bytes / 2.0 / wire_bytes(o)) * wire_bytes(o), S);
     double add = 2 * seg * L.g;
-    if (o->cost.share > 1 && o->group > 1 && o->group < p) {
+    if (dt_dbtree_shares_links(&o->cost, p, o->group)) {
         dt_cost_params c = o->cost;  // the caller's shape, else computed here
         dt_dbtree_links_of(&c, p, o->group);
         double net = L.a + c.dbt.edges * seg * L.b;

@@ -22,6 +22,10 @@ int dt_rhd_whole(const dt_coll_opts *o, dt_algo outer, int p, double bytes);
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes);
 // dbtree's crossings of nodes of g ranks (o->cost.dbt) for p ranks, unless already there
 void dt_dbtree_links_of(dt_cost_params *c, int p, int g);
+// Does dbtree's cost need those crossings: nodes of g > 1 ranks (fewer than p) sharing a link?
+static inline int dt_dbtree_shares_links(const dt_cost_params *c, int p, int g) {
+    return c->share > 1 && g > 1 && g < p;
+}
 // torus2d's grid for p ranks: X*Y == p with Y the largest divisor <= sqrt(p)
 void dt_torus_shape(int p, int *x, int *y);
 

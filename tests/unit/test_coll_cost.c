@@ -151,9 +151,10 @@ static void test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_sha
 
 // dbtree on nodes of g ranks sharing the network (cost.share > 1), from the schedules
 // themselves: each rank's schedule (dt_sched_dbtree, S = 1) names its parent in each tree
-// (the broadcast's RECV_COPY) and its children (the reduction's RECV_ADDs). The busiest node's edges to other nodes
-// and the slowest leaf-to-root path (2 segments a hop; network hop if it leaves the node)
-// give 2(S-1)·max(α + k·seg·β, α' + 2·seg·β') + 2·fill + (S-1+D)·2·seg·γ.
+// (the broadcast's RECV_COPY) and its children (the reduction's RECV_ADDs). The busiest
+// node's edges to other nodes and the slowest leaf-to-root path (2 segments a hop; network
+// hop if it leaves the node) give
+//   2(S-1)·max(α + k·seg·β, α' + 2·seg·β') + 2·fill + (S-1+D)·2·seg·γ.
 static void test_dbtree_with_shared_network_from_the_schedules(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
@@ -177,7 +178,8 @@ static void test_dbtree_with_shared_network_from_the_schedules(void **state) {
                 for (int i = 0; l->n_rounds > 0 && i < l->round_start[l->n_rounds]; i++) {
                     const dt_op *op = &l->ops[i];
                     int cross = op->peer / g != x / g;
-                    if (op->kind == DT_OP_RECV_COPY) parent[tree * p + x] = op->peer, out[x / g] += cross;
+                    if (op->kind == DT_OP_RECV_COPY)
+                        parent[tree * p + x] = op->peer, out[x / g] += cross;
                     if (op->kind == DT_OP_RECV_ADD) in[x / g] += cross;
                 }
             }
