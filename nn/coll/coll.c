@@ -1,31 +1,15 @@
-// coll.c — the allreduce library's front door (coll.h): names, options, creating the
+// coll.c — the allreduce library's front door (coll.h): options, creating the
 // communicators an algorithm needs, and choosing the algorithm of a call. Not here: the
-// schedules (coll_sched.c, coll_tree.c, coll_hier.c), running them (coll_engine.c), the
-// cost model (coll_cost.c).
+// algorithms' names and constraints (coll_algos.c), their schedules (coll_sched.c,
+// coll_tree.c, coll_hier.c), running them (coll_request.c over the core runner coll_run.c),
+// the cost model (coll_cost.c).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "coll_cost.h"
-#include "coll_sched.h"
-
-static const char algo_names[DT_ALGO_COUNT][8] = {"mpi",  "ps",      "ring", "rhd", "dbtree",
-                                                 "hier", "torus2d", "nccl", "auto"};
-
-const char *dt_algo_name(dt_algo a) {
-    return (unsigned)a < DT_ALGO_COUNT ? algo_names[a] : "?";
-}
-
-int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) {
-    for (int i = 0; s && i < DT_ALGO_COUNT; i++)
-        if (strcasecmp(s, algo_names[i]) == 0) {
-            *out = (dt_algo)i;
-            return 0;
-        }
-    return dt_fail(err, DT_EXIT_USAGE, "%s: unknown allreduce algorithm '%s' (valid: %s)",
-                   what ? what : "algorithm", s ? s : "(null)", DT_ALGO_VALID);
-}
+#include "coll_internal.h"
 
 // Shared memory on one workstation: ~2 µs per message, ~10 GB/s per link, ~5 GB/s adds.
 dt_cost_params dt_cost_params_default(void) {
@@ -64,13 +48,14 @@ int dt_coll_local_size(void) {
 
 // Check and complete the options for p ranks. Fails with a message naming the option.
 static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
-    if ((unsigned)o->algo >= DT_ALGO_COUNT)
-        return dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm %d out of range (valid: %s)",
-                       (int)o->algo, DT_ALGO_VALID);
+    const dt_algo_def *def = dt_algo_get(o->algo);
+    if (!def)
+        return dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm %d out of range (valid: 0..%d)",
+                       (int)o->algo, dt_algo_count() - 1);
     if (o->inner != DT_ALGO_RING && o->inner != DT_ALGO_RHD)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: the inner algorithm of hier/torus2d must "
                        "be ring or rhd, not %s", dt_algo_name(o->inner));
-    if (o->wire_f16 && (o->algo == DT_ALGO_MPI || o->algo == DT_ALGO_NCCL))
+    if (o->wire_f16 && (def->flags & DT_ALGO_SUMS_IN_WIRE_TYPE))
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: fp16 on the wire needs one of our "
                        "algorithms (%s's allreduce sums in the wire type); not %s",
                        o->algo == DT_ALGO_MPI ? "the MPI library" : "NCCL",
@@ -82,10 +67,7 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
         o->group = dt_coll_local_size();
         if (o->group <= 0 || o->group > p) o->group = 1;
     }
-    if (o->algo == DT_ALGO_HIER && o->hier_rs && p % o->group)
-        return dt_fail(err, DT_EXIT_USAGE, "allreduce: hier rs needs equal groups, but %d ranks do "
-                       "not split into groups of %d (use the reduce variant or another group "
-                       "size)", p, o->group);
+    if (def->check && def->check(o, p, err)) return -1;  // the algorithm's own constraints
     if (o->tx < 0 || o->ty < 0 || o->segments < 0)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: negative torus or segment count");
     if (o->tx || o->ty) {
@@ -142,12 +124,10 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     return c;
 }
 
-void dt_coll_release_scratch(dt_coll *c);  // coll_engine.c
-
 void dt_coll_free(dt_coll *c) {
     if (!c) return;
     while (c->inflight) dt_allreduce_wait(c->inflight);
-    dt_coll_release_scratch(c);
+    dt_scratch_release_all(c);
     dt_coll_tick_end(c);
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
     for (int i = 0; i < DT_COMM_COUNT; i++)
@@ -162,6 +142,8 @@ void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext) {
 
 int dt_coll_rank(const dt_coll *c) { return c->rank[DT_COMM_ALL]; }
 int dt_coll_size(const dt_coll *c) { return c->size[DT_COMM_ALL]; }
+int dt_coll_rank_in(const dt_coll *c, int comm) { return c->rank[comm]; }
+int dt_coll_size_of(const dt_coll *c, int comm) { return c->size[comm]; }
 const dt_coll_opts *dt_coll_get_opts(const dt_coll *c) { return &c->o; }
 
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes) {

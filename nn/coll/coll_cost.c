@@ -235,50 +235,52 @@ static double inner(const dt_coll_opts *o, dt_algo outer, int p, double bytes) {
     return o->inner == DT_ALGO_RHD ? rhd(o, p, bytes, &S) : ring(o, p, bytes, S.far);
 }
 
-double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
-    link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
-    link_t in = {o->cost.alpha_intra, o->cost.beta_intra, o->cost.gamma};
-    int s = o->group > 0 ? o->group : 1;
-    switch (a) {
-    case DT_ALGO_PS: return ps(p, bytes, out);
-    case DT_ALGO_RING: return ring(o, p, bytes, out);
-    case DT_ALGO_RHD: {
-        steps_t S = rhd_links(o, DT_ALGO_RHD);
-        return rhd(o, p, bytes, &S);
-    }
-    case DT_ALGO_DBTREE: return dbtree(o, p, bytes, out, in);
-    case DT_ALGO_HIER: {
-        if (s > p) return NAN;
-        int g = (p + s - 1) / s;
-        if (o->hier_rs) {
-            if (p % s) return NAN;
-            return ring_rs(o, s, bytes, in) + inner(o, a, g, chunk(o, bytes, s)) +
-                   ring_ag(o, s, bytes, in);
-        }
-        return binomial(s, bytes, in, 1) + inner(o, a, g, bytes) + binomial(s, bytes, in, 0);
-    }
-    case DT_ALGO_TORUS2D: {
-        int x = o->tx, y = o->ty;
-        if (x <= 0 || y <= 0) dt_torus_shape(p, &x, &y);
-        if ((long)x * y != p) return NAN;
-        return ring_rs(o, x, bytes, in) + inner(o, a, y, chunk(o, bytes, x)) +
-               ring_ag(o, x, bytes, in);
-    }
-    default: return NAN;
-    }
+// ---- one cost function per algorithm, as the registry names them (coll_algos.c) ----
+
+static link_t outer_link(const dt_coll_opts *o) {
+    return (link_t){o->cost.alpha, o->cost.beta, o->cost.gamma};
 }
 
-dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
-    static const dt_algo cand[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_DBTREE, DT_ALGO_PS,
-                                   DT_ALGO_HIER, DT_ALGO_TORUS2D};
-    dt_algo best = DT_ALGO_RING;
-    double tbest = INFINITY;
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-        if (cand[i] == DT_ALGO_HIER && (o->group <= 1 || o->group >= p)) continue;
-        // a grid only where the user drew one (its X rings are costed as intra links)
-        if (cand[i] == DT_ALGO_TORUS2D && (o->tx <= 1 || o->ty <= 1)) continue;
-        double t = dt_coll_cost(cand[i], o, p, bytes);
-        if (t < tbest) tbest = t, best = cand[i];  // NaN never compares less
+static link_t intra_link(const dt_coll_opts *o) {
+    return (link_t){o->cost.alpha_intra, o->cost.beta_intra, o->cost.gamma};
+}
+
+double dt_cost_ps(const dt_coll_opts *o, int p, double bytes) {
+    return ps(p, bytes, outer_link(o));
+}
+
+double dt_cost_ring(const dt_coll_opts *o, int p, double bytes) {
+    return ring(o, p, bytes, outer_link(o));
+}
+
+double dt_cost_rhd(const dt_coll_opts *o, int p, double bytes) {
+    steps_t S = rhd_links(o, DT_ALGO_RHD);
+    return rhd(o, p, bytes, &S);
+}
+
+double dt_cost_dbtree(const dt_coll_opts *o, int p, double bytes) {
+    return dbtree(o, p, bytes, outer_link(o), intra_link(o));
+}
+
+double dt_cost_hier(const dt_coll_opts *o, int p, double bytes) {
+    link_t in = intra_link(o);
+    int s = o->group > 0 ? o->group : 1;
+    if (s > p) return NAN;
+    int g = (p + s - 1) / s;
+    if (o->hier_rs) {
+        if (p % s) return NAN;
+        return ring_rs(o, s, bytes, in) + inner(o, DT_ALGO_HIER, g, chunk(o, bytes, s)) +
+               ring_ag(o, s, bytes, in);
     }
-    return best;
+    return binomial(s, bytes, in, 1) + inner(o, DT_ALGO_HIER, g, bytes) +
+           binomial(s, bytes, in, 0);
+}
+
+double dt_cost_torus2d(const dt_coll_opts *o, int p, double bytes) {
+    int x = o->tx, y = o->ty;
+    if (x <= 0 || y <= 0) dt_torus_shape(p, &x, &y);
+    if ((long)x * y != p) return NAN;
+    link_t in = intra_link(o);
+    return ring_rs(o, x, bytes, in) + inner(o, DT_ALGO_TORUS2D, y, chunk(o, bytes, x)) +
+           ring_ag(o, x, bytes, in);
 }

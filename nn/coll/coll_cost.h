@@ -9,11 +9,20 @@
 #include "coll.h"
 
 // Seconds for one allreduce; o gives the shape (group, hier_rs, inner, tx, ty, segments,
-// wire_f16) and the machine (o->cost). NaN for DT_ALGO_MPI (the library's own is unknown)
-// and for shapes the algorithm cannot take (hier rs with p % group != 0, tx*ty != p).
+// wire_f16) and the machine (o->cost). The registry's cost of `a` (coll_algos.c): NaN for
+// DT_ALGO_MPI (the library's own is unknown), for an algorithm without a cost, and for
+// shapes the algorithm cannot take (hier rs with p % group != 0, tx*ty != p).
 double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes);
-// The cheapest of ps, ring, rhd, dbtree, hier and torus2d where their shapes fit.
+// The cheapest of the algorithms that auto may choose on p ranks (coll_algos.c): ps, ring,
+// rhd, dbtree, and hier and torus2d where their shapes fit.
 dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes);
+// The cost of each algorithm (coll_cost.c), as the registry names them.
+double dt_cost_ps(const dt_coll_opts *o, int p, double bytes);
+double dt_cost_ring(const dt_coll_opts *o, int p, double bytes);
+double dt_cost_rhd(const dt_coll_opts *o, int p, double bytes);
+double dt_cost_dbtree(const dt_coll_opts *o, int p, double bytes);
+double dt_cost_hier(const dt_coll_opts *o, int p, double bytes);
+double dt_cost_torus2d(const dt_coll_opts *o, int p, double bytes);
 // rhd: 1 where its short-message path (recursive doubling: whole buffers, half the rounds)
 // costs less than halving-doubling; the schedule follows it. outer: DT_ALGO_RHD for rhd on
 // its own, DT_ALGO_HIER or DT_ALGO_TORUS2D for their inner allreduce (their links differ)

@@ -1,5 +1,4 @@
-// coll_hier.c — the two-level algorithms, and the table that turns an algorithm name into
-// a schedule.
+// coll_hier.c — the two-level algorithms.
 //   hier, variant "reduce" (Goyal et al. 2017 §4: "reduce within a server, allreduce across
 //   servers, broadcast within a server"; Jia et al. 2018's hierarchical allreduce): a
 //   binomial reduce to the group leader over the fast intra-node links, the leaders'
@@ -14,7 +13,7 @@
 #include <string.h>
 
 #include "coll_cost.h"
-#include "coll_sched.h"
+#include "coll_internal.h"
 
 // rhd's short-message path where the cost model takes it, on the links it costs rhd with
 // as `outer`'s part (coll_cost.c)
@@ -49,30 +48,11 @@ static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
     dt_sched_binomial_bcast(l, g, c->rank[g], c->size[g], 0, n, quant);
 }
 
-void dt_sched_build(const dt_coll *c, dt_algo a, size_t n, int quant, dt_sched *s) {
-    memset(s, 0, sizeof *s);
-    s->n_lanes = 1;
-    dt_lane *l = &s->lanes[0];
-    int r = c->rank[DT_COMM_ALL], p = c->size[DT_COMM_ALL];
-    switch (a) {
-    case DT_ALGO_MPI:
-        dt_lane_round(l);
-        dt_lane_op(l, DT_OP_NATIVE, DT_COMM_ALL, -1, 0, n);
-        break;
-    case DT_ALGO_PS: dt_sched_ps(l, DT_COMM_ALL, r, p, 0, n, quant); break;
-    case DT_ALGO_RING: dt_sched_ring(l, DT_COMM_ALL, r, p, 0, n, quant); break;
-    case DT_ALGO_RHD: rhd(c, DT_ALGO_RHD, l, DT_COMM_ALL, r, p, 0, n, quant); break;
-    case DT_ALGO_DBTREE:
-        dt_sched_dbtree(s, DT_COMM_ALL, r, p, 0, n,
-                        dt_dbtree_segments(&c->o, p, (double)n * (quant ? 2 : 4)), quant);
-        break;
-    case DT_ALGO_HIER:
-        if (c->o.hier_rs) three_phase(c, DT_ALGO_HIER, l, DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
-        else hier_reduce(c, l, n, quant);
-        break;
-    case DT_ALGO_TORUS2D:
-        three_phase(c, DT_ALGO_TORUS2D, l, DT_COMM_ROW, DT_COMM_COL, n, quant);
-        break;
-    default: DT_ASSERT(!"unresolved algorithm");
-    }
+void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    if (c->o.hier_rs) three_phase(c, DT_ALGO_HIER, &s->lanes[0], DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
+    else hier_reduce(c, &s->lanes[0], n, quant);
+}
+
+void dt_build_torus2d(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    three_phase(c, DT_ALGO_TORUS2D, &s->lanes[0], DT_COMM_ROW, DT_COMM_COL, n, quant);
 }

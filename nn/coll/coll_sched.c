@@ -1,9 +1,12 @@
 // coll_sched.c — building schedules (coll_sched.h), and the flat algorithms that run over
 // one communicator: parameter server, ring, Rabenseifner's halving-doubling, and the
 // binomial trees that hier uses inside a group. Each function states its rounds; the cost
-// of each is in coll_cost.c, term by term. Not here: running them (coll_engine.c).
+// of each is in coll_cost.c, term by term, and its entry in the registry is in
+// coll_algos.c. Not here: running them (coll_run.c), the trees (coll_tree.c), the
+// two-level algorithms (coll_hier.c).
 #include <string.h>
 
+#include "coll_cost.h"
 #include "coll_sched.h"
 
 void dt_lane_round(dt_lane *l) {
@@ -36,7 +39,7 @@ void dt_lane_op(dt_lane *l, int kind, int comm, int peer, size_t off, size_t cou
 }
 
 // Drop a trailing empty round (dt_lane_round opened it, nothing was added).
-static void lane_close(dt_lane *l) {
+void dt_lane_close(dt_lane *l) {
     while (l->n_rounds > 0 && l->round_start[l->n_rounds - 1] == l->round_start[l->n_rounds])
         l->n_rounds--;
 }
@@ -72,7 +75,11 @@ void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int q
         dt_lane_round(l);
         dt_lane_op(l, DT_OP_RECV_COPY, comm, 0, off, n);
     }
-    lane_close(l);
+    dt_lane_close(l);
+}
+
+void dt_build_ps(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    dt_sched_ps(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), dt_coll_size(c), 0, n, quant);
 }
 
 // ---- ring (Patarasuk & Yuan 2009; Baidu's allreduce): p-1 reduce-scatter steps, each
@@ -92,7 +99,7 @@ void dt_sched_ring_rs(dt_lane *l, int comm, int r, int p, size_t off, size_t n) 
                    dt_chunk_lo(n, p, cr + 1) - dt_chunk_lo(n, p, cr));
     }
     l->next_key = 0;
-    lane_close(l);  // rank r now owns chunk r, summed over all p ranks
+    dt_lane_close(l);  // rank r now owns chunk r, summed over all p ranks
 }
 
 void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant) {
@@ -111,12 +118,17 @@ void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, 
                    dt_chunk_lo(n, p, cr + 1) - dt_chunk_lo(n, p, cr));
     }
     l->next_key = 0;
-    lane_close(l);
+    dt_lane_close(l);
 }
 
 void dt_sched_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant) {
     dt_sched_ring_rs(l, comm, r, p, off, n);
     dt_sched_ring_ag(l, comm, r, p, off, n, quant);
+}
+
+// The whole allreduce as the registry calls it (coll_algos.c): every rank, the whole buffer.
+void dt_build_ring(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    dt_sched_ring(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), dt_coll_size(c), 0, n, quant);
 }
 
 // ---- Rabenseifner (Thakur, Rabenseifner & Gropp 2005, as MPICH's allreduce): with
@@ -189,7 +201,14 @@ void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int 
         if (r % 2 == 0) dt_lane_op(l, DT_OP_RECV_COPY, comm, r + 1, off, n);
         else dt_lane_op(l, DT_OP_SEND, comm, r - 1, off, n);
     }
-    lane_close(l);
+    dt_lane_close(l);
+}
+
+// rhd's short-message path where the cost model takes it (it costs rhd on its own links)
+void dt_build_rhd(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    int p = dt_coll_size(c);
+    int whole = dt_rhd_whole(dt_coll_get_opts(c), DT_ALGO_RHD, p, (double)n * (quant ? 2 : 4));
+    dt_sched_rhd(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), p, 0, n, quant, whole);
 }
 
 // ---- binomial trees (MPICH's reduce and broadcast): ⌈lg p⌉ rounds of whole messages,
@@ -203,7 +222,7 @@ void dt_sched_binomial_reduce(dt_lane *l, int comm, int r, int p, size_t off, si
         }
         if (r + mask < p) dt_lane_op(l, DT_OP_RECV_ADD, comm, r + mask, off, n);
     }
-    lane_close(l);
+    dt_lane_close(l);
 }
 
 void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, size_t n,
@@ -226,51 +245,5 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
         dt_lane_round(l);
         dt_lane_op(l, DT_OP_SEND, comm, r + mask, off, n);
     }
-    lane_close(l);
-}
-
-// ---- coarsening (timing-only simulation, coll.h) ----
-// Windows of k consecutive steps of one ring phase become one round: every rank of the ring
-// cuts its steps at the same step numbers, so what a rank sends right in window w is what
-// its neighbour receives from the left in window w (the counts match even where some steps
-// carry nothing). The ops of a window are summed per (kind, communicator, peer).
-static void coarsen_lane(dt_lane *l, int k, double alpha, double alpha_intra) {
-    if (l->n_rounds < 2) return;
-    dt_lane out = {0};
-    double *delay = callocCheck((size_t)l->n_rounds, sizeof(double));
-    dt_op *acc = mallocCheck((size_t)(l->n_ops + 1) * sizeof(dt_op));
-    int n_out = 0;
-    for (int a = 0; a < l->n_rounds;) {
-        int key = l->key[a], b = a + 1;
-        int phase = key >> 20, w = (key & 0xFFFFF) / k;
-        while (key && b < l->n_rounds && l->key[b] >> 20 == phase &&
-               (l->key[b] & 0xFFFFF) / k == w)
-            b++;
-        int n_acc = 0, intra = 0;
-        for (int i = l->round_start[a]; i < l->round_start[b]; i++) {
-            dt_op op = l->ops[i];
-            intra |= op.comm == DT_COMM_GROUP || op.comm == DT_COMM_ROW;
-            int j = 0;
-            while (j < n_acc && !(acc[j].kind == op.kind && acc[j].comm == op.comm &&
-                                  acc[j].peer == op.peer))
-                j++;
-            if (j == n_acc) acc[n_acc++] = op;
-            else acc[j].count += op.count, acc[j].off = 0;  // a sum of chunks fits from 0
-        }
-        dt_lane_round(&out);
-        for (int j = 0; j < n_acc; j++)
-            dt_lane_op(&out, acc[j].kind, acc[j].comm, acc[j].peer, acc[j].off, acc[j].count);
-        int steps = key ? (l->key[b - 1] & 0xFFFFF) - (key & 0xFFFFF) : 0;
-        delay[n_out++] = steps * (intra ? alpha_intra : alpha);
-        a = b;
-    }
-    free(acc);
-    free(l->ops), free(l->round_start), free(l->delay), free(l->key);
-    *l = out;
-    l->delay = delay;
-}
-
-void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra) {
-    if (k <= 1) return;
-    for (int i = 0; i < s->n_lanes; i++) coarsen_lane(&s->lanes[i], k, alpha, alpha_intra);
+    dt_lane_close(l);
 }

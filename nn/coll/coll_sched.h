@@ -1,15 +1,17 @@
-// coll_sched.h — inside the allreduce library: the schedule every algorithm compiles to,
-// and the context the engine runs it in. Not part of the API (nn/coll/coll.h is).
+// coll_sched.h — inside the allreduce library: the schedule every algorithm compiles to, the
+// functions that build one, and the registry entry that names an algorithm. Not part of the
+// API (nn/coll/coll.h is).
 //
 // A schedule is one or more independent *lanes* (dbtree runs its two trees as two lanes, so
 // neither waits for the other); a lane is a list of *rounds*; a round is a list of ops. The
-// engine posts every message of a round at once (MPI_Irecv / MPI_Isend), and when all of
-// them have completed it runs the round's local work in op order: RECV_ADD adds what
-// arrived into the buffer (dev->add: the γ term of the cost model), RECV_COPY installs it.
-// QUANT runs when the round is posted, before its sends (fp16 wire: the owner of a
-// finished chunk rounds its own copy as the receivers will see it). Offsets and counts are
-// in elements of the buffer; ops with count 0 are never recorded, and since both ends of a
-// message compute the same count, neither side posts it.
+// runner (coll_run.c) posts every message of a round at once (MPI_Irecv / MPI_Isend), and
+// when all of them have completed it runs the round's local work in op order: RECV_ADD adds
+// what arrived into the buffer (dev->add: the γ term of the cost model), RECV_COPY installs
+// it. QUANT runs when the round is posted, before its sends (fp16 wire: the owner of a
+// finished chunk rounds its own copy as the receivers will see it). NATIVE is the MPI
+// library's own allreduce of the range (the `mpi` algorithm, coll_native.c). Offsets and
+// counts are in elements of the buffer; ops with count 0 are never recorded, and since both
+// ends of a message compute the same count, neither side posts it.
 #ifndef DT_COLL_SCHED_H
 #define DT_COLL_SCHED_H
 
@@ -40,9 +42,9 @@ typedef struct {
     int n_ops, cap_ops;
     int *round_start;  // round k is ops [round_start[k], round_start[k+1])
     int n_rounds, cap_rounds;
-    double *delay;     // seconds to wait before posting round k (coarsened); NULL: none
-    // coarsening (coll.h): key[k] = (phase << 20) | step for the rounds of a ring phase,
-    // whose step s is the same step on every rank of the ring; 0 for any other round
+    double *delay;     // seconds to wait before posting round k (coll_coarsen.c); NULL: none
+    // coarsening (coll_coarsen.c): key[k] = (phase << 20) | step for the rounds of a ring
+    // phase, whose step s is the same step on every rank of the ring; 0 for any other round
     int *key;
     int next_key, phases;
 } dt_lane;
@@ -54,82 +56,17 @@ typedef struct {
     int n_lanes;
 } dt_sched;
 
-struct dt_coll {
-    MPI_Comm comms[DT_COMM_COUNT];  // duplicates and splits of the caller's communicator
-    int rank[DT_COMM_COUNT];        // this rank in each (-1 where MPI_COMM_NULL)
-    int size[DT_COMM_COUNT];        // their sizes (0 where MPI_COMM_NULL)
-    dt_device *dev;
-    dt_coll_opts o;                 // resolved
-    int tag_ub;                     // largest tag the MPI allows
-    unsigned long seq;              // allreduces started (tags)
-    dt_coll_req *inflight;          // list of requests not yet waited for
-    void *scratch[8];               // cached scratch blocks, reused across calls (fusion
-    size_t scratch_bytes[8];        // buckets in flight each hold one)
-    void *hscratch[8];              // the same for pinned host blocks (staging device
-    size_t hscratch_bytes[8];       // buffers: dev->device_memory without gpu_direct)
-    dt_coll_ext ext;                // the nccl algorithm, when attached
-    unsigned long native_started;   // `mpi` requests started, and how many of them have
-    unsigned long native_posted;    // posted the library's collective (same order everywhere)
-    // polling under SMPI (coll_sweep.c): a zero-byte message to self that
-    // has arrived once tick_lat has passed since tick_t; the requests waited on with it
-    MPI_Request tick[2];
-    double tick_t, tick_lat, swept_t;
-    const dt_coll_req *swept_by;
-    MPI_Request *sweep;
-    int sweep_cap;
-};
-
-// One allreduce in flight (coll_engine.c runs it).
-struct dt_coll_req {
-    dt_coll *c;
-    char *buf;
-    size_t count;
-    dt_dtype dtype;
-    int wire16;          // fp16 on the wire (float32 data)
-    size_t esize, wsize; // bytes per element in the buffer, on the wire
-    int tag;
-    dt_sched s;
-    int cur[DT_MAX_LANES];      // the round in flight (n_rounds once the lane is done)
-    int posted[DT_MAX_LANES];
-    MPI_Request *reqs;          // max_reqs per lane
-    int max_reqs;
-    char *scratch;              // per lane: tmp (received messages) then stage (fp16 sends)
-    size_t scratch_bytes;
-    size_t tmp_off[DT_MAX_LANES], stage_off[DT_MAX_LANES];
-    dt_coll_req *next;          // c->inflight list
-    // ---- staging (dev->device_memory without gpu_direct): buf is then a pinned host copy
-    // of the caller's device buffer dbuf, filled chunk by chunk; ldev is NULL (host sums) ----
-    dt_device *ldev;            // the device of the local work (NULL: host loops)
-    char *dbuf;
-    size_t chunk;               // elements per staging chunk
-    int n_chunks, staged;       // staged: every chunk has arrived on the host
-    uint64_t *ready;            // per chunk: the device's ticket of its copy
-    int back;                   // 0: not yet copied back; 1: copying; 2: done
-    uint64_t back_ticket;
-    void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
-    unsigned long native_seq;   // this request's place among the `mpi` ones (see post_round)
-};
-
-// Polling under SMPI (coll_sweep.c): the tick's first message, timed (dt_coll_create), and
-// its last (dt_coll_free); a sweep of the requests in flight for a poll of r, 1 when done.
-void dt_coll_tick_start(dt_coll *c);
-void dt_coll_tick_end(dt_coll *c);
-int dt_coll_sweep(dt_coll *c, const dt_coll_req *r);
-
 // Building (coll_sched.c)
 void dt_lane_round(dt_lane *l);  // opens a new round (empty rounds are dropped)
 void dt_lane_op(dt_lane *l, int kind, int comm, int peer, size_t off, size_t count);
+void dt_lane_close(dt_lane *l);  // drops a trailing empty round
 void dt_sched_free(dt_sched *s);
-// Timing-only: merge runs of up to k rounds with the same ops (kinds, communicators, peers)
-// into one, counts summed from offset 0, and a delay of (merged-1)·α, α_intra for rounds on
-// a group's or a row's communicator (coll.h, coarsen).
-void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra);
 // The chunk i of n elements split into p nearly equal parts: [chunk_lo(i), chunk_lo(i+1))
 static inline size_t dt_chunk_lo(size_t n, int p, int i) {
     return (size_t)((unsigned __int128)n * (unsigned)i / (unsigned)p);
 }
 
-// The algorithms (coll_flat.c, coll_tree.c, coll_hier.c) append their rounds to lane l for
+// The algorithms (coll_sched.c, coll_tree.c, coll_hier.c) append their rounds to lane l for
 // the buffer range [off, off+n) over communicator `comm` (rank r of p). `quant` is set
 // when the wire is fp16 (the allgather phases then round the owner's chunk first).
 void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);
@@ -148,8 +85,6 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
 // double binary tree: lanes 0 and 1 of s, `segments` pipeline segments per half
 void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
                      int quant);
-// the whole allreduce for c's resolved algorithm `a`
-void dt_sched_build(const dt_coll *c, dt_algo a, size_t n, int quant, dt_sched *s);
 
 // NCCL-style binary tree over p ranks (in-order numbering, ncclGetBtree's shape): the
 // parent (-1 at the root) and up to two children (-1 if absent) of rank r; tree 1 of the
@@ -157,5 +92,48 @@ void dt_sched_build(const dt_coll *c, dt_algo a, size_t n, int quant, dt_sched *
 void dt_btree(int r, int p, int *parent, int *child0, int *child1);
 void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1);
 int dt_dtree_depth(int p);  // edges from the root to the deepest leaf, over both trees
+
+// ---- the registry (coll_algos.c): one entry names an algorithm ----
+// To add an algorithm: write its schedule (a function like dt_sched_ring) and a builder
+// with the signature below, then add one entry to the table in coll_algos.c. dtrain --algo,
+// dtsim --algo, dtcoll-bench --algos, DTCOLL_ALGO and `auto` all read that table.
+// (A build can add entries without editing the table: see DT_ALGO_EXTRA in coll_algos.c.)
+typedef struct {
+    const char *name;  // as on the command line (--algo NAME)
+    // The whole allreduce of n elements on c (its ranks, communicators and resolved options;
+    // the rank is c->rank[DT_COMM_ALL] of c->size[DT_COMM_ALL]): append its rounds to lane 0
+    // of s (s->n_lanes = 2 for two lanes). quant: fp16 on the wire. NULL: not a schedule
+    // (auto, resolved first; nccl, run by another library).
+    void (*build)(const dt_coll *c, size_t n, int quant, dt_sched *s);
+    // Seconds for one allreduce of `bytes` per rank on p ranks by the α-β-γ model
+    // (coll_cost.c), NaN where the shape does not fit. NULL: unknown — auto never picks it
+    // and the fusion planner prices it as a ring.
+    double (*cost)(const dt_coll_opts *o, int p, double bytes);
+    // NULL: runs on any p. Else 0, or -1 with err set (DT_EXIT_USAGE, naming the option)
+    // when it cannot run on p ranks with the options o (checked by dt_coll_create).
+    int (*check)(const dt_coll_opts *o, int p, dt_error *err);
+    // May auto choose it on p ranks with o? NULL: wherever its cost is known.
+    int (*in_auto)(const dt_coll_opts *o, int p);
+    unsigned flags;    // DT_ALGO_SUMS_IN_WIRE_TYPE
+} dt_algo_def;
+
+// The library sums in the wire's type (the MPI library's, NCCL's): no fp16 on the wire.
+#define DT_ALGO_SUMS_IN_WIRE_TYPE 1u
+
+const dt_algo_def *dt_algo_get(dt_algo a);  // NULL when a names no entry
+int dt_algo_count(void);                     // entries, built-ins and a build's extras
+
+// The builders of the built-in algorithms, in the files of their schedules.
+void dt_build_ps(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_ring(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_rhd(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_dbtree(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_torus2d(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void dt_build_native(const dt_coll *c, size_t n, int quant, dt_sched *s);
+
+// A rank's place in a communicator of c (coll.c): its rank and the communicator's size.
+int dt_coll_rank_in(const dt_coll *c, int comm);
+int dt_coll_size_of(const dt_coll *c, int comm);
 
 #endif

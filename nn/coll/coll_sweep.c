@@ -11,7 +11,7 @@
 // real MPI tests.
 #include <stdlib.h>
 
-#include "coll_sched.h"
+#include "coll_internal.h"
 
 #ifdef DT_SMPI
 static void tick_post(dt_coll *c) {

@@ -3,7 +3,8 @@
 // over the same ranks, built so that a rank that is an inner node of one is (nearly
 // always) a leaf of the other. Each tree reduces one half of the buffer to its root and
 // broadcasts it back, in `segments` pipelined pieces, so every link carries about n bytes
-// each way and the latency grows with lg p, not p. Not here: the engine (coll_engine.c).
+// each way and the latency grows with lg p, not p. Not here: running them (coll_run.c; coll_request.c polls the two lanes).
+#include "coll_cost.h"
 #include "coll_sched.h"
 
 // The in-order binary tree of ncclGetBtree: a rank's height is its lowest set bit; rank 0
@@ -91,9 +92,7 @@ static void tree_lane(dt_lane *l, int tree, int comm, int r, int p, size_t off, 
         if (k >= 1 && c1 >= 0) dt_lane_op(l, DT_OP_SEND, comm, c1, SEG(k - 1));
     }
 #undef SEG
-    // drop trailing empty rounds
-    while (l->n_rounds > 0 && l->round_start[l->n_rounds - 1] == l->round_start[l->n_rounds])
-        l->n_rounds--;
+    dt_lane_close(l);
 }
 
 void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
@@ -103,4 +102,12 @@ void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, 
     s->n_lanes = 2;
     tree_lane(&s->lanes[0], 0, comm, r, p, off, half, segments, quant);
     tree_lane(&s->lanes[1], 1, comm, r, p, off + half, n - half, segments, quant);
+}
+
+// The whole allreduce as the registry calls it (coll_algos.c): the cost model picks S.
+void dt_build_dbtree(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    int p = dt_coll_size(c);
+    dt_sched_dbtree(s, DT_COMM_ALL, dt_coll_rank(c), p, 0, n,
+                    dt_dbtree_segments(dt_coll_get_opts(c), p, (double)n * (quant ? 2 : 4)),
+                    quant);
 }

@@ -1,0 +1,111 @@
+// coll_algos.c — the registry of allreduce algorithms: one entry each (coll_sched.h's
+// dt_algo_def: name, schedule builder, cost, constraints). Everything that names an
+// algorithm reads this table: dt_algo_parse (dtrain --algo, dtsim --algo, dtcoll-bench
+// --algos, DTCOLL_ALGO), dt_coll_create's checks, the cost model behind `auto` and the
+// fusion planner, and the request that builds the schedule. Adding an algorithm is one
+// entry here, its builder beside its schedule.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "coll_cost.h"
+#include "coll_sched.h"
+
+// ---- constraints of the built-ins ----
+
+// hier "rs" pairs local rank i of every group: the groups must be equal.
+static int hier_check(const dt_coll_opts *o, int p, dt_error *err) {
+    if (o->hier_rs && p % o->group)
+        return dt_fail(err, DT_EXIT_USAGE, "allreduce: hier rs needs equal groups, but %d ranks "
+                       "do not split into groups of %d (use the reduce variant or another group "
+                       "size)", p, o->group);
+    return 0;
+}
+
+// auto takes hier only where there are groups to speak of, and a grid only where the user
+// drew one (its X rings are costed as intra links).
+static int hier_in_auto(const dt_coll_opts *o, int p) { return o->group > 1 && o->group < p; }
+static int torus2d_in_auto(const dt_coll_opts *o, int p) {
+    (void)p;
+    return o->tx > 1 && o->ty > 1;
+}
+
+// A build adds algorithms without editing this table: compile this file with
+// -DDT_ALGO_EXTRA='"file.h"', a header that declares their builders and defines
+// DT_ALGO_EXTRA_ENTRIES as more entries like the ones below (lesson 04's ring,
+// tests/coll's throwaway algorithm). Their numbers follow DT_ALGO_COUNT.
+#ifdef DT_ALGO_EXTRA
+#include DT_ALGO_EXTRA
+#endif
+#ifndef DT_ALGO_EXTRA_ENTRIES
+#define DT_ALGO_EXTRA_ENTRIES
+#endif
+
+// In the order of dt_algo (coll.h): the built-ins' numbers are their places here.
+static const dt_algo_def algos[] = {
+    //  name       builder           cost             check       in auto          flags
+    {"mpi",     dt_build_native,  NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
+    {"ps",      dt_build_ps,      dt_cost_ps,      NULL,       NULL,            0},
+    {"ring",    dt_build_ring,    dt_cost_ring,    NULL,       NULL,            0},
+    {"rhd",     dt_build_rhd,     dt_cost_rhd,     NULL,       NULL,            0},
+    {"dbtree",  dt_build_dbtree,  dt_cost_dbtree,  NULL,       NULL,            0},
+    {"hier",    dt_build_hier,    dt_cost_hier,    hier_check, hier_in_auto,    0},
+    {"torus2d", dt_build_torus2d, dt_cost_torus2d, NULL,       torus2d_in_auto, 0},
+    {"nccl",    NULL,             NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
+    {"auto",    NULL,             NULL,            NULL,       NULL,            0},
+    DT_ALGO_EXTRA_ENTRIES
+};
+
+#define N_ALGOS ((int)(sizeof algos / sizeof algos[0]))
+_Static_assert(N_ALGOS >= DT_ALGO_COUNT, "coll.h's dt_algo and the table disagree");
+
+int dt_algo_count(void) { return N_ALGOS; }
+
+const dt_algo_def *dt_algo_get(dt_algo a) {
+    return (unsigned)a < (unsigned)N_ALGOS ? &algos[a] : NULL;
+}
+
+const char *dt_algo_name(dt_algo a) {
+    const dt_algo_def *d = dt_algo_get(a);
+    return d ? d->name : "?";
+}
+
+// "mpi, ps, ring, ..." into buf
+static const char *valid_names(char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < N_ALGOS && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", algos[i].name);
+    return buf;
+}
+
+int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) {
+    for (int i = 0; s && i < N_ALGOS; i++)
+        if (strcasecmp(s, algos[i].name) == 0) {
+            *out = (dt_algo)i;
+            return 0;
+        }
+    char names[512];
+    return dt_fail(err, DT_EXIT_USAGE, "%s: unknown allreduce algorithm '%s' (valid: %s)",
+                   what ? what : "algorithm", s ? s : "(null)",
+                   valid_names(names, sizeof names));
+}
+
+double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
+    const dt_algo_def *d = dt_algo_get(a);
+    return d && d->cost ? d->cost(o, p, bytes) : NAN;
+}
+
+// The cheapest by the cost model; ring unless another is strictly cheaper.
+dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
+    dt_algo best = DT_ALGO_RING;
+    double tbest = dt_cost_ring(o, p, bytes);
+    for (int i = 0; i < N_ALGOS; i++) {
+        const dt_algo_def *d = &algos[i];
+        if (i == DT_ALGO_RING || !d->cost || (d->in_auto && !d->in_auto(o, p))) continue;
+        double t = d->cost(o, p, bytes);
+        if (t < tbest) tbest = t, best = (dt_algo)i;  // NaN never compares less
+    }
+    return best;
+}
