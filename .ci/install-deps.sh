@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs dtlab's dependencies from Debian 12's packages (DESIGN.md, "Dependencies"), only
-# those that are missing. python3-torchvision is PyTorch: the independent reference that
-# the cross-check tests compare our models and weights files with (and the benchmark's peer).
+# Installs dtlab's dependencies from Debian 12's packages (docs/architecture.md,
+# "Dependencies"), only those that are missing. python3-torchvision is PyTorch: the independent
+# reference that the cross-check tests compare our models and weights files with (and the
+# benchmark's peer).
 set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libopenmpi-dev openmpi-bin
       libsimgrid-dev libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev

@@ -1,8 +1,8 @@
 // dt.h — the few things every file of dtlab needs: error reporting that carries
-// __FILE__/__LINE__ (llm.c's mallocCheck/fopenCheck style), and the dt_error record
-// through which library code reports bad input to the program that called it.
-// Not a framework: no logging levels, no globals. nn/ has no mutable globals at all
-// (the simulator runs every rank in one process, see DESIGN.md).
+// __FILE__/__LINE__ (llm.c's mallocCheck/fopenCheck style), and the dt_error record through
+// which library code reports bad input to the program that called it. Not a framework: no
+// logging levels, no globals. nn/ has no mutable globals at all (the simulator runs every rank
+// in one process: docs/architecture.md, "No mutable globals in nn/").
 #ifndef DT_H
 #define DT_H
 
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-// Exit codes, DESIGN.md "Conventions that users see".
+// Exit codes, docs/conventions.md "Exit codes".
 #define DT_EXIT_OK 0
 #define DT_EXIT_RUNTIME 1
 #define DT_EXIT_USAGE 2

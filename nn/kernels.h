@@ -40,7 +40,7 @@ DT_HD void dt_sgd_elem(float *w, float g, float *v, float lr, float m, float wd,
     *v = vn;
     *w -= lr * (nesterov ? gp + m * vn : vn);
 }
-// LARS, You, Gitman, Ginsburg 2017, Alg. 1 in the MLPerf form of REFERENCE.md:
+// LARS, You, Gitman, Ginsburg 2017, Alg. 1 in the MLPerf form (docs/formulas.md, "LARS"):
 // v = m*v + scaled_lr*(g + wd*w); w -= v
 DT_HD void dt_lars_elem(float *w, float g, float *v, float scaled_lr, float m, float wd) {
     float vn = m * *v + scaled_lr * (g + wd * *w);

@@ -1,7 +1,7 @@
 // safetensors_write.c — writing the safetensors format (see safetensors.c for the layout),
 // atomically: the file is written to PATH.tmp.<pid>, flushed, fsync'ed and renamed over PATH,
 // so a reader sees the old file or the whole new one; on any failure the temporary file is
-// removed and an existing PATH is left untouched (DESIGN.md "never a partial file").
+// removed and an existing PATH is left untouched (docs/conventions.md, "Never a partial file").
 // Not here: reading and validation (safetensors.c), a network's weights.
 #include "safetensors.h"
 

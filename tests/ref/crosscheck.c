@@ -15,9 +15,10 @@
 #include "net.h"
 #include "safetensors.h"
 
-// Base tolerances, relative to the largest magnitude of the reference tensor (STYLE.md: fp32
-// ~1e-5 relative on logits, gradients looser). Our arithmetic is fp32, the reference float64.
-// Raised to 10x PyTorch's own fp32 error where that is larger (see compare()).
+// Base tolerances, relative to the largest magnitude of the reference tensor
+// (docs/conventions.md, "Reference implementations and tolerances": fp32 ~1e-5 relative on
+// logits, gradients looser). Our arithmetic is fp32, the reference float64. Raised to 10x
+// PyTorch's own fp32 error where that is larger (see compare()).
 #define TOL_LOGITS 1e-5
 #define TOL_LOSS 1e-5
 #define TOL_GRAD 1e-4

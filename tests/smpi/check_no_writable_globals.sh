@@ -1,12 +1,13 @@
 #!/bin/sh
 # check_no_writable_globals.sh — proves that a static library (libdtnn.a) defines no writable
-# global or static variable: no object symbol in .data, .bss or thread-local .tdata/.tbss
-# (nm classes D d B b, and TLS). SimGrid's SMPI runs every rank in one process, and dtlab runs
-# it with -no-privatize (no per-rank copy of globals), so one such variable would silently be
-# shared by all simulated ranks (DESIGN.md). Allowed: code (OpenMP's outlined *._omp_fn.N are
-# functions), read-only data (.rodata: string literals, static const tables), and
-# .data.rel.ro* (static const tables of pointers: written once by the dynamic loader under
-# -fPIC, then read-only: RELRO). Not a general linter: it reads symbols, not source.
+# global or static variable: no object symbol in .data, .bss or thread-local .tdata/.tbss (nm
+# classes D d B b, and TLS). SimGrid's SMPI runs every rank in one process, and dtlab runs it
+# with -no-privatize (no per-rank copy of globals), so one such variable would silently be
+# shared by all simulated ranks (docs/architecture.md, "No mutable globals in nn/"). Allowed:
+# code (OpenMP's outlined *._omp_fn.N are functions), read-only data (.rodata: string literals,
+# static const tables), and .data.rel.ro* (static const tables of pointers: written once by the
+# dynamic loader under -fPIC, then read-only: RELRO). Not a general linter: it reads symbols,
+# not source.
 #
 # usage: check_no_writable_globals.sh NM LIBRARY.a
 # Exit: 0 none found; 1 found (each printed as "writable global: <symbol> (<section>) in

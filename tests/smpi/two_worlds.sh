@@ -1,10 +1,10 @@
 #!/bin/sh
 # two_worlds.sh — runs one training program twice and compares the losses it prints, step by
 # step: typically the same source compiled against Open MPI (run with mpirun) and against
-# SimGrid's SMPI (run with smpirun -no-privatize), which is dtlab's central promise (DESIGN.md:
-# "the same trainer ... is compiled twice"). It can also compare two rank counts of one world
-# (data parallelism: P ranks with batch G/P each must follow the run with 1 rank and batch G).
-# Not a benchmark: wall times are printed for information only.
+# SimGrid's SMPI (run with smpirun -no-privatize), which is dtlab's central promise
+# (docs/architecture.md: "the same trainer ... is compiled twice"). It can also compare two rank
+# counts of one world (data parallelism: P ranks with batch G/P each must follow the run with 1
+# rank and batch G). Not a benchmark: wall times are printed for information only.
 #
 # usage: two_worlds.sh [options] --run KIND:NP --run KIND:NP [-- program arguments]
 #   KIND mpi   runs  MPIRUN -np NP --oversubscribe MPI_EXE args

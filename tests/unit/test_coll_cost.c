@@ -1,8 +1,8 @@
 // test_coll_cost.c — the allreduce library's pure parts: the double binary tree's shape
-// (nn/coll/coll_tree.c) and the α-β-γ cost model (nn/coll/coll_cost.c) against the closed
-// forms of REFERENCE.md (Thakur, Rabenseifner & Gropp 2005), written out independently
-// here, with fresh random machines (α, β, γ) and sizes from tu_seed(). Relative tolerance
-// 1e-12 (the same few float64 operations in another order).
+// (nn/coll/coll_tree.c) and the α-β-γ cost model (nn/coll/coll_cost.c) against the closed forms
+// of docs/formulas.md, "Collective costs" (Thakur, Rabenseifner & Gropp 2005), written out
+// independently here, with fresh random machines (α, β, γ) and sizes from tu_seed(). Relative
+// tolerance 1e-12 (the same few float64 operations in another order).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,8 +76,9 @@ static void assert_rhd(const dt_coll_opts *o, int p, double n, double halving, d
     }
 }
 
-// Ring and Rabenseifner on p = 2^k with n divisible by p: REFERENCE.md's closed forms; rhd's
-// short-message path: k·(α + nβ + nγ). Sizes from 4p bytes up, so both paths are taken.
+// Ring and Rabenseifner on p = 2^k with n divisible by p: the closed forms of docs/formulas.md,
+// "Collective costs"; rhd's short-message path: k·(α + nβ + nγ). Sizes from 4p bytes up, so
+// both paths are taken.
 static void test_ring_and_rhd_match_reference_closed_forms_power_of_two(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());

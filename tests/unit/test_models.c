@@ -136,13 +136,13 @@ static void check_table(const dt_net *net) {
     assert_int_equal(next_running, net->n_total);
 }
 
-// ---- parameter counts: published constants (torchvision docs, REFERENCE.md) ----
+// ---- parameter counts: published constants (torchvision, docs/hardware.md "Models") ----
 
 static void test_resnet_imagenet_parameter_counts_equal_torchvision_published(void **state) {
     (void)state;
     // torchvision.models: ResNet{18,34,50,101,152}_Weights meta "num_params"; trainable
-    // tensors: REFERENCE.md for 50 (161) and 101 (314), else one weight per conv and a BN
-    // (gamma, beta) after it, plus fc weight and bias: 3 * convs + 2.
+    // tensors: docs/hardware.md "Models" for 50 (161) and 101 (314), else one weight per conv
+    // and a BN (gamma, beta) after it, plus fc weight and bias: 3 * convs + 2.
     static const struct { const char *name; size_t params; int tensors; } CASES[] = {
         {"resnet18", 11689512, 3 * (17 + 3) + 2},  {"resnet34", 21797672, 3 * (33 + 3) + 2},
         {"resnet101", 44549160, 314},              {"resnet152", 60192808, 3 * (151 + 4) + 2},
@@ -165,7 +165,7 @@ static void test_resnet_imagenet_parameter_counts_equal_torchvision_published(vo
 
 static void test_resnet50_has_53_conv_106_bn_tensors_and_fc(void **state) {
     (void)state;
-    // REFERENCE.md: ResNet-50 161 tensors (53 conv, 106 BN, fc w+b)
+    // docs/hardware.md "Models": ResNet-50 161 tensors (53 conv, 106 BN, fc w+b)
     dt_net *net = shared("resnet50", 3, 224, 224, 1000);
     int convs = 0, bn = 0, fc = 0;
     for (int i = 0; i < net->n_params; i++) {

@@ -1,12 +1,12 @@
 // test_sim_calibration.c — the GPU profiles of sim/gpu_profiles.c reproduce the published
-// single-GPU ResNet-50 training throughput (REFERENCE.md: NVIDIA DeepLearningExamples,
-// PyTorch, batch 256) within 10 %: V100 fp32 367 img/s, V100 AMP 1200, A100 TF32 938, A100
-// AMP 2470. One training step runs as nn/train.c runs it on one rank (forward in training
-// mode, loss, backward, SGD step; no allreduce with one GPU; the host batch copy is left out,
-// as a data loader overlaps it with compute) on the model device, which does no math, and
-// images/s = 256 / simulated seconds. Also checked: the FLOPs the device charged match the
-// layers' own counts (dt_net_step_flops, nn/layer_*.c) within 1 %, and building the
-// network at batch 256 (~25 GiB of device buffers) leaves the resident set small.
+// single-GPU ResNet-50 training throughput (docs/hardware.md, "Published throughputs": NVIDIA
+// DeepLearningExamples, PyTorch, batch 256) within 10 %: V100 fp32 367 img/s, V100 AMP 1200,
+// A100 TF32 938, A100 AMP 2470. One training step runs as nn/train.c runs it on one rank
+// (forward in training mode, loss, backward, SGD step; no allreduce with one GPU; the host
+// batch copy is left out, as a data loader overlaps it with compute) on the model device, which
+// does no math, and images/s = 256 / simulated seconds. Also checked: the FLOPs the device
+// charged match the layers' own counts (dt_net_step_flops, nn/layer_*.c) within 1 %, and
+// building the network at batch 256 (~25 GiB of device buffers) leaves the resident set small.
 // The derived profiles (P100, P40, H100) are printed, not asserted: no published figure.
 #include <math.h>
 #include <stdio.h>
@@ -106,8 +106,8 @@ static void test_a100_amp_resnet50_matches_published_2470_img_s(void **state) {
     check("a100", DT_PREC_FP16, 2470);
 }
 
-// No published figure in REFERENCE.md: printed for the reader, only required to be finite
-// and ordered as the datasheets are (newer GPU, more images per second).
+// No published figure (docs/hardware.md, "Published throughputs"): printed for the reader, only
+// required to be finite and ordered as the datasheets are (newer GPU, more images per second).
 static void test_derived_profiles_print_and_order_by_generation(void **state) {
     (void)state;
     double p40 = train_step("p40", DT_PREC_FP32).img_s;

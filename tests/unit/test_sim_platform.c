@@ -1,8 +1,8 @@
-// test_sim_platform.c — the cluster presets against REFERENCE.md (numbers recomputed here
-// from the published figures, not copied from sim/platform.c), sizing and bad input, the
-// topology parameters, the α-β figures, the written platform and hostfile read back, atomic
-// writes, and the check of user platform files. The SimGrid side (the XML loads, the
-// bandwidths SimGrid grants) is tests/sim.
+// test_sim_platform.c — the cluster presets against docs/hardware.md, "Clusters of the landmark
+// runs" (numbers recomputed here from the published figures, not copied from sim/platform.c),
+// sizing and bad input, the topology parameters, the α-β figures, the written platform and
+// hostfile read back, atomic writes, and the check of user platform files. The SimGrid side
+// (the XML loads, the bandwidths SimGrid grants) is tests/sim.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@ static int setup(void **state) {
     return 0;
 }
 
-// ---- presets against REFERENCE.md ----
+// ---- presets against docs/hardware.md, "Clusters of the landmark runs" ----
 
 typedef struct {
     const char *name, *gpu;
