@@ -31,12 +31,16 @@ static int torus2d_in_auto(const dt_coll_opts *o, int p) {
     return o->tx > 1 && o->ty > 1;
 }
 
-// A build adds algorithms without editing this table: compile this file with
-// -DDT_ALGO_EXTRA='"file.h"', a header that declares their builders and defines
-// DT_ALGO_EXTRA_ENTRIES as more entries like the ones below (lesson 04's ring,
-// tests/coll's throwaway algorithm). Their numbers follow DT_ALGO_COUNT.
+// A build adds algorithms without editing this table: compile this file into the program
+// with -DDT_ALGO_EXTRA='"file.h"', a header that declares their builders and defines
+// DT_ALGO_EXTRA_ENTRIES as more entries like the ones below (tests/coll/algo_reverse_ring.h
+// does; so can a lesson's ring). Their numbers follow DT_ALGO_COUNT. The library's own copy
+// of this file is then overridden: its functions are weak symbols.
 #ifdef DT_ALGO_EXTRA
 #include DT_ALGO_EXTRA
+#define DT_REGISTRY
+#else
+#define DT_REGISTRY __attribute__((weak))
 #endif
 #ifndef DT_ALGO_EXTRA_ENTRIES
 #define DT_ALGO_EXTRA_ENTRIES
@@ -60,13 +64,13 @@ static const dt_algo_def algos[] = {
 #define N_ALGOS ((int)(sizeof algos / sizeof algos[0]))
 _Static_assert(N_ALGOS >= DT_ALGO_COUNT, "coll.h's dt_algo and the table disagree");
 
-int dt_algo_count(void) { return N_ALGOS; }
+DT_REGISTRY int dt_algo_count(void) { return N_ALGOS; }
 
-const dt_algo_def *dt_algo_get(dt_algo a) {
+DT_REGISTRY const dt_algo_def *dt_algo_get(dt_algo a) {
     return (unsigned)a < (unsigned)N_ALGOS ? &algos[a] : NULL;
 }
 
-const char *dt_algo_name(dt_algo a) {
+DT_REGISTRY const char *dt_algo_name(dt_algo a) {
     const dt_algo_def *d = dt_algo_get(a);
     return d ? d->name : "?";
 }
@@ -80,7 +84,7 @@ static const char *valid_names(char *buf, size_t n) {
     return buf;
 }
 
-int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) {
+DT_REGISTRY int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) {
     for (int i = 0; s && i < N_ALGOS; i++)
         if (strcasecmp(s, algos[i].name) == 0) {
             *out = (dt_algo)i;
@@ -92,13 +96,13 @@ int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) 
                    valid_names(names, sizeof names));
 }
 
-double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
+DT_REGISTRY double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
     const dt_algo_def *d = dt_algo_get(a);
     return d && d->cost ? d->cost(o, p, bytes) : NAN;
 }
 
 // The cheapest by the cost model; ring unless another is strictly cheaper.
-dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
+DT_REGISTRY dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
     dt_algo best = DT_ALGO_RING;
     double tbest = dt_cost_ring(o, p, bytes);
     for (int i = 0; i < N_ALGOS; i++) {
