@@ -137,10 +137,14 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     defaults(o);
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+    for (int c, li; (li = -1, c = getopt_long(argc, argv, "", opts, &li)) != -1;) {
         long v;
         double x;
+        // The option for messages: a known one by its full name (argv[optind - 1] is the
+        // value when that came as a separate word), anything else as typed.
+        char known[48];
         const char *name = optind > 1 ? argv[optind - 1] : "?";
+        if (li >= 0) snprintf(known, sizeof known, "--%s", opts[li].name), name = known;
         switch (c) {
         case MODEL: copy_str(o->model, sizeof o->model, optarg); break;
         case DATA:
