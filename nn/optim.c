@@ -3,7 +3,7 @@
 // weight decay, and the LARS trust ratio from the norms. The per-element arithmetic runs on
 // the device (sgd_update / lars_update, formulas in nn/kernels.h); only per-tensor scalars
 // are computed here on the host. Not here: learning-rate schedules and loss scaling
-// (nn/schedule.c), gradient averaging (coll/), clipping.
+// (nn/lr_schedule.c), gradient averaging (coll/), clipping.
 #include "optim.h"
 
 #include <math.h>

@@ -47,10 +47,10 @@ void dt_optim_free(dt_optim *opt);
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
 
 // ---- learning-rate schedules ----
-typedef enum { DT_SCHED_CONST, DT_SCHED_STEP, DT_SCHED_POLY } dt_sched_kind;
+typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY } dt_lr_schedule_kind;
 
 typedef struct {
-    dt_sched_kind kind;
+    dt_lr_schedule_kind kind;
     float base_lr;        // peak learning rate, reached at the end of warm-up
     double warmup_steps;  // linear warm-up from warmup_start*base_lr to base_lr
     float warmup_start;   // fraction of base_lr at step 0 (Goyal et al.: 0.1/ (k n / 256))

@@ -239,13 +239,15 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
     // it so a resumed run draws the masks the uninterrupted run would have drawn.
     for (int64_t i = 0; i < st.step; i++) net->dropout_seed = dt_mix64(net->dropout_seed);
 
-    dt_lr_schedule sched = {.kind = o->schedule, .warmup_steps = o->warmup_epochs * spe,
-                            .warmup_start = 0.1f, .total_steps = (double)o->epochs * spe,
-                            .power = 2, .gamma = 0.1f};
-    sched.base_lr = o->lr > 0 ? o->lr : dt_linear_scaling_lr(0.1f, o->global_batch);
-    if (o->schedule == DT_SCHED_STEP) {  // decay at 50 % and 75 % of training
-        sched.n_milestones = 2;
-        sched.milestones[0] = 0.5 * sched.total_steps, sched.milestones[1] = 0.75 * sched.total_steps;
+    dt_lr_schedule lr_schedule = {.kind = o->lr_schedule,
+                                  .warmup_steps = o->warmup_epochs * spe, .warmup_start = 0.1f,
+                                  .total_steps = (double)o->epochs * spe, .power = 2,
+                                  .gamma = 0.1f};
+    lr_schedule.base_lr = o->lr > 0 ? o->lr : dt_linear_scaling_lr(0.1f, o->global_batch);
+    if (o->lr_schedule == DT_LR_STEP) {  // decay at 50 % and 75 % of training
+        lr_schedule.n_milestones = 2;
+        lr_schedule.milestones[0] = 0.5 * lr_schedule.total_steps;
+        lr_schedule.milestones[1] = 0.75 * lr_schedule.total_steps;
     }
     if (st.epoch >= o->epochs) {
         if (rank == 0) printf("dtrain: checkpoint already holds %lld epochs\n", (long long)st.epoch);
@@ -272,7 +274,8 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
         printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%d per rank), "
                "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
                train->name, (long long)train->n, ranks, dev_desc, o->global_batch, cfg.batch,
-               (long long)spe, sched.base_lr, o->optimizer == DT_OPT_LARS ? "LARS" : "SGD",
+               (long long)spe, lr_schedule.base_lr,
+               o->optimizer == DT_OPT_LARS ? "LARS" : "SGD",
                dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " (fp16)" : "", tr.n_buckets,
                tr.n_buckets == 1 ? "" : "s", tr.overlap ? " overlapping backward" : "");
     signal(SIGINT, on_signal);
@@ -295,7 +298,7 @@ static int run(const dtrain_opts *o, int rank, int ranks) {
                     "(example %lld of %s); the data is corrupt", (long long)st.step,
                     (long long)b.indices[bad_ex], train->name);
         if ((rc = agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &err, rank))) goto out;
-        float lr = dt_lr_at(&sched, (double)st.step);
+        float lr = dt_lr_at(&lr_schedule, (double)st.step);
         float loss = dt_train_step(&tr, b.x, b.labels, lr);
         if (!isfinite(loss)) {
             if (rank == 0)

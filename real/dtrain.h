@@ -26,7 +26,7 @@ typedef struct {
     float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)
     double warmup_epochs;    // --warmup
     dt_opt_kind optimizer;   // --optimizer sgd|lars
-    dt_sched_kind schedule;  // --schedule const|step|poly
+    dt_lr_schedule_kind lr_schedule;  // --lr-schedule const|step|poly (old: --schedule)
     float momentum, weight_decay, trust;  // --momentum --wd --trust
     int nesterov;            // --nesterov
     float dropout;           // --dropout (AlexNet / smallcnn classifier), default 0.5
