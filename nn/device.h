@@ -110,8 +110,9 @@ struct dt_device {
                             int OW, float *y);
     void (*avgpool_backward)(dt_device *d, const float *dy, int B, int C, int H, int W, int OH,
                              int OW, float *dx);
-    // inverted dropout: mask[i] = keep(seed, i) ? 1/(1-p) : 0 (nn/kernels.h dt_dropout_keep,
-    // a counter-based hash, so every device draws the same mask); y = x*mask
+    // inverted dropout: mask[i] = dt_dropout_mask(seed, i, p), 1/(1-p) with probability
+    // 1-p, else 0 (nn/kernels.h: a counter-based hash, so every device draws the same
+    // mask); y = x*mask
     void (*dropout_forward)(dt_device *d, const float *x, float *y, float *mask, size_t n,
                             float p, uint64_t seed);
     // dx += dy*mask
