@@ -149,8 +149,9 @@ struct dt_device {
     // PyTorch SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr * (nesterov ? g' + momentum*v : v)
     void (*sgd_update)(dt_device *d, float *w, const float *g, float *v, size_t n, float lr,
                        float momentum, float wd, int nesterov);
-    // LARS (You et al. 2017, MLPerf form, REFERENCE.md): v = momentum*v + scaled_lr*(g + wd*w);
-    // w -= v, where scaled_lr = lr_t * local_lr was computed on the host from the norms.
+    // LARS (You et al. 2017, MLPerf form: docs/formulas.md, "LARS"):
+    // v = momentum*v + scaled_lr*(g + wd*w); w -= v, where scaled_lr = lr_t * local_lr was
+    // computed on the host from the norms.
     void (*lars_update)(dt_device *d, float *w, const float *g, float *v, size_t n,
                         float scaled_lr, float momentum, float wd);
 

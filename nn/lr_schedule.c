@@ -3,7 +3,8 @@
 // (Goyal et al.: x0.1 at epochs 30, 60, 80) or polynomial decay (You et al. 2017; MLPerf
 // LARS: power 2); the linear scaling rule; and dynamic loss scaling for fp16 gradients
 // (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
-// scaler's two device calls. Not here: the optimizers themselves (nn/optim.c).
+// scaler's two device calls (formulas: docs/formulas.md, "Learning-rate schedules" and
+// "Mixed precision and loss scaling"). Not here: the optimizers themselves (nn/optim.c).
 #include <math.h>
 
 #include "optim.h"

@@ -1,7 +1,7 @@
 // dtrain_opts.c — dtrain's command line: getopt_long, defaults that train something
 // meaningful with no arguments (Fashion-MNIST's 2-conv baseline, smallcnn, to ~91.6 % top-1
-// in 5 epochs: about 6 minutes on 2 cores), and checks that name the
-// option and what was expected (exit code 2, DESIGN.md).
+// in 5 epochs: about 6 minutes on 2 cores), and checks that name the option and what was
+// expected (exit code 2: docs/conventions.md, "Exit codes").
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
