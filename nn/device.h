@@ -110,8 +110,9 @@ struct dt_device {
                             int OW, float *y);
     void (*avgpool_backward)(dt_device *d, const float *dy, int B, int C, int H, int W, int OH,
                              int OW, float *dx);
-    // inverted dropout: mask[i] = keep(seed, i) ? 1/(1-p) : 0 (nn/kernels.h dt_dropout_keep,
-    // a counter-based hash, so every device draws the same mask); y = x*mask
+    // inverted dropout: mask[i] = dt_dropout_mask(seed, i, p), 1/(1-p) with probability
+    // 1-p, else 0 (nn/kernels.h: a counter-based hash, so every device draws the same
+    // mask); y = x*mask
     void (*dropout_forward)(dt_device *d, const float *x, float *y, float *mask, size_t n,
                             float p, uint64_t seed);
     // dx += dy*mask
@@ -148,8 +149,9 @@ struct dt_device {
     // PyTorch SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr * (nesterov ? g' + momentum*v : v)
     void (*sgd_update)(dt_device *d, float *w, const float *g, float *v, size_t n, float lr,
                        float momentum, float wd, int nesterov);
-    // LARS (You et al. 2017, MLPerf form, REFERENCE.md): v = momentum*v + scaled_lr*(g + wd*w);
-    // w -= v, where scaled_lr = lr_t * local_lr was computed on the host from the norms.
+    // LARS (You et al. 2017, MLPerf form: docs/formulas.md, "LARS"):
+    // v = momentum*v + scaled_lr*(g + wd*w); w -= v, where scaled_lr = lr_t * local_lr was
+    // computed on the host from the norms.
     void (*lars_update)(dt_device *d, float *w, const float *g, float *v, size_t n,
                         float scaled_lr, float momentum, float wd);
 

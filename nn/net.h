@@ -105,7 +105,7 @@ static inline int dt_net_last(const dt_net *net) { return net->n_layers - 1; }
 const dt_param *dt_net_find_param(const dt_net *net, const char *name);
 size_t dt_net_count_trainable(const dt_net *net);  // == n_trainable
 
-// ---- running (nn/net.c) ----
+// ---- running (nn/net_run.c) ----
 // Copy a batch from the host: x (B, in_c, in_h, in_w) floats, labels (B) in [0, classes).
 void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_host);
 // forward through every layer; training selects batch statistics and dropout
@@ -123,7 +123,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
 double dt_net_step_flops(const dt_net *net);
 double dt_net_forward_flops(const dt_net *net);
 
-// ---- the model zoo (nn/models_resnet.c, nn/models_alexnet.c) ----
+// ---- the model zoo (nn/models.c; builders in nn/models_resnet.c, nn/models_alexnet.c) ----
 // Names: resnet18 resnet34 resnet50 resnet101 resnet152 (torchvision ImageNet v1.5, stride
 // on the 3x3), resnet8 resnet14 resnet20 resnet32 resnet44 resnet56 resnet110 (He et al.
 // 2016 CIFAR, 6n+2, option A identity shortcuts replaced by 1x1 projection, see

@@ -3,7 +3,7 @@
 // weight decay, and the LARS trust ratio from the norms. The per-element arithmetic runs on
 // the device (sgd_update / lars_update, formulas in nn/kernels.h); only per-tensor scalars
 // are computed here on the host. Not here: learning-rate schedules and loss scaling
-// (nn/schedule.c), gradient averaging (coll/), clipping.
+// (nn/lr_schedule.c), gradient averaging (coll/), clipping.
 #include "optim.h"
 
 #include <math.h>
@@ -16,8 +16,8 @@ dt_optim_config dt_optim_config_default(dt_opt_kind kind) {
     c.momentum = 0.9f;        // Goyal et al. 2017
     c.weight_decay = 1e-4f;   // Goyal et al. 2017
     c.nesterov = 0;
-    c.trust = 0.001f;         // REFERENCE.md: LARS eta
-    c.eps = 1e-9f;            // REFERENCE.md: LARS epsilon
+    c.trust = 0.001f;         // LARS eta (docs/formulas.md, "LARS")
+    c.eps = 1e-9f;            // LARS epsilon (docs/formulas.md, "LARS")
     return c;
 }
 
@@ -96,7 +96,8 @@ static void sgd_tensor(dt_optim *opt, const dt_param *p, float *w, const float *
             opt->cfg.nesterov);
 }
 
-// LARS, You et al. 2017 Alg. 1 in the MLPerf form (REFERENCE.md). For a weight tensor:
+// LARS, You et al. 2017 Alg. 1 in the MLPerf form (docs/formulas.md, "LARS"). For a weight
+// tensor:
 //   local_lr = eta*|w| / (|g| + wd*|w| + eps)   (dt_lars_local_lr; 1 when |w| = 0 or
 //   |g| = 0, as the MLPerf reference: a zero-initialised tensor or one that got no gradient
 //   takes a plain momentum step instead of a step of size zero or a division by zero);

@@ -19,7 +19,7 @@ typedef struct {
     float weight_decay;  // applied to conv/linear weights only (Jia et al. 2018: not to
                          // biases, BN gamma or beta)
     int nesterov;        // SGD only
-    float trust;         // LARS trust coefficient eta (REFERENCE.md: 0.001)
+    float trust;         // LARS trust coefficient eta (0.001: docs/formulas.md, "LARS")
     float eps;           // LARS epsilon (1e-9)
 } dt_optim_config;
 
@@ -47,15 +47,15 @@ void dt_optim_free(dt_optim *opt);
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
 
 // ---- learning-rate schedules ----
-typedef enum { DT_SCHED_CONST, DT_SCHED_STEP, DT_SCHED_POLY } dt_sched_kind;
+typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY } dt_lr_schedule_kind;
 
 typedef struct {
-    dt_sched_kind kind;
+    dt_lr_schedule_kind kind;
     float base_lr;        // peak learning rate, reached at the end of warm-up
     double warmup_steps;  // linear warm-up from warmup_start*base_lr to base_lr
     float warmup_start;   // fraction of base_lr at step 0 (Goyal et al.: 0.1/ (k n / 256))
     double total_steps;   // POLY: lr = base_lr*(1 - (t - warmup)/(total - warmup))^power
-    float power;          // 2 (REFERENCE.md)
+    float power;          // 2 (MLPerf LARS: docs/formulas.md, "Learning-rate schedules")
     int n_milestones;     // STEP: multiply by gamma at each milestone (steps)
     double milestones[8];
     float gamma;          // 0.1

@@ -1,6 +1,6 @@
 // train.c — the data-parallel step of nn/train.h: forward, loss, backward with the
 // gradients' allreduce (train_comm.c: fusion buckets, overlap), averaging, optimizer step.
-// Not here: data loading, schedules, checkpoints.
+// Not here: data loading, lr schedules, checkpoints.
 #include "train.h"
 
 #include <limits.h>

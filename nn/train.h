@@ -3,12 +3,13 @@
 // own slice of the global batch, the gradients are summed over the ranks and divided by P,
 // and every rank applies the same update, so the P replicas stay identical and follow the
 // run of one big minibatch (Goyal et al. 2017, §2.1: "the mean over the minibatch of
-// size kn"). This is the one place the trainer touches MPI.
+// size kn"). The trainer (train.c, train_comm.c) is the one part of nn/ outside coll/ that
+// calls MPI.
 // The gradients go through the allreduce library (coll/coll.h) in fusion buckets
 // (coll/fusion.h): with overlap on, a bucket's allreduce starts during backward as soon as its
 // last gradient exists (the dt_grad_ready_fn hook of dt_net_backward) and every allreduce in
-// flight is progressed after each layer (DESIGN.md, "the data flow of one step").
-// Not here: mixed precision, data loading, learning-rate schedules (the caller passes lr).
+// flight is progressed after each layer (docs/architecture.md, "One training step").
+// Not here: mixed precision, data loading, lr schedules (the caller passes lr).
 #ifndef DT_TRAIN_H
 #define DT_TRAIN_H
 
@@ -72,10 +73,10 @@ void dt_trainer_reset_stats(dt_trainer *t);
 
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same
-// on every rank), forward (training), loss, backward, MPI_Allreduce (sum) of the gradients
-// and scaling by 1/P, the same mean over ranks of the batch-norm running statistics (so the
-// replicas stay identical, buffers included), MPI_Allreduce of the loss, optimizer step
-// with learning rate lr.
+// on every rank), forward (training), loss, backward with the sum of the gradients over the
+// ranks (the allreduce library, bucket by bucket: train_comm.c) and scaling by 1/P, the same
+// mean over ranks of the batch-norm running statistics (so the replicas stay identical,
+// buffers included), MPI_Allreduce of the loss, optimizer step with learning rate lr.
 // Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or
 // infinite, the step is abandoned before the update and NaN is returned on every rank: the
 // caller stops and reports the step number (t->step is not advanced).

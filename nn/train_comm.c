@@ -128,22 +128,51 @@ static void poll(step_ctx *s) {
     }
 }
 
+// Whether the next bucket to start holds only final gradients once backward has made the
+// buffer final from lo up: buckets are ranges of the gradient buffer, started from the top
+// down as backward walks it.
+static int next_bucket_complete(const step_ctx *s, size_t lo) {
+    const dt_trainer *t = s->t;
+    return s->next < t->n_buckets && t->buckets[s->next].lo >= lo;
+}
+
+// Whether the host must wait for the kernels of the layer whose gradients [lo, ...) just
+// became final (dev->sync) before it stamps their ready time, polls and starts buckets.
+// A host thread polls beside the GPU stream after each layer's kernels (docs/architecture.md,
+// "Start, progress, wait"); on the model device the wait is where the layer's simulated
+// time passes, so it decides when, in simulated time, communication happens. It must wait:
+//  - when a bucket starts here: its allreduce may begin only once its last gradient is
+//    computed. MPI reads the buffer in place, and on the model device an earlier start
+//    would send gradients that do not exist yet: backward would seem to hide more of the
+//    allreduce than it can;
+//  - while an allreduce is in flight: it posts its next round only when polled, so the
+//    polls must come one after each layer's time, as a polling thread's would; otherwise
+//    several layers' time passes in one go with the allreduce unpolled, and its next
+//    rounds start late;
+//  - in the planning step (SEGMENTS/AUTO) and with layer_times: the ready times measured
+//    here are exact only after the wait.
+// Otherwise nothing observes the time between layers: skipping the wait charges the same
+// time at the next one, with fewer SimGrid events. The cpu device is synchronous (its wait
+// costs nothing). The cuda device's kernels run on while the host polls, and a bucket's
+// staged copies are ordered after them on the GPU, so it waits only to measure ready times.
+// Without overlap nothing communicates during backward.
+static int must_wait_for_layer(const step_ctx *s, const dt_device *d, size_t lo) {
+    const dt_trainer *t = s->t;
+    if (!t->overlap) return 0;
+    if (!t->planned) return 1;  // the step that measures ready times for the planner
+    if (d->device_memory) return 0;
+    return t->layer_times || s->inflight > 0 || next_bucket_complete(s, lo);
+}
+
 static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     (void)layer;
     step_ctx *s = ctx;
     dt_trainer *t = s->t;
-    // A host thread polls beside the GPU stream after each layer's kernels (DESIGN.md); on
-    // the model device this is where that layer's simulated time passes. The cuda device's
-    // kernels run on while the host polls (staged copies are ordered after them); it waits
-    // for each layer only in the step that measures ready times for the fusion planner.
-    // Nothing in flight and no bucket starting here: no host wait is needed (layer_times).
-    int starts = s->next < t->n_buckets && t->buckets[s->next].lo >= lo;
-    int wait = !t->planned || t->layer_times || s->inflight > 0 || starts;
-    if (t->overlap && (!net->dev->device_memory || !t->planned) && wait) net->dev->sync(net->dev);
+    if (must_wait_for_layer(s, net->dev, lo)) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
     poll(s);
     if (!t->overlap || !t->planned) return;
-    while (s->next < t->n_buckets && t->buckets[s->next].lo >= lo) start_bucket(s, s->next++);
+    while (next_bucket_complete(s, lo)) start_bucket(s, s->next++);
 }
 
 // backward (loss scale 1), then every bucket's allreduce complete: net->grads holds the sum

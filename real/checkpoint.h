@@ -1,9 +1,9 @@
 // checkpoint.h — a training checkpoint in one safetensors file: the weights under torchvision
 // state_dict names (so `torch.load`-style tools read them), the optimizer's momentum per
-// tensor ("optimizer.velocity.<name>"), and the trainer's position (epoch, step, seeds, loss
-// scale) as I64 scalars, so that `dtrain --resume` continues bit-identically. Written
-// atomically (temporary file, fsync, rename: nn/safetensors.c); a Ctrl-C or a crash leaves the
-// previous checkpoint intact. Not here: sharded or asynchronous checkpoints.
+// tensor ("optimizer.velocity.<name>"), and the trainer's position (epoch, step, seed, global
+// batch) as I64 scalars, so that `dtrain --resume` continues bit-identically. Written
+// atomically (temporary file, fsync, rename: nn/safetensors_write.c); a Ctrl-C or a crash
+// leaves the previous checkpoint intact. Not here: sharded or asynchronous checkpoints.
 #ifndef DT_CHECKPOINT_H
 #define DT_CHECKPOINT_H
 

@@ -1,6 +1,7 @@
 // dtrain.h — the options of the `dtrain` program (real data-parallel training with MPI) and
-// the pieces its main loop is made of. dtrain.c runs the loop; dtrain_opts.c parses and
-// checks the command line; dtrain_eval.c measures test top-1.
+// the pieces a run is made of. dtrain.c sets a run up and tears it down; dtrain_loop.c runs
+// the training loop and reports; dtrain_opts.c parses and checks the command line;
+// dtrain_device.c picks the device; dtrain_eval.c measures test top-1.
 #ifndef DT_DTRAIN_H
 #define DT_DTRAIN_H
 
@@ -8,11 +9,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "checkpoint.h"
 #include "coll/coll.h"
 #include "coll/fusion.h"
 #include "data.h"
+#include "loader.h"
 #include "net.h"
 #include "optim.h"
+#include "train.h"
 
 typedef struct {
     char model[32];          // --model
@@ -26,7 +30,7 @@ typedef struct {
     float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)
     double warmup_epochs;    // --warmup
     dt_opt_kind optimizer;   // --optimizer sgd|lars
-    dt_sched_kind schedule;  // --schedule const|step|poly
+    dt_lr_schedule_kind lr_schedule;  // --lr-schedule const|step|poly (old: --schedule)
     float momentum, weight_decay, trust;  // --momentum --wd --trust
     int nesterov;            // --nesterov
     float dropout;           // --dropout (AlexNet / smallcnn classifier), default 0.5
@@ -67,5 +71,38 @@ void dtrain_usage(FILE *f);
 // the padding not counted). Returns the fraction correct in [0,1], or -1 with err.
 double dtrain_evaluate(dt_net *net, const dt_dataset *ds, MPI_Comm comm, double *mean_loss,
                        dt_error *err);
+
+// ---- one run: dtrain.c sets it up and tears it down, dtrain_loop.c trains ----
+
+// What a run holds from set-up to tear-down: set_up makes it, the loop and the reports use
+// it, tear_down releases it (any part may still be missing there).
+typedef struct {
+    const dtrain_opts *o;
+    int rank, ranks, threads;
+    dt_error err;            // the failure that dtrain_agree prints
+    dt_dataset *train, *test;
+    int64_t spe;             // optimizer steps per epoch
+    dt_device *dev;
+    char dev_desc[256];      // the device, for the banner
+    dt_net *net;
+    dt_optim *opt;
+    dt_trainer tr;
+    dt_train_state st;       // epochs and steps completed: what a checkpoint records
+    char ckpt[1100];         // DIR/checkpoint.safetensors, "" without --checkpoint-dir
+    dt_lr_schedule lr_schedule;
+    dt_loader *ld;
+    FILE *csv;               // --log, on rank 0
+} dtrain_run;
+
+// Every rank reports whether it failed (failed_code != 0); if any did, the lowest failing
+// rank prints its err and everyone returns the worst code, so no rank hangs in a collective
+// that another one skipped and the message appears once. Collective over MPI_COMM_WORLD.
+int dtrain_agree(int failed_code, const dt_error *err, int rank);
+
+// The training loop and its reports on a run that set-up completed (dtrain_loop.c): the
+// banner, one step per batch until the last epoch or --max-steps, the epoch lines, test
+// top-1, checkpoints, and at the end the replica check, --save-weights and --json. Returns 0
+// or the exit code, the same on every rank.
+int dtrain_train(dtrain_run *r);
 
 #endif

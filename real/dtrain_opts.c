@@ -1,7 +1,7 @@
 // dtrain_opts.c — dtrain's command line: getopt_long, defaults that train something
 // meaningful with no arguments (Fashion-MNIST's 2-conv baseline, smallcnn, to ~91.6 % top-1
-// in 5 epochs: about 6 minutes on 2 cores), and checks that name the
-// option and what was expected (exit code 2, DESIGN.md).
+// in 5 epochs: about 6 minutes on 2 cores), and checks that name the option and what was
+// expected (exit code 2: docs/conventions.md, "Exit codes").
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -28,7 +28,7 @@ void dtrain_usage(FILE *f) {
         "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
         "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
         "  --optimizer sgd|lars  (default sgd)\n"
-        "  --schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
+        "  --lr-schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
         "  --momentum X --wd X --trust X --nesterov   (0.9, 5e-4, LARS trust 0.001)\n"
         "  --dropout P           classifier dropout of alexnet and smallcnn (0.5)\n"
         "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
@@ -99,7 +99,7 @@ static void defaults(dtrain_opts *o) {
     o->lr = 0;
     o->warmup_epochs = 0.5;
     o->optimizer = DT_OPT_SGD;
-    o->schedule = DT_SCHED_POLY;
+    o->lr_schedule = DT_LR_POLY;
     o->momentum = 0.9f;
     o->weight_decay = 5e-4f;
     o->trust = 0.001f;
@@ -115,7 +115,7 @@ static void defaults(dtrain_opts *o) {
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
-           SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
+           LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM };
     static const struct option opts[] = {
@@ -123,7 +123,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
         {"synthetic-examples", 1, 0, SYN_N}, {"epochs", 1, 0, EPOCHS}, {"batch", 1, 0, BATCH},
         {"lr", 1, 0, LR}, {"warmup", 1, 0, WARMUP}, {"optimizer", 1, 0, OPT},
-        {"schedule", 1, 0, SCHED}, {"momentum", 1, 0, MOM}, {"wd", 1, 0, WD},
+        {"lr-schedule", 1, 0, LR_SCHED}, {"momentum", 1, 0, MOM}, {"wd", 1, 0, WD},
         {"trust", 1, 0, TRUST}, {"nesterov", 0, 0, NEST}, {"seed", 1, 0, SEED},
         {"threads", 1, 0, THREADS}, {"checkpoint-dir", 1, 0, CKPT}, {"resume", 0, 0, RESUME},
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
@@ -133,14 +133,20 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
         {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP}, {"inner", 1, 0, INNER},
         {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
-        {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM}, {0, 0, 0, 0}};
+        {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
+        {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
+        {0, 0, 0, 0}};
     defaults(o);
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+    for (int c, li; (li = -1, c = getopt_long(argc, argv, "", opts, &li)) != -1;) {
         long v;
         double x;
+        // The option for messages: a known one by its full name (argv[optind - 1] is the
+        // value when that came as a separate word), anything else as typed.
+        char known[48];
         const char *name = optind > 1 ? argv[optind - 1] : "?";
+        if (li >= 0) snprintf(known, sizeof known, "--%s", opts[li].name), name = known;
         switch (c) {
         case MODEL: copy_str(o->model, sizeof o->model, optarg); break;
         case DATA:
@@ -183,11 +189,11 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             else if (!strcmp(optarg, "lars")) o->optimizer = DT_OPT_LARS;
             else return bad(rank, "--optimizer", optarg, "sgd or lars");
             break;
-        case SCHED:
-            if (!strcmp(optarg, "const")) o->schedule = DT_SCHED_CONST;
-            else if (!strcmp(optarg, "step")) o->schedule = DT_SCHED_STEP;
-            else if (!strcmp(optarg, "poly")) o->schedule = DT_SCHED_POLY;
-            else return bad(rank, "--schedule", optarg, "const, step or poly");
+        case LR_SCHED:  // --lr-schedule, or its old name --schedule (messages name the one used)
+            if (!strcmp(optarg, "const")) o->lr_schedule = DT_LR_CONST;
+            else if (!strcmp(optarg, "step")) o->lr_schedule = DT_LR_STEP;
+            else if (!strcmp(optarg, "poly")) o->lr_schedule = DT_LR_POLY;
+            else return bad(rank, name, optarg, "const, step or poly");
             break;
         case MOM:
             if (parse_float(optarg, 0, 0.9999, &x)) return bad(rank, "--momentum", optarg, "in [0, 1)");

@@ -50,7 +50,7 @@ static void usage(FILE *f) {
         "real numbers (small scale):\n"
         "  --device cpu        run the steps with the cpu device on dtrain's synthetic data and\n"
         "                      print each step's loss: the same losses as `mpirun -np GPUS\n"
-        "                      dtrain --data synthetic --schedule const --warmup 0` with the\n"
+        "                      dtrain --data synthetic --lr-schedule const --warmup 0` with the\n"
         "                      same values of (steps: --warmup + --iters; the default optimizer,\n"
         "                      algorithm and fusion are dtrain's: sgd, ring, 64MiB):\n"
         "  --seed N --lr X --image-size N (32) --classes N (10) --synthetic-examples N (1024)\n"

@@ -67,7 +67,7 @@ void dt_cu_add(cudaStream_t st, float *y, const float *x, size_t n);
 // y = sum_i w[i*n + j] for i < k, then (first) y = beta*y + that, else y += that
 void dt_cu_sum_rows(cudaStream_t st, const float *w, int k, size_t n, float beta, int first,
                     float *y);
-// part[b] (nb = DT_CU_REDUCE_BLOCKS(n)) = sum of squares / nonfinite count of block b's slice
+// part[b] (nb = dt_cu_reduce_blocks(n)) = sum of squares / nonfinite count of block b's slice
 int dt_cu_reduce_blocks(size_t n);
 void dt_cu_sumsq_part(cudaStream_t st, const float *x, size_t n, double *part);
 void dt_cu_nonfinite_part(cudaStream_t st, const float *x, size_t n, unsigned long long *part);

@@ -77,6 +77,8 @@ bad_input)
   PAT="does not divide"; expect2 "batch not divisible" run 3 --batch 10 $SYN
   PAT="too small";       expect2 "input too small" run 1 --model alexnet $SYN
   PAT="--optimizer";     expect2 "bad optimizer" run 1 --optimizer adam
+  PAT="--lr-schedule";   expect2 "bad lr schedule" run 1 --lr-schedule cosine
+  PAT="--schedule";      expect2 "bad lr schedule by its old name" run 1 --schedule cosine
   PAT="--lr";            expect2 "NaN learning rate" run 1 --lr nan
   PAT="$W/none";         expect2 "missing dataset" run 1 --data-dir "$W/none"
   PAT="larger than the training set"; expect2 "absurd batch" run 1 --batch 16000000 $SYN --synthetic-examples 96
@@ -91,7 +93,7 @@ bad_input)
   else echo "SKIPPED truncated dataset: Fashion-MNIST not installed"; fi
   echo "PASS bad_input" ;;
 nan_loss)
-  out=$(run 2 $SYN --synthetic-examples 96 --model smallcnn --batch 16 --lr 1e4 --warmup 0 --schedule const --epochs 3 2>&1); rc=$?
+  out=$(run 2 $SYN --synthetic-examples 96 --model smallcnn --batch 16 --lr 1e4 --warmup 0 --lr-schedule const --epochs 3 2>&1); rc=$?
   [ $rc -eq 1 ] || { echo "$out"; fail "exit $rc, expected 1"; }
   echo "$out" | grep -E "loss is (NaN|infinite) at step [0-9]+" || { echo "$out"; fail "no message with the step"; }
   echo "PASS nan_loss" ;;

@@ -23,7 +23,7 @@ cpu_matches_dtrain)
   "$DTSIM" --device cpu --gpus 3 --gpus-per-node 3 --model resnet8 --per-gpu-batch 4 $D \
       --iters 8 --warmup 0 >"$W/sim" 2>&1 || { cat "$W/sim"; fail "dtsim --device cpu"; }
   "$MPIRUN" -np 3 --oversubscribe "$DTRAIN" --quiet --threads 1 --data synthetic $D \
-      --model resnet8 --batch 12 --epochs 2 --eval-every 0 --schedule const --warmup 0 \
+      --model resnet8 --batch 12 --epochs 2 --eval-every 0 --lr-schedule const --warmup 0 \
       --log "$W/log.csv" >"$W/real" 2>&1 || { cat "$W/real"; fail "dtrain"; }
   for e in 1 2; do
     a=$(sed -n "s/^epoch $e train_loss //p" "$W/sim")

@@ -1,9 +1,9 @@
-// test_schedule.c — learning-rate schedules (linear warm-up, then constant, step or
+// test_lr_schedule.c — learning-rate schedules (linear warm-up, then constant, step or
 // polynomial decay) against their closed forms at chosen and random steps, the linear
-// scaling rule (Goyal et al. 2017), the schedule validator, and dynamic loss scaling
+// scaling rule (Goyal et al. 2017), the lr schedule validator, and dynamic loss scaling
 // (Micikevicius et al. 2018): skip + halve on NaN/Inf, never below 1, unscale by 1/S, double
 // after growth_interval good steps. Random bases, lengths and milestones from tu_seed().
-// Tolerance: the schedule returns a float computed in double, so 1e-6 relative (fp32 has
+// Tolerance: the lr schedule returns a float computed in double, so 1e-6 relative (fp32 has
 // 6e-8); unscaled gradients 1e-6 relative to a float64 reference.
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@ static void expect_lr(const dt_lr_schedule *s, double t, double want) {
         fail_msg("lr at t=%.9g: got %.9g, expected %.9g", t, got, want);
 }
 
-static dt_lr_schedule random_schedule(tu_rng *r, dt_sched_kind kind) {
+static dt_lr_schedule random_lr_schedule(tu_rng *r, dt_lr_schedule_kind kind) {
     dt_lr_schedule s;
     memset(&s, 0, sizeof s);
     s.kind = kind;
@@ -49,8 +49,8 @@ static double warm(const dt_lr_schedule *s, double t) {
 static void test_warmup_is_linear_from_start_fraction_to_base_lr(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    for (int kind = DT_SCHED_CONST; kind <= DT_SCHED_POLY; kind++) {
-        dt_lr_schedule s = random_schedule(&r, (dt_sched_kind)kind);
+    for (int kind = DT_LR_CONST; kind <= DT_LR_POLY; kind++) {
+        dt_lr_schedule s = random_lr_schedule(&r, (dt_lr_schedule_kind)kind);
         assert_int_equal(dt_lr_schedule_check(&s, NULL), 0);
         double w = s.warmup_steps;
         expect_lr(&s, 0.0, (double)s.base_lr * s.warmup_start);        // start
@@ -68,7 +68,7 @@ static void test_warmup_is_linear_from_start_fraction_to_base_lr(void **state) {
 static void test_no_warmup_starts_at_base_lr(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    dt_lr_schedule s = random_schedule(&r, DT_SCHED_CONST);
+    dt_lr_schedule s = random_lr_schedule(&r, DT_LR_CONST);
     s.warmup_steps = 0;
     assert_int_equal(dt_lr_schedule_check(&s, NULL), 0);
     expect_lr(&s, 0.0, s.base_lr);
@@ -78,14 +78,14 @@ static void test_no_warmup_starts_at_base_lr(void **state) {
 static void test_const_after_warmup_stays_at_base_lr(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    dt_lr_schedule s = random_schedule(&r, DT_SCHED_CONST);
+    dt_lr_schedule s = random_lr_schedule(&r, DT_LR_CONST);
     for (int k = 0; k < 20; k++) expect_lr(&s, s.warmup_steps + tu_uniform(&r, 0, 1e6), s.base_lr);
 }
 
 static void test_step_decay_multiplies_by_gamma_at_each_milestone_boundary(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    dt_lr_schedule s = random_schedule(&r, DT_SCHED_STEP);
+    dt_lr_schedule s = random_lr_schedule(&r, DT_LR_STEP);
     assert_int_equal(dt_lr_schedule_check(&s, NULL), 0);
     double b = s.base_lr, g = s.gamma;
     expect_lr(&s, s.warmup_steps, b);
@@ -97,7 +97,7 @@ static void test_step_decay_multiplies_by_gamma_at_each_milestone_boundary(void 
     }
     expect_lr(&s, s.milestones[s.n_milestones - 1] + 1e7, b * pow(g, s.n_milestones));
     // Goyal et al. 2017's ImageNet schedule in steps: x0.1 at epochs 30, 60, 80
-    dt_lr_schedule goyal = {.kind = DT_SCHED_STEP, .base_lr = 3.2f, .warmup_steps = 5,
+    dt_lr_schedule goyal = {.kind = DT_LR_STEP, .base_lr = 3.2f, .warmup_steps = 5,
                             .warmup_start = 0.1f / 3.2f, .n_milestones = 3,
                             .milestones = {30, 60, 80}, .gamma = 0.1f};
     assert_int_equal(dt_lr_schedule_check(&goyal, NULL), 0);
@@ -111,7 +111,7 @@ static void test_step_decay_multiplies_by_gamma_at_each_milestone_boundary(void 
 static void test_poly_decay_power2_closed_form_midpoint_end_and_past_end(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    dt_lr_schedule s = random_schedule(&r, DT_SCHED_POLY);
+    dt_lr_schedule s = random_lr_schedule(&r, DT_LR_POLY);
     assert_int_equal(dt_lr_schedule_check(&s, NULL), 0);
     double w = s.warmup_steps, T = s.total_steps, b = s.base_lr;
     expect_lr(&s, w, b);
@@ -155,7 +155,7 @@ static void expect_bad(dt_lr_schedule s, const char *word) {
 static void test_lr_schedule_check_rejects_bad_fields(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    dt_lr_schedule s = random_schedule(&r, DT_SCHED_STEP), b;
+    dt_lr_schedule s = random_lr_schedule(&r, DT_LR_STEP), b;
     b = s, b.base_lr = 0;
     expect_bad(b, "base lr");
     b = s, b.base_lr = NAN;
@@ -174,9 +174,9 @@ static void test_lr_schedule_check_rejects_bad_fields(void **state) {
         b = s, b.milestones[1] = b.milestones[0] - 0.5;
         expect_bad(b, "decrease");
     }
-    b = s, b.kind = (dt_sched_kind)9;
+    b = s, b.kind = (dt_lr_schedule_kind)9;
     expect_bad(b, "kind");
-    s = random_schedule(&r, DT_SCHED_POLY);
+    s = random_lr_schedule(&r, DT_LR_POLY);
     b = s, b.total_steps = s.warmup_steps;
     expect_bad(b, "total steps");
     b = s, b.power = 0;

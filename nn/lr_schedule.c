@@ -1,16 +1,17 @@
-// schedule.c — the learning rate as a function of the step: linear warm-up (Goyal et al.
+// lr_schedule.c — the learning rate as a function of the step: linear warm-up (Goyal et al.
 // 2017, sec. 2.2 "gradual warmup") followed by a constant rate, step decay at milestones
 // (Goyal et al.: x0.1 at epochs 30, 60, 80) or polynomial decay (You et al. 2017; MLPerf
 // LARS: power 2); the linear scaling rule; and dynamic loss scaling for fp16 gradients
 // (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
-// scaler's two device calls. Not here: the optimizers themselves (nn/optim.c).
+// scaler's two device calls (formulas: docs/formulas.md, "Learning-rate schedules" and
+// "Mixed precision and loss scaling"). Not here: the optimizers themselves (nn/optim.c).
 #include <math.h>
 
 #include "optim.h"
 
 int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err) {
     if (!s) return dt_fail(err, DT_EXIT_USAGE, "lr schedule: NULL");
-    if (s->kind != DT_SCHED_CONST && s->kind != DT_SCHED_STEP && s->kind != DT_SCHED_POLY)
+    if (s->kind != DT_LR_CONST && s->kind != DT_LR_STEP && s->kind != DT_LR_POLY)
         return dt_fail(err, DT_EXIT_USAGE, "lr schedule: kind %d is not const, step or poly",
                        (int)s->kind);
     if (!(s->base_lr > 0.0f && isfinite(s->base_lr)))
@@ -25,7 +26,7 @@ int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err) {
                        "lr schedule: warm-up start %g (a fraction of the base lr) must be in "
                        "[0, 1]",
                        (double)s->warmup_start);
-    if (s->kind == DT_SCHED_POLY) {
+    if (s->kind == DT_LR_POLY) {
         if (!(s->total_steps > s->warmup_steps && isfinite(s->total_steps)))
             return dt_fail(err, DT_EXIT_USAGE,
                            "lr schedule: poly total steps %g must exceed the warm-up steps %g",
@@ -34,7 +35,7 @@ int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err) {
             return dt_fail(err, DT_EXIT_USAGE, "lr schedule: poly power %g must be > 0",
                            (double)s->power);
     }
-    if (s->kind == DT_SCHED_STEP) {
+    if (s->kind == DT_LR_STEP) {
         int n = s->n_milestones;
         int cap = (int)(sizeof s->milestones / sizeof s->milestones[0]);
         if (n < 0 || n > cap)
@@ -69,7 +70,7 @@ float dt_lr_at(const dt_lr_schedule *s, double t) {
         return (float)(base * (start + (1.0 - start) * t / w));
     }
     switch (s->kind) {
-    case DT_SCHED_STEP: {
+    case DT_LR_STEP: {
         // multiply by gamma once per milestone reached (torch MultiStepLR: at t == m too)
         int n = s->n_milestones < 0 ? 0 : s->n_milestones > 8 ? 8 : s->n_milestones;
         double lr = base;
@@ -77,13 +78,13 @@ float dt_lr_at(const dt_lr_schedule *s, double t) {
             if (t >= s->milestones[i]) lr *= s->gamma;
         return (float)lr;
     }
-    case DT_SCHED_POLY: {
+    case DT_LR_POLY: {
         // base*(1 - (t - w)/(T - w))^power, 0 at and past T (and for a degenerate T <= w)
         double span = s->total_steps - w;
         if (!(span > 0.0) || t >= s->total_steps) return 0.0f;
         return (float)(base * pow(1.0 - (t - w) / span, s->power));
     }
-    case DT_SCHED_CONST:
+    case DT_LR_CONST:
     default:
         return (float)base;
     }

@@ -1,0 +1,277 @@
+// dtrain_loop.c — dtrain's training loop and what it reports, once set-up (dtrain.c) has
+// built everything: one optimizer step per batch from the loader (nn/train.c's
+// dt_train_step), the live progress line, at the end of each epoch its line, the test set
+// and a checkpoint, and at the end the check that the replicas are identical, the final
+// weights and the --json summary. Every way out (a signal, a NaN, a failed checkpoint) is
+// agreed on by all ranks, so none is left waiting in a collective.
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtrain.h"
+#include "kernels.h"
+#include "safetensors.h"
+
+// Set by SIGINT/SIGTERM; the loop finishes its step, all ranks agree, and the run stops
+// without writing: the last complete checkpoint stays as it was.
+static volatile sig_atomic_t stop_signal;
+static void on_signal(int sig) { stop_signal = sig; }
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// Data parallelism keeps the replicas identical (same start, same averaged gradient, same
+// update); check it at the end of a run with a hash of every rank's parameters.
+static int replicas_identical(const dt_net *net) {
+    float *p = mallocCheck(net->n_total * sizeof(float));
+    net->dev->to_host(net->dev, p, net->params, net->n_total * sizeof(float));
+    uint64_t h = 0x243F6A8885A308D3ull;
+    const uint32_t *u = (const uint32_t *)p;
+    for (size_t i = 0; i < net->n_total; i++) h = dt_mix64(h ^ u[i]);
+    free(p);
+    unsigned long long lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+// Index of the first example of the batch holding a NaN or infinity, or -1. A dataset
+// format that carries floats could hold them; images cannot, but a guard is cheap here and
+// a NaN in the input would otherwise surface as a mysterious NaN loss.
+static int first_nonfinite_example(const dt_batch *b) {
+    size_t per = (size_t)b->c * b->h * b->w;
+    int first = INT_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (int i = 0; i < b->b; i++)
+        for (size_t k = 0; k < per; k++)
+            if (!isfinite(b->x[i * per + k])) {
+                first = i < first ? i : first;
+                break;
+            }
+    return first == INT_MAX ? -1 : first;
+}
+
+typedef struct {
+    double train_loss, test_top1, test_loss, seconds, images_per_s, data_wait_s;
+    double comm_s, hidden_s;  // allreduce time in flight, and the part hidden by backward
+} epoch_stats;
+
+// What the loop measures (wall clock) for the live line, the epoch lines and the summary.
+typedef struct {
+    int live;                        // the live progress line is shown
+    double t_run, t_epoch, t_last_line;
+    double wait_epoch, loss_sum;     // this epoch's data wait and sum of step losses
+    int64_t n_loss, steps_run;       // steps in this epoch, steps in this run
+    double run_comm, run_hidden;     // allreduce time over the finished epochs
+    epoch_stats last;                // the last finished epoch
+} dtrain_progress;
+
+// ---- reporting ----
+
+static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
+                          double eta_s) {
+    fprintf(stdout, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
+            (long long)s, (long long)spe, loss, ips, (int)(eta_s / 60), (int)fmod(eta_s, 60));
+    fflush(stdout);
+}
+
+static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e) {
+    printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test loss "
+           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% hidden)\n",
+           epoch, (long long)step, lr, e->train_loss, 100 * e->test_top1, e->test_loss,
+           e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
+           e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
+    fflush(stdout);
+    if (csv) {
+        fprintf(csv, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
+                (long long)step, lr, e->train_loss, e->test_top1, e->test_loss, e->seconds,
+                e->images_per_s, e->data_wait_s, e->comm_s, e->hidden_s);
+        fflush(csv);
+    }
+}
+
+static void print_banner(const dtrain_run *r) {
+    const dtrain_opts *o = r->o;
+    const dt_trainer *tr = &r->tr;
+    if (r->rank != 0) return;
+    printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%d per rank), "
+           "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
+           r->train->name, (long long)r->train->n, r->ranks, r->dev_desc, o->global_batch,
+           o->global_batch / r->ranks, (long long)r->spe, r->lr_schedule.base_lr,
+           o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
+           o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
+           tr->overlap ? " overlapping backward" : "");
+}
+
+// --json: the run's summary on one line.
+static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, int same,
+                               double total) {
+    const dtrain_opts *o = r->o;
+    const dt_trainer *tr = &r->tr;
+    const epoch_stats *e = &p->last;
+    printf("{\"model\": \"%s\", \"ranks\": %d, \"global_batch\": %d, \"epochs\": %lld, "
+           "\"steps\": %lld, \"seconds\": %.3f, \"images_per_s\": %.2f, \"train_loss\": "
+           "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s, "
+           "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
+           "\"comm_hidden_s\": %.4f}\n",
+           o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
+           total, p->steps_run * (double)o->global_batch / total, e->train_loss,
+           isnan(e->test_top1) ? -1.0 : e->test_top1,
+           isnan(e->test_loss) ? -1.0 : e->test_loss, same ? "true" : "false",
+           dt_algo_name(o->coll.algo), tr->n_buckets, tr->overlap ? "true" : "false",
+           p->run_comm + tr->sum_comm,
+           p->run_hidden + (tr->sum_comm > tr->sum_exposed ? tr->sum_comm - tr->sum_exposed : 0));
+}
+
+// ---- the training loop ----
+
+// One optimizer step on batch b. A batch holding NaN or Inf stops every rank (exit 2), and
+// so does a loss that is not finite (exit 1); the --fault-* options inject failures (tests).
+static int train_step(dtrain_run *r, const dtrain_progress *p, dt_batch *b, float lr,
+                      float *loss) {
+    const dtrain_opts *o = r->o;
+    if (o->fault_die_step == r->st.step && r->rank == 1) _exit(3);  // --fault-die-at-step
+    if (o->fault_nan_step == r->st.step && r->rank == 0 && b->b > 0) b->x[0] = NAN;  // testing
+    int bad_ex = first_nonfinite_example(b);
+    if (bad_ex >= 0)
+        dt_fail(&r->err, DT_EXIT_USAGE, "the input batch of step %lld holds NaN or Inf "
+                "(example %lld of %s); the data is corrupt", (long long)r->st.step,
+                (long long)b->indices[bad_ex], r->train->name);
+    int rc = dtrain_agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &r->err, r->rank);
+    if (rc) return rc;
+    *loss = dt_train_step(&r->tr, b->x, b->labels, lr);
+    if (!isfinite(*loss)) {
+        if (r->rank == 0)
+            fprintf(stderr, "%sdtrain: the loss is %s at step %lld (epoch %lld); stopping. "
+                            "Try a smaller --lr or a longer --warmup.\n", p->live ? "\n" : "",
+                    isnan(*loss) ? "NaN" : "infinite", (long long)r->st.step,
+                    (long long)b->epoch + 1);
+        return 1;
+    }
+    return 0;
+}
+
+// Whether any rank got SIGINT or SIGTERM (collective: all ranks stop at the same step).
+static int stop_requested(void) {
+    int stop = stop_signal;
+    MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return stop;
+}
+
+// Stopped by a signal: the run ends without writing (exit 130).
+static int interrupted(const dtrain_run *r, const dtrain_progress *p) {
+    if (r->rank == 0)
+        fprintf(stderr, "%sdtrain: interrupted at step %lld; %s%s\n", p->live ? "\n" : "",
+                (long long)r->st.step, r->ckpt[0] ? "the last complete checkpoint is " : "",
+                r->ckpt[0] ? r->ckpt : "no checkpoint was requested");
+    return 130;
+}
+
+// The live line, at most twice a second.
+static void show_progress(const dtrain_run *r, dtrain_progress *p, const dt_batch *b,
+                          float loss) {
+    const dtrain_opts *o = r->o;
+    double t = now_s();
+    if (!p->live || t - p->t_last_line <= 0.5) return;
+    double ips = (double)p->n_loss * o->global_batch / (t - p->t_epoch);
+    double left = (double)(o->epochs * r->spe - r->st.step) * o->global_batch / ips;
+    progress_line((int)b->epoch + 1, b->step + 1, r->spe, loss, ips, left);
+    p->t_last_line = t;
+}
+
+// The end of an epoch: its figures, test top-1 (every --eval-every epochs and after the
+// last), the epoch line and the --log row; then the epoch's counters start again.
+static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float lr) {
+    const dtrain_opts *o = r->o;
+    dt_trainer *tr = &r->tr;
+    epoch_stats *e = &p->last;
+    r->st.epoch = b->epoch + 1;
+    e->seconds = now_s() - p->t_epoch;
+    e->train_loss = p->loss_sum / (double)p->n_loss;
+    e->images_per_s = (double)p->n_loss * o->global_batch / e->seconds;
+    e->data_wait_s = p->wait_epoch;
+    e->comm_s = tr->sum_comm;
+    e->hidden_s = tr->sum_comm - tr->sum_exposed > 0 ? tr->sum_comm - tr->sum_exposed : 0;
+    p->run_comm += tr->sum_comm, p->run_hidden += e->hidden_s;
+    dt_trainer_reset_stats(tr);
+    e->test_top1 = e->test_loss = NAN;
+    if (r->test && o->eval_every &&
+        (r->st.epoch % o->eval_every == 0 || r->st.epoch == o->epochs)) {
+        e->test_top1 = dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD, &e->test_loss, &r->err);
+        int rc = dtrain_agree(e->test_top1 < 0 ? 1 : 0, &r->err, r->rank);
+        if (rc) return rc;
+    }
+    if (p->live) printf("\r%*s\r", 100, "");
+    if (r->rank == 0) log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e);
+    p->t_epoch = now_s(), p->wait_epoch = 0, p->loss_sum = 0, p->n_loss = 0;
+    return 0;
+}
+
+// One step per batch until the loader's last epoch or --max-steps; at the end of each epoch
+// its line and, with --checkpoint-dir, a checkpoint (also at --max-steps). Returns 0, or
+// the exit code with which every rank stops.
+static int train_loop(dtrain_run *r, dtrain_progress *p) {
+    const dtrain_opts *o = r->o;
+    dt_batch b;
+    double wait;
+    int got, rc;
+    while ((got = dt_loader_next(r->ld, &b, &wait, &r->err)) == 1) {
+        float lr = dt_lr_at(&r->lr_schedule, (double)r->st.step), loss;
+        if ((rc = train_step(r, p, &b, lr, &loss))) return rc;
+        r->st.step++, p->steps_run++;
+        p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
+        int stop = stop_requested();
+        show_progress(r, p, &b, loss);
+        if (stop) return interrupted(r, p);
+        int end_of_epoch = b.step == r->spe - 1;
+        int end_of_run = o->max_steps && p->steps_run >= o->max_steps;
+        if (end_of_epoch && (rc = end_epoch(r, p, &b, lr))) return rc;
+        if (r->ckpt[0] && (end_of_epoch || end_of_run)) {
+            int failed = r->rank == 0 &&
+                         dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err) ? 1 : 0;
+            if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+        }
+        if (end_of_run) break;
+    }
+    return got < 0 ? dtrain_agree(2, &r->err, r->rank) : 0;
+}
+
+// After the loop: the replicas must still be identical (exit 1 if not), then
+// --save-weights and the --json summary.
+static int finish(dtrain_run *r, const dtrain_progress *p) {
+    const dtrain_opts *o = r->o;
+    int rc = 0;
+    if (p->live) printf("\r%*s\r", 100, "");
+    int same = replicas_identical(r->net);
+    if (!same) {
+        if (r->rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
+        rc = 1;
+    }
+    if (o->save_weights[0] && r->rank == 0 && dt_weights_save(r->net, o->save_weights, &r->err)) {
+        fprintf(stderr, "dtrain: %s\n", r->err.msg);
+        rc = 1;
+    }
+    double total = now_s() - p->t_run;
+    if (r->rank == 0 && o->json) print_summary_json(r, p, same, total);
+    return rc;
+}
+
+// The banner, then the loop, then the end of the run.
+int dtrain_train(dtrain_run *r) {
+    print_banner(r);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    dtrain_progress p = {0};
+    // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
+    p.live = r->rank == 0 && !r->o->quiet && isatty(STDOUT_FILENO);
+    p.t_epoch = p.t_run = now_s();
+    int rc = train_loop(r, &p);
+    return rc ? rc : finish(r, &p);
+}
