@@ -177,7 +177,7 @@ struct dt_device {
 
     // ---- memory the host cannot read (the cuda device; 0 and NULL elsewhere) ----
     // device_memory = 1: pointers from alloc are not host addresses, so MPI reads them only
-    // through pinned host copies (nn/coll/coll_engine.c stages them) or a CUDA-aware MPI.
+    // through pinned host copies (nn/coll/coll_stage.c stages them) or a CUDA-aware MPI.
     int device_memory;
     void *(*alloc_host)(dt_device *d, size_t bytes);  // pinned (page-locked), zero-filled
     void (*free_host)(dt_device *d, void *p);

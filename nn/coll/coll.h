@@ -1,6 +1,8 @@
 // coll.h — dtlab's allreduce library: the communication algorithms of the landmark
 // large-batch runs, written once over MPI point-to-point calls and device primitives, and
-// compiled both against a real MPI and against SimGrid's SMPI (DESIGN.md, "coll").
+// compiled both against a real MPI and against SimGrid's SMPI (docs/architecture.md, "The
+// allreduce library"; the ring in three files: docs/architecture.md, "Reading the ring
+// allreduce").
 //
 //   mpi      the MPI library's own MPI_Allreduce / MPI_Iallreduce (the baseline)
 //   ps       parameter server: every rank sends to rank 0, which sums and sends back
@@ -22,9 +24,11 @@
 //            with dt_coll_set_ext): the reference our ring is compared with on real GPUs
 //
 // Every algorithm compiles to a *schedule* (coll_sched.c): rounds of sends and receives
-// whose local reductions run when the round's messages have arrived. The same schedule is
-// run to completion by the blocking call and advanced step by step by the nonblocking one
-// (start / progress / wait), which is how backward compute and communication overlap.
+// whose local reductions run when the round's messages have arrived; the core runner
+// (coll_run.c) runs it. The same schedule is run to completion by the blocking call and
+// advanced step by step by the nonblocking one (start / progress / wait, coll_request.c),
+// which is how backward compute and communication overlap. The algorithms are the entries
+// of one table (coll_algos.c): adding one is its schedule and one entry.
 //
 // Invariants, for every algorithm: any P >= 1 (hier "rs" and torus2d need the shapes they
 // name), any count >= 0 (count < P too), in place, sum only, and every rank ends with the
@@ -49,6 +53,8 @@
 #include "../device.h"
 #include "../dt.h"
 
+// The built-in algorithms, numbered by their places in the registry (coll_algos.c); a build
+// with more entries (DT_ALGO_EXTRA) numbers them from DT_ALGO_COUNT on.
 typedef enum {
     DT_ALGO_MPI,
     DT_ALGO_PS,
@@ -59,9 +65,10 @@ typedef enum {
     DT_ALGO_TORUS2D,
     DT_ALGO_NCCL,  // only where an extension is attached (dt_coll_set_ext)
     DT_ALGO_AUTO,  // the cheapest by the cost model, chosen per call from its size
-    DT_ALGO_COUNT
+    DT_ALGO_COUNT  // the built-ins
 } dt_algo;
 
+// The built-ins' names, for help texts (dt_algo_parse's message lists a build's extras too).
 #define DT_ALGO_VALID "mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto"
 
 const char *dt_algo_name(dt_algo a);
@@ -71,7 +78,7 @@ int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err);
 
 typedef enum { DT_F32, DT_F64 } dt_dtype;
 
-// The α-β-γ machine of the cost model (REFERENCE.md): α seconds per message, β seconds per
+// The α-β-γ machine of the cost model (docs/formulas.md, "Collective costs"): α seconds per message, β seconds per
 // byte sent, γ seconds per byte reduced. `intra` is the link inside a group (hier's first
 // and last phase, torus2d's X rings); the flat algorithms use the outer figures.
 typedef struct {

@@ -1,6 +1,6 @@
-// coll_cost.h — the α-β-γ cost model of every allreduce schedule (REFERENCE.md; Thakur,
-// Rabenseifner & Gropp 2005; Hockney's model): the time of one allreduce of `bytes` bytes
-// per rank on p ranks, counted message by message from the schedules that coll_sched.c,
+// coll_cost.h — the α-β-γ cost model of every allreduce schedule (docs/formulas.md,
+// "Collective costs"; Thakur, Rabenseifner & Gropp 2005; Hockney's model): the time of one
+// allreduce of `bytes` bytes per rank on p ranks, counted message by message from the schedules that coll_sched.c,
 // coll_tree.c and coll_hier.c build, so the simulator can check the two against each other.
 // Not here: contention between concurrent allreduces, or any link the model is not told of.
 #ifndef DT_COLL_COST_H

@@ -85,7 +85,7 @@ void dt_build_ps(const dt_coll *c, size_t n, int quant, dt_sched *s) {
 // ---- ring (Patarasuk & Yuan 2009; Baidu's allreduce): p-1 reduce-scatter steps, each
 // sending one chunk of n/p to the right neighbour while receiving and adding one from the
 // left, then p-1 allgather steps that pass the finished chunks on. 2(p-1) messages of n/p:
-// 2(p-1)α + 2n(p-1)/p·β + n(p-1)/p·γ (REFERENCE.md). Chunk c is [lo(c), lo(c+1)).
+// 2(p-1)α + 2n(p-1)/p·β + n(p-1)/p·γ (docs/formulas.md). Chunk c is [lo(c), lo(c+1)).
 void dt_sched_ring_rs(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     if (p == 1) return;
     int right = mod(r + 1, p), left = mod(r - 1, p), phase = ++l->phases;
