@@ -363,7 +363,7 @@ int main(int argc, char **argv) {
     dtsim_opts o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
-    if (o.cpu) {  // real numbers: the engine's losses are the result (time is not modeled)
+    if (o.cpu) {  // real numbers: the rank program's losses are the result (time is not modeled)
         dtsim_result r;
         if ((rc = dtsim_run_one(&o, &r))) return rc;
         if (!o.quiet)

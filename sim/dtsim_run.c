@@ -1,8 +1,8 @@
 // dtsim_run.c — one simulated run: the single-GPU baseline on the model device (natively,
 // no SimGrid: one GPU has nobody to talk to), the platform and hostfile in a temporary
-// directory, SimGrid's smpirun on the engine (sim/engine.c) with the options that make it
+// directory, SimGrid's smpirun on the rank program (sim/rank.c) with the options that make it
 // fast and exact (no privatization, no benchmarked host code, no time injected into
-// MPI_Test, the plain latency + size/bandwidth network model), and the engine's result.
+// MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result.
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -21,8 +21,8 @@
 #ifndef DT_SMPIRUN
 #define DT_SMPIRUN "smpirun"
 #endif
-#ifndef DT_ENGINE_SO
-#define DT_ENGINE_SO "dtsim_engine.so"
+#ifndef DT_RANK_SO
+#define DT_RANK_SO "dtsim_rank.so"
 #endif
 
 static double wall_now(void) {
@@ -39,7 +39,7 @@ static void model_shape(const char *model, dt_model_config *cfg) {
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device:
-// its simulated seconds, and the device memory the engine's arena must hold per rank.
+// its simulated seconds, and the device memory the rank program's arena must hold per rank.
 static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_t *params) {
     dt_error err = {0};
     dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0};
@@ -109,10 +109,10 @@ static char *beside_dtsim(const char *name, const char *fallback) {
     return strdup(fallback);
 }
 
-static char *engine_path(void) {
-    const char *env = getenv("DTSIM_ENGINE");
+static char *rank_program_path(void) {
+    const char *env = getenv("DTSIM_RANK_SO");
     if (env && *env) return strdup(env);
-    return beside_dtsim("dtsim_engine.so", DT_ENGINE_SO);
+    return beside_dtsim("dtsim_rank.so", DT_RANK_SO);
 }
 
 // SimGrid runs with sim/cputime_shim.c preloaded (its comment says why); a missing shim
@@ -158,7 +158,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     char xml[600], hosts[600], out_path[600];
     snprintf(xml, sizeof xml, "%s/platform.xml", dir);
     snprintf(hosts, sizeof hosts, "%s/hostfile", dir);
-    snprintf(out_path, sizeof out_path, "%s/engine.out", dir);
+    snprintf(out_path, sizeof out_path, "%s/rank.out", dir);
     dt_error err = {0};
     dt_cluster c = o->cluster;
     const char *platform = xml;
@@ -178,7 +178,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
 
     char *argv[96];
     int n = 0;
-    char *engine = engine_path();
+    char *rank_so = rank_program_path();
     char fusion[64];
     dt_fusion_format(&o->fusion, fusion, sizeof fusion);
     push(argv, &n, "%s", getenv("DTSIM_SMPIRUN") ? getenv("DTSIM_SMPIRUN") : DT_SMPIRUN);
@@ -208,7 +208,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     if (co.algo == DT_ALGO_MPI)  // SMPI's own MPI_Allreduce; DTSIM_SMPI_ALLREDUCE picks which
         push(argv, &n, "--cfg=smpi/allreduce:%s",
              getenv("DTSIM_SMPI_ALLREDUCE") ? getenv("DTSIM_SMPI_ALLREDUCE") : "lr");
-    push(argv, &n, "%s", engine);
+    push(argv, &n, "%s", rank_so);
     push(argv, &n, "--model=%s", o->model);
     push(argv, &n, "--gpu=%s", c.gpu);
     push(argv, &n, "--precision=%s", dt_precision_name(o->prec));
@@ -266,7 +266,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     int status = 0;
     waitpid(pid, &status, 0);
     for (int i = 0; i < n; i++) free(argv[i]);
-    free(engine);
+    free(rank_so);
     FILE *f = fopen(out_path, "r");
     char line[4096];
     int found = 0;
@@ -284,7 +284,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd)) {}
     } else if (!o->quiet) {
-        fprintf(stderr, "dtsim: platform, hostfile and engine output kept in %s\n", dir);
+        fprintf(stderr, "dtsim: platform, hostfile and rank program output kept in %s\n", dir);
     }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (!found) {

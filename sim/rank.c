@@ -1,5 +1,5 @@
-// engine.c — the SMPI engine of dtsim: the program SimGrid runs once per simulated GPU (all
-// ranks in one process, -no-privatize). Each rank builds the real network of nn/ on the
+// rank.c — dtsim's rank program (dtsim_rank.so): what SimGrid runs once per simulated GPU,
+// all ranks in one process (-no-privatize). Each rank builds the real network of nn/ on the
 // `model` device (sim/device_model.c: no data, every kernel advances simulated time by its
 // roofline), and runs the real trainer step of nn/train.c — forward, backward with fusion
 // buckets whose allreduces (nn/coll) start as soon as they are complete and are polled
@@ -32,7 +32,7 @@
 #include "data.h"
 #include "coll/fusion.h"
 #include "device_model.h"
-#include "engine_trace.h"
+#include "rank_trace.h"
 #include "net.h"
 #include "optim.h"
 #include "train.h"
@@ -58,7 +58,7 @@ typedef struct {
     long synthetic_n;
     unsigned long long seed;
     float lr, momentum, wd;
-} engine_opts;
+} rank_opts;
 
 // Exactly `s` simulated seconds on this rank's host (smpi_execute scales by smpi/host-speed).
 static void advance(void *ctx, double s) {
@@ -66,7 +66,7 @@ static void advance(void *ctx, double s) {
     if (s > 0) smpi_execute_flops(s * sg_host_get_speed(sg_host_self()));
 }
 
-static int parse(int argc, char **argv, engine_opts *o, int rank) {
+static int parse(int argc, char **argv, rank_opts *o, int rank) {
     memset(o, 0, sizeof *o);
     snprintf(o->model, sizeof o->model, "resnet50");
     snprintf(o->gpu, sizeof o->gpu, "v100");
@@ -141,7 +141,7 @@ static int parse(int argc, char **argv, engine_opts *o, int rank) {
         case 'M': o->momentum = (float)atof(optarg); break;
         case 'W': o->wd = (float)atof(optarg); break;
         default:
-            snprintf(err.msg, sizeof err.msg, "dtsim engine: bad option %s", argv[optind - 1]);
+            snprintf(err.msg, sizeof err.msg, "dtsim rank program: bad option %s", argv[optind - 1]);
             goto bad;
         }
     }
@@ -155,7 +155,7 @@ typedef struct {
     double iter, compute, comm, exposed;  // seconds per iteration
 } iter_stats;
 
-static int run(const engine_opts *o, int rank, int P) {
+static int run(const rank_opts *o, int rank, int P) {
     dt_error err = {0};
     const dt_gpu_profile *gpu = dt_gpu_find(o->gpu);
     if (!gpu) {
@@ -203,7 +203,7 @@ static int run(const engine_opts *o, int rank, int P) {
     // the host batch: its bytes are charged as a copy to the GPU, never read
     float *x = g_arena;
     int32_t *y = callocCheck((size_t)o->batch, sizeof(int32_t));
-    engine_trace *trace = o->trace[0] && rank < o->trace_ranks ? engine_trace_new(rank) : NULL;
+    rank_trace *trace = o->trace[0] && rank < o->trace_ranks ? rank_trace_new(rank) : NULL;
     tr.layer_times = trace != NULL;  // the trace draws every layer's kernels
 
     iter_stats sum = {0};
@@ -217,7 +217,7 @@ static int run(const engine_opts *o, int rank, int P) {
         dev->sync(dev);
         double t = MPI_Wtime() - t0;
         dt_model_stats ms = dt_device_model_stats(dev);
-        if (trace && timed) engine_trace_step(trace, &tr, t0, MPI_Wtime());
+        if (trace && timed) rank_trace_step(trace, &tr, t0, MPI_Wtime());
         if (timed) {
             sum.iter += t, sum.compute += ms.seconds;
             sum.comm += tr.last_comm, sum.exposed += t - ms.seconds;
@@ -231,7 +231,7 @@ static int run(const engine_opts *o, int rank, int P) {
                    sum.exposed / o->iters};
     double mx[4];
     MPI_Reduce(v, mx, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (o->trace[0]) engine_trace_write(trace, o->trace, rank, o->trace_ranks);  // collective
+    if (o->trace[0]) rank_trace_write(trace, o->trace, rank, o->trace_ranks);  // collective
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         dt_model_stats ms = dt_device_model_stats(dev);
@@ -252,7 +252,7 @@ static int run(const engine_opts *o, int rank, int P) {
                net->n_trainable, ms.arena_used, model);
         fflush(stdout);
     }
-    engine_trace_free(trace);
+    rank_trace_free(trace);
     free(y);
     dt_trainer_free(&tr);
     dt_optim_free(opt);
@@ -266,7 +266,7 @@ static int run(const engine_opts *o, int rank, int P) {
 // momentum and weight decay: the same initial weights (cfg.seed), the same epoch
 // permutation and shards (real/data_shard.c), the same images (real/data_synthetic.c).
 // Rank 0 prints "step N loss L" per step and "epoch E train_loss L" per completed epoch.
-static int run_real(const engine_opts *o, int rank, int P) {
+static int run_real(const rank_opts *o, int rank, int P) {
     dt_error err = {0};
     dt_device *dev = dt_device_cpu_create(1);
     dt_model_config cfg = dt_model_config_default();
@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    engine_opts o;
+    rank_opts o;
     int rc = parse(argc, argv, &o, rank);
     if (rc == 0) rc = o.cpu ? run_real(&o, rank, P) : run(&o, rank, P);
     MPI_Finalize();
