@@ -7,8 +7,11 @@ if(NOT DT_HAVE_SMPI)
 endif()
 set(S ${CMAKE_CURRENT_SOURCE_DIR})
 set(R ${PROJECT_SOURCE_DIR}/real)   # --device cpu: dtrain's synthetic data and its shards
-dt_add_smpi_program(dtsim_rank SOURCES ${S}/rank.c ${S}/rank_trace.c ${S}/device_model.c
-                    ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/atomic_file.c
+# rank_opts.c and rank_result.c, what the launcher and the rank program say to each other,
+# are compiled into both (the launcher has them from dtsim_core)
+dt_add_smpi_program(dtsim_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
+                    ${S}/rank_trace.c ${S}/device_model.c ${S}/device_model_nn.c
+                    ${S}/gpu_profiles.c ${S}/atomic_file.c
                     ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c)
 target_include_directories(dtsim_rank PRIVATE ${S} ${R})
 set_target_properties(dtsim_rank PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
