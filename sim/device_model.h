@@ -1,14 +1,15 @@
-// device_model.h — the `model` device (DESIGN.md): every primitive of struct dt_device
-// touches no data and advances simulated time by a kernel-level roofline
+// device_model.h — the `model` device (docs/architecture.md): every primitive of struct
+// dt_device touches no data and advances simulated time by a kernel-level roofline
+// (docs/formulas.md, the GPU roofline of the model device)
 //     t = max(flops / (peak(precision) × eff_gemm), bytes / (mem_bw × eff_mem)) + launch_s
 // from a GPU profile (sim/gpu.h). Time accumulates in the device and is handed to the
-// `advance` callback (dtsim's rank program: smpi_execute) when the host would wait for the GPU:
-// at sync, and in every primitive that returns a value to the host. Natively (advance NULL)
-// the device just counts, which is how the calibration test measures single-GPU throughput.
-// Memory: alloc returns untouched address space from an arena (mmap MAP_NORESERVE, or
-// under SMPI a folded SMPI_SHARED_MALLOC region given by the rank program), so ResNet-50 at batch
-// 256 costs no RAM. Values returned to the host are fixed and finite (loss ln K, sumsq n:
-// every element 1, nonfinite 0).
+// `advance` callback (dtsim's rank program: smpi_execute) when the host would wait for the
+// GPU: at sync, and in every primitive that returns a value to the host. Natively (advance
+// NULL) the device just counts, which is how the calibration test measures single-GPU
+// throughput. Memory: alloc returns untouched address space from an arena (mmap
+// MAP_NORESERVE, or under SMPI a folded SMPI_SHARED_MALLOC region given by the rank
+// program), so ResNet-50 at batch 256 costs no RAM. Values returned to the host are fixed
+// and finite (loss ln K, sumsq n: every element 1, nonfinite 0).
 // Not here: links and MPI (SimGrid simulates those), the profiles (gpu_profiles.c).
 #ifndef DT_SIM_DEVICE_MODEL_H
 #define DT_SIM_DEVICE_MODEL_H

@@ -178,7 +178,8 @@ static int write_platform(const dtsim_opts *o, const dt_cluster *c, run_files *f
     return 0;
 }
 
-// The allreduce's options with the cluster's α-β-γ figures (docs/formulas.md, "α-β-γ").
+// The allreduce's options with the cluster's α-β-γ figures (docs/formulas.md, α-β-γ
+// collective costs).
 static dt_coll_opts coll_for(const dtsim_opts *o, const dt_cluster *c) {
     dt_coll_opts co = o->coll;
     int own_platform = o->platform_file[0] != 0;

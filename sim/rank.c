@@ -6,10 +6,11 @@
 // between layers, the optimizer (LARS: its per-tensor norms are kernels too). SimGrid
 // simulates every message of every allreduce on the cluster's platform.
 //
-// Memory: one arena for the whole process, SMPI_SHARED_MALLOC'ed once (folded: every page
-// maps the same small file block), and every rank's device carves its buffers from the same
-// base. Nothing reads the data, and SMPI skips the copy of a message between shared buffers,
-// so 1024 ranks of ResNet-50 cost megabytes, not terabytes.
+// Memory (docs/architecture.md, the two worlds): one arena for the whole process,
+// SMPI_SHARED_MALLOC'ed once (folded: every page maps the same small file block), and every
+// rank's device carves its buffers from the same base. Nothing reads the data, and SMPI
+// skips the copy of a message between shared buffers, so 1024 ranks of ResNet-50 cost
+// megabytes, not terabytes.
 //
 // --device cpu runs the same steps with real numbers instead (the cpu device, small scale):
 // dtrain's synthetic data, sharded as dtrain's loader shards it, so a simulated run and a

@@ -1,7 +1,7 @@
-// rank_trace.h — Chrome trace (chrome://tracing, Perfetto) of chosen ranks of a dtsim run,
-// Horovod-timeline style: per rank a "compute" row (forward, then each layer's backward) and
-// a "comm" row (each fusion bucket's allreduce, from its start to its completion as polling
-// saw it), in simulated microseconds. Not here: the run (rank.c).
+// rank_trace.h — Chrome trace (chrome://tracing, Perfetto; docs/conventions.md, traces) of
+// chosen ranks of a dtsim run, Horovod-timeline style: per rank a "compute" row (forward,
+// then each layer's backward) and a "comm" row (each fusion bucket's allreduce, from its
+// start to its completion as polling saw it), in simulated microseconds. Not here: the run (rank.c).
 #ifndef DT_SIM_RANK_TRACE_H
 #define DT_SIM_RANK_TRACE_H
 
