@@ -162,7 +162,9 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             break;
         case ALGO: case INNER:
             algo_set |= c == ALGO;
-            if (dt_algo_parse(optarg, name, c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
+            // the option's name, not argv[optind - 1]: with "--algo X" that is the value
+            if (dt_algo_parse(optarg, c == ALGO ? "--algo" : "--inner",
+                              c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
                 fprintf(stderr, "dtsim: %s\n", err.msg);
                 return 2;
             }

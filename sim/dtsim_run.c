@@ -66,7 +66,8 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
-        fprintf(stderr, "dtsim: %s\n", err.msg);
+        if (!net) fprintf(stderr, "dtsim: option --model: %s\n", err.msg);
+        else fprintf(stderr, "dtsim: %s\n", err.msg);
         if (net) dt_net_free(net);
         dev->destroy(dev);
         return 2;
