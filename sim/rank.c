@@ -19,14 +19,12 @@
 // dtsim (sim/dtsim_run.c) launches it; the user never does. Its arguments are the table of
 // sim/rank_opts.h (--usage lists them); rank 0 writes its result as JSON to --result
 // (sim/rank_result.h); --trace writes a Chrome trace (sim/rank_trace.h).
-#include <math.h>
 #include <mpi.h>
 #include <simgrid/host.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
