@@ -1,9 +1,11 @@
 // json.c — a strict recursive-descent JSON parser (RFC 8259 grammar, see json.h) for the
 // headers dtlab reads. It is small on purpose: every rule of the grammar is one function,
 // and every rejection says at which byte and why.
-// Not here: floating-point numbers, serialisation, error recovery.
+// Not here: serialisation (json_write.c), error recovery.
 #include "json.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@ typedef struct {
     const char *t;  // text
     size_t len, pos;
     int depth;
+    unsigned flags;  // DT_JSON_REALS
     char *err;
     size_t errlen;
     int failed;
@@ -227,8 +230,50 @@ bad:
     return -1;
 }
 
-// number = [ '-' ] ( '0' / [1-9] *DIGIT ), and only integers that fit int64
-static dt_json *parse_int(parser *p) {
+static int skip_digits(parser *p) {  // 1*DIGIT; how many
+    int n = 0;
+    while (peek(p) >= '0' && peek(p) <= '9') p->pos++, n++;
+    return n;
+}
+
+// frac = '.' 1*DIGIT;  exp = ( 'e' / 'E' ) [ '-' / '+' ] 1*DIGIT;  p->pos is past the
+// integer part of the number that began at `start`.
+static dt_json *parse_real(parser *p, size_t start) {
+    if (peek(p) == '.') {
+        p->pos++;
+        if (!skip_digits(p)) {
+            fail(p, "expected a digit after the decimal point");
+            return NULL;
+        }
+    }
+    if (peek(p) == 'e' || peek(p) == 'E') {
+        p->pos++;
+        if (peek(p) == '-' || peek(p) == '+') p->pos++;
+        if (!skip_digits(p)) {
+            fail(p, "expected a digit in the exponent");
+            return NULL;
+        }
+    }
+    size_t n = p->pos - start;
+    char *text = mallocCheck(n + 1);  // strtod needs the number NUL-terminated
+    memcpy(text, p->t + start, n);
+    text[n] = '\0';
+    errno = 0;
+    double d = strtod(text, NULL);
+    free(text);
+    if (errno == ERANGE && isinf(d)) {  // underflow to 0 or a subnormal is fine
+        p->pos = start;
+        fail(p, "number out of the double range");
+        return NULL;
+    }
+    dt_json *v = new_node(DT_JSON_REAL);
+    v->d = d;
+    return v;
+}
+
+// number = [ '-' ] ( '0' / [1-9] *DIGIT ) [ frac ] [ exp ]: integers that fit int64, and
+// with DT_JSON_REALS the others too
+static dt_json *parse_number(parser *p) {
     size_t start = p->pos;
     int neg = 0;
     if (peek(p) == '-') {
@@ -253,6 +298,10 @@ static dt_json *parse_int(parser *p) {
         while ((c = peek(p)) >= '0' && c <= '9') {
             uint64_t d = (uint64_t)(c - '0');
             if (mag > (limit - d) / 10) {
+                skip_digits(p);
+                c = peek(p);  // a real's integer part may be larger
+                if ((p->flags & DT_JSON_REALS) && (c == '.' || c == 'e' || c == 'E'))
+                    return parse_real(p, start);
                 p->pos = start;
                 fail(p, "integer out of the int64 range");
                 return NULL;
@@ -262,11 +311,13 @@ static dt_json *parse_int(parser *p) {
         }
     }
     if (c == '.' || c == 'e' || c == 'E') {
+        if (p->flags & DT_JSON_REALS) return parse_real(p, start);
         fail(p, "non-integer number (only integers are accepted)");
         return NULL;
     }
     dt_json *v = new_node(DT_JSON_INT);
     v->i = neg ? (mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    v->d = (double)v->i;
     return v;
 }
 
@@ -398,14 +449,19 @@ static dt_json *parse_value(parser *p) {
     case 'f': return parse_literal(p, "false", DT_JSON_BOOL, 0);
     case 'n': return parse_literal(p, "null", DT_JSON_NULL, 0);
     default:
-        if (c == '-' || (c >= '0' && c <= '9')) return parse_int(p);
+        if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p);
         fail(p, "expected a value, found %s", describe(c, b, sizeof b));
         return NULL;
     }
 }
 
 dt_json *dt_json_parse(const char *text, size_t len, char *errbuf, size_t errlen) {
-    parser p = {text, len, 0, 0, errbuf, errlen, 0};
+    return dt_json_parse_flags(text, len, 0, errbuf, errlen);
+}
+
+dt_json *dt_json_parse_flags(const char *text, size_t len, unsigned flags, char *errbuf,
+                             size_t errlen) {
+    parser p = {text, len, 0, 0, flags, errbuf, errlen, 0};
     if (errbuf && errlen) errbuf[0] = '\0';
     if (!text) len = p.len = 0;
     dt_json *v = parse_value(&p);
@@ -437,6 +493,7 @@ const char *dt_json_type_name(dt_json_type t) {
     case DT_JSON_STRING: return "string";
     case DT_JSON_ARRAY: return "array";
     case DT_JSON_OBJECT: return "object";
+    case DT_JSON_REAL: return "real number";
     }
     return "?";
 }

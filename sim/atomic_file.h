@@ -1,7 +1,8 @@
-// atomic_file.h — writing a file so that no reader ever sees it half written (DESIGN.md:
-// "never a partial file left as if whole"): write PATH.tmp.<pid>, flush, fsync, rename over
-// PATH (POSIX rename is atomic), fsync the directory. Used by the platform writer and the
-// plot writer of sim/. Not a general I/O layer.
+// atomic_file.h — writing a file so that no reader ever sees it half written
+// (docs/conventions.md, atomic writes: never a partial file left as if whole): write
+// PATH.tmp.<pid>, flush, fsync, rename over PATH (POSIX rename is atomic), fsync the
+// directory. Used by the platform and plot writers, the trace and the rank program's result
+// of sim/. Not a general I/O layer.
 #ifndef DT_SIM_ATOMIC_FILE_H
 #define DT_SIM_ATOMIC_FILE_H
 

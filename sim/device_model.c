@@ -50,7 +50,7 @@ void dt_model_flush(dt_device *d) {
 // ---- memory ----
 
 // 256-byte aligned pieces of the arena (bump pointer; free is a no-op). Nothing is written:
-// the arena's pages are untouched mmap'ed zero pages (or the engine's folded region), so
+// the arena's pages are untouched mmap'ed zero pages (or the rank program's folded region), so
 // "zero-filled" holds without costing RAM. Out of arena: a message naming the sizes, exit 1.
 static void *model_alloc(dt_device *d, size_t bytes) {
     dt_model_ctx *c = ctx_of(d);

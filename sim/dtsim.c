@@ -162,7 +162,9 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             break;
         case ALGO: case INNER:
             algo_set |= c == ALGO;
-            if (dt_algo_parse(optarg, name, c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
+            // the option's name, not argv[optind - 1]: with "--algo X" that is the value
+            if (dt_algo_parse(optarg, c == ALGO ? "--algo" : "--inner",
+                              c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
                 fprintf(stderr, "dtsim: %s\n", err.msg);
                 return 2;
             }
@@ -359,58 +361,75 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    dtsim_opts o;
-    int rc = parse(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
-    if (o.cpu) {  // real numbers: the engine's losses are the result (time is not modeled)
-        dtsim_result r;
-        if ((rc = dtsim_run_one(&o, &r))) return rc;
-        if (!o.quiet)
-            printf("dtsim --device cpu: %d ranks x batch %d of %s, real numbers on the cpu "
-                   "device (SimGrid carried the messages; compute time is not modeled)\n",
-                   o.gpus, o.per_gpu_batch, o.model);
-        return 0;
+// --device cpu: real numbers; the rank program's losses are the result (time is not modeled).
+static int run_cpu(const dtsim_opts *o) {
+    dtsim_result r;
+    int rc = dtsim_run_one(o, &r);
+    if (rc) return rc;
+    if (!o->quiet)
+        printf("dtsim --device cpu: %d ranks x batch %d of %s, real numbers on the cpu "
+               "device (SimGrid carried the messages; compute time is not modeled)\n",
+               o->gpus, o->per_gpu_batch, o->model);
+    return 0;
+}
+
+static int run_single(const dtsim_opts *o) {
+    dtsim_result r;
+    if (!o->quiet) dtsim_print_header(stdout, o);
+    int rc = dtsim_run_one(o, &r);
+    if (rc) return rc;
+    dtsim_print_result(stdout, o, &r, 0);
+    if (o->csv[0] && dtsim_write_csv(o->csv, &r, 1)) return 1;
+    if (o->json) dtsim_print_json(&r, 1);
+    return 0;
+}
+
+// The sweep's configuration of g GPUs and algorithm a: o's cluster with g GPUs. 0, or 2 when
+// g is not a whole number of nodes.
+static int sweep_point(const dtsim_opts *o, int g, dt_algo a, dtsim_opts *p) {
+    *p = *o;
+    p->gpus = g;
+    p->coll.algo = a;
+    if (p->gpus % p->cluster.gpus_per_node && !p->platform_file[0]) {
+        fprintf(stderr, "dtsim: --sweep-gpus %d is not a whole number of %d-GPU nodes\n",
+                p->gpus, p->cluster.gpus_per_node);
+        return 2;
     }
-    if (!o.sweep) {
-        dtsim_result r;
-        if (!o.quiet) dtsim_print_header(stdout, &o);
-        if ((rc = dtsim_run_one(&o, &r))) return rc;
-        dtsim_print_result(stdout, &o, &r, 0);
-        if (o.csv[0] && dtsim_write_csv(o.csv, &r, 1)) return 1;
-        if (o.json) dtsim_print_json(&r, 1);
-        return 0;
-    }
-    // sweep: every GPU count × algorithm, the per-GPU batch held fixed (weak scaling)
-    int n = 0, cap = o.n_sweep_gpus * o.n_sweep_algos;
+    p->cluster.nodes = p->gpus / p->cluster.gpus_per_node;
+    p->cluster.topo_params[0] = 0;
+    p->global_batch = p->per_gpu_batch * p->gpus;
+    return 0;
+}
+
+// Every GPU count × algorithm, the per-GPU batch held fixed (weak scaling); one table, then
+// the CSV, JSON and plots of all rows.
+static int run_sweep(const dtsim_opts *o) {
+    int n = 0, cap = o->n_sweep_gpus * o->n_sweep_algos, rc = 0;
     dtsim_result *res = calloc((size_t)cap, sizeof *res);
-    if (!o.quiet) dtsim_print_header(stdout, &o);
-    for (int a = 0; a < o.n_sweep_algos; a++)
-        for (int g = 0; g < o.n_sweep_gpus; g++) {
-            dtsim_opts p = o;
-            p.gpus = o.sweep_gpus[g];
-            p.coll.algo = o.sweep_algos[a];
-            if (p.gpus % p.cluster.gpus_per_node && !p.platform_file[0]) {
-                fprintf(stderr, "dtsim: --sweep-gpus %d is not a whole number of %d-GPU nodes\n",
-                        p.gpus, p.cluster.gpus_per_node);
-                free(res);
-                return 2;
-            }
-            p.cluster.nodes = p.gpus / p.cluster.gpus_per_node;
-            p.cluster.topo_params[0] = 0;
-            p.global_batch = p.per_gpu_batch * p.gpus;
+    if (!o->quiet) dtsim_print_header(stdout, o);
+    for (int a = 0; a < o->n_sweep_algos && !rc; a++)
+        for (int g = 0; g < o->n_sweep_gpus && !rc; g++) {
+            dtsim_opts p;
+            if ((rc = sweep_point(o, o->sweep_gpus[g], o->sweep_algos[a], &p))) break;
             if (!p.quiet) fprintf(stderr, "[dtsim] sweep %d/%d: %d GPUs, %s\n", n + 1, cap, p.gpus,
                                   dt_algo_name(p.coll.algo));
-            if ((rc = dtsim_run_one(&p, &res[n]))) {
-                free(res);
-                return rc;
-            }
+            if ((rc = dtsim_run_one(&p, &res[n]))) break;
             dtsim_print_result(stdout, &p, &res[n], n > 0);
             n++;
         }
-    if (o.csv[0] && dtsim_write_csv(o.csv, res, n)) rc = 1;
-    if (o.json) dtsim_print_json(res, n);
-    if (o.plot[0] && dtsim_plot(o.plot, &o, res, n)) rc = 1;
+    if (!rc) {  // a failed CSV still leaves the JSON and the plots
+        if (o->csv[0] && dtsim_write_csv(o->csv, res, n)) rc = 1;
+        if (o->json) dtsim_print_json(res, n);
+        if (o->plot[0] && dtsim_plot(o->plot, o, res, n)) rc = 1;
+    }
     free(res);
     return rc;
+}
+
+int main(int argc, char **argv) {
+    dtsim_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : rc;  // 1: --help was printed
+    if (o.cpu) return run_cpu(&o);
+    return o.sweep ? run_sweep(&o) : run_single(&o);
 }

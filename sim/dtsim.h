@@ -1,5 +1,5 @@
 // dtsim.h — the dtsim launcher's pieces: its options, one simulated run (write the platform,
-// run SimGrid on the engine, read its result), and the report (table, CSV, JSON, plots).
+// run SimGrid on the rank program, read its result), and the report (table, CSV, JSON, plots).
 // dtsim.c parses and drives; dtsim_run.c runs; dtsim_report.c reports.
 #ifndef DT_SIM_DTSIM_H
 #define DT_SIM_DTSIM_H

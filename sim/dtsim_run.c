@@ -1,11 +1,11 @@
 // dtsim_run.c — one simulated run: the single-GPU baseline on the model device (natively,
 // no SimGrid: one GPU has nobody to talk to), the platform and hostfile in a temporary
-// directory, SimGrid's smpirun on the engine (sim/engine.c) with the options that make it
+// directory, SimGrid's smpirun on the rank program (sim/rank.c) with the options that make it
 // fast and exact (no privatization, no benchmarked host code, no time injected into
-// MPI_Test, the plain latency + size/bandwidth network model), and the engine's result.
+// MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result.
+// What the rank program is told is sim/rank_opts.h; what it answers, sim/rank_result.h.
 #include <errno.h>
 #include <stdarg.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +17,14 @@
 #include "dtsim.h"
 #include "net.h"
 #include "optim.h"
+#include "rank_opts.h"
+#include "rank_result.h"
 
 #ifndef DT_SMPIRUN
 #define DT_SMPIRUN "smpirun"
 #endif
-#ifndef DT_ENGINE_SO
-#define DT_ENGINE_SO "dtsim_engine.so"
+#ifndef DT_RANK_SO
+#define DT_RANK_SO "dtsim_rank.so"
 #endif
 
 static double wall_now(void) {
@@ -30,6 +32,15 @@ static double wall_now(void) {
     gettimeofday(&tv, NULL);
     return tv.tv_sec + tv.tv_usec * 1e-6;
 }
+
+// A margin on the rank program's arena for what single_gpu's count leaves out (bytes; a
+// round figure, not measured)
+#define ARENA_MARGIN ((size_t)16 << 20)
+// Automatic coarsening cuts ring phases to about this many rounds (auto_coarsen)
+#define COARSEN_ROUNDS 16
+// A reduction reads two operands and writes their sum: bytes of memory traffic per byte
+// reduced, which make the cost model's γ from the GPU's memory bandwidth
+#define REDUCE_TRAFFIC 3
 
 static void model_shape(const char *model, dt_model_config *cfg) {
     if (dt_model_is_cifar(model)) {  // CIFAR ResNets: 32x32, 10 classes
@@ -39,7 +50,7 @@ static void model_shape(const char *model, dt_model_config *cfg) {
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device:
-// its simulated seconds, and the device memory the engine's arena must hold per rank.
+// its simulated seconds, and the device memory the rank program's arena must hold per rank.
 static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_t *params) {
     dt_error err = {0};
     dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0};
@@ -55,7 +66,8 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
-        fprintf(stderr, "dtsim: %s\n", err.msg);
+        if (!net) fprintf(stderr, "dtsim: option --model: %s\n", err.msg);
+        else fprintf(stderr, "dtsim: %s\n", err.msg);
         if (net) dt_net_free(net);
         dev->destroy(dev);
         return 2;
@@ -72,8 +84,8 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     dt_model_stats ms = dt_device_model_stats(dev);
     *seconds = ms.seconds;
     // the arena: every buffer, plus the allreduce's scratch (the buckets in flight: at most
-    // the gradients and a quarter more)
-    *arena = ms.arena_used + net->n_trainable * sizeof(float) * 5 / 4 + ((size_t)16 << 20);
+    // the gradients and a quarter more), plus a margin
+    *arena = ms.arena_used + net->n_trainable * sizeof(float) * 5 / 4 + ARENA_MARGIN;
     *params = net->n_trainable;
     free(x), free(y);
     dt_optim_free(opt);
@@ -82,16 +94,12 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     return 0;
 }
 
-// Automatic coarsening: ring phases of more than 16 steps are cut to about 16 rounds. It
-// keeps the simulated time (tests/coll: coarsened schedules match the cost model) and cuts
-// SimGrid's work, which grows with the number of messages times the flows in flight.
-static int auto_coarsen(int gpus) { return gpus > 16 ? (gpus + 15) / 16 : 1; }
-
-static double field(const char *line, const char *key) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(line, pat);
-    return p ? strtod(p + strlen(pat), NULL) : NAN;
+// Automatic coarsening: ring phases of more than COARSEN_ROUNDS steps are cut to about
+// COARSEN_ROUNDS rounds. It keeps the simulated time (tests/coll: coarsened schedules match
+// the cost model) and cuts SimGrid's work, which grows with the number of messages times the
+// flows in flight.
+static int auto_coarsen(int gpus) {
+    return gpus > COARSEN_ROUNDS ? (gpus + COARSEN_ROUNDS - 1) / COARSEN_ROUNDS : 1;
 }
 
 // A file installed next to the dtsim executable, else the build's copy.
@@ -109,10 +117,10 @@ static char *beside_dtsim(const char *name, const char *fallback) {
     return strdup(fallback);
 }
 
-static char *engine_path(void) {
-    const char *env = getenv("DTSIM_ENGINE");
+static char *rank_program_path(void) {
+    const char *env = getenv("DTSIM_RANK_SO");
     if (env && *env) return strdup(env);
-    return beside_dtsim("dtsim_engine.so", DT_ENGINE_SO);
+    return beside_dtsim("dtsim_rank.so", DT_RANK_SO);
 }
 
 // SimGrid runs with sim/cputime_shim.c preloaded (its comment says why); a missing shim
@@ -134,123 +142,156 @@ static void preload_cputime_shim(void) {
     free(shim);
 }
 
-static void push(char **argv, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void push(char **argv, int *n, const char *fmt, ...) {
+// ---- set-up: the run's files, the cluster's cost figures, the rank program's options ----
+
+typedef struct {
+    char dir[32];                  // a fresh temporary directory, /tmp/dtsim_XXXXXX
+    char xml[64], hosts[64];       // the generated platform and hostfile in it
+    char out[64];                  // the rank program's stdout
+    char result[64];               // its result (rank_result.h)
+    const char *platform;          // xml, or the user's --platform file
+} run_files;
+
+static int make_run_files(run_files *f) {
+    snprintf(f->dir, sizeof f->dir, "/tmp/dtsim_XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        fprintf(stderr, "dtsim: cannot create a temporary directory: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(f->xml, sizeof f->xml, "%s/platform.xml", f->dir);
+    snprintf(f->hosts, sizeof f->hosts, "%s/hostfile", f->dir);
+    snprintf(f->out, sizeof f->out, "%s/rank.out", f->dir);
+    snprintf(f->result, sizeof f->result, "%s/result.json", f->dir);
+    f->platform = f->xml;
+    return 0;
+}
+
+// The platform SimGrid runs: the user's (SMPI places ranks on its hosts in turn), or c's,
+// written into the run's directory.
+static int write_platform(const dtsim_opts *o, const dt_cluster *c, run_files *f) {
+    dt_error err = {0};
+    if (o->platform_file[0]) {
+        f->platform = o->platform_file;
+    } else if (dt_cluster_write(c, f->xml, f->hosts, &err)) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return 0;
+}
+
+// The allreduce's options with the cluster's α-β-γ figures (docs/formulas.md, α-β-γ
+// collective costs).
+static dt_coll_opts coll_for(const dtsim_opts *o, const dt_cluster *c) {
+    dt_coll_opts co = o->coll;
+    int own_platform = o->platform_file[0] != 0;
+    if (!own_platform)
+        dt_cluster_cost(c, &co.cost.alpha, &co.cost.beta, &co.cost.alpha_intra,
+                        &co.cost.beta_intra);
+    if (co.group == 0) co.group = own_platform ? 1 : c->gpus_per_node;
+    // a node's GPUs share its NICs (dt_cost_params.share): what rhd's cost must know
+    co.cost.share = own_platform ? 1 : c->gpus_per_node;
+    const dt_gpu_profile *g = dt_gpu_find(c->gpu);
+    co.cost.gamma = 1.0 / (g->mem_bw * g->eff_mem / REDUCE_TRAFFIC);
+    co.coarsen = o->coarsen >= 0 ? o->coarsen : auto_coarsen(o->gpus);
+    return co;
+}
+
+// Everything the rank program is told (sim/rank_opts.h).
+static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena,
+                          const run_files *f, dt_rank_opts *ro) {
+    dt_rank_opts_default(ro);
+    snprintf(ro->model, sizeof ro->model, "%s", o->model);
+    snprintf(ro->gpu, sizeof ro->gpu, "%s", c->gpu);
+    ro->prec = o->prec;
+    ro->batch = o->per_gpu_batch;
+    ro->iters = o->iters, ro->warmup = o->warmup;
+    ro->lars = o->lars;
+    ro->coll = coll_for(o, c);
+    ro->fusion = o->fusion;
+    ro->overlap = o->overlap;
+    ro->arena = arena;
+    snprintf(ro->trace, sizeof ro->trace, "%s", o->trace);
+    ro->trace_ranks = o->trace_ranks;
+    ro->progress = !o->quiet && isatty(STDERR_FILENO) && !o->cpu;
+    snprintf(ro->result, sizeof ro->result, "%s", f->result);
+    ro->cpu = o->cpu;
+    ro->image_size = o->image_size, ro->classes = o->classes;
+    ro->synthetic_n = o->synthetic_n;
+    ro->seed = o->seed;
+    ro->lr = o->lr;
+}
+
+// ---- running SimGrid ----
+
+typedef struct {
+    char **v;  // NULL-terminated
+    int n, cap;
+} arg_list;
+
+static void push(arg_list *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push(arg_list *a, const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    argv[(*n)++] = strdup(buf);
+    DT_ASSERT(a->n + 1 < a->cap);
+    a->v[a->n++] = strdup(buf);
+    a->v[a->n] = NULL;
 }
 
-int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
-    memset(r, 0, sizeof *r);
-    double t_wall = wall_now();
-    size_t arena, params;
-    int rc = single_gpu(o, &r->single_iter_s, &arena, &params);
-    if (rc) return rc;
-    char dir[] = "/tmp/dtsim_XXXXXX";
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "dtsim: cannot create a temporary directory: %s\n", strerror(errno));
-        return 1;
-    }
-    char xml[600], hosts[600], out_path[600];
-    snprintf(xml, sizeof xml, "%s/platform.xml", dir);
-    snprintf(hosts, sizeof hosts, "%s/hostfile", dir);
-    snprintf(out_path, sizeof out_path, "%s/engine.out", dir);
-    dt_error err = {0};
-    dt_cluster c = o->cluster;
-    const char *platform = xml;
-    if (o->platform_file[0]) {  // the user's platform: SMPI places ranks on its hosts in turn
-        platform = o->platform_file;
-    } else if (dt_cluster_write(&c, xml, hosts, &err)) {
-        fprintf(stderr, "dtsim: %s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    dt_coll_opts co = o->coll;
-    if (!o->platform_file[0])
-        dt_cluster_cost(&c, &co.cost.alpha, &co.cost.beta, &co.cost.alpha_intra, &co.cost.beta_intra);
-    if (co.group == 0) co.group = o->platform_file[0] ? 1 : c.gpus_per_node;
-    // a node's GPUs share its NICs (dt_cost_params.share): what rhd's cost must know
-    co.cost.share = o->platform_file[0] ? 1 : c.gpus_per_node;
-    int coarsen = o->coarsen >= 0 ? o->coarsen : auto_coarsen(o->gpus);
-
-    char *argv[96];
-    int n = 0;
-    char *engine = engine_path();
-    char fusion[64];
-    dt_fusion_format(&o->fusion, fusion, sizeof fusion);
-    push(argv, &n, "%s", getenv("DTSIM_SMPIRUN") ? getenv("DTSIM_SMPIRUN") : DT_SMPIRUN);
-    push(argv, &n, "-np");
-    push(argv, &n, "%d", o->gpus);
-    push(argv, &n, "-platform");
-    push(argv, &n, "%s", platform);
+// smpirun's own arguments: the platform, and the settings that make the run fast and exact.
+static void smpirun_args(const dtsim_opts *o, const run_files *f, dt_algo algo, arg_list *a) {
+    push(a, "%s", getenv("DTSIM_SMPIRUN") ? getenv("DTSIM_SMPIRUN") : DT_SMPIRUN);
+    push(a, "-np");
+    push(a, "%d", o->gpus);
+    push(a, "-platform");
+    push(a, "%s", f->platform);
     if (!o->platform_file[0]) {
-        push(argv, &n, "-hostfile");
-        push(argv, &n, "%s", hosts);
+        push(a, "-hostfile");
+        push(a, "%s", f->hosts);
     }
-    push(argv, &n, "-no-privatize");
-    push(argv, &n, "--cfg=smpi/simulate-computation:no");
-    push(argv, &n, "--cfg=smpi/test:0");
+    push(a, "-no-privatize");
+    push(a, "--cfg=smpi/simulate-computation:no");
+    push(a, "--cfg=smpi/test:0");
     // MPI_Wtime is a clock read, not a 10 ns sleep (SMPI's default smpi/wtime:1e-8 makes
     // every call a simcall and a new event for the solver: the trainer reads it per layer)
-    push(argv, &n, "--cfg=smpi/wtime:0");
-    push(argv, &n, "--cfg=network/model:CM02");
-    push(argv, &n, "--cfg=network/crosstraffic:0");
+    push(a, "--cfg=smpi/wtime:0");
+    push(a, "--cfg=network/model:CM02");
+    push(a, "--cfg=network/crosstraffic:0");
     // no detached ("eager") sends: SimGrid shares a link fairly between a rank's concurrent
     // sends, so a detached send below 64 KB slowed the previous round's message (a binomial
     // broadcast of 8 KB took one message longer than on a NIC that sends in order)
-    push(argv, &n, "--cfg=smpi/send-is-detached-thresh:0");
-    push(argv, &n, "--cfg=smpi/shared-malloc-blocksize:%d", 1 << 24);
-    push(argv, &n, "--cfg=smpi/tmpdir:%s", dir);
-    push(argv, &n, "--log=root.thres:critical");
-    if (co.algo == DT_ALGO_MPI)  // SMPI's own MPI_Allreduce; DTSIM_SMPI_ALLREDUCE picks which
-        push(argv, &n, "--cfg=smpi/allreduce:%s",
+    push(a, "--cfg=smpi/send-is-detached-thresh:0");
+    push(a, "--cfg=smpi/shared-malloc-blocksize:%zu", DT_RANK_SHARED_BLOCK);
+    push(a, "--cfg=smpi/tmpdir:%s", f->dir);
+    push(a, "--log=root.thres:critical");
+    if (algo == DT_ALGO_MPI)  // SMPI's own MPI_Allreduce; DTSIM_SMPI_ALLREDUCE picks which
+        push(a, "--cfg=smpi/allreduce:%s",
              getenv("DTSIM_SMPI_ALLREDUCE") ? getenv("DTSIM_SMPI_ALLREDUCE") : "lr");
-    push(argv, &n, "%s", engine);
-    push(argv, &n, "--model=%s", o->model);
-    push(argv, &n, "--gpu=%s", c.gpu);
-    push(argv, &n, "--precision=%s", dt_precision_name(o->prec));
-    push(argv, &n, "--batch=%d", o->per_gpu_batch);
-    push(argv, &n, "--iters=%d", o->iters);
-    push(argv, &n, "--warmup=%d", o->warmup);
-    push(argv, &n, "--algo=%s", dt_algo_name(co.algo));
-    push(argv, &n, "--fusion=%s", fusion);
-    push(argv, &n, "--group=%d", co.group);
-    push(argv, &n, "--inner=%s", dt_algo_name(co.inner));
-    push(argv, &n, "--coarsen=%d", coarsen);
-    push(argv, &n, "--alpha=%.9g", co.cost.alpha);
-    push(argv, &n, "--beta=%.9g", co.cost.beta);
-    push(argv, &n, "--alpha-intra=%.9g", co.cost.alpha_intra);
-    push(argv, &n, "--beta-intra=%.9g", co.cost.beta_intra);
-    push(argv, &n, "--share=%.9g", co.cost.share);
-    push(argv, &n, "--gamma=%.9g", 1.0 / (dt_gpu_find(c.gpu)->mem_bw * dt_gpu_find(c.gpu)->eff_mem / 3));
-    push(argv, &n, "--arena=%zu", arena);
-    if (co.tx) push(argv, &n, "--tx=%d", co.tx), push(argv, &n, "--ty=%d", co.ty);
-    if (co.hier_rs) push(argv, &n, "--hier-rs");
-    if (co.wire_f16) push(argv, &n, "--fp16-grads");
-    if (o->lars) push(argv, &n, "--lars");
-    if (!o->overlap) push(argv, &n, "--no-overlap");
-    if (!o->quiet && isatty(STDERR_FILENO) && !o->cpu) push(argv, &n, "--progress");
-    if (o->cpu) {
-        push(argv, &n, "--device=cpu");
-        push(argv, &n, "--seed=%llu", o->seed);
-        push(argv, &n, "--lr=%.9g", o->lr);
-        push(argv, &n, "--image-size=%d", o->image_size);
-        push(argv, &n, "--classes=%d", o->classes);
-        push(argv, &n, "--synthetic-examples=%ld", o->synthetic_n);
-    }
-    if (o->trace[0]) {
-        push(argv, &n, "--trace=%s", o->trace);
-        push(argv, &n, "--trace-ranks=%d", o->trace_ranks);
-    }
-    argv[n] = NULL;
+}
+
+// The whole command: smpirun's arguments, the rank program, its options.
+static arg_list simgrid_command(const dtsim_opts *o, const run_files *f, const dt_rank_opts *ro) {
+    arg_list a = {NULL, 0, 32 + dt_rank_opt_count};  // smpirun's take about 20
+    a.v = callocCheck((size_t)a.cap, sizeof *a.v);
+    smpirun_args(o, f, ro->coll.algo, &a);
+    char *rank_so = rank_program_path();
+    push(&a, "%s", rank_so);
+    free(rank_so);
+    DT_ASSERT(a.n + dt_rank_opt_count < a.cap);
+    dt_rank_opts_to_argv(ro, a.v + a.n);
+    a.n += dt_rank_opt_count;
+    a.v[a.n] = NULL;
     if (getenv("DTSIM_VERBOSE")) {  // the exact SimGrid command, to rerun it by hand
-        for (int i = 0; i < n; i++) fprintf(stderr, "%s%s", i ? " " : "dtsim: running ", argv[i]);
+        for (int i = 0; i < a.n; i++) fprintf(stderr, "%s%s", i ? " " : "dtsim: running ", a.v[i]);
         fprintf(stderr, "\n");
     }
+    return a;
+}
 
+// Runs the command with stdout to out_path; its exit code (1 if it did not exit).
+static int run_simgrid(const arg_list *a, const char *out_path) {
     fflush(stdout);  // or the child would write our buffered lines again
     fflush(stderr);
     pid_t pid = fork();
@@ -258,56 +299,92 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
         preload_cputime_shim();
         FILE *f = freopen(out_path, "w", stdout);
         (void)f;
-        execvp(argv[0], argv);
+        execvp(a->v[0], a->v);
         fprintf(stderr, "dtsim: cannot run %s: %s (install simgrid, or set DTSIM_SMPIRUN)\n",
-                argv[0], strerror(errno));
+                a->v[0], strerror(errno));
         _exit(127);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    for (int i = 0; i < n; i++) free(argv[i]);
-    free(engine);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// ---- the result ----
+
+// --device cpu: the real losses rank 0 printed ("step N loss L", "epoch E train_loss L").
+static void print_losses(const char *out_path) {
     FILE *f = fopen(out_path, "r");
     char line[4096];
-    int found = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        if (o->cpu && (!strncmp(line, "step ", 5) || !strncmp(line, "epoch ", 6)))
-            fputs(line, stdout);  // --device cpu: the real losses
-        if (!strncmp(line, "DTSIM_RESULT ", 13)) {
-            found = 1;
-            break;
-        }
-    }
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "step ", 5) || !strncmp(line, "epoch ", 6)) fputs(line, stdout);
     if (f) fclose(f);
+}
+
+static void remove_run_files(const dtsim_opts *o, const run_files *f) {
     if (!o->keep) {
         char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
         if (system(cmd)) {}
     } else if (!o->quiet) {
-        fprintf(stderr, "dtsim: platform, hostfile and engine output kept in %s\n", dir);
+        fprintf(stderr, "dtsim: platform, hostfile and rank program output kept in %s\n", f->dir);
     }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    if (!found) {
-        fprintf(stderr, "dtsim: the simulation of %d GPUs failed (SimGrid exit %d)\n", o->gpus, code);
-        return code == 2 ? 2 : 1;
-    }
+}
+
+// The rank program's figures, and what dtsim derives from them.
+static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_result *r) {
     r->gpus = o->gpus;
     r->per_gpu_batch = o->per_gpu_batch;
     r->global_batch = o->per_gpu_batch * o->gpus;
-    r->iter_s = field(line, "iter_s");
-    r->compute_s = field(line, "compute_s");
-    r->comm_s = field(line, "comm_s");
-    r->exposed_s = field(line, "exposed_s");
-    r->buckets = (int)field(line, "buckets");
-    r->model_comm_s = field(line, "model_comm_s");
-    const char *a = strstr(line, "\"algo\": \"");
-    snprintf(r->algo, sizeof r->algo, "%s", a ? a + 9 : "?");
-    char *q = strchr(r->algo, '"');
-    if (q) *q = 0;
+    r->iter_s = rr->iter_s;
+    r->compute_s = rr->compute_s;
+    r->comm_s = rr->comm_s;
+    r->exposed_s = rr->exposed_s;
+    r->buckets = rr->buckets;
+    r->model_comm_s = rr->model_comm_s;
+    snprintf(r->algo, sizeof r->algo, "%s", rr->algo);
     r->images_s = r->global_batch / r->iter_s;
     r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
+}
+
+// ---- one run ----
+
+int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
+    memset(r, 0, sizeof *r);
+    double t_wall = wall_now();
+    size_t arena, params;
+    int rc = single_gpu(o, &r->single_iter_s, &arena, &params);
+    run_files f;
+    if (rc || (rc = make_run_files(&f))) return rc;
+    const dt_cluster *c = &o->cluster;
+    if ((rc = write_platform(o, c, &f))) {
+        remove_run_files(o, &f);
+        return rc;
+    }
+    dt_rank_opts ro;
+    rank_opts_for(o, c, arena, &f, &ro);
+    arg_list cmd = simgrid_command(o, &f, &ro);
+    int code = run_simgrid(&cmd, f.out);
+    for (int i = 0; i < cmd.n; i++) free(cmd.v[i]);
+    free(cmd.v);
+
+    if (o->cpu) print_losses(f.out);
+    dt_rank_result rr;
+    dt_error err = {0};
+    int missing = access(f.result, F_OK) != 0;  // the rank program did not finish
+    int read = missing ? -1 : dt_rank_result_read(f.result, &rr, &err);
+    remove_run_files(o, &f);
+    if (missing) {
+        fprintf(stderr, "dtsim: the simulation of %d GPUs failed (SimGrid exit %d)\n", o->gpus,
+                code);
+        return code == 2 ? 2 : 1;
+    }
+    if (read) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
+        return 1;
+    }
+    fill_result(o, &rr, r);
     r->wall_s = wall_now() - t_wall;
     return 0;
 }

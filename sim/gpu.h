@@ -1,5 +1,5 @@
 // gpu.h — GPU profiles for the modeled device (sim/device_model.c): the datasheet figures of
-// REFERENCE.md plus the efficiencies that calibrate simulated single-GPU ResNet-50 training
+// docs/hardware.md plus the efficiencies that calibrate simulated single-GPU ResNet-50 training
 // to the published throughput (NVIDIA DeepLearningExamples, batch 256: V100 fp32 367 img/s,
 // AMP 1200; A100 tf32 938, AMP 2470). The calibration is written down in gpu_profiles.c.
 // Not here: links between GPUs (sim/platform.h), the roofline itself (device_model.c).

@@ -1,25 +1,26 @@
 // gpu_profiles.c — the GPU profiles of the model device (sim/gpu.h): datasheet peaks and
-// bandwidths from REFERENCE.md, assumed launch overheads, and efficiencies calibrated so that
+// bandwidths from docs/hardware.md, assumed launch overheads, and efficiencies calibrated so that
 // simulated single-GPU ResNet-50 training matches NVIDIA DeepLearningExamples' published
 // throughput. Not here: the roofline that uses them (sim/device_model.c).
 //
-// Figures. Peaks and bandwidths: REFERENCE.md (datasheets); H100 TF32 495 TFLOP/s dense is
+// Figures. Peaks and bandwidths: docs/hardware.md (datasheets); H100 TF32 495 TFLOP/s dense is
 // the H100 SXM5 datasheet's 989 (with sparsity) halved, as its fp16 990 is the dense figure;
 // P40 fp16 = 11.76/64 (fp16 math at 1/64 rate, no tensor cores: fp16 is storage only).
-// Assumed, not from REFERENCE.md: kernel launch overhead 5 us (P100, P40, V100), 4 us
+// Assumed, not from docs/hardware.md: kernel launch overhead 5 us (P100, P40, V100), 4 us
 // (A100), 3 us (H100), the usual few microseconds of a CUDA launch that a framework cannot
-// hide; host link 12 GB/s (PCIe 3.0 x16, REFERENCE.md) for P100/P40/V100, 24 GB/s (PCIe
+// hide; host link 12 GB/s (PCIe 3.0 x16, docs/hardware.md) for P100/P40/V100, 24 GB/s (PCIe
 // 4.0) for A100, 48 GB/s (PCIe 5.0) for H100; memory capacity 16/24/16/80/80 GiB.
 //
-// CALIBRATION. The model device (sim/device_model.c) charges every kernel k
+// CALIBRATION (docs/formulas.md, the roofline and its calibration). The model device
+// (sim/device_model.c) charges every kernel k
 //     t_k = max(F_k / (P(p) * e_g(p)), B_k / (W * e_m)) + L
 // (F FLOPs, B bytes, P(p) peak of precision p, W memory bandwidth, L launch). One training
 // step of ResNet-50 at batch 256 (224x224, forward + backward + SGD step; the test
 // tests/unit/test_sim_calibration.c runs it as nn/train.c does) is 890 kernels,
-// F = 6.34e12 FLOP (24.8 GFLOP per image: 3 x the 8.2 GFLOP forward of REFERENCE.md) and
+// F = 6.34e12 FLOP (24.8 GFLOP per image: 3 x the 8.2 GFLOP forward of docs/hardware.md) and
 // B = 2.75e11 bytes in fp32/tf32, 1.43e11 under fp16 (1.07 / 0.56 GB per image), so
 //     images/s = 256 / sum_k t_k,
-// which must equal NVIDIA DeepLearningExamples' figure (REFERENCE.md). Four figures, but per
+// which must equal NVIDIA DeepLearningExamples' figure (docs/hardware.md). Four figures, but per
 // GPU three unknowns (e_m and e_g of two precisions): e_m is assumed, 0.90 on V100 and
 // A100 (HBM2/HBM2e streaming kernels reach about 90% of peak bandwidth in STREAM-type
 // measurements), and each e_g is solved for by bisection (monotone in e_g). Fitted values,
@@ -35,7 +36,7 @@
 // reach only 23% of 156 TFLOP/s here: e_g absorbs whatever the roofline leaves out.
 // Convolutions are costed as implicit GEMM (cuDNN: the im2col columns never reach memory,
 // device_model_nn.c); with explicit column traffic V100 fp16 would need e_g = 1.42 > 1.
-// Derived, not calibrated (REFERENCE.md has no figure): P100 and P40 take V100's fp32
+// Derived, not calibrated (docs/hardware.md has no figure): P100 and P40 take V100's fp32
 // values (e_g 0.83, e_m 0.90; their fp16 runs on CUDA cores, so the same e_g); H100 takes
 // A100's (tf32 0.23, fp16 0.46, e_m 0.90); A100 and H100 fp32 (CUDA cores) take V100's
 // 0.83. They give P100 fp32 260 img/s, P40 fp32 208 (fp16: 6, the 1/64 rate), A100 fp32

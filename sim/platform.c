@@ -1,8 +1,8 @@
 // platform.c — the GPU clusters of the landmark runs as dt_cluster presets (the hardware of
-// REFERENCE.md "Hardware" and "Clusters of the landmark runs"), the default cluster, the
-// check of a description, and the α-β figures a cluster gives the cost model. Not here: the
-// SimGrid XML (platform_write.c), topologies (platform_topo.c), user platform files
-// (platform_file.c).
+// docs/hardware.md: links and networks, the clusters of the landmark runs), the default
+// cluster, the check of a description, and the α-β figures a cluster gives the cost model
+// (docs/formulas.md, α-β-γ collective costs). Not here: the SimGrid XML (platform_write.c),
+// topologies (platform_topo.c), user platform files (platform_file.c).
 //
 // Units: bandwidths in bytes/s ONE direction, latencies in seconds. Link figures:
 //   NVLink 1.0 (P100): 4 links, 160 GB/s both directions in all -> 20 GB/s per link per
@@ -14,7 +14,7 @@
 //   PCIe 3.0 x16: ~12 GB/s, shared by the GPUs of a node (header: loopback SHARED).
 //   Ethernet 50 Gb/s = 6.25 GB/s; FDR IB 56 Gb/s = 7 GB/s (signalling rate, as the brief
 //     counts it); EDR IB and 100 Gb/s RoCE = 12.5 GB/s; NDR IB 400 Gb/s = 50 GB/s.
-// Latencies (ASSUMED, REFERENCE.md gives only "EDR ~1 us"): InfiniBand 1 us per link (EDR
+// Latencies (ASSUMED, docs/hardware.md gives only "EDR ~1 us"): InfiniBand 1 us per link (EDR
 // figure, used for FDR and NDR too), RoCE v2 2 us, TCP over 50 GbE 3 us (Goyal et al. ran
 // Gloo over TCP); NVLink/NVSwitch 1 us and PCIe 2 us per intra-node message (a GPU-to-GPU
 // copy's start-up, not the wire).

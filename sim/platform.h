@@ -1,7 +1,7 @@
 // platform.h — GPU clusters for SimGrid: a description (nodes × GPUs per node, the links
 // inside a node, the network between nodes and its topology), the presets of the landmark
-// runs (REFERENCE.md "Clusters of the landmark runs"), and the writer of the SimGrid platform
-// XML and SMPI hostfile that dtsim hands to the engine.
+// runs (docs/hardware.md, the clusters of the landmark runs), and the writer of the SimGrid
+// platform XML and SMPI hostfile that dtsim hands to SimGrid.
 //
 // Model (why it is built this way): one SimGrid host per NODE with one core per GPU (ranks
 // are GPUs: gpus_per_node ranks per host, so their injected compute runs concurrently), the

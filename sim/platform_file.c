@@ -1,5 +1,5 @@
 // platform_file.c — checks a user's SimGrid platform file (dtsim --platform FILE.xml) before
-// the engine sees it, and counts its hosts and cores: readable, well-formed enough (every tag
+// SimGrid sees it, and counts its hosts and cores: readable, well-formed enough (every tag
 // closed, every element closed in order), a <platform> root, at least one host. SimGrid
 // itself aborts on a bad file with a parser trace; this says which file and what is wrong.
 // Not a validating XML parser: no DTD, no entities, attribute values are not unescaped.

@@ -35,7 +35,7 @@ const char *dt_topo_name(dt_topo_kind k) {
 
 // ---- parsing ----
 
-// A positive integer made of digits only, at most 1e6; advances *p. 0 on failure.
+// A positive integer made of digits only, at most 1e6; moves *p past it. 0 on failure.
 static int parse_int(const char **p) {
     const char *s = *p;
     long v = 0;

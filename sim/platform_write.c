@@ -1,5 +1,5 @@
 // platform_write.c — writes a dt_cluster as the SimGrid 3.32 platform XML and the SMPI
-// hostfile that dtsim hands to the engine (the model is described in platform.h). Not here:
+// hostfile that dtsim hands to SimGrid (the model is described in platform.h). Not here:
 // the figures (platform.c), the topology parameters (platform_topo.c).
 //
 // What SimGrid 3.32 can express, and how each case is written (read in SimGrid's source,

@@ -346,7 +346,7 @@ static void test_alloc_of_64_gib_leaves_resident_memory_unchanged(void **state) 
     d->destroy(d);
 }
 
-// A caller's arena (the engine's folded region) that runs out: exit 1 with a message.
+// A caller's arena (the rank program's folded region) that runs out: exit 1 with a message.
 static void test_arena_exhaustion_exits_with_message(void **state) {
     (void)state;
     int fds[2];

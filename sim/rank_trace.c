@@ -1,6 +1,6 @@
-// engine_trace.c — the Chrome trace of engine_trace.h: events kept in memory per rank,
+// rank_trace.c — the Chrome trace of rank_trace.h: events kept in memory per rank,
 // written as JSON "X" (complete) events, pid = rank, tid 0 compute / 1 comm.
-#include "engine_trace.h"
+#include "rank_trace.h"
 
 #include "atomic_file.h"
 
@@ -16,19 +16,19 @@ typedef struct {
     double ts, dur;  // microseconds
 } trace_event;
 
-struct engine_trace {
+struct rank_trace {
     int rank;
     trace_event *ev;
     int n, cap;
 };
 
-engine_trace *engine_trace_new(int rank) {
-    engine_trace *t = callocCheck(1, sizeof *t);
+rank_trace *rank_trace_new(int rank) {
+    rank_trace *t = callocCheck(1, sizeof *t);
     t->rank = rank;
     return t;
 }
 
-static void add(engine_trace *t, const char *name, int tid, double s0, double s1) {
+static void add(rank_trace *t, const char *name, int tid, double s0, double s1) {
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
         t->ev = realloc(t->ev, (size_t)t->cap * sizeof *t->ev);
@@ -39,7 +39,7 @@ static void add(engine_trace *t, const char *name, int tid, double s0, double s1
     e->tid = tid, e->ts = s0 * 1e6, e->dur = (s1 - s0) * 1e6;
 }
 
-void engine_trace_step(engine_trace *tr, const dt_trainer *t, double t0, double t1) {
+void rank_trace_step(rank_trace *tr, const dt_trainer *t, double t0, double t1) {
     if (!tr) return;
     double b0 = t->last_backward_start;
     add(tr, "forward + loss", 0, t0, b0);
@@ -61,7 +61,7 @@ void engine_trace_step(engine_trace *tr, const dt_trainer *t, double t0, double 
     add(tr, "step", 2, t0, t1);
 }
 
-static int write_part(const engine_trace *tr, const char *path) {
+static int write_part(const rank_trace *tr, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     for (int i = 0; i < tr->n; i++)
@@ -71,7 +71,7 @@ static int write_part(const engine_trace *tr, const char *path) {
     return fclose(f);
 }
 
-void engine_trace_write(engine_trace *tr, const char *path, int rank, int n_ranks) {
+void rank_trace_write(rank_trace *tr, const char *path, int rank, int n_ranks) {
     char part[600];
     if (tr) {
         snprintf(part, sizeof part, "%s.%d.part", path, rank);
@@ -107,7 +107,7 @@ void engine_trace_write(engine_trace *tr, const char *path, int rank, int n_rank
         fprintf(stderr, "dtsim: --trace %s: %s\n", path, err.msg);
 }
 
-void engine_trace_free(engine_trace *tr) {
+void rank_trace_free(rank_trace *tr) {
     if (!tr) return;
     free(tr->ev);
     free(tr);

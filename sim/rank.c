@@ -1,0 +1,346 @@
+// rank.c — dtsim's rank program (dtsim_rank.so): what SimGrid runs once per simulated GPU,
+// all ranks in one process (-no-privatize). Each rank builds the real network of nn/ on the
+// `model` device (sim/device_model.c: no data, every kernel advances simulated time by its
+// roofline), and runs the real trainer step of nn/train.c — forward, backward with fusion
+// buckets whose allreduces (nn/coll) start as soon as they are complete and are polled
+// between layers, the optimizer (LARS: its per-tensor norms are kernels too). SimGrid
+// simulates every message of every allreduce on the cluster's platform.
+//
+// Memory (docs/architecture.md, the two worlds): one arena for the whole process,
+// SMPI_SHARED_MALLOC'ed once (folded: every page maps the same small file block), and every
+// rank's device carves its buffers from the same base. Nothing reads the data, and SMPI
+// skips the copy of a message between shared buffers, so 1024 ranks of ResNet-50 cost
+// megabytes, not terabytes.
+//
+// --device cpu runs the same steps with real numbers instead (the cpu device, small scale):
+// dtrain's synthetic data, sharded as dtrain's loader shards it, so a simulated run and a
+// real `mpirun dtrain` with the same seed print the same losses ("step N loss L", rank 0).
+//
+// dtsim (sim/dtsim_run.c) launches it; the user never does. Its arguments are the table of
+// sim/rank_opts.h (--usage lists them); rank 0 writes its result as JSON to --result
+// (sim/rank_result.h); --trace writes a Chrome trace (sim/rank_trace.h).
+#include <mpi.h>
+#include <simgrid/host.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/coll_cost.h"
+#include "coll/fusion.h"
+#include "data.h"
+#include "device_model.h"
+#include "net.h"
+#include "optim.h"
+#include "rank_opts.h"
+#include "rank_result.h"
+#include "rank_trace.h"
+#include "train.h"
+
+// The one arena of the process (see the top of the file). A process-wide pointer is what
+// sharing needs here: sim/ is not nn/, whose code must keep no state outside its structs.
+static void *g_arena;
+static size_t g_arena_bytes;
+// dbtree's node crossings (coll_cost.c), O(P log P) to count: counted by the first rank,
+// copied by the others instead of each of P ranks counting them again in dt_coll_create
+static dt_cost_params g_dbt;
+
+#define PROGRESS_WIDTH 70    // characters of rank 0's progress line, blanked at the end
+#define FP32_BYTES 4         // bytes of an fp32 gradient or statistic
+#define FP16_BYTES 2         // ... and of an fp16 one on the wire (--fp16-grads)
+
+// Exactly `s` simulated seconds on this rank's host (smpi_execute scales by smpi/host-speed).
+static void advance(void *ctx, double s) {
+    (void)ctx;
+    if (s > 0) smpi_execute_flops(s * sg_host_get_speed(sg_host_self()));
+}
+
+// Polls sweep (coll.h) where the schedule has hundreds of rounds per bucket for polls to
+// complete (dbtree's pipelined segments: 1024-GPU step 93 -> 60 s); with a few rounds the
+// tick message each poll sends costs more (hier 1024: +15-35 %).
+static int polls_sweep(dt_algo a) { return a == DT_ALGO_DBTREE || a == DT_ALGO_AUTO; }
+
+// Rank 0 says why; every rank returns `code`.
+static int failed(int rank, const dt_error *err, int code) {
+    if (rank == 0) fprintf(stderr, "dtsim: %s\n", err->msg);
+    return code;
+}
+
+// ---- the model device: set-up, the timed loop, the report ----
+
+typedef struct {
+    dt_device *dev;
+    dt_net *net;
+    dt_optim *opt;
+    dt_trainer tr;
+    int32_t *y;          // the host batch's labels (its images: the arena); never read
+    rank_trace *trace;   // NULL: this rank is not traced
+} model_run;
+
+typedef struct {
+    double iter, compute, comm, exposed;  // seconds, summed over the timed steps
+} iter_stats;
+
+// The process's arena: the first rank to arrive maps it, the others share it.
+static void map_arena(const dt_rank_opts *o) {
+    if (g_arena) return;
+    // whole shared-malloc blocks: SimGrid 3.32 failed runs ("Link failure") when the region
+    // ended in a partial block
+    size_t block = DT_RANK_SHARED_BLOCK;
+    g_arena_bytes = o->arena ? o->arena : DT_RANK_DEFAULT_ARENA;
+    g_arena_bytes = (g_arena_bytes + block - 1) / block * block;
+    g_arena = SMPI_SHARED_MALLOC(g_arena_bytes);
+}
+
+// The modeled GPU, the network on it, the optimizer and the trainer with its allreduce.
+static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
+    dt_error err = {0};
+    memset(m, 0, sizeof *m);
+    const dt_gpu_profile *gpu = dt_gpu_find(o->gpu);
+    if (!gpu) {
+        dt_fail(&err, DT_EXIT_USAGE, "unknown GPU '%s' (valid: %s)", o->gpu, dt_gpu_names());
+        return failed(rank, &err, DT_EXIT_USAGE);
+    }
+    map_arena(o);
+    dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes};
+    if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = o->batch;
+    if (dt_model_is_cifar(o->model)) {  // CIFAR ResNets: 32x32, 10 classes
+        cfg.in_h = cfg.in_w = 32;
+        cfg.num_classes = 10;
+    }
+    if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
+        return failed(rank, &err, DT_EXIT_USAGE);
+    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    m->opt = dt_optim_create(m->net, &oc, &err);
+    dt_coll_opts co = o->coll;
+    if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
+        dt_dbtree_links_of(&g_dbt, P, co.group);
+        co.cost.dbt = g_dbt.dbt;
+    }
+    if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, MPI_COMM_WORLD, &err) ||
+        dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err))
+        return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
+    m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
+    m->trace = o->trace[0] && rank < o->trace_ranks ? rank_trace_new(rank) : NULL;
+    m->tr.layer_times = m->trace != NULL;  // the trace draws every layer's kernels
+    return 0;
+}
+
+// Warm-up steps, then timed ones, all ranks starting together; the timed ones summed.
+static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int P) {
+    iter_stats sum = {0};
+    int steps = o->warmup + o->iters;
+    for (int it = 0; it < steps; it++) {
+        int timed = it >= o->warmup;
+        MPI_Barrier(MPI_COMM_WORLD);
+        dt_device_model_reset_stats(m->dev);
+        double t0 = MPI_Wtime();
+        // the host batch is the arena: its bytes are charged as a copy to the GPU, never
+        // read; and any learning rate does, as the model device computes nothing
+        dt_train_step(&m->tr, g_arena, m->y, 0.1f);
+        m->dev->sync(m->dev);
+        double t = MPI_Wtime() - t0;
+        dt_model_stats ms = dt_device_model_stats(m->dev);
+        if (m->trace && timed) rank_trace_step(m->trace, &m->tr, t0, MPI_Wtime());
+        if (timed) {
+            sum.iter += t, sum.compute += ms.seconds;
+            sum.comm += m->tr.last_comm, sum.exposed += t - ms.seconds;
+        }
+        if (o->progress && rank == 0)
+            fprintf(stderr, "\r[dtsim] %d GPUs: iteration %d/%d (%s) simulated %.4f s   ", P,
+                    it + 1, steps, timed ? "timed" : "warm-up", t);
+    }
+    if (o->progress && rank == 0) fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
+    return sum;
+}
+
+// What the α-β-γ model says the step's allreduces take, one after the other: the buckets,
+// and the batch-norm statistics (nn/train.c averages them too, in fp32).
+static double modeled_allreduce_s(const model_run *m, int P) {
+    const dt_coll_opts *co = dt_coll_get_opts(m->tr.coll);
+    double wire = co->wire_f16 ? FP16_BYTES : FP32_BYTES, model = 0;
+    for (int b = 0; b < m->tr.n_buckets; b++) {
+        double bytes = (double)(m->tr.buckets[b].hi - m->tr.buckets[b].lo) * wire;
+        model += dt_coll_cost(dt_coll_resolve(m->tr.coll, (size_t)bytes), co, P, bytes);
+    }
+    double stats = (double)(m->net->n_total - m->net->n_trainable) * FP32_BYTES;
+    if (stats > 0) model += dt_coll_cost(dt_coll_resolve(m->tr.coll, (size_t)stats), co, P, stats);
+    return model;
+}
+
+// The algorithm that reduces the gradients (auto: the one it picks for all of them at once).
+static const char *gradient_algo(const dt_trainer *tr, const dt_net *net) {
+    return dt_algo_name(dt_coll_resolve(tr->coll, net->n_trainable * FP32_BYTES));
+}
+
+static int write_result(const dt_rank_opts *o, const dt_rank_result *r) {
+    dt_error err = {0};
+    if (!dt_rank_result_write(o->result, r, &err)) return 0;
+    fprintf(stderr, "dtsim: %s\n", err.msg);
+    return 1;
+}
+
+// The slowest rank's averages to rank 0, the trace (collective), rank 0's result.
+static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *sum, int rank,
+                        int P) {
+    double v[4] = {sum->iter / o->iters, sum->compute / o->iters, sum->comm / o->iters,
+                   sum->exposed / o->iters};
+    double mx[4];
+    MPI_Reduce(v, mx, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (o->trace[0]) rank_trace_write(m->trace, o->trace, rank, o->trace_ranks);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) return 0;
+    dt_rank_result r = {.gpus = P, .iter_s = mx[0], .compute_s = mx[1], .comm_s = mx[2],
+                        .exposed_s = mx[3], .buckets = m->tr.n_buckets,
+                        .params = (int64_t)m->net->n_trainable,
+                        .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
+                        .model_comm_s = modeled_allreduce_s(m, P)};
+    snprintf(r.algo, sizeof r.algo, "%s", gradient_algo(&m->tr, m->net));
+    return write_result(o, &r);
+}
+
+static void model_free(model_run *m) {
+    rank_trace_free(m->trace);
+    free(m->y);
+    dt_trainer_free(&m->tr);
+    dt_optim_free(m->opt);
+    dt_net_free(m->net);
+    m->dev->destroy(m->dev);
+}
+
+static int run_model(const dt_rank_opts *o, int rank, int P) {
+    model_run m;
+    int rc = model_setup(o, rank, P, &m);
+    if (rc) return rc;
+    iter_stats sum = model_loop(o, &m, rank, P);
+    rc = model_report(o, &m, &sum, rank, P);
+    model_free(&m);
+    return rc;
+}
+
+// ---- --device cpu: real numbers ----
+// The steps of `mpirun -np P dtrain --device cpu --data synthetic` with the same seed, image
+// size, classes, examples, batch, constant lr (--schedule const --warmup 0), momentum and
+// weight decay: the same initial weights (cfg.seed), the same epoch permutation and shards
+// (real/data_shard.c), the same images (real/data_synthetic.c). Rank 0 prints
+// "step N loss L" per step and "epoch E train_loss L" per completed epoch.
+
+typedef struct {
+    dt_device *dev;
+    dt_dataset *ds;
+    dt_net *net;
+    dt_optim *opt;
+    dt_trainer tr;
+    int64_t steps_per_epoch;
+    float *x;              // this rank's batch: images
+    int32_t *y;            // and labels
+    int64_t *perm, *idx;   // the epoch's permutation; this step's examples of this rank
+} cpu_run;
+
+static int cpu_setup(const dt_rank_opts *o, int rank, int P, cpu_run *c) {
+    dt_error err = {0};
+    memset(c, 0, sizeof *c);
+    c->dev = dt_device_cpu_create(1);
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = o->batch;
+    cfg.in_c = 3, cfg.in_h = cfg.in_w = o->image_size;
+    cfg.num_classes = o->classes;
+    cfg.seed = o->seed;
+    c->ds = dt_dataset_synthetic(o->synthetic_n, 3, o->image_size, o->image_size, o->classes,
+                                 o->seed, &err);
+    c->net = c->ds ? dt_model_create(o->model, c->dev, &cfg, &err) : NULL;
+    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    oc.momentum = (float)o->momentum, oc.weight_decay = (float)o->wd;
+    c->opt = c->net ? dt_optim_create(c->net, &oc, &err) : NULL;
+    c->steps_per_epoch = c->ds ? dt_steps_per_epoch(c->ds->n, o->batch * P, 1) : 0;
+    if (c->opt && c->steps_per_epoch < 1)
+        dt_fail(&err, DT_EXIT_USAGE, "--device cpu: fewer examples than one global batch");
+    if (!c->opt || c->steps_per_epoch < 1 ||
+        dt_trainer_init(&c->tr, c->net, c->opt, MPI_COMM_WORLD, &err) ||
+        dt_trainer_set_comm(&c->tr, &o->coll, &o->fusion, o->overlap, &err))
+        return failed(rank, &err, DT_EXIT_USAGE);
+    size_t image = (size_t)3 * o->image_size * o->image_size;  // floats: 3 channels
+    c->x = mallocCheck((size_t)o->batch * image * sizeof(float));
+    c->y = mallocCheck((size_t)o->batch * sizeof(int32_t));
+    c->perm = mallocCheck((size_t)c->ds->n * sizeof(int64_t));
+    c->idx = mallocCheck((size_t)o->batch * sizeof(int64_t));
+    return 0;
+}
+
+// --warmup + --iters steps (both are real here), each on this rank's shard of the batch.
+static int cpu_loop(const dt_rank_opts *o, cpu_run *c, int rank, int P) {
+    dt_error err = {0};
+    int64_t spe = c->steps_per_epoch, n = c->ds->n;
+    int G = o->batch * P;
+    double epoch_sum = 0;
+    for (int s = 0; s < o->warmup + o->iters; s++) {
+        int64_t epoch = s / spe, step = s % spe;
+        if (step == 0) dt_epoch_permutation(o->seed, epoch, n, c->perm);
+        int b = dt_shard_indices(c->perm, n, G, P, rank, 1, step, c->idx, &err);
+        if (b != o->batch ||
+            dt_dataset_fill(c->ds, c->idx, b, o->seed, epoch, 1, c->x, c->y, &err)) {
+            fprintf(stderr, "dtsim: rank %d: %s\n", rank, err.msg);
+            return 1;
+        }
+        float loss = dt_train_step(&c->tr, c->x, c->y, (float)o->lr);
+        epoch_sum += loss;
+        if (rank == 0) printf("step %d loss %.9g\n", s, loss);
+        if (rank == 0 && step == spe - 1)
+            printf("epoch %lld train_loss %.9g\n", (long long)epoch + 1, epoch_sum / spe);
+        if (step == spe - 1) epoch_sum = 0;
+    }
+    return 0;
+}
+
+// Time is not modeled here: the result carries 1 s per step and the run's shape.
+static int cpu_report(const dt_rank_opts *o, const cpu_run *c, int rank, int P) {
+    fflush(stdout);
+    if (rank != 0) return 0;
+    dt_rank_result r = {.gpus = P, .iter_s = 1, .buckets = c->tr.n_buckets,
+                        .params = (int64_t)c->net->n_trainable};
+    snprintf(r.algo, sizeof r.algo, "%s", gradient_algo(&c->tr, c->net));
+    return write_result(o, &r);
+}
+
+static void cpu_free(cpu_run *c) {
+    free(c->x), free(c->y), free(c->perm), free(c->idx);
+    dt_trainer_free(&c->tr);
+    dt_optim_free(c->opt);
+    dt_net_free(c->net);
+    dt_dataset_free(c->ds);
+    c->dev->destroy(c->dev);
+}
+
+static int run_cpu(const dt_rank_opts *o, int rank, int P) {
+    cpu_run c;
+    int rc = cpu_setup(o, rank, P, &c);
+    if (rc) return rc;
+    rc = cpu_loop(o, &c, rank, P);
+    if (!rc) rc = cpu_report(o, &c, rank, P);
+    else fflush(stdout);
+    cpu_free(&c);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    dt_rank_opts o;
+    dt_error err = {0};
+    int rc = 0;
+    if (argc == 2 && !strcmp(argv[1], "--usage")) {
+        if (rank == 0) dt_rank_opts_usage(stdout);
+    } else if (dt_rank_opts_parse(argc, argv, &o, &err)) {
+        rc = failed(rank, &err, DT_EXIT_USAGE);
+    } else {
+        o.coll.sweep = polls_sweep(o.coll.algo);
+        rc = o.cpu ? run_cpu(&o, rank, P) : run_model(&o, rank, P);
+    }
+    MPI_Finalize();
+    return rc;
+}
