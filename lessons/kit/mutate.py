@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""mutate.py — makes a lesson's mutants: the reference solution with one deliberate bug each.
+
+usage: mutate.py LESSON_DIR OUT_DIR
+
+LESSON_DIR/mutations.tsv has one mutation a line, tab-separated:
+    check-name <TAB> file under solution/ <TAB> text to find <TAB> replacement
+"\\n" in either text stands for a newline, "\\t" for a tab; lines starting with # are
+comments. The text must occur exactly once in the file. Each mutant is written to
+OUT_DIR/mutant_<check>/ (every file of solution/, the one file changed), rewriting a file
+only when its content changes (so builds stay incremental). Prints the check names, one a
+line. Exit 2 with a message naming the line on a malformed file.
+"""
+import os
+import sys
+
+
+def fail(msg):
+    print(f"mutate.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    if len(sys.argv) != 3:
+        fail("usage: mutate.py LESSON_DIR OUT_DIR")
+    lesson, out = sys.argv[1], sys.argv[2]
+    tsv, sol = os.path.join(lesson, "mutations.tsv"), os.path.join(lesson, "solution")
+    if not os.path.isfile(tsv) or not os.path.isdir(sol):
+        return
+    files = sorted(f for f in os.listdir(sol) if os.path.isfile(os.path.join(sol, f)))
+    seen = set()
+    with open(tsv, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for no, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 4:
+            fail(f"{tsv}:{no}: expected 4 tab-separated fields (check, file, find, "
+                 f"replace), got {len(fields)}")
+        check, name, find, repl = fields
+        find = find.replace("\\n", "\n").replace("\\t", "\t")
+        repl = repl.replace("\\n", "\n").replace("\\t", "\t")
+        if not check.isidentifier() or check in seen:
+            fail(f"{tsv}:{no}: check name '{check}' must be a new identifier")
+        seen.add(check)
+        if name not in files:
+            fail(f"{tsv}:{no}: no file solution/{name}")
+        with open(os.path.join(sol, name), encoding="utf-8") as g:
+            text = g.read()
+        if text.count(find) != 1:
+            fail(f"{tsv}:{no}: the text to find occurs {text.count(find)} times in "
+                 f"solution/{name} (must be once): {find!r}")
+        mdir = os.path.join(out, f"mutant_{check}")
+        os.makedirs(mdir, exist_ok=True)
+        for fn in files:
+            with open(os.path.join(sol, fn), encoding="utf-8") as g:
+                body = g.read()
+            write_if_changed(os.path.join(mdir, fn),
+                             text.replace(find, repl) if fn == name else body)
+        print(check)
+
+
+if __name__ == "__main__":
+    main()
