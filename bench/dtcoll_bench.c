@@ -63,7 +63,7 @@ static const char *help =
     "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
     "                     valid: " DT_ALGO_VALID "; and floor: the bare ring, ~20\n"
     "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
-    "                     engine: the fastest a ring over this MPI's messages can be;\n"
+    "                     runner: the fastest a ring over this MPI's messages can be;\n"
     "                     and shm: the one-node allreduce through an MPI-3 shared window,\n"
     "                     copies in user space instead of the kernel's CMA: what a\n"
     "                     shared-memory transport would give, not one of nn/coll's)\n"
@@ -135,7 +135,7 @@ static size_t part_lo(size_t n, int j) { return (size_t)j * n / (size_t)nranks; 
 static size_t part_len(size_t n, int j) { return part_lo(n, j + 1) - part_lo(n, j); }
 
 // The floor: the ring of Patarasuk & Yuan (2009) written as plainly as it goes, for the
-// rows that tell our engine's overhead apart from what the MPI's messages cost. Chunk j of
+// rows that tell our runner's overhead apart from what the MPI's messages cost. Chunk j of
 // the n elements is [j·n/P, (j+1)·n/P); reduce-scatter step s sends chunk r−s to the right
 // and adds chunk r−s−1 from the left; rank r then holds chunk r+1, and the allgather passes
 // chunks around the same way.

@@ -22,7 +22,7 @@
 //    callback is MPI_COMM_NULL_COPY_FN (a duplicate gets its own on first use); the delete
 //    callback, run by MPI_Comm_free, completes that communicator's requests and frees the
 //    dt_coll. Under fp16 wire a second, full-precision dt_coll serves MPI_DOUBLE.
-//  - The library's own MPI calls (MPI_Testall, MPI_Waitsome inside nn/coll's engine) come
+//  - The library's own MPI calls (MPI_Testall, MPI_Waitsome inside nn/coll's runner) come
 //    back through the MPI_* symbols defined here: a depth counter sends every call made
 //    while inside the library straight to PMPI. The `mpi` algorithm calls PMPI_Iallreduce
 //    and DTCOLL_CHECK's count check PMPI_Allreduce, so nothing recurses.
@@ -284,7 +284,7 @@ static void progress_all(void) {
 }
 
 // Run `target` (not in the list, or in it) to completion while advancing every other one;
-// the engine's own blocking wait when nothing else is in flight.
+// the runner's own blocking wait when nothing else is in flight.
 static void wait_for(dt_coll_req *target) {
     g.depth++;
     int others = 0;

@@ -60,7 +60,7 @@ void cc_check_memory(cc_ctx *t) {
 }
 
 // ---- pinned memory, asynchronous copies, tickets (nn/device.h "memory the host cannot
-// read"; nn/coll/coll_engine.c polls these while MPI runs) ----
+// read"; nn/coll/coll_stage.c polls these while MPI runs) ----
 
 static double now_s(void) {
     struct timespec ts;
