@@ -120,15 +120,17 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(c->comms[DT_COMM_ALL], MPI_TAG_UB, &ub, &flag);
     if (flag && ub && *ub > c->tag_ub) c->tag_ub = *ub > (1 << 24) ? 1 << 24 : *ub;
-    dt_coll_tick_start(c);
+    c->hscratch.host = 1;
+    dt_sweep_start(&c->sweep, ro.sweep);
     return c;
 }
 
 void dt_coll_free(dt_coll *c) {
     if (!c) return;
     while (c->inflight) dt_allreduce_wait(c->inflight);
-    dt_scratch_release_all(c);
-    dt_coll_tick_end(c);
+    dt_scratch_release_all(&c->scratch, c->dev);
+    dt_scratch_release_all(&c->hscratch, c->dev);
+    dt_sweep_end(&c->sweep);
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
     for (int i = 0; i < DT_COMM_COUNT; i++)
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);

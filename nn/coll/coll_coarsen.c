@@ -6,7 +6,7 @@
 // The sums are then meaningless. dtsim turns it on above 16 GPUs (coll.h, opts.coarsen).
 #include <string.h>
 
-#include "coll_internal.h"
+#include "coll_layers.h"
 
 // Windows of k consecutive steps of one ring phase become one round: every rank of the ring
 // cuts its steps at the same step numbers, so what a rank sends right in window w is what
@@ -54,9 +54,8 @@ void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra) {
 }
 
 // Before a merged round is posted: the latencies of the messages it stands for.
-void dt_coarsen_delay(dt_coll_req *r, const dt_run *x) {
+void dt_coarsen_delay(const dt_run *x, dt_device *d) {
     const dt_lane *l = x->lane;
-    dt_device *d = r->c->dev;
     if (l->delay && l->delay[x->cur] > 0 && d && d->delay) {
         d->delay(d, l->delay[x->cur]);
         d->sync(d);

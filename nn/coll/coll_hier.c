@@ -13,43 +13,45 @@
 #include <string.h>
 
 #include "coll_cost.h"
-#include "coll_internal.h"
+#include "coll_sched.h"
 
 // rhd's short-message path where the cost model takes it, on the links it costs rhd with
 // as `outer`'s part (coll_cost.c)
 static void rhd(const dt_coll *c, dt_algo outer, dt_lane *l, int comm, int r, int p,
                 size_t off, size_t n, int quant) {
-    int whole = dt_rhd_whole(&c->o, outer, p, (double)n * (quant ? 2 : 4));
+    int whole = dt_rhd_whole(dt_coll_get_opts(c), outer, p, (double)n * (quant ? 2 : 4));
     dt_sched_rhd(l, comm, r, p, off, n, quant, whole);
 }
 
 static void inner(const dt_coll *c, dt_algo outer, dt_lane *l, int comm, int r, int p,
                   size_t off, size_t n, int quant) {
-    if (c->o.inner == DT_ALGO_RHD) rhd(c, outer, l, comm, r, p, off, n, quant);
+    if (dt_coll_get_opts(c)->inner == DT_ALGO_RHD) rhd(c, outer, l, comm, r, p, off, n, quant);
     else dt_sched_ring(l, comm, r, p, off, n, quant);
 }
 
 // reduce-scatter along `rows`, allreduce of the owned chunk along `cols`, allgather back
 static void three_phase(const dt_coll *c, dt_algo outer, dt_lane *l, int rows, int cols,
                         size_t n, int quant) {
-    int r = c->rank[rows], p = c->size[rows];
+    int r = dt_coll_rank_in(c, rows), p = dt_coll_size_of(c, rows);
     dt_sched_ring_rs(l, rows, r, p, 0, n);
     size_t lo = dt_chunk_lo(n, p, r), hi = dt_chunk_lo(n, p, r + 1);
-    inner(c, outer, l, cols, c->rank[cols], c->size[cols], lo, hi - lo, quant);
+    inner(c, outer, l, cols, dt_coll_rank_in(c, cols), dt_coll_size_of(c, cols), lo, hi - lo,
+          quant);
     dt_sched_ring_ag(l, rows, r, p, 0, n, quant);
 }
 
 static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
-    int g = DT_COMM_GROUP;
-    dt_sched_binomial_reduce(l, g, c->rank[g], c->size[g], 0, n);
-    if (c->rank[g] == 0)
-        inner(c, DT_ALGO_HIER, l, DT_COMM_LEADERS, c->rank[DT_COMM_LEADERS],
-              c->size[DT_COMM_LEADERS], 0, n, quant);
-    dt_sched_binomial_bcast(l, g, c->rank[g], c->size[g], 0, n, quant);
+    int g = DT_COMM_GROUP, r = dt_coll_rank_in(c, g), s = dt_coll_size_of(c, g);
+    dt_sched_binomial_reduce(l, g, r, s, 0, n);
+    if (r == 0)
+        inner(c, DT_ALGO_HIER, l, DT_COMM_LEADERS, dt_coll_rank_in(c, DT_COMM_LEADERS),
+              dt_coll_size_of(c, DT_COMM_LEADERS), 0, n, quant);
+    dt_sched_binomial_bcast(l, g, r, s, 0, n, quant);
 }
 
 void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    if (c->o.hier_rs) three_phase(c, DT_ALGO_HIER, &s->lanes[0], DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
+    if (dt_coll_get_opts(c)->hier_rs)
+        three_phase(c, DT_ALGO_HIER, &s->lanes[0], DT_COMM_GROUP, DT_COMM_CROSS, n, quant);
     else hier_reduce(c, &s->lanes[0], n, quant);
 }
 

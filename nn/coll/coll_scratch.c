@@ -1,61 +1,57 @@
 // coll_scratch.c — scratch blocks for the requests in flight (where their messages arrive
-// and their fp16 sends wait), cached per communicator and reused across calls.
-#include "coll_internal.h"
+// and their fp16 sends wait), cached per communicator and reused across calls: the
+// smallest free block that fits, else a new one; returned blocks go back to the cache (the
+// largest kept when it is full). On the model device free() is a no-op, so without the
+// cache every bucket of every step would take new arena memory. A host cache holds pinned
+// host memory (dev->alloc_host) for staging device buffers.
+#include <stdlib.h>
 
-// Scratch blocks come from a small cache: the smallest free block that fits, else a new
-// one; returned blocks go back to the cache (the largest kept when it is full). On the model
-// device free() is a no-op, so without the cache every bucket of every step would take new
-// arena memory.
-// host = 1: pinned host memory for staging (dev->alloc_host), a cache of its own.
-void *dt_scratch_get(dt_coll *c, size_t bytes, size_t *got, int host) {
-    void **blk = host ? c->hscratch : c->scratch;
-    size_t *sz = host ? c->hscratch_bytes : c->scratch_bytes;
+#include "coll_layers.h"
+
+void *dt_scratch_get(dt_scratch *s, dt_device *dev, size_t bytes, size_t *got) {
     *got = bytes;
     if (bytes == 0) return NULL;
     int best = -1;
     for (int i = 0; i < DT_SCRATCH_SLOTS; i++)
-        if (blk[i] && sz[i] >= bytes && (best < 0 || sz[i] < sz[best])) best = i;
+        if (s->blk[i] && s->bytes[i] >= bytes && (best < 0 || s->bytes[i] < s->bytes[best]))
+            best = i;
     if (best >= 0) {
-        void *p = blk[best];
-        *got = sz[best];
-        blk[best] = NULL;
+        void *p = s->blk[best];
+        *got = s->bytes[best];
+        s->blk[best] = NULL;
         return p;
     }
-    if (host) return c->dev->alloc_host(c->dev, bytes);
-    return c->dev ? c->dev->alloc(c->dev, bytes) : callocCheck(1, bytes);
+    if (s->host) return dev->alloc_host(dev, bytes);
+    return dev ? dev->alloc(dev, bytes) : callocCheck(1, bytes);
 }
 
-static void scratch_release(dt_coll *c, void *p, int host) {
-    if (host) c->dev->free_host(c->dev, p);
-    else if (c->dev) c->dev->free(c->dev, p);
+static void release(dt_scratch *s, dt_device *dev, void *p) {
+    if (s->host) dev->free_host(dev, p);
+    else if (dev) dev->free(dev, p);
     else free(p);
 }
 
-void dt_scratch_put(dt_coll *c, void *p, size_t bytes, int host) {
-    void **blk = host ? c->hscratch : c->scratch;
-    size_t *sz = host ? c->hscratch_bytes : c->scratch_bytes;
+void dt_scratch_put(dt_scratch *s, dt_device *dev, void *p, size_t bytes) {
     if (!p) return;
     int slot = -1;
     for (int i = 0; i < DT_SCRATCH_SLOTS && slot < 0; i++)
-        if (!blk[i]) slot = i;
+        if (!s->blk[i]) slot = i;
     if (slot < 0) {  // full: evict the smallest if this one is larger
         slot = 0;
         for (int i = 1; i < DT_SCRATCH_SLOTS; i++)
-            if (sz[i] < sz[slot]) slot = i;
-        if (sz[slot] >= bytes) {
-            scratch_release(c, p, host);
+            if (s->bytes[i] < s->bytes[slot]) slot = i;
+        if (s->bytes[slot] >= bytes) {
+            release(s, dev, p);
             return;
         }
-        scratch_release(c, blk[slot], host);
+        release(s, dev, s->blk[slot]);
     }
-    blk[slot] = p, sz[slot] = bytes;
+    s->blk[slot] = p, s->bytes[slot] = bytes;
 }
 
-void dt_scratch_release_all(dt_coll *c) {
+void dt_scratch_release_all(dt_scratch *s, dt_device *dev) {
     for (int i = 0; i < DT_SCRATCH_SLOTS; i++) {
-        if (c->scratch[i]) scratch_release(c, c->scratch[i], 0);
-        if (c->hscratch[i]) scratch_release(c, c->hscratch[i], 1);
-        c->scratch[i] = c->hscratch[i] = NULL;
-        c->scratch_bytes[i] = c->hscratch_bytes[i] = 0;
+        if (s->blk[i]) release(s, dev, s->blk[i]);
+        s->blk[i] = NULL, s->bytes[i] = 0;
     }
 }

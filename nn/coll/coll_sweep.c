@@ -11,61 +11,67 @@
 // real MPI tests.
 #include <stdlib.h>
 
-#include "coll_internal.h"
+#include "coll_layers.h"
 
 #ifdef DT_SMPI
-static void tick_post(dt_coll *c) {
-    MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &c->tick[0]);
-    MPI_Isend(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &c->tick[1]);
-    c->tick_t = MPI_Wtime();
+static void tick_post(dt_sweep *s) {
+    MPI_Irecv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &s->tick[0]);
+    MPI_Isend(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &s->tick[1]);
+    s->tick_t = MPI_Wtime();
 }
 
-void dt_coll_tick_start(dt_coll *c) {
-    c->tick[0] = c->tick[1] = MPI_REQUEST_NULL;
-    if (!c->o.sweep) return;
-    tick_post(c);
-    MPI_Waitall(2, c->tick, MPI_STATUSES_IGNORE);
-    c->tick_lat = MPI_Wtime() - c->tick_t;
-    tick_post(c);
-    c->swept_t = c->tick_t;
+void dt_sweep_start(dt_sweep *s, int on) {
+    s->on = on;
+    s->tick[0] = s->tick[1] = MPI_REQUEST_NULL;
+    if (!on) return;
+    tick_post(s);
+    MPI_Waitall(2, s->tick, MPI_STATUSES_IGNORE);
+    s->tick_lat = MPI_Wtime() - s->tick_t;
+    tick_post(s);
+    s->swept_t = s->tick_t;
 }
 
-void dt_coll_tick_end(dt_coll *c) {
-    MPI_Waitall(2, c->tick, MPI_STATUSES_IGNORE);
-    free(c->sweep);
+void dt_sweep_end(dt_sweep *s) {
+    MPI_Waitall(2, s->tick, MPI_STATUSES_IGNORE);
+    free(s->all);
 }
 
-// 1: every request in flight has been swept at this instant (by r or, without anything
-// happening since, by another); 0: r must test (it polls again at the same instant — a
+// 1: every request in flight has been swept at this instant (by who or, without anything
+// happening since, by another); 0: who must test (it polls again at the same instant — a
 // busy loop, which SMPI's test moves forward by sleeping — or the tick is not back yet).
-int dt_coll_sweep(dt_coll *c, const dt_coll_req *r) {
+int dt_sweep_poll(dt_sweep *s, const void *who, int n_sets, MPI_Request *const *sets,
+                  const int *lens) {
     double now = MPI_Wtime();
-    if (now == c->swept_t) return r != c->swept_by;
-    if (now - c->tick_t < c->tick_lat) return 0;
+    if (now == s->swept_t) return who != s->swept_by;
+    if (now - s->tick_t < s->tick_lat) return 0;
     int n = 0;
-    for (dt_coll_req *q = c->inflight; q; q = q->next) n += q->s.n_lanes * q->max_reqs;
-    if (n + 1 > c->sweep_cap) {
-        c->sweep_cap = 2 * (n + 1);
-        free(c->sweep);
-        c->sweep = mallocCheck((size_t)c->sweep_cap * sizeof(MPI_Request));
+    for (int k = 0; k < n_sets; k++) n += lens[k];
+    if (n + 1 > s->cap) {
+        s->cap = 2 * (n + 1);
+        free(s->all);
+        s->all = mallocCheck((size_t)s->cap * sizeof(MPI_Request));
     }
     n = 0;
-    for (dt_coll_req *q = c->inflight; q; q = q->next)
-        for (int i = 0; i < q->s.n_lanes * q->max_reqs; i++) c->sweep[n++] = q->reqs[i];
-    c->sweep[n] = c->tick[0];
-    for (int idx = -1; idx != n;) MPI_Waitany(n + 1, c->sweep, &idx, MPI_STATUS_IGNORE);
-    c->tick[0] = MPI_REQUEST_NULL;
-    MPI_Wait(&c->tick[1], MPI_STATUS_IGNORE);
+    for (int k = 0; k < n_sets; k++)
+        for (int i = 0; i < lens[k]; i++) s->all[n++] = sets[k][i];
+    s->all[n] = s->tick[0];
+    for (int idx = -1; idx != n;) MPI_Waitany(n + 1, s->all, &idx, MPI_STATUS_IGNORE);
+    s->tick[0] = MPI_REQUEST_NULL;
+    MPI_Wait(&s->tick[1], MPI_STATUS_IGNORE);
     n = 0;
-    for (dt_coll_req *q = c->inflight; q; q = q->next)
-        for (int i = 0; i < q->s.n_lanes * q->max_reqs; i++) q->reqs[i] = c->sweep[n++];
-    tick_post(c);
-    c->swept_t = c->tick_t;
-    c->swept_by = r;
+    for (int k = 0; k < n_sets; k++)
+        for (int i = 0; i < lens[k]; i++) sets[k][i] = s->all[n++];
+    tick_post(s);
+    s->swept_t = s->tick_t;
+    s->swept_by = who;
     return 1;
 }
 #else  // real MPI: polls test
-void dt_coll_tick_start(dt_coll *c) { (void)c; }
-void dt_coll_tick_end(dt_coll *c) { (void)c; }
-int dt_coll_sweep(dt_coll *c, const dt_coll_req *r) { (void)c, (void)r; return 0; }
+void dt_sweep_start(dt_sweep *s, int on) { s->on = on; }
+void dt_sweep_end(dt_sweep *s) { (void)s; }
+int dt_sweep_poll(dt_sweep *s, const void *who, int n_sets, MPI_Request *const *sets,
+                  const int *lens) {
+    (void)s, (void)who, (void)n_sets, (void)sets, (void)lens;
+    return 0;
+}
 #endif
