@@ -1,0 +1,3 @@
+# lesson 03 — data parallel: broadcast, shard, average, step (data_parallel.c), graded under
+# mpirun at P = 1..4 and under smpirun at P = 8 (grade.sh).
+dt_lesson(03 SOURCES data_parallel.c GRADER grader.c MPI SMPI)
