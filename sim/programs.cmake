@@ -6,23 +6,37 @@ if(NOT DT_HAVE_SMPI)
   return()
 endif()
 set(S ${CMAKE_CURRENT_SOURCE_DIR})
-set(R ${PROJECT_SOURCE_DIR}/real)   # --device cpu: dtrain's synthetic data and its shards
-# rank_opts.c and rank_result.c, what the launcher and the rank program say to each other,
-# are compiled into both (the launcher has them from dtsim_core)
-dt_add_smpi_program(dtsim_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-                    ${S}/rank_trace.c ${S}/device_model.c ${S}/device_model_nn.c
-                    ${S}/gpu_profiles.c ${S}/atomic_file.c
-                    ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c)
-target_include_directories(dtsim_rank PRIVATE ${S} ${R})
-set_target_properties(dtsim_rank PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 # preloaded into SimGrid by dtsim: SMPI's CPU-time readings, unused here, cost ~20 % (the file)
 add_library(dtsim_cputime MODULE ${S}/cputime_shim.c)
 target_link_libraries(dtsim_cputime PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(dtsim_cputime PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR} PREFIX "")
-add_executable(dtsim ${S}/dtsim.c ${S}/dtsim_run.c ${S}/dtsim_report.c)
-target_link_libraries(dtsim PRIVATE dtsim_core)
-target_compile_definitions(dtsim PRIVATE DT_SMPIRUN="${SMPIRUN_EXECUTABLE}"
-                           DT_RANK_SO="${CMAKE_BINARY_DIR}/dtsim_rank.so"
-                           DT_CPUTIME_SO="${CMAKE_BINARY_DIR}/dtsim_cputime.so")
-set_target_properties(dtsim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
-add_dependencies(dtsim dtsim_rank dtsim_cputime)
+
+# dt_add_dtsim(<target> OUTPUT_DIR <dir> [SOURCES <src>...] [INCLUDES <dir>...])
+# The launcher <dir>/dtsim (target <target>) and its rank program <dir>/dtsim_rank.so (target
+# <target>_rank), both with SOURCES added: e.g. a registry of allreduce algorithms with more
+# entries (lessons/04-ring-allreduce: --algo student), which the launcher parses and the rank
+# program runs. rank_opts.c and rank_result.c, what the launcher and the rank program say to
+# each other, are compiled into both (the launcher has them from dtsim_core).
+function(dt_add_dtsim name)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "OUTPUT_DIR" "SOURCES;INCLUDES")
+  set(S ${PROJECT_SOURCE_DIR}/sim)
+  set(R ${PROJECT_SOURCE_DIR}/real)  # --device cpu: dtrain's synthetic data and its shards
+  dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
+                      ${S}/rank_trace.c ${S}/device_model.c ${S}/device_model_nn.c
+                      ${S}/gpu_profiles.c ${S}/atomic_file.c
+                      ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c ${A_SOURCES})
+  target_include_directories(${name}_rank PRIVATE ${S} ${R} ${A_INCLUDES})
+  set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
+                        LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
+  add_executable(${name} ${S}/dtsim.c ${S}/dtsim_run.c ${S}/dtsim_report.c ${A_SOURCES})
+  target_link_libraries(${name} PRIVATE dtsim_core)
+  if(A_INCLUDES)
+    target_include_directories(${name} PRIVATE ${A_INCLUDES})
+  endif()
+  target_compile_definitions(${name} PRIVATE DT_SMPIRUN="${SMPIRUN_EXECUTABLE}"
+                             DT_RANK_SO="${A_OUTPUT_DIR}/dtsim_rank.so"
+                             DT_CPUTIME_SO="${CMAKE_BINARY_DIR}/dtsim_cputime.so")
+  set_target_properties(${name} PROPERTIES OUTPUT_NAME dtsim RUNTIME_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
+  add_dependencies(${name} ${name}_rank dtsim_cputime)
+endfunction()
+dt_add_dtsim(dtsim OUTPUT_DIR ${CMAKE_BINARY_DIR})

@@ -1,0 +1,501 @@
+// grader.c — lesson 04's grader: the ring of ring.c (student_ring), run by dtlab's allreduce
+// library as the registry entry "student" (registry.c; dt_algo_parse("student")).
+// Under mpirun (grade.sh: P = 1..7), for the counts 0, 1, P-1, P, P+1, 1013, 131071 and the
+// halves the nonblocking runs use:
+//   schedule_messages_match_and_cannot_deadlock  rank 0 builds every rank's schedule and plays
+//       it without sending anything: every peer a rank, every range inside the buffer, every
+//       send met by a receive of the same length, no round waiting forever (a send completes
+//       only once its receive is posted, as large messages do), no receive landing on memory
+//       its round also sends or receives. A schedule that fails is not run (it would hang or
+//       crash MPI).
+//   rounds_are_2p_minus_2_each_one_send_one_receive  the ring's shape: with count >= P every
+//       rank runs exactly 2(P-1) rounds of one send and one receive (fewer when chunks are
+//       empty), which is what makes its latency term 2(P-1)α.
+//   schedule_follows_off_and_comm  built for [off, off+n) on another communicator, the
+//       schedule is the same with every offset moved by off and every op on that communicator
+//       (dtlab runs rings on parts of a buffer and on sub-communicators).
+//   allreduce_equals_mpi_allreduce  integer-valued floats, whose sums are exact in any order,
+//       blocking (dt_allreduce) and nonblocking (two requests, start / progress / wait), in
+//       place: every element of every rank equals MPI_Allreduce's.
+//   ranks_hold_bit_identical_results  random floats (where the order of the additions shows):
+//       every rank holds the same bits (each element summed once, on one rank, then copied).
+//   sums_in_the_same_order_as_dtlab_ring  the same random floats through dtlab's own ring
+//       (algo ring, nn/coll/coll_sched.c): the same bits, so dtrain --algo student trains
+//       loss for loss like --algo ring.
+// Under smpirun (grade.sh: --timing BYTES at P = 64 and 256 on tests/coll/flat1024.xml):
+//   schedule_messages_match_and_cannot_deadlock, as above, for that count
+//   simulated_time_within_5pc_of_ring_closed_form  one allreduce of n bytes takes
+//       2(P-1)α + 2(P-1)/P·nβ of simulated time, within 5 % (α, β of the platform: --alpha,
+//       --beta; γ = 0, computation is not simulated), computed here, not by coll_cost.c.
+// Only rank 0 prints; the ranks agree on every verdict first.
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kit/grade.h"
+#include "student_ring.h"
+
+#define MSG 400  // a failure's hint
+#define WHY 320  // a schedule's problem, inside a hint
+#define CHECK_SAFE "schedule_messages_match_and_cannot_deadlock"
+#define CHECK_ROUNDS "rounds_are_2p_minus_2_each_one_send_one_receive"
+#define CHECK_RANGE "schedule_follows_off_and_comm"
+#define CHECK_EXACT "allreduce_equals_mpi_allreduce"
+#define CHECK_SAME "ranks_hold_bit_identical_results"
+#define CHECK_ORDER "sums_in_the_same_order_as_dtlab_ring"
+#define CHECK_TIME "simulated_time_within_5pc_of_ring_closed_form"
+
+static uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+// rank q's value at element i: an integer in [-50, 50] (kind 0) or a float in [-1, 1)
+static float input(uint64_t seed, int kind, int q, size_t i) {
+    uint64_t h = mix(seed ^ mix((uint64_t)kind << 40 ^ (uint64_t)q << 32 ^ i));
+    if (kind == 0) return (float)((int)(h % 101) - 50);
+    return (float)((double)(h >> 11) * 0x1.0p-52 - 1.0);
+}
+
+// ---- every rank's schedule, played without MPI ----
+
+static void lane_free(dt_lane *l) {
+    free(l->ops), free(l->round_start), free(l->delay), free(l->key);
+    memset(l, 0, sizeof *l);
+}
+static int is_recv(int k) { return k == DT_OP_RECV_ADD || k == DT_OP_RECV_COPY; }
+static const char *kind_name(int k) {
+    return k == DT_OP_SEND ? "send" : k == DT_OP_RECV_ADD ? "receive-add"
+         : k == DT_OP_RECV_COPY ? "receive-copy" : "op";
+}
+static int chunk_of(size_t n, int P, size_t i) {  // the chunk (dt_chunk_lo's) holding i
+    int c = 0;
+    while (c + 1 < P && dt_chunk_lo(n, P, c + 1) <= i) c++;
+    return c;
+}
+
+// Each op's place among the messages between its two ranks (MPI matches a pair's messages of
+// one tag in the order they were posted: the k-th send from a to b meets b's k-th receive
+// from a). posted[dir][a * P + b]: the counts posted so far, dir 0 sends a->b, 1 receives.
+typedef struct {
+    size_t *v;
+    int n, cap;
+} list_t;
+static void list_push(list_t *l, size_t x) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 8;
+        l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = x;
+}
+
+// The ops of one round alone: kinds, communicator, peers, ranges; no receive-copy landing on
+// memory another op of its round uses (the runner sends from the buffer itself, and copies
+// land in place while the round runs). 0, or -1 with why.
+static int round_ok(const dt_lane *L, int q, int k, int P, size_t n, char *why) {
+    for (int i = L->round_start[k]; i < L->round_start[k + 1]; i++) {
+        const dt_op *o = &L->ops[i];
+        if (o->kind != DT_OP_SEND && !is_recv(o->kind))
+            return snprintf(why, WHY, "rank %d round %d: op kind %d (only DT_OP_SEND, "
+                            "DT_OP_RECV_ADD and DT_OP_RECV_COPY belong in a ring)", q, k, o->kind), -1;
+        if (o->comm != DT_COMM_ALL)
+            return snprintf(why, WHY, "rank %d round %d: communicator %d, but the ring runs "
+                            "over the `comm` it is given (DT_COMM_ALL)", q, k, o->comm), -1;
+        if (o->peer < 0 || o->peer >= P)
+            return snprintf(why, WHY, "rank %d round %d: a %s with peer %d, not a rank of 0..%d "
+                            "(in C, -1 %% p is -1)", q, k, kind_name(o->kind), o->peer, P - 1), -1;
+        if (o->off > n || o->count > n - o->off)
+            return snprintf(why, WHY, "rank %d round %d: a %s of elements [%zu, %zu), outside "
+                            "the buffer of %zu", q, k, kind_name(o->kind), o->off,
+                            o->off + o->count, n), -1;
+        for (int j = L->round_start[k]; j < L->round_start[k + 1]; j++) {
+            const dt_op *b = &L->ops[j];
+            if (j == i || o->kind != DT_OP_RECV_COPY || b->off >= o->off + o->count ||
+                o->off >= b->off + b->count)
+                continue;
+            return snprintf(why, WHY, "rank %d round %d: a receive-copy into [%zu, %zu) "
+                            "overlaps its round's %s of [%zu, %zu): the copy would land "
+                            "while the round still uses that memory", q, k, o->off,
+                            o->off + o->count, kind_name(b->kind), b->off, b->off + b->count), -1;
+        }
+    }
+    return 0;
+}
+
+// Play the P schedules: every rank posts its round's ops and moves on once each has met its
+// counterpart. Returns 0, or -1 with why (the first problem).
+static int play(dt_lane *L, int P, size_t n, char *why) {
+    list_t *posted = calloc(2 * (size_t)P * P, sizeof *posted);
+    int *cur = calloc((size_t)P, sizeof *cur), *mark = calloc((size_t)P, sizeof *mark);
+    int rc = 0;
+    for (int q = 0; q < P && !rc; q++)
+        for (int k = 0; k < L[q].n_rounds && !rc; k++) rc = round_ok(&L[q], q, k, P, n, why);
+    // seq[q]: the op's place in its pair, recorded when its round is posted
+    int **seq = calloc((size_t)P, sizeof *seq);
+    for (int q = 0; q < P; q++) seq[q] = calloc((size_t)L[q].n_ops + 1, sizeof(int));
+    for (int progress = 1; progress && !rc;) {
+        progress = 0;
+        for (int q = 0; q < P && !rc; q++) {
+            while (cur[q] < L[q].n_rounds && !rc) {
+                int k = cur[q], lo = L[q].round_start[k], hi = L[q].round_start[k + 1];
+                if (!mark[q]) {  // post the round
+                    for (int i = lo; i < hi; i++) {
+                        const dt_op *o = &L[q].ops[i];
+                        int rv = is_recv(o->kind);
+                        list_t *pl = &posted[(size_t)rv * P * P +
+                                             (rv ? (size_t)o->peer * P + q : (size_t)q * P + o->peer)];
+                        seq[q][i] = pl->n;
+                        list_push(pl, o->count);
+                    }
+                    mark[q] = 1;
+                }
+                int done = 1;
+                for (int i = lo; i < hi && done && !rc; i++) {
+                    const dt_op *o = &L[q].ops[i];
+                    int rv = is_recv(o->kind);
+                    const list_t *other = &posted[(size_t)(!rv) * P * P +
+                                                  (rv ? (size_t)o->peer * P + q : (size_t)q * P + o->peer)];
+                    if (other->n <= seq[q][i]) {
+                        done = 0;
+                    } else if (other->v[seq[q][i]] != o->count) {
+                        snprintf(why, WHY, "rank %d round %d: its %s %s rank %d is %zu elements "
+                                 "([%zu, %zu)), but rank %d's matching %s is %zu: both ends must "
+                                 "compute the same count", q, k, kind_name(o->kind),
+                                 rv ? "from" : "to", o->peer, o->count, o->off, o->off + o->count,
+                                 o->peer, rv ? "send" : "receive", other->v[seq[q][i]]);
+                        rc = -1;
+                    }
+                }
+                if (!done || rc) break;
+                cur[q]++, mark[q] = 0, progress = 1;
+            }
+        }
+    }
+    for (int q = 0; q < P && !rc; q++) {
+        if (cur[q] == L[q].n_rounds) continue;
+        int k = cur[q];
+        for (int i = L[q].round_start[k]; i < L[q].round_start[k + 1]; i++) {
+            const dt_op *o = &L[q].ops[i];
+            int rv = is_recv(o->kind);
+            const list_t *other = &posted[(size_t)(!rv) * P * P +
+                                          (rv ? (size_t)o->peer * P + q : (size_t)q * P + o->peer)];
+            if (other->n > seq[q][i]) continue;
+            int d = o->peer;
+            char where[80];
+            if (cur[d] == L[d].n_rounds)
+                snprintf(where, sizeof where, "has finished its %d rounds", L[d].n_rounds);
+            else
+                snprintf(where, sizeof where, "waits in its round %d of %d", cur[d], L[d].n_rounds);
+            snprintf(why, WHY, "deadlock: rank %d waits forever in round %d of %d: its %s %s "
+                     "rank %d ([%zu, %zu)) meets no %s, and rank %d %s", q, k, L[q].n_rounds,
+                     kind_name(o->kind), rv ? "from" : "to", d, o->off, o->off + o->count,
+                     rv ? "send" : "receive", d, where);
+            rc = -1;
+            break;
+        }
+    }
+    for (size_t i = 0; i < 2 * (size_t)P * P; i++) free(posted[i].v);
+    for (int q = 0; q < P; q++) free(seq[q]);
+    free(posted), free(cur), free(mark), free(seq);
+    return rc;
+}
+
+// The ring's shape: 2(P-1) rounds of one send and one receive (fewer when n < P).
+static int shape(const dt_lane *L, int P, size_t n, char *why) {
+    for (int q = 0; q < P; q++) {
+        if (n >= (size_t)P ? L[q].n_rounds != 2 * (P - 1) : L[q].n_rounds > 2 * (P - 1))
+            return snprintf(why, WHY, "count %zu: rank %d runs %d rounds, expected %s2(P-1) = %d "
+                            "(P-1 of reduce-scatter, P-1 of allgather)", n, q, L[q].n_rounds,
+                            n >= (size_t)P ? "" : "at most ", 2 * (P - 1)), -1;
+        for (int k = 0; k < L[q].n_rounds; k++) {
+            int s = 0, rv = 0;
+            for (int i = L[q].round_start[k]; i < L[q].round_start[k + 1]; i++)
+                s += L[q].ops[i].kind == DT_OP_SEND, rv += is_recv(L[q].ops[i].kind);
+            if (s > 1 || rv > 1 || (n >= (size_t)P && (s != 1 || rv != 1)))
+                return snprintf(why, WHY, "count %zu: rank %d's round %d has %d sends and %d "
+                                "receives, expected one of each (one chunk to the right, one "
+                                "from the left)", n, q, k, s, rv), -1;
+        }
+    }
+    return 0;
+}
+
+// The schedule of [off, off+n) over communicator comm is the one of [0, n) over DT_COMM_ALL
+// with every offset moved by off and every op on comm (hier and torus2d run rings on parts of
+// the buffer and on sub-communicators: dt_sched_ring_rs/_ag).
+static int follows(const dt_lane *L, int P, size_t n, char *why) {
+    const size_t off = 1000003;
+    const int comm = DT_COMM_GROUP;
+    int rc = 0;
+    for (int q = 0; q < P && !rc; q++) {
+        dt_lane m = {0};
+        student_ring(&m, comm, q, P, off, n);
+        if (m.n_ops != L[q].n_ops || m.n_rounds != L[q].n_rounds) {
+            snprintf(why, WHY, "count %zu: rank %d's schedule of [%zu, %zu) has %d rounds and %d "
+                     "ops, that of [0, %zu) %d and %d: only the offsets may change", n, q, off,
+                     off + n, m.n_rounds, m.n_ops, n, L[q].n_rounds, L[q].n_ops);
+            rc = -1;
+        }
+        for (int i = 0; i < m.n_ops && !rc; i++) {
+            const dt_op *a = &L[q].ops[i], *b = &m.ops[i];
+            if (b->comm != comm || b->kind != a->kind || b->peer != a->peer ||
+                b->count != a->count || b->off != a->off + off) {
+                snprintf(why, WHY, "count %zu: rank %d's op %d, built for [off, off+n) = [%zu, %zu) "
+                         "on communicator %d: a %s %s rank %d of [%zu, %zu) on communicator %d; "
+                         "expected [%zu, %zu) on %d (chunk c starts at off + dt_chunk_lo(n, p, c))",
+                         n, q, i, off, off + n, comm, kind_name(b->kind),
+                         is_recv(b->kind) ? "from" : "to", b->peer, b->off, b->off + b->count,
+                         b->comm, a->off + off, a->off + off + a->count, comm);
+                rc = -1;
+            }
+        }
+        lane_free(&m);
+    }
+    return rc;
+}
+
+// Rank 0 builds and plays every rank's schedule for each count: safe[j] (broadcast), and the
+// two checks' first failures (rank 0's buffers).
+static void inspect(int r, int P, const size_t *counts, int nc, int *safe, char *bad_safe,
+                    char *bad_shape, char *bad_range) {
+    bad_safe[0] = bad_shape[0] = bad_range[0] = 0;
+    if (r == 0) {
+        dt_lane *L = calloc((size_t)P, sizeof *L);
+        for (int j = 0; j < nc; j++) {
+            for (int q = 0; q < P; q++) student_ring(&L[q], DT_COMM_ALL, q, P, 0, counts[j]);
+            char why[WHY];
+            safe[j] = play(L, P, counts[j], why) == 0;
+            if (!safe[j] && !bad_safe[0]) snprintf(bad_safe, MSG, "P=%d count %zu: %s", P, counts[j], why);
+            if (!bad_shape[0] && shape(L, P, counts[j], why)) snprintf(bad_shape, MSG, "P=%d %s", P, why);
+            if (!bad_range[0] && follows(L, P, counts[j], why)) snprintf(bad_range, MSG, "P=%d %s", P, why);
+            for (int q = 0; q < P; q++) lane_free(&L[q]);
+        }
+        free(L);
+    }
+    MPI_Bcast(safe, nc, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+// ---- the allreduce through the library ----
+
+static dt_coll *coll_for(const char *algo) {
+    dt_coll_opts o = dt_coll_opts_default();
+    dt_error err;
+    if (dt_algo_parse(algo, "grader", &o.algo, &err) != 0) {
+        fprintf(stderr, "grader: %s (is registry.c linked in?)\n", err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    dt_coll *c = dt_coll_create(MPI_COMM_WORLD, NULL, &o, &err);
+    if (!c) {
+        fprintf(stderr, "grader: %s\n", err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return c;
+}
+
+// In place, blocking (mode 0) or as two requests in flight over the two halves, the top half
+// first (as backward makes buckets), progressed by polling (mode 1).
+static void allreduce(dt_coll *c, float *buf, size_t n, int mode) {
+    dt_error err;
+    if (mode == 0) {
+        if (dt_allreduce(c, buf, n, DT_F32, &err)) {
+            fprintf(stderr, "grader: %s\n", err.msg);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        return;
+    }
+    size_t h = n / 2;
+    dt_coll_req *top = dt_allreduce_start(c, buf + h, n - h, DT_F32, &err);
+    dt_coll_req *bottom = top ? dt_allreduce_start(c, buf, h, DT_F32, &err) : NULL;
+    if (!bottom) {
+        fprintf(stderr, "grader: %s\n", err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int spin = 0; spin < 1000000 && !(dt_allreduce_progress(top) &
+                                           dt_allreduce_progress(bottom)); spin++) {}
+    dt_allreduce_wait(top);
+    dt_allreduce_wait(bottom);
+}
+
+// What element i holds, in words: which ranks' values (P <= 7: each 0, 1 or 2 times) sum to
+// got, if any do.
+static void explain(uint64_t seed, int P, float got, size_t i, char *out, size_t len) {
+    int m[8] = {0};
+    long combos = 1;
+    for (int q = 0; q < P; q++) combos *= 3;
+    for (long code = 0; P <= 7 && code < combos; code++) {
+        double s = 0;
+        long x = code;
+        for (int q = 0; q < P; q++, x /= 3) m[q] = (int)(x % 3), s += m[q] * input(seed, 0, q, i);
+        if (s != got) continue;
+        int terms = 0, twice = -1, missing = -1, one = -1;
+        for (int q = 0; q < P; q++) {
+            terms += m[q] > 0;
+            if (m[q] == 2 && twice < 0) twice = q;
+            if (m[q] == 0 && missing < 0) missing = q;
+            if (m[q] == 1) one = q;
+        }
+        if (terms == 1 && twice < 0)
+            snprintf(out, len, "that is rank %d's value alone: the others' were never added "
+                     "(a receive that copies where it should add?)", one);
+        else if (twice >= 0)
+            snprintf(out, len, "that counts rank %d's value twice (a chunk added again?)", twice);
+        else if (missing >= 0)
+            snprintf(out, len, "that is the sum without rank %d's value (a step missing?)", missing);
+        else
+            snprintf(out, len, "that is a sum of the ranks' values, but not each once");
+        return;
+    }
+    snprintf(out, len, "that is no sum of the ranks' values (a chunk from the wrong place?)");
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    double timing = 0, alpha = 2e-6, beta = 8e-10;
+    static const struct option lo[] = {{"timing", 1, 0, 't'}, {"alpha", 1, 0, 'a'},
+                                       {"beta", 1, 0, 'b'}, {0, 0, 0, 0}};
+    for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        if (ch == 't') timing = atof(optarg);
+        else if (ch == 'a') alpha = atof(optarg);
+        else if (ch == 'b') beta = atof(optarg);
+        else MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    grade_t g = grade_begin("04 (ring allreduce)", r != 0);
+    MPI_Bcast(&g.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    char bad_safe[MSG], bad_shape[MSG], bad_range[MSG];
+    if (timing > 0) {
+        size_t n = (size_t)(timing / sizeof(float));
+        int safe;
+        inspect(r, P, &n, 1, &safe, bad_safe, bad_shape, bad_range);
+        char what[MSG];
+        snprintf(what, sizeof what, "P=%d count %zu", P, n);
+        grade_check(&g, safe, CHECK_SAFE, "%s", safe ? what : bad_safe);
+        double t = 0, model = 2.0 * (P - 1) * alpha + 2.0 * (P - 1) / P * (double)n * 4 * beta;
+        if (safe) {
+#ifdef DT_SMPI  // timing only: all ranks' buffers on one block (the data is not checked here)
+            float *buf = SMPI_SHARED_MALLOC((n + 1) * sizeof(float));
+#else
+            float *buf = calloc(n + 1, sizeof(float));
+#endif
+            dt_coll *c = coll_for("student");
+            MPI_Barrier(MPI_COMM_WORLD);
+            // from the last rank's start to the last rank's end (the barrier releases the
+            // ranks a few latencies apart; tests/coll/coll_check.c does the same)
+            double se[2] = {MPI_Wtime(), 0};
+            allreduce(c, buf, n, 0);
+            se[1] = MPI_Wtime();
+            MPI_Allreduce(MPI_IN_PLACE, se, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            t = se[1] - se[0];
+            dt_coll_free(c);
+#ifdef DT_SMPI
+            SMPI_SHARED_FREE(buf);
+#else
+            free(buf);
+#endif
+        }
+        int ok = safe && fabs(t / model - 1) <= 0.05;
+        grade_check(&g, ok, CHECK_TIME, "P=%d n=%.0f B: simulated %.4e s, 2(P-1)α + 2(P-1)/P·nβ "
+                    "= %.4e s (α term %.3e, β term %.3e), ratio %.3f%s", P, (double)n * 4, t,
+                    model, 2.0 * (P - 1) * alpha, model - 2.0 * (P - 1) * alpha, t / model,
+                    !safe ? " (not run: the schedule is unsafe)" : ok ? "" : t < model
+                    ? " (faster than the ring can be: are messages missing?)"
+                    : " (slower: more rounds, or a chunk larger than n/P?)");
+        MPI_Finalize();
+        return grade_end(&g);
+    }
+
+    // the counts, then the halves the nonblocking runs use
+    size_t base[] = {0, 1, P > 1 ? (size_t)P - 1 : 2, (size_t)P, (size_t)P + 1, 1013, 131071};
+    enum { NB = sizeof base / sizeof base[0] };
+    size_t counts[3 * NB];
+    int nc = 0, safe[3 * NB];
+    for (int j = 0; j < NB; j++) counts[nc++] = base[j];
+    for (int j = 0; j < NB; j++) counts[nc++] = base[j] / 2, counts[nc++] = base[j] - base[j] / 2;
+    inspect(r, P, counts, nc, safe, bad_safe, bad_shape, bad_range);
+    grade_check(&g, !bad_safe[0], CHECK_SAFE, "%s", bad_safe[0] ? bad_safe :
+                "every rank's schedule, every count: sends meet receives of their length");
+    grade_check(&g, !bad_shape[0], CHECK_ROUNDS, "%s", bad_shape[0] ? bad_shape :
+                "2(P-1) rounds of one send and one receive");
+    grade_check(&g, !bad_range[0], CHECK_RANGE, "%s", bad_range[0] ? bad_range :
+                "[off, off+n) on another communicator: the same ops, moved by off");
+
+    // each rank's first failure of each check (empty: none), gathered to rank 0
+    char mine[3][MSG] = {{0}}, *all = r == 0 ? malloc((size_t)P * 3 * MSG) : NULL;
+    int runs = 0;
+    dt_coll *stu = coll_for("student"), *ring = coll_for("ring");
+    size_t nmax = base[NB - 1];
+    float *a = malloc((nmax + 1) * sizeof(float)), *b = malloc((nmax + 1) * sizeof(float));
+    float *c0 = malloc((nmax + 1) * sizeof(float));
+    for (int j = 0; j < NB; j++) {
+        size_t n = base[j];
+        if (!safe[j] || !safe[NB + 2 * j] || !safe[NB + 2 * j + 1]) {
+            for (int k = 0; k < 3; k++)
+                if (!mine[k][0]) snprintf(mine[k], MSG, "P=%d count %zu: not run, its schedule "
+                                          "is unsafe (see %s)", P, n, CHECK_SAFE);
+            continue;
+        }
+        for (int mode = 0; mode < 2; mode++, runs++) {
+            const char *how = mode ? "nonblocking" : "blocking";
+            // exact: integer-valued floats against MPI_Allreduce
+            for (size_t i = 0; i < n; i++) a[i] = b[i] = input(g.seed, 0, r, i);
+            MPI_Allreduce(MPI_IN_PLACE, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            allreduce(stu, a, n, mode);
+            for (size_t i = 0; i < n && !mine[0][0]; i++) {
+                if (a[i] == b[i]) continue;
+                char e[160];
+                explain(g.seed, P, a[i], i, e, sizeof e);
+                snprintf(mine[0], MSG, "P=%d count %zu %s: rank %d element %zu (chunk %d of %d) "
+                         "is %g, MPI_Allreduce gives %g: %s", P, n, how, r, i,
+                         chunk_of(n, P, i), P, a[i], b[i], e);
+            }
+            // random floats: the same bits on every rank, and as dtlab's ring
+            for (size_t i = 0; i < n; i++) a[i] = b[i] = input(g.seed + (uint64_t)j, 1, r, i);
+            allreduce(stu, a, n, mode);
+            allreduce(ring, b, n, mode);  // (the same requests: the same chunks)
+            memcpy(c0, a, n * sizeof(float));
+            MPI_Bcast(c0, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+            for (size_t i = 0; i < n && !mine[1][0]; i++)
+                if (memcmp(&a[i], &c0[i], sizeof(float)))
+                    snprintf(mine[1], MSG, "P=%d count %zu %s: element %zu (chunk %d of %d) is "
+                             "%.9g on rank %d but %.9g on rank 0: each element must be summed "
+                             "once, on one rank, and then copied", P, n, how, i,
+                             chunk_of(n, P, i), P, a[i], r, c0[i]);
+            for (size_t i = 0; i < n && !mine[2][0]; i++)
+                if (memcmp(&a[i], &b[i], sizeof(float)))
+                    snprintf(mine[2], MSG, "P=%d count %zu %s: rank %d element %zu (chunk %d of "
+                             "%d) is %.9g, dtlab's ring gives %.9g: %s", P, n, how, r, i,
+                             chunk_of(n, P, i), P, a[i], b[i], fabsf(a[i] - b[i]) <=
+                             1e-5f * P ? "the same numbers added in another order (chunk c "
+                             "goes round from rank c+1 to rank c, chunks by dt_chunk_lo)"
+                             : "a different sum");
+        }
+    }
+    MPI_Gather(mine, 3 * MSG, MPI_CHAR, all, 3 * MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const char *first[3] = {NULL, NULL, NULL};
+    for (int q = 0; r == 0 && q < P; q++)
+        for (int k = 0; k < 3; k++)
+            if (!first[k] && all[((size_t)q * 3 + k) * MSG]) first[k] = &all[((size_t)q * 3 + k) * MSG];
+    if (r == 0) {
+        char done[MSG];
+        snprintf(done, sizeof done, "P=%d: counts 0, 1, P-1, P, P+1, 1013, 131071, blocking "
+                 "and nonblocking (%d allreduces)", P, runs);
+        grade_check(&g, !first[0], CHECK_EXACT, "%s", first[0] ? first[0] : done);
+        grade_check(&g, !first[1], CHECK_SAME, "%s", first[1] ? first[1] : done);
+        grade_check(&g, !first[2], CHECK_ORDER, "%s", first[2] ? first[2] : done);
+    }
+    // the other ranks' verdict: the exit code is rank 0's
+    int fails = g.failed;
+    MPI_Bcast(&fails, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    g.failed = fails;
+    dt_coll_free(stu), dt_coll_free(ring);
+    free(a), free(b), free(c0), free(all);
+    MPI_Finalize();
+    return g.quiet ? (fails ? 1 : 0) : grade_end(&g);
+}

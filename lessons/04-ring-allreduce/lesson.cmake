@@ -1,0 +1,47 @@
+# lessons/04-ring-allreduce — the ring allreduce as a schedule (ring.c: student_ring), an
+# entry of dtlab's registry of algorithms (registry.c: "student"). The grader runs it under
+# mpirun (P = 1..7, against MPI_Allreduce and dtlab's ring) and under SMPI (64 and 256 ranks,
+# simulated time against the closed form); grade.sh drives it.
+dt_lesson(04 SOURCES ring.c GRADER grader.c registry.c MPI SMPI)
+
+# The same ring in the real system: dtrain and dtsim built with the lesson's registry and a
+# variant's ring.c, as build/lessons/04/<variant>/dtrain, dtsim and dtsim_rank.so, so that
+# `--algo student` runs it (cmake --build build --target lesson04_student_programs).
+set(L04 ${CMAKE_CURRENT_LIST_DIR})
+if(NOT (DT_HAVE_MPI AND DT_HAVE_SMPI AND COMMAND dt_add_dtrain AND COMMAND dt_add_dtsim))
+  message(STATUS "dtlab: lesson 04's dtrain and dtsim skipped: they need Open MPI, zlib and SimGrid")
+  return()
+endif()
+foreach(v student solution)
+  set(src ${L04})
+  if(v STREQUAL "solution")
+    set(src ${L04}/solution)
+  endif()
+  if(NOT EXISTS ${src}/ring.c)  # the handout has no solution
+    continue()
+  endif()
+  set(out ${DT_LESSONS_BIN}/04/${v})
+  dt_add_dtrain(lesson04_${v}_dtrain OUTPUT_DIR ${out}
+                SOURCES ${src}/ring.c ${L04}/registry.c INCLUDES ${L04})
+  dt_add_dtsim(lesson04_${v}_dtsim OUTPUT_DIR ${out}
+               SOURCES ${src}/ring.c ${L04}/registry.c INCLUDES ${L04})
+  add_custom_target(lesson04_${v}_programs DEPENDS lesson04_${v}_dtrain lesson04_${v}_dtsim)
+endforeach()
+if(NOT TARGET lesson04_solution_programs)
+  return()
+endif()
+
+# The reference ring inside the programs: dtrain --algo student trains loss for loss and
+# weight for weight like --algo ring (the solution sums in dt_sched_ring's order), and dtsim
+# --algo student simulates a 256-GPU iteration in the same time as --algo ring.
+foreach(case dtrain dtsim)
+  set(name lesson.04.solution_ring_in_${case}_equals_algo_ring)
+  if(case STREQUAL "dtsim")
+    set(name ${name}_at_256_gpus)
+  endif()
+  add_test(NAME ${name} COMMAND sh ${L04}/programs_check.sh ${case} ${DT_LESSONS_BIN}/04/solution
+                                   ${MPIRUN_EXECUTABLE})
+  set_tests_properties(${name} PROPERTIES LABELS "lesson;lesson04" TIMEOUT 300
+    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    PASS_REGULAR_EXPRESSION "PASS ${case}" FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()

@@ -1,0 +1,42 @@
+// registry.c — dtlab's registry of allreduce algorithms (nn/coll/coll_algos.c) compiled with
+// one more entry, "student" (student_ring.h), and that entry's builder. Linked into the
+// grader, and into the lesson's dtrain and dtsim (build/lessons/04/<variant>/), where this
+// copy of the registry overrides the library's (whose functions are weak): --algo student
+// then runs student_ring wherever --algo ring runs dt_sched_ring. Provided by the lesson.
+#define DT_ALGO_EXTRA "student_ring.h"
+#include "coll/coll_algos.c"
+
+// Timing-only simulation (dtsim above 16 GPUs: coll_coarsen.c) merges consecutive steps of a
+// ring phase into one longer message; it finds them by the key of each round, phase << 20 |
+// step, which dt_sched_ring_rs/_ag set. A ring of 2(p-1) rounds is tagged the same way here
+// (reduce-scatter steps 0..p-2, then allgather steps 0..p-2), so that dtsim --algo student
+// simulates the same messages as --algo ring. Any other shape keeps key 0: never merged.
+static void tag_ring_steps(dt_lane *l, int first_round, int p) {
+    if (p < 2 || l->n_rounds - first_round != 2 * (p - 1)) return;
+    int phase = l->phases + 1;
+    for (int k = 0; k < 2 * (p - 1); k++)
+        l->key[first_round + k] = (phase + k / (p - 1)) << 20 | k % (p - 1);
+    l->phases += 2;
+}
+
+void build_student(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+    (void)quant;  // check_student refuses fp16 on the wire
+    dt_lane *l = &s->lanes[0];
+    int first = l->n_rounds, p = dt_coll_size(c);
+    student_ring(l, DT_COMM_ALL, dt_coll_rank(c), p, 0, n);
+    dt_lane_close(l);
+    tag_ring_steps(l, first, p);
+}
+
+int check_student(const dt_coll_opts *o, int p, dt_error *err) {
+    (void)p;
+    if (o->wire_f16)
+        return dt_fail(err, DT_EXIT_USAGE, "allreduce: --algo student sends fp32 only (fp16 on "
+                       "the wire is beyond lesson 04; drop --fp16-grads, or use --algo ring)");
+    return 0;
+}
+
+int student_in_auto(const dt_coll_opts *o, int p) {
+    (void)o, (void)p;
+    return 0;
+}
