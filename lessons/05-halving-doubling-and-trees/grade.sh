@@ -35,8 +35,8 @@ run() {
     hung=$label
   elif ! grep -Eq '^# [0-9]+ of [0-9]+ checks passed' "$out"; then
     echo "FAIL schedule_ops_stay_inside_the_range_with_valid_peers: $label ended (exit $rc)" \
-         "before its checks did: see the messages above (dt_lane_op before the first" \
-         "dt_lane_round asserts)"
+         "before its checks did: see the messages above (mpirun could not start? dt_lane_op" \
+         "before the first dt_lane_round asserts)"
   fi
   [ "$rc" -eq 0 ] || status=1
 }
