@@ -2,7 +2,7 @@
 // torch.optim.SGD documents its algorithm (dampening 0):
 //     g_t = g_t + lambda*w_{t-1}                        (weight decay as an L2 gradient)
 //     b_t = mu*b_{t-1} + g_t,  b_1 = g_1                (heavy ball: Polyak 1964)
-//     g_t = g_t + mu*b_t  (nesterov)  or  g_t = b_t     (Sutskever et al. 2013, §3)
+//     g_t = g_t + mu*b_t  (nesterov)  or  g_t = b_t     (Sutskever et al. 2013, §2)
 //     w_t = w_{t-1} - lr*g_t
 // The contract (in place, the first step, momentum 0) is in training.h.
 #include "training.h"

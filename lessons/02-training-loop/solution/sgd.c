@@ -2,7 +2,7 @@
 // torch.optim.SGD documents its algorithm (dampening 0):
 //     g_t = g_t + lambda*w_{t-1}                        (weight decay as an L2 gradient)
 //     b_t = mu*b_{t-1} + g_t,  b_1 = g_1                (heavy ball: Polyak 1964)
-//     g_t = g_t + mu*b_t  (nesterov)  or  g_t = b_t     (Sutskever et al. 2013, §3)
+//     g_t = g_t + mu*b_t  (nesterov)  or  g_t = b_t     (Sutskever et al. 2013, §2)
 //     w_t = w_{t-1} - lr*g_t
 // nn/kernels.h dt_sgd_elem is the project's own copy of the same update (on the device).
 #include "training.h"
