@@ -42,6 +42,7 @@ struct dt_coll_req {
     int tag;
     dt_sched s;
     dt_run run[DT_MAX_LANES];   // one runner per lane
+    dt_run_layer hooks;         // the layers it needs, composed (coll_request.c)
     MPI_Request *reqs;          // max_reqs per lane, lane after lane
     int max_reqs;
     char *scratch;              // per lane: tmp (received messages) then stage (fp16 sends)

@@ -29,10 +29,6 @@ static void hook_before_post(dt_run *x) {
 
 static void hook_after_round(dt_run *x) { dt_stage_sync(x); }
 
-static const dt_run_layer layers = {hook_ready, hook_before_post, dt_native_post, dt_fp16_land,
-                                    hook_after_round};
-static const dt_run_layer layers_fp32 = {hook_ready, hook_before_post, dt_native_post, NULL,
-                                         hook_after_round};
 
 // Does this request need any layer? (else its runners run bare)
 static int needs_layers(const dt_coll_req *r) {
@@ -144,7 +140,11 @@ static void setup_runners(dt_coll_req *r, int stage) {
         r->buf = r->scratch;
     }
     const dt_run_layer *layer = NULL;
-    if (needs_layers(r)) layer = r->wire16 ? &layers : &layers_fp32;
+    if (needs_layers(r)) {  // the hooks this request needs, composed
+        r->hooks = (dt_run_layer){hook_ready, hook_before_post, dt_native_post,
+                                  r->wire16 ? dt_fp16_land : NULL, hook_after_round};
+        layer = &r->hooks;
+    }
     MPI_Datatype type = r->wire16 ? MPI_UINT16_T : r->dtype == DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
     for (int lane = 0; lane < r->s.n_lanes; lane++)
         r->run[lane] = (dt_run){
