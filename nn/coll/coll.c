@@ -48,8 +48,8 @@ int dt_coll_local_size(void) {
 
 // Check and complete the options for p ranks. Fails with a message naming the option.
 static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
-    const dt_algo_def *def = dt_algo_get(o->algo);
-    if (!def)
+    dt_algo_def entry, *def = &entry;
+    if (dt_algo_get(o->algo, &entry))
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm %d out of range (valid: 0..%d)",
                        (int)o->algo, dt_algo_count() - 1);
     if (o->inner != DT_ALGO_RING && o->inner != DT_ALGO_RHD)

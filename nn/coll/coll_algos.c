@@ -46,47 +46,60 @@ static int torus2d_in_auto(const dt_coll_opts *o, int p) {
 #define DT_ALGO_EXTRA_ENTRIES
 #endif
 
-// In the order of dt_algo (coll.h): the built-ins' numbers are their places here.
-static const dt_algo_def algos[] = {
-    //  name       builder           cost             check       in auto          flags
-    {"mpi",     dt_build_native,  NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
-    {"ps",      dt_build_ps,      dt_cost_ps,      NULL,       NULL,            0},
-    {"ring",    dt_build_ring,    dt_cost_ring,    NULL,       NULL,            0},
-    {"rhd",     dt_build_rhd,     dt_cost_rhd,     NULL,       NULL,            0},
-    {"dbtree",  dt_build_dbtree,  dt_cost_dbtree,  NULL,       NULL,            0},
-    {"hier",    dt_build_hier,    dt_cost_hier,    hier_check, hier_in_auto,    0},
-    {"torus2d", dt_build_torus2d, dt_cost_torus2d, NULL,       torus2d_in_auto, 0},
-    {"nccl",    NULL,             NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
-    {"auto",    NULL,             NULL,            NULL,       NULL,            0},
-    DT_ALGO_EXTRA_ENTRIES
-};
+// The table, in the order of dt_algo (coll.h): the built-ins' numbers are their places
+// here. It is built in this function's frame, not kept in static storage: a static table of
+// function pointers is written once by the loader (-fPIC relocations), and nn/ keeps no
+// storage that is written at run time at all. Entry i into *out (when out is not NULL and i
+// names an entry); returns the number of entries.
+static int table(int i, dt_algo_def *out) {
+    const dt_algo_def algos[] = {
+        //  name       builder           cost             check       in auto          flags
+        {"mpi",     dt_build_native,  NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
+        {"ps",      dt_build_ps,      dt_cost_ps,      NULL,       NULL,            0},
+        {"ring",    dt_build_ring,    dt_cost_ring,    NULL,       NULL,            0},
+        {"rhd",     dt_build_rhd,     dt_cost_rhd,     NULL,       NULL,            0},
+        {"dbtree",  dt_build_dbtree,  dt_cost_dbtree,  NULL,       NULL,            0},
+        {"hier",    dt_build_hier,    dt_cost_hier,    hier_check, hier_in_auto,    0},
+        {"torus2d", dt_build_torus2d, dt_cost_torus2d, NULL,       torus2d_in_auto, 0},
+        {"nccl",    NULL,             NULL,            NULL,       NULL,            DT_ALGO_SUMS_IN_WIRE_TYPE},
+        {"auto",    NULL,             NULL,            NULL,       NULL,            0},
+        DT_ALGO_EXTRA_ENTRIES
+    };
+    enum { N = sizeof algos / sizeof algos[0] };
+    _Static_assert((int)N >= (int)DT_ALGO_COUNT, "coll.h's dt_algo and the table disagree");
+    if (out && i >= 0 && i < N) *out = algos[i];
+    return N;
+}
 
-#define N_ALGOS ((int)(sizeof algos / sizeof algos[0]))
-_Static_assert(N_ALGOS >= DT_ALGO_COUNT, "coll.h's dt_algo and the table disagree");
+DT_REGISTRY int dt_algo_count(void) { return table(-1, NULL); }
 
-DT_REGISTRY int dt_algo_count(void) { return N_ALGOS; }
-
-DT_REGISTRY const dt_algo_def *dt_algo_get(dt_algo a) {
-    return (unsigned)a < (unsigned)N_ALGOS ? &algos[a] : NULL;
+DT_REGISTRY int dt_algo_get(dt_algo a, dt_algo_def *out) {
+    if ((int)a < 0 || (int)a >= table(-1, NULL)) return -1;
+    table((int)a, out);
+    return 0;
 }
 
 DT_REGISTRY const char *dt_algo_name(dt_algo a) {
-    const dt_algo_def *d = dt_algo_get(a);
-    return d ? d->name : "?";
+    dt_algo_def d;
+    return dt_algo_get(a, &d) ? "?" : d.name;  // (a string literal: it outlives d)
 }
 
 // "mpi, ps, ring, ..." into buf
 static const char *valid_names(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = 0;
-    for (int i = 0; i < N_ALGOS && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", algos[i].name);
+    dt_algo_def d;
+    for (int i = 0; i < dt_algo_count() && len < n; i++) {
+        dt_algo_get((dt_algo)i, &d);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", d.name);
+    }
     return buf;
 }
 
 DT_REGISTRY int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err) {
-    for (int i = 0; s && i < N_ALGOS; i++)
-        if (strcasecmp(s, algos[i].name) == 0) {
+    dt_algo_def d;
+    for (int i = 0; s && i < dt_algo_count(); i++)
+        if (!dt_algo_get((dt_algo)i, &d) && strcasecmp(s, d.name) == 0) {
             *out = (dt_algo)i;
             return 0;
         }
@@ -97,18 +110,19 @@ DT_REGISTRY int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_
 }
 
 DT_REGISTRY double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {
-    const dt_algo_def *d = dt_algo_get(a);
-    return d && d->cost ? d->cost(o, p, bytes) : NAN;
+    dt_algo_def d;
+    return !dt_algo_get(a, &d) && d.cost ? d.cost(o, p, bytes) : NAN;
 }
 
 // The cheapest by the cost model; ring unless another is strictly cheaper.
 DT_REGISTRY dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes) {
     dt_algo best = DT_ALGO_RING;
     double tbest = dt_cost_ring(o, p, bytes);
-    for (int i = 0; i < N_ALGOS; i++) {
-        const dt_algo_def *d = &algos[i];
-        if (i == DT_ALGO_RING || !d->cost || (d->in_auto && !d->in_auto(o, p))) continue;
-        double t = d->cost(o, p, bytes);
+    for (int i = 0, n = dt_algo_count(); i < n; i++) {
+        dt_algo_def d;
+        dt_algo_get((dt_algo)i, &d);
+        if (i == DT_ALGO_RING || !d.cost || (d.in_auto && !d.in_auto(o, p))) continue;
+        double t = d.cost(o, p, bytes);
         if (t < tbest) tbest = t, best = (dt_algo)i;  // NaN never compares less
     }
     return best;

@@ -170,7 +170,8 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     }
     if (c->o.checked && check_counts(c, count, dtype, err)) return NULL;
     dt_algo a = dt_coll_resolve(c, count * (c->o.wire_f16 ? 2 : (dtype == DT_F64 ? 8 : 4)));
-    const dt_algo_def *def = dt_algo_get(a);
+    dt_algo_def def;
+    dt_algo_get(a, &def);  // (resolved: a names an entry)
     if (a == DT_ALGO_NCCL && !c->ext.start) {
         dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm nccl needs NCCL on the cuda device "
                 "(dtrain --device cuda, in a build with NCCL); not available here");
@@ -195,7 +196,7 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     int stage = dt_stage_needed(c->dev, c->o.gpu_direct, dtype);
     r->ldev = stage ? NULL : c->dev;
     r->s.n_lanes = 1;
-    def->build(c, count, r->wire16, &r->s);
+    def.build(c, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
         const dt_lane *l = &r->s.lanes[lane];

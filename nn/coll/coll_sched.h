@@ -120,7 +120,7 @@ typedef struct {
 // The library sums in the wire's type (the MPI library's, NCCL's): no fp16 on the wire.
 #define DT_ALGO_SUMS_IN_WIRE_TYPE 1u
 
-const dt_algo_def *dt_algo_get(dt_algo a);  // NULL when a names no entry
+int dt_algo_get(dt_algo a, dt_algo_def *out);  // its entry into *out; -1: a names none
 int dt_algo_count(void);                     // entries, built-ins and a build's extras
 
 // The builders of the built-in algorithms, in the files of their schedules.
