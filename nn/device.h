@@ -160,6 +160,10 @@ struct dt_device {
     void (*f16_to_f32)(dt_device *d, const uint16_t *x_f16, float *y, size_t n);
     // y += float(x): fp16 on the wire, accumulated in fp32 (allreduce with fp16 gradients)
     void (*add_f16)(dt_device *d, float *y, const uint16_t *x_f16, size_t n);
+    // bfloat16 (nn/kernels.h dt_f32_to_bf16: round to nearest even, NaN stays NaN): the
+    // storage of activations and gradients under --precision bf16 (nn/net_half.c)
+    void (*f32_to_bf16)(dt_device *d, const float *x, uint16_t *y_bf16, size_t n);
+    void (*bf16_to_f32)(dt_device *d, const uint16_t *x_bf16, float *y, size_t n);
 
     // ---- optional in-place and overwriting variants (NULL where a device lacks them: the
     // network then keeps separate buffers and zero-fills, nn/net_plan.c) ----

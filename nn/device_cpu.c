@@ -338,6 +338,14 @@ static void cpu_add_f16(dt_device *d, float *y, const uint16_t *x, size_t n) {
     DT_CPU_FOR(n, y[i] += dt_f16_to_f32(x[i]));
 }
 
+static void cpu_f32_to_bf16(dt_device *d, const float *x, uint16_t *y, size_t n) {
+    DT_CPU_FOR(n, y[i] = dt_f32_to_bf16(x[i]));
+}
+
+static void cpu_bf16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
+    DT_CPU_FOR(n, y[i] = dt_bf16_to_f32(x[i]));
+}
+
 // ---- the device ----
 
 dt_device *dt_device_cpu_create(int threads) {
@@ -378,6 +386,8 @@ dt_device *dt_device_cpu_create(int threads) {
     d->f32_to_f16 = cpu_f32_to_f16;
     d->f16_to_f32 = cpu_f16_to_f32;
     d->add_f16 = cpu_add_f16;
+    d->f32_to_bf16 = cpu_f32_to_bf16;
+    d->bf16_to_f32 = cpu_bf16_to_f32;
 
     dt_cpu_install_nn(d);
     return d;

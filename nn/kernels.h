@@ -186,4 +186,23 @@ DT_HD float dt_f16_to_f32(uint16_t h) {
     return f;
 }
 
+// ---- bfloat16 (the top 16 bits of a binary32: 8 exponent bits, 7 stored mantissa bits) <->
+// binary32, round to nearest even on the 16 dropped bits; a NaN stays a (quiet) NaN, and a
+// finite value past bf16's largest rounds to Inf like any other carry into the exponent ----
+DT_HD uint16_t dt_f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7F800000u) == 0x7F800000u && (x & 0x7FFFFFu))
+        return (uint16_t)((x >> 16) | 0x40u);  // NaN: keep the sign, force a quiet payload
+    uint32_t lsb = (x >> 16) & 1u;
+    x += 0x7FFFu + lsb;  // ties to even
+    return (uint16_t)(x >> 16);
+}
+DT_HD float dt_bf16_to_f32(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
 #endif

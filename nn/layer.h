@@ -49,6 +49,10 @@ struct dt_layer {
     // Buffers (device memory), set by dt_net_finalize:
     float *out;    // (B, oc, oh, ow)
     float *dout;   // gradient of the loss w.r.t. out, same shape
+    // Under mixed precision (net->amp != DT_AMP_FP32, nn/net_half.c) every layer but the last
+    // stores out and dout here in half precision instead; out and dout then point at fp32
+    // scratch only while a layer that reads or writes them runs (NULL otherwise).
+    uint16_t *out_h, *dout_h;
     void *aux;     // bn: save_mean, save_invstd (2*oc floats); maxpool: int32 argmax
                    // (B,oc,oh,ow); dropout: mask (B,oc,oh,ow) floats
     size_t aux_bytes;

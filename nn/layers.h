@@ -52,6 +52,21 @@ void dt_net_plan_buffers(dt_net *net);
 // dt_net_backward must not zero it first.
 int dt_net_dout_overwritten(const dt_net *net, int root, int first);
 
+// ---- mixed precision (nn/net_half.c) ----
+// Allocates params_lp and the fp32 scratch (dt_net_finalize, after the buffer plan).
+void dt_net_half_alloc(dt_net *net);
+// Around a forward (training or not) and the backward that follows: begin copies the
+// master weights to params_lp with conv/linear weights and biases rounded to half and
+// points net->params at it; end copies the running statistics forward updated back into
+// the master and points net->params at the master again.
+void dt_net_half_begin(dt_net *net);
+void dt_net_half_end(dt_net *net);
+// One layer's forward or backward with its half tensors converted through fp32 scratch.
+void dt_net_half_forward(dt_net *net, dt_layer *l, int training);
+void dt_net_half_backward(dt_net *net, dt_layer *l);
+// Zero layer k's gradient buffer (half or fp32) before the backward that first adds into it.
+void dt_net_zero_dout(dt_net *net, const dt_layer *z);
+
 // ---- conv2d (nn/layer_conv.c): x (B,C,H,W), w (OC,C,KH,KW), bias (OC), y (B,OC,OH,OW) ----
 void dt_conv_forward(dt_layer *l, dt_net *net, int training);
 void dt_conv_backward(dt_layer *l, dt_net *net);

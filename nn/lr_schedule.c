@@ -109,21 +109,28 @@ dt_loss_scaler dt_loss_scaler_default(void) {
 // gradients) halves S and skips the update; after growth_interval overflow-free steps S
 // doubles. S never drops below 1 (a scale under 1 would shrink gradients, not protect them)
 // and never grows past the largest finite float; growth_interval <= 0 turns growth off.
-int dt_loss_scaler_unscale(dt_loss_scaler *ls, dt_net *net) {
-    DT_ASSERT(ls && net && ls->scale > 0.0f && isfinite(ls->scale));
-    dt_device *d = net->dev;
-    size_t n = net->n_trainable;
-    size_t bad = n ? DT_CALL(d, nonfinite, net->grads, n) : 0;
-    if (bad > 0) {
+int dt_loss_scaler_update(dt_loss_scaler *ls, int overflow) {
+    DT_ASSERT(ls && ls->scale > 0.0f && isfinite(ls->scale));
+    if (overflow) {
         ls->scale = ls->scale * 0.5f < 1.0f ? 1.0f : ls->scale * 0.5f;
         ls->good_steps = 0;
         ls->skipped++;
         return 0;
     }
-    if (n) DT_CALL(d, scale, net->grads, 1.0f / ls->scale, n);
     if (ls->growth_interval > 0 && ++ls->good_steps >= ls->growth_interval) {
         if (isfinite(ls->scale * 2.0f)) ls->scale *= 2.0f;
         ls->good_steps = 0;
     }
+    return 1;
+}
+
+int dt_loss_scaler_unscale(dt_loss_scaler *ls, dt_net *net) {
+    DT_ASSERT(ls && net && ls->scale > 0.0f && isfinite(ls->scale));
+    dt_device *d = net->dev;
+    size_t n = net->n_trainable;
+    size_t bad = n ? DT_CALL(d, nonfinite, net->grads, n) : 0;
+    float s = ls->scale;  // the scale this backward ran with
+    if (!dt_loss_scaler_update(ls, bad > 0)) return 0;
+    if (n) DT_CALL(d, scale, net->grads, 1.0f / s, n);
     return 1;
 }

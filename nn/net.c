@@ -46,6 +46,14 @@ dt_net *dt_net_new(dt_device *dev, const char *model, const dt_model_config *cfg
     net->in_w = cfg->in_w;
     net->num_classes = cfg->num_classes;
     net->dropout_seed = dt_mix64(cfg->seed ^ 0xD20F0D20F0D20F0Dull);
+    net->amp = cfg->amp;
+    if (cfg->amp != DT_AMP_FP32 && cfg->amp != DT_AMP_FP16 && cfg->amp != DT_AMP_BF16)
+        dt_fail(&net->build_err, DT_EXIT_USAGE, "model '%s': unknown precision %d (fp32, fp16 "
+                "or bf16)", net->model, (int)cfg->amp);
+    else if ((cfg->amp == DT_AMP_FP16 && (!dev->f32_to_f16 || !dev->f16_to_f32)) ||
+             (cfg->amp == DT_AMP_BF16 && (!dev->f32_to_bf16 || !dev->bf16_to_f32)))
+        dt_fail(&net->build_err, DT_EXIT_USAGE, "model '%s': the %s device has no %s casts",
+                net->model, dev->name ? dev->name : "?", dt_amp_name(cfg->amp));
     if (cfg->batch <= 0 || cfg->in_c <= 0 || cfg->in_h <= 0 || cfg->in_w <= 0) {
         dt_fail(&net->build_err, DT_EXIT_USAGE,
                 "model '%s': batch %d and input %dx%dx%d must all be positive", net->model,
@@ -444,6 +452,7 @@ int dt_net_finalize(dt_net *net, dt_error *err) {
     }
     dt_net_plan_buffers(net);  // out and dout, in place where possible (nn/net_plan.c)
     if (net->workspace_floats) net->workspace = alloc_floats(d, net->workspace_floats);
+    if (net->amp != DT_AMP_FP32) dt_net_half_alloc(net);  // nn/net_half.c
     init_params(net);
     net->finalized = 1;
     return 0;
@@ -453,7 +462,8 @@ void dt_net_free(dt_net *net) {
     if (!net) return;
     dt_device *d = net->dev;
     float *bufs[] = {net->params, net->grads, net->input, net->dinput, net->probs,
-                     net->workspace};
+                     net->workspace, net->params_lp, net->half_scratch[0],
+                     net->half_scratch[1], net->half_scratch[2]};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) d->free(d, bufs[i]);
     if (net->labels) d->free(d, net->labels);
@@ -462,10 +472,15 @@ void dt_net_free(dt_net *net) {
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = net->layers[j]->dout == g;
         if (g && !seen) d->free(d, g);
+        uint16_t *gh = net->layers[i]->dout_h;
+        seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = net->layers[j]->dout_h == gh;
+        if (gh && !seen) d->free(d, gh);
     }
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
         if (l->out && !l->inplace) d->free(d, l->out);  // in place: its input's
+        if (l->out_h && !l->inplace) d->free(d, l->out_h);
         if (l->aux) d->free(d, l->aux);
         free(l);
     }

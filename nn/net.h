@@ -39,6 +39,15 @@ typedef struct {
 
 const char *dt_param_kind_name(dt_param_kind kind);  // "weight", "bias", "bn_gamma", ...
 
+// Mixed precision (Micikevicius et al. 2018; Jia et al. 2018 §3; nn/net_half.c): fp32
+// master weights, activations and their gradients stored in half precision, every kernel
+// computing in fp32 on half-rounded inputs. DT_AMP_FP32 is plain fp32 training.
+typedef enum { DT_AMP_FP32, DT_AMP_FP16, DT_AMP_BF16 } dt_amp;
+const char *dt_amp_name(dt_amp a);                 // "fp32", "fp16", "bf16"
+int dt_amp_parse(const char *s, dt_amp *out);      // 0, or -1 for an unknown name
+// The unit roundoff of the format's storage: 2^-24 (fp32), 2^-11 (fp16), 2^-8 (bf16).
+double dt_amp_unit_roundoff(dt_amp a);
+
 // Model configuration; dt_model_config_default() fills sensible values.
 typedef struct {
     int batch;               // per-rank batch
@@ -47,6 +56,7 @@ typedef struct {
     int zero_init_residual;  // zero gamma of the last BN in every residual block (Goyal et al.)
     float dropout;           // AlexNet classifier dropout (torchvision: 0.5)
     uint64_t seed;           // parameter initialisation
+    dt_amp amp;              // storage of activations and gradients (default fp32)
 } dt_model_config;
 
 dt_model_config dt_model_config_default(void);  // batch 32, 3x224x224, 1000 classes, zero-init
@@ -76,6 +86,14 @@ struct dt_net {
     size_t workspace_floats;
     long bn_batches_tracked; // torchvision's num_batches_tracked (same for every BN)
     uint64_t dropout_seed;   // advanced by dt_net_forward(training) so each step draws anew
+
+    // ---- mixed precision (nn/net_half.c), cfg.amp != DT_AMP_FP32 only ----
+    dt_amp amp;
+    float *params_lp;        // device, n_total: the copy forward and backward read, with
+                             // conv/linear weights and biases rounded to half each forward
+    float *master;           // the fp32 master params while params points at params_lp
+    float *half_scratch[3];  // device, half_scratch_floats each: fp32 views of half tensors
+    size_t half_scratch_floats;
 
     dt_error build_err;      // first error met while adding layers (reported by finalize)
     int finalized;
@@ -119,6 +137,9 @@ typedef void (*dt_grad_ready_fn)(void *ctx, dt_net *net, int layer, size_t lo, s
 // Zero grads and every dout, seed the loss gradient (scaled by loss_scale/B), run backward
 // last layer first, calling ready(ctx, ...) after each layer (ready may be NULL).
 void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx);
+// Bytes of the layers' activation and activation-gradient buffers (out and dout, shared
+// ones once), and of the fp32 scratch mixed precision converts them through (0 in fp32).
+size_t dt_net_activation_bytes(const dt_net *net, size_t *scratch_bytes);
 // Total FLOPs and bytes of one training step (forward + backward), from the layer counts.
 double dt_net_step_flops(const dt_net *net);
 double dt_net_forward_flops(const dt_net *net);

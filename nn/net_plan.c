@@ -5,6 +5,8 @@
 //  2. every other layer's output buffer;
 //  3. gradient buffers shared between layers whose backward lifetimes do not overlap;
 //  4. first writers that overwrite a gradient buffer instead of adding into a zeroed one.
+// Under mixed precision (net->amp) steps 2 and 3 allocate half-precision buffers (out_h,
+// dout_h) for every layer but the last, whose logits and their gradient stay fp32.
 // Not here: parameters (nn/net.c), running the network and zeroing (nn/net_run.c).
 //
 // Why in place is exact: the only backward that reads its own layer's output is relu's (the
@@ -34,6 +36,7 @@ static void plan_inplace(dt_net *net) {
         const dt_layer *src = net->layers[l->in];
         if (l->type == DT_LAYER_RELU) l->inplace = net->dev->relu_backward_inplace != NULL;
         if (l->type == DT_LAYER_ADD) l->inplace = src->type != DT_LAYER_RELU;
+        if (net->amp != DT_AMP_FP32 && j == n - 1) l->inplace = 0;  // the logits stay fp32
     }
     free(readers);
 }
@@ -42,13 +45,24 @@ static float *alloc_floats(dt_device *d, size_t n) {
     return d->alloc(d, (n ? n : 1) * sizeof(float));
 }
 
+// Half-precision storage (mixed precision), rounded up to an even count so that zeroing it
+// as floats (0.0f is two zero halfs in fp16 and bf16) covers every element.
+static uint16_t *alloc_halfs(dt_device *d, size_t n) {
+    return d->alloc(d, ((n + 1) / 2 ? (n + 1) / 2 : 1) * sizeof(float));
+}
+
+// Under mixed precision every layer but the last stores half (nn/net_half.c).
+static int stores_half(const dt_net *net, int k) {
+    return net->amp != DT_AMP_FP32 && k != net->n_layers - 1;
+}
+
 // Gradient buffers (dout), shared where lifetimes allow (step 3). A root's buffer (shared
 // with its in-place chain) is live from the backward step that first writes it
 // (dt_net_dout_first_writer) down to step root, both inclusive; roots whose live ranges are
 // disjoint share one buffer (greedy interval colouring in the order buffers become live,
 // best fit by size, growing the largest free buffer when none fits). ResNet-50 needs ~2.4M
 // live gradient floats per image instead of one buffer per layer (~37.6M).
-static void plan_douts(dt_net *net) {
+static void plan_douts(dt_net *net, int half) {
     int n = net->n_layers, nb = 0;
     int *first = mallocCheck((size_t)n * sizeof(int));
     int *buf_of = mallocCheck((size_t)n * sizeof(int));
@@ -57,7 +71,8 @@ static void plan_douts(dt_net *net) {
     dt_net_dout_first_writer(net, first);
     for (int t = n - 1; t >= 0; t--) {
         for (int k = 0; k <= t; k++) {
-            if (first[k] != t || net->layers[k]->inplace) continue;
+            if (first[k] != t || net->layers[k]->inplace || !stores_half(net, k) != !half)
+                continue;
             size_t need = (size_t)net->layers[k]->B * dt_layer_out_size(net->layers[k]);
             int best = -1, largest = -1;
             for (int b = 0; b < nb; b++) {
@@ -72,10 +87,15 @@ static void plan_douts(dt_net *net) {
             buf_of[k] = best;
         }
     }
-    float **bufs = mallocCheck((size_t)nb * sizeof(float *));
-    for (int b = 0; b < nb; b++) bufs[b] = alloc_floats(net->dev, cap[b]);
-    for (int k = 0; k < n; k++)
-        net->layers[k]->dout = bufs[buf_of[dt_layer_buffer_root(net, k)]];
+    void **bufs = mallocCheck((size_t)(nb ? nb : 1) * sizeof(void *));
+    for (int b = 0; b < nb; b++)
+        bufs[b] = half ? (void *)alloc_halfs(net->dev, cap[b]) : alloc_floats(net->dev, cap[b]);
+    for (int k = 0; k < n; k++) {
+        if (!stores_half(net, k) != !half) continue;
+        void *buf = bufs[buf_of[dt_layer_buffer_root(net, k)]];
+        if (half) net->layers[k]->dout_h = buf;
+        else net->layers[k]->dout = buf;
+    }
     free(bufs), free(cap), free(owner_end), free(buf_of), free(first);
 }
 
@@ -122,9 +142,13 @@ void dt_net_plan_buffers(dt_net *net) {
     plan_inplace(net);
     for (int i = 0; i < net->n_layers; i++) {  // step 2; an in-place layer's input came first
         dt_layer *l = net->layers[i];
-        l->out = l->inplace ? net->layers[l->in]->out
-                            : alloc_floats(net->dev, (size_t)l->B * dt_layer_out_size(l));
+        size_t n = (size_t)l->B * dt_layer_out_size(l);
+        if (stores_half(net, i))
+            l->out_h = l->inplace ? net->layers[l->in]->out_h : alloc_halfs(net->dev, n);
+        else
+            l->out = l->inplace ? net->layers[l->in]->out : alloc_floats(net->dev, n);
     }
-    plan_douts(net);
+    plan_douts(net, 0);  // fp32 gradient buffers: every one, or (mixed) the logits' alone
+    if (net->amp != DT_AMP_FP32) plan_douts(net, 1);
     plan_overwrites(net);
 }

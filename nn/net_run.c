@@ -1,6 +1,7 @@
 // net_run.c — running a network (nn/net.h "running"): copying a batch in, forward layer by
 // layer, the softmax cross-entropy loss, backward last layer first with the grad-ready hook
-// that fusion buckets hang on (coll/), and the FLOP totals the simulator charges. Not here:
+// that fusion buckets hang on (coll/), and the FLOP totals the simulator charges. Under mixed
+// precision each layer runs through nn/net_half.c (half storage, fp32 math). Not here:
 // building and parameter initialisation (nn/net.c), the layers' math (nn/layer_*.c).
 #include "kernels.h"
 #include "layers.h"
@@ -17,12 +18,15 @@ void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_ho
 
 void dt_net_forward(dt_net *net, int training) {
     DT_ASSERT(net && net->finalized);
-    int has_bn = 0;
+    int has_bn = 0, half = net->amp != DT_AMP_FP32;
+    if (half) dt_net_half_begin(net);  // the half-rounded weights (nn/net_half.c)
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
-        l->forward(l, net, training);
+        if (half) dt_net_half_forward(net, l, training);
+        else l->forward(l, net, training);
         has_bn |= l->type == DT_LAYER_BN;
     }
+    if (half) dt_net_half_end(net);
     if (training) {
         if (has_bn) net->bn_batches_tracked++;
         net->dropout_seed = dt_mix64(net->dropout_seed);  // the next step draws new masks
@@ -78,6 +82,8 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     for (int t = 0; t < n; t++) zero_at[t] = -1;
     for (int k = 0; k < n; k++) next[k] = zero_at[first[k]], zero_at[first[k]] = k;
 
+    int half = net->amp != DT_AMP_FP32;
+    if (half) net->master = net->params, net->params = net->params_lp;  // forward's weights
     dt_layer *last = net->layers[n - 1];
     int root_last = dt_layer_buffer_root(net, n - 1);
     d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
@@ -90,9 +96,10 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
             const dt_layer *z = net->layers[k];
             if (z->inplace || k == root_last) continue;  // a chain's root; the loss seed
             if (dt_net_dout_overwritten(net, k, t)) continue;
-            d->fill(d, z->dout, 0.0f, (size_t)z->B * dt_layer_out_size(z));
+            dt_net_zero_dout(net, z);
         }
-        l->backward(l, net);
+        if (half) dt_net_half_backward(net, l);
+        else l->backward(l, net);
         size_t lo = mark;
         if (l->n_trainable) {
             lo = (size_t)l->w_off;
@@ -101,6 +108,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
         if (ready) ready(ctx, net, t, lo, mark);
         mark = lo;
     }
+    if (half) net->params = net->master, net->master = NULL;
     free(first), free(zero_at), free(next);
 }
 

@@ -83,5 +83,9 @@ dt_loss_scaler dt_loss_scaler_default(void);
 // After backward with loss scaled by S: if any gradient is NaN/Inf, halve S, skip the step
 // and return 0; else multiply the gradients by 1/S, maybe grow S, and return 1.
 int dt_loss_scaler_unscale(dt_loss_scaler *ls, dt_net *net);
+// The scale's bookkeeping alone, for a decision already agreed (the trainer: every rank
+// must skip together): overflow halves S (not below 1), counts the skip and returns 0;
+// otherwise S doubles after growth_interval clean steps, and it returns 1.
+int dt_loss_scaler_update(dt_loss_scaler *ls, int overflow);
 
 #endif

@@ -95,6 +95,28 @@ static void average_floats(dt_trainer *t, float *buf, size_t n) {
     d->scale(d, buf, 1.0f / (float)t->size, n);
 }
 
+// Between "gradients reduced and averaged" and "optimizer step": with loss scaling on, agree
+// whether any rank's gradient overflowed (after the allreduce all hold the same sum, but an
+// fp16 wire or a NaN can differ in where it shows first: one MAX settles it), then skip
+// (halve the scale) or unscale. Returns whether to apply the update.
+static int loss_scaling_allows_update(dt_trainer *t) {
+    t->last_skipped = 0;
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    if (t->fault_inf_grad && net->n_trainable) d->fill(d, net->grads, INFINITY, 1);
+    t->fault_inf_grad = 0;
+    if (!t->loss_scaling) return 1;
+    int overflow = d->nonfinite(d, net->grads, net->n_trainable) > 0;
+    MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->comm);
+    float s = t->scaler.scale;  // the scale backward ran with
+    if (!dt_loss_scaler_update(&t->scaler, overflow)) {
+        t->last_skipped = 1;
+        return 0;
+    }
+    d->scale(d, net->grads, 1.0f / s, net->n_trainable);
+    return 1;
+}
+
 float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
                     float lr) {
     DT_ASSERT(t && t->net && x_local_host && y_local_host);
@@ -116,7 +138,15 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     loss /= (float)t->size;
     if (!isfinite(loss)) return NAN;  // the same on every rank: all stop together
 
+    if (!loss_scaling_allows_update(t)) return loss;  // every rank skips together
     dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;
+}
+
+void dt_trainer_set_loss_scaling(dt_trainer *t, const dt_loss_scaler *ls) {
+    DT_ASSERT(t);
+    t->loss_scaling = ls != NULL;
+    if (ls) t->scaler = *ls;
+    t->last_skipped = 0;
 }

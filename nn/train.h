@@ -9,7 +9,9 @@
 // (coll/fusion.h): with overlap on, a bucket's allreduce starts during backward as soon as its
 // last gradient exists (the dt_grad_ready_fn hook of dt_net_backward) and every allreduce in
 // flight is progressed after each layer (docs/architecture.md, "One training step").
-// Not here: mixed precision, data loading, lr schedules (the caller passes lr).
+// Mixed precision: the network stores half (nn/net_half.c); the trainer scales the loss
+// for fp16 (dt_trainer_set_loss_scaling). Not here: data loading, lr schedules (the caller
+// passes lr).
 #ifndef DT_TRAIN_H
 #define DT_TRAIN_H
 
@@ -53,6 +55,13 @@ typedef struct {
     // start, and each bucket's allreduce start and completion as polling saw it
     double last_backward_start, *bucket_start, *bucket_end;
     long n_stats;
+
+    // ---- dynamic loss scaling (fp16 mixed precision; dt_trainer_set_loss_scaling) ----
+    int loss_scaling;          // backward runs with the loss scaled by scaler.scale
+    dt_loss_scaler scaler;
+    int last_skipped;          // the last step overflowed on some rank: no update anywhere
+    int fault_inf_grad;        // testing (dtrain --fault-inf-grad-at-step): put an Inf into
+                               // this rank's reduced gradient in the next step, once
 } dt_trainer;
 
 // Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
@@ -71,6 +80,13 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
                         int overlap, dt_error *err);
 void dt_trainer_reset_stats(dt_trainer *t);
 
+// Dynamic loss scaling (Micikevicius et al. 2018 §3.2), for fp16 storage: backward runs
+// with the loss multiplied by ls->scale; after the allreduce, a NaN or Inf in any rank's
+// reduced gradient (agreed with one MPI_Allreduce, so every rank decides alike) skips the
+// update everywhere and halves the scale, else the gradient is divided by the scale and the
+// update applied (nn/optim.h dt_loss_scaler_update). NULL turns it off (fp32, bf16).
+void dt_trainer_set_loss_scaling(dt_trainer *t, const dt_loss_scaler *ls);
+
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same
 // on every rank), forward (training), loss, backward with the sum of the gradients over the
@@ -79,7 +95,9 @@ void dt_trainer_reset_stats(dt_trainer *t);
 // buffers included), MPI_Allreduce of the loss, optimizer step with learning rate lr.
 // Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or
 // infinite, the step is abandoned before the update and NaN is returned on every rank: the
-// caller stops and reports the step number (t->step is not advanced).
+// caller stops and reports the step number (t->step is not advanced). Under loss scaling a
+// gradient overflow skips the update on every rank (t->last_skipped, t->step not advanced)
+// and the finite loss is still returned.
 float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
                     float lr);
 

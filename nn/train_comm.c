@@ -183,7 +183,7 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
     int nb_max = t->n_buckets > 0 ? t->n_buckets : 1;
     step_ctx s = {t, callocCheck((size_t)nb_max, sizeof(dt_coll_req *)),
                   callocCheck((size_t)nb_max, 1), 0, 0, MPI_Wtime(), -1.0, 0.0, 0};
-    dt_net_backward(net, 1.0f, on_ready, &s);
+    dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, on_ready, &s);
     if (d->device_memory && d->mark) {  // the GPU is still computing: progress meanwhile
         uint64_t m = d->mark(d);
         while (!d->done(d, m)) poll(&s);

@@ -4,9 +4,12 @@
 //   optimizer.velocity.<name>           F32   momentum buffer of each trainable tensor
 //   trainer.{epoch,step,seed,global_batch}   I64 scalars (each rank's dropout stream is a
 //                                       function of seed, rank and step: dtrain replays it)
+//   trainer.loss_scale                  F32 scalar, fp16 runs only, with the I64 scalars
+//   trainer.{loss_scale_good_steps,skipped_steps}   (the dynamic loss scaler's state)
 //   __metadata__ {"format": "dtlab-checkpoint-1", "model": "<name>"}
 #include "checkpoint.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +20,10 @@
 static const char *const STATE_KEYS[] = {"trainer.epoch", "trainer.step", "trainer.seed",
                                          "trainer.global_batch"};
 enum { N_STATE = 4 };
+// the fp16 loss scaler's state, present only when a run scaled its loss
+#define SCALE_KEY "trainer.loss_scale"
+static const char *const SCALER_KEYS[] = {"trainer.loss_scale_good_steps",
+                                          "trainer.skipped_steps"};
 
 int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
                        const dt_train_state *st, dt_error *err) {
@@ -40,6 +47,12 @@ int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
         dt_st_add(w, name, DT_ST_F32, p->ndim, shape, vel + p->offset);
     }
     for (int k = 0; k < N_STATE; k++) dt_st_add(w, STATE_KEYS[k], DT_ST_I64, 0, NULL, &state[k]);
+    int64_t scaler[2] = {st->loss_scale_good_steps, st->skipped_steps};
+    float scale = st->loss_scale;
+    if (scale > 0) {
+        dt_st_add(w, SCALE_KEY, DT_ST_F32, 0, NULL, &scale);
+        for (int k = 0; k < 2; k++) dt_st_add(w, SCALER_KEYS[k], DT_ST_I64, 0, NULL, &scaler[k]);
+    }
     dt_st_add_metadata(w, "format", "dtlab-checkpoint-1");
     dt_st_add_metadata(w, "model", net->model);
     int rc = dt_st_write(w, path, err);
@@ -93,6 +106,31 @@ int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_st
         }
         memcpy(&state[k], t->data, 8);
     }
+    float scale = 0.0f;
+    int64_t scaler[2] = {0, 0};
+    const dt_st_tensor *ts = dt_st_find(f, SCALE_KEY);
+    if (ts) {
+        if (ts->dtype != DT_ST_F32 || ts->nbytes != 4) {
+            dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%s' is not an F32 scalar", path,
+                    SCALE_KEY);
+            goto out;
+        }
+        memcpy(&scale, ts->data, 4);
+        if (!(scale >= 1.0f && isfinite(scale))) {
+            dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: loss scale %g is not a finite value "
+                    ">= 1", path, (double)scale);
+            goto out;
+        }
+        for (int k = 0; k < 2; k++) {
+            const dt_st_tensor *t = dt_st_find(f, SCALER_KEYS[k]);
+            if (!t || t->dtype != DT_ST_I64 || t->nbytes != 8) {
+                dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%s' (I64 scalar) is missing",
+                        path, SCALER_KEYS[k]);
+                goto out;
+            }
+            memcpy(&scaler[k], t->data, 8);
+        }
+    }
     // validate all velocities before touching anything
     for (int i = 0; i < net->n_params; i++) {
         const dt_param *p = &net->params_table[i];
@@ -114,6 +152,9 @@ int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_st
     st->step = state[1];
     st->seed = state[2];
     st->global_batch = state[3];
+    st->loss_scale = scale;
+    st->loss_scale_good_steps = scaler[0];
+    st->skipped_steps = scaler[1];
     opt->step = (long)state[1];
     rc = 0;
 out:

@@ -18,6 +18,10 @@ typedef struct {
     int64_t step;         // global optimizer steps taken
     int64_t seed;         // the run's seed (shuffles, dropout, init)
     int64_t global_batch; // checked on resume: a different batch changes the run
+    // fp16 dynamic loss scaling (0 when off): the scale, its clean-step count, and the steps
+    // skipped for overflow; optional in the file (older checkpoints resume with defaults)
+    float loss_scale;
+    int64_t loss_scale_good_steps, skipped_steps;
 } dt_train_state;
 
 // Save weights, running statistics, num_batches_tracked, velocity and state to path.

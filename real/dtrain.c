@@ -118,6 +118,7 @@ static int set_up_model(dtrain_run *r) {
     cfg.num_classes = r->train->num_classes;
     cfg.seed = o->seed;
     cfg.dropout = o->dropout;
+    cfg.amp = o->precision;
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
@@ -161,6 +162,17 @@ static int set_up_trainer(dtrain_run *r) {
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+    // fp16 keeps its gradients above underflow with a dynamic loss scale (Micikevicius et
+    // al. 2018 §3.2), resumed where the checkpoint left it; bf16 has fp32's exponent range
+    // and needs none, like fp32.
+    if (o->precision == DT_AMP_FP16 && o->loss_scale > 0) {
+        dt_loss_scaler ls = dt_loss_scaler_default();
+        ls.scale = r->st.loss_scale > 0 ? r->st.loss_scale : o->loss_scale;
+        ls.good_steps = (int)r->st.loss_scale_good_steps;
+        ls.skipped = (long)r->st.skipped_steps;
+        ls.growth_interval = o->loss_scale_interval;
+        dt_trainer_set_loss_scaling(&r->tr, &ls);
+    }
     // Each rank's dropout stream advances once per training forward (nn/net_run.c): replay
     // it so a resumed run draws the masks the uninterrupted run would have drawn.
     dt_net *net = r->net;

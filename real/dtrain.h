@@ -52,6 +52,11 @@ typedef struct {
     int device_cuda;         // --device cuda (else cpu)
     int cuda_aware;          // --cuda-aware: GPU buffers straight to MPI (coll.gpu_direct)
     int deterministic;       // --deterministic: bit-reproducible GPU math
+    dt_amp precision;        // --precision fp32|fp16|bf16 (nn/net_half.c)
+    float loss_scale;        // --loss-scale S: fp16's initial scale (65536); 0 = off
+    int loss_scale_interval; // --loss-scale-interval N: double after N clean steps (2000)
+    int64_t fault_inf_step;  // --fault-inf-grad-at-step N (testing: rank 1's reduced
+                             // gradient gets an Inf, which every rank must agree to skip)
 } dtrain_opts;
 
 // The device of this rank (dtrain_device.c): the cpu device on `threads` threads, or with

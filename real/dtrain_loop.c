@@ -82,12 +82,17 @@ static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double 
     fflush(stdout);
 }
 
-static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e) {
+static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e,
+                      const dt_trainer *tr) {
+    char scaler[96] = "";
+    if (tr->loss_scaling)  // fp16: the dynamic loss scale now, and the steps it skipped
+        snprintf(scaler, sizeof scaler, "  loss scale %g (%ld skipped)",
+                 (double)tr->scaler.scale, tr->scaler.skipped);
     printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test loss "
-           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% hidden)\n",
+           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% hidden)%s\n",
            epoch, (long long)step, lr, e->train_loss, 100 * e->test_top1, e->test_loss,
            e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
-           e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
+           e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0, scaler);
     fflush(stdout);
     if (csv) {
         fprintf(csv, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
@@ -108,6 +113,19 @@ static void print_banner(const dtrain_run *r) {
            o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap ? " overlapping backward" : "");
+    // mixed precision: what is stored in half, the memory it saves, and the loss scaling
+    size_t scratch, act = dt_net_activation_bytes(r->net, &scratch);
+    if (o->precision == DT_AMP_FP32) {
+        printf("dtrain: fp32, activations and their gradients %.1f MiB per rank\n",
+               act / 1048576.0);
+        return;
+    }
+    printf("dtrain: %s mixed precision: fp32 master weights and math, activations and their "
+           "gradients stored in %s, %.1f MiB per rank (+ %.1f MiB of fp32 scratch); %s\n",
+           dt_amp_name(o->precision), dt_amp_name(o->precision), act / 1048576.0,
+           scratch / 1048576.0,
+           o->precision == DT_AMP_BF16 ? "bf16 needs no loss scaling (fp32's 8 exponent bits)"
+           : tr->loss_scaling ? "dynamic loss scaling" : "loss scaling off (--loss-scale off)");
 }
 
 // --json: the run's summary on one line.
@@ -120,14 +138,17 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"steps\": %lld, \"seconds\": %.3f, \"images_per_s\": %.2f, \"train_loss\": "
            "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s, "
            "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
-           "\"comm_hidden_s\": %.4f}\n",
+           "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
+           "\"skipped_steps\": %ld, \"activation_bytes\": %zu}\n",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, e->train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
            isnan(e->test_loss) ? -1.0 : e->test_loss, same ? "true" : "false",
            dt_algo_name(o->coll.algo), tr->n_buckets, tr->overlap ? "true" : "false",
            p->run_comm + tr->sum_comm,
-           p->run_hidden + (tr->sum_comm > tr->sum_exposed ? tr->sum_comm - tr->sum_exposed : 0));
+           p->run_hidden + (tr->sum_comm > tr->sum_exposed ? tr->sum_comm - tr->sum_exposed : 0),
+           dt_amp_name(o->precision), tr->loss_scaling ? (double)tr->scaler.scale : 0.0,
+           tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL));
 }
 
 // ---- the training loop ----
@@ -146,7 +167,13 @@ static int train_step(dtrain_run *r, const dtrain_progress *p, dt_batch *b, floa
                 (long long)b->indices[bad_ex], r->train->name);
     int rc = dtrain_agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &r->err, r->rank);
     if (rc) return rc;
+    r->tr.fault_inf_grad = o->fault_inf_step == r->st.step && r->rank == 1;  // testing
     *loss = dt_train_step(&r->tr, b->x, b->labels, lr);
+    if (r->tr.loss_scaling) {  // what a checkpoint records of the scaler
+        r->st.loss_scale = r->tr.scaler.scale;
+        r->st.loss_scale_good_steps = r->tr.scaler.good_steps;
+        r->st.skipped_steps = r->tr.scaler.skipped;
+    }
     if (!isfinite(*loss)) {
         if (r->rank == 0)
             fprintf(stderr, "%sdtrain: the loss is %s at step %lld (epoch %lld); stopping. "
@@ -209,7 +236,7 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
         if (rc) return rc;
     }
     if (p->live) printf("\r%*s\r", 100, "");
-    if (r->rank == 0) log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e);
+    if (r->rank == 0) log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr);
     p->t_epoch = now_s(), p->wait_epoch = 0, p->loss_sum = 0, p->n_loss = 0;
     return 0;
 }

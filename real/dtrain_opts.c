@@ -3,6 +3,7 @@
 // in 5 epochs: about 6 minutes on 2 cores), and checks that name the option and what was
 // expected (exit code 2: docs/conventions.md, "Exit codes").
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +36,10 @@ void dtrain_usage(FILE *f) {
         "  --threads N           threads per rank (default: cores / ranks on the node)\n"
         "  --device cpu|cuda     where the math runs (cpu); cuda: one GPU per rank, by local rank\n"
         "  --deterministic       cuda: bit-reproducible math (fp32 gemms, no TF32)\n"
+        "  --precision P         fp32 | fp16 | bf16: activations and their gradients stored\n"
+        "                        in half, fp32 master weights and math (default fp32)\n"
+        "  --loss-scale S|off    fp16: initial dynamic loss scale (65536); off: none\n"
+        "  --loss-scale-interval N  fp16: double the scale after N clean steps (2000)\n"
         "  --checkpoint-dir DIR  write DIR/checkpoint.safetensors after every epoch\n"
         "  --resume              continue from DIR/checkpoint.safetensors\n"
         "  --eval-every N        test top-1 every N epochs (1; 0 never)\n"
@@ -111,13 +116,17 @@ static void defaults(dtrain_opts *o) {
     o->coll = dt_coll_opts_default();
     o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 2};
     o->overlap = 1;
+    o->precision = DT_AMP_FP32;
+    o->loss_scale = 65536.0f;  // torch.cuda.amp.GradScaler's init_scale and growth_interval
+    o->loss_scale_interval = 2000;
+    o->fault_inf_step = -1;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -133,6 +142,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
         {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP}, {"inner", 1, 0, INNER},
         {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
+        {"precision", 1, 0, PREC}, {"loss-scale", 1, 0, LSCALE},
+        {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
@@ -268,6 +279,25 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
         case DETERM: o->deterministic = 1; break;
         case FP16G: o->coll.wire_f16 = 1; break;
+        case PREC:
+            if (dt_amp_parse(optarg, &o->precision))
+                return bad(rank, "--precision", optarg, "fp32, fp16 or bf16");
+            break;
+        case LSCALE:
+            if (!strcmp(optarg, "off")) o->loss_scale = 0.0f;
+            else if (parse_float(optarg, 1.0, 3.0e38, &x))
+                return bad(rank, "--loss-scale", optarg, "a scale >= 1, or off");
+            else o->loss_scale = (float)x;
+            break;
+        case LSINT:
+            if (parse_long(optarg, 1, 1L << 30, &v))
+                return bad(rank, "--loss-scale-interval", optarg, "a positive step count");
+            o->loss_scale_interval = (int)v;
+            break;
+        case FINF:
+            if (parse_long(optarg, 0, LONG_MAX, &v)) return bad(rank, "--fault-inf-grad-at-step", optarg, "a step number");
+            o->fault_inf_step = v;
+            break;
         case HIERRS: o->coll.hier_rs = 1; break;
         case GROUP:
             if (parse_long(optarg, 1, 1 << 20, &v)) return bad(rank, "--group", optarg, "a positive group size");

@@ -280,6 +280,15 @@ static void model_add_f16(dt_device *d, float *y, const uint16_t *x, size_t n) {
     if (n) dt_model_charge(d, (double)n, 10.0 * (double)n);  // 2 read + y rmw (4 + 4)
 }
 
+// bf16 casts move the same bytes as fp16's
+static void model_f32_to_bf16(dt_device *d, const float *x, uint16_t *y, size_t n) {
+    model_f32_to_f16(d, x, y, n);
+}
+
+static void model_bf16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
+    model_f16_to_f32(d, x, y, n);
+}
+
 void dt_model_install_nn(dt_device *d) {
     d->im2col = model_im2col;
     d->col2im = model_col2im;
@@ -310,6 +319,8 @@ void dt_model_install_nn(dt_device *d) {
     d->f32_to_f16 = model_f32_to_f16;
     d->f16_to_f32 = model_f16_to_f32;
     d->add_f16 = model_add_f16;
+    d->f32_to_bf16 = model_f32_to_bf16;
+    d->bf16_to_f32 = model_bf16_to_f32;
     d->relu_backward_inplace = model_relu_backward_inplace;
     d->bn_backward_set = model_bn_backward_set;
     d->col2im_set = model_col2im_set;

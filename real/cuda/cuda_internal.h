@@ -85,6 +85,8 @@ void dt_cu_lars(cudaStream_t st, float *w, const float *g, float *v, size_t n, f
 void dt_cu_f32_to_f16(cudaStream_t st, const float *x, uint16_t *y, size_t n);
 void dt_cu_f16_to_f32(cudaStream_t st, const uint16_t *x, float *y, size_t n);
 void dt_cu_add_f16(cudaStream_t st, float *y, const uint16_t *x, size_t n);
+void dt_cu_f32_to_bf16(cudaStream_t st, const float *x, uint16_t *y, size_t n);
+void dt_cu_bf16_to_f32(cudaStream_t st, const uint16_t *x, float *y, size_t n);
 
 // ---- kernels_nn.cu ----
 void dt_cu_im2col(cudaStream_t st, const float *x, int B, int C, int H, int W, int KH, int KW,

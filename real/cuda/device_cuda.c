@@ -341,6 +341,12 @@ static void cu_from_f16(dt_device *d, const uint16_t *x, float *y, size_t n) {
 static void cu_add_f16(dt_device *d, float *y, const uint16_t *x, size_t n) {
     dt_cu_add_f16(ST(d), y, x, n);
 }
+static void cu_to_bf16(dt_device *d, const float *x, uint16_t *y, size_t n) {
+    dt_cu_f32_to_bf16(ST(d), x, y, n);
+}
+static void cu_from_bf16(dt_device *d, const uint16_t *x, float *y, size_t n) {
+    dt_cu_bf16_to_f32(ST(d), x, y, n);
+}
 
 // ---- the device ----
 
@@ -408,6 +414,8 @@ dt_device *dt_device_cuda_create(int ordinal, unsigned flags, dt_error *err) {
     d->f32_to_f16 = cu_to_f16;
     d->f16_to_f32 = cu_from_f16;
     d->add_f16 = cu_add_f16;
+    d->f32_to_bf16 = cu_to_bf16;
+    d->bf16_to_f32 = cu_from_bf16;
     dt_cuda_install_nn(d);
     return d;
 }

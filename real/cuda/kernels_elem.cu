@@ -172,3 +172,17 @@ extern "C" void dt_cu_f16_to_f32(cudaStream_t st, const uint16_t *x, float *y, s
 extern "C" void dt_cu_add_f16(cudaStream_t st, float *y, const uint16_t *x, size_t n) {
     LAUNCH(k_add_f16, n, y, x, n);
 }
+template <typename I>
+__global__ static void k_to_bf16(const float *x, uint16_t *y, size_t n) {
+    FOR_EACH(i, n) y[i] = dt_f32_to_bf16(x[i]);
+}
+template <typename I>
+__global__ static void k_from_bf16(const uint16_t *x, float *y, size_t n) {
+    FOR_EACH(i, n) y[i] = dt_bf16_to_f32(x[i]);
+}
+extern "C" void dt_cu_f32_to_bf16(cudaStream_t st, const float *x, uint16_t *y, size_t n) {
+    LAUNCH(k_to_bf16, n, x, y, n);
+}
+extern "C" void dt_cu_bf16_to_f32(cudaStream_t st, const uint16_t *x, float *y, size_t n) {
+    LAUNCH(k_from_bf16, n, x, y, n);
+}

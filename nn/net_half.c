@@ -1,0 +1,220 @@
+// net_half.c — mixed-precision training (Micikevicius et al. 2018, "Mixed Precision
+// Training"; Jia et al. 2018 §3, Tencent's fp16 ResNet-50): what the network stores in half
+// precision and how every layer still computes in fp32.
+//
+//  - Master weights stay fp32 in net->params; the optimizer (SGD, LARS: norms, trust ratio,
+//    momentum) updates them in fp32 (nn/optim.c, unchanged).
+//  - Each forward copies them to net->params_lp with the conv and linear weights and biases
+//    rounded to half (the half-precision copy forward and backward use); batch-norm's gamma,
+//    beta and running statistics stay fp32.
+//  - Every layer's output and output gradient except the logits' is stored in half
+//    (l->out_h, l->dout_h: nn/net_plan.c), which halves activation memory. A layer runs on
+//    fp32 views of them: its half inputs are widened into scratch, the unchanged layer code
+//    (nn/layer_*.c) runs, and what it wrote is rounded back to half. A product of two halfs
+//    is exact in fp32, so a gemm on widened halfs with fp32 accumulation is what a tensor-core
+//    gemm on half inputs computes (up to the order of the sums).
+//  - The logits, the softmax and the loss stay fp32, and so do batch-norm's statistics,
+//    computed in fp32 from the widened input (docs/formulas.md, "Mixed precision").
+//  - Gradients w.r.t. the parameters accumulate in fp32 (net->grads), as PyTorch's autocast.
+// Loss scaling (fp16's small range) is the trainer's (nn/train.c); bf16 has fp32's range.
+//
+// The scratch: a layer touches at most three distinct tensors of activations or their
+// gradients at once (forward: in, in2, out; backward: its input or its own output, dout,
+// dx, dx2 where an add reads no input), so three fp32 buffers as large as the largest such
+// tensor serve every layer. Two names of one half buffer (an in-place relu or add and its
+// input, nn/net_plan.c; an add of a tensor with itself) share one view.
+#include <string.h>
+
+#include "layers.h"
+
+const char *dt_amp_name(dt_amp a) {
+    switch (a) {
+    case DT_AMP_FP32: return "fp32";
+    case DT_AMP_FP16: return "fp16";
+    case DT_AMP_BF16: return "bf16";
+    }
+    return "?";
+}
+
+int dt_amp_parse(const char *s, dt_amp *out) {
+    for (int a = DT_AMP_FP32; a <= DT_AMP_BF16; a++)
+        if (s && strcmp(s, dt_amp_name((dt_amp)a)) == 0) {
+            *out = (dt_amp)a;
+            return 0;
+        }
+    return -1;
+}
+
+double dt_amp_unit_roundoff(dt_amp a) {
+    // half the distance from 1 to the next value: 2^-(p) for p stored+implicit mantissa bits
+    return a == DT_AMP_FP16 ? 0x1p-11 : a == DT_AMP_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+static void widen(dt_net *net, const uint16_t *h, float *f, size_t n) {
+    dt_device *d = net->dev;
+    if (net->amp == DT_AMP_BF16) d->bf16_to_f32(d, h, f, n);
+    else d->f16_to_f32(d, h, f, n);
+}
+
+static void narrow(dt_net *net, const float *f, uint16_t *h, size_t n) {
+    dt_device *d = net->dev;
+    if (net->amp == DT_AMP_BF16) d->f32_to_bf16(d, f, h, n);
+    else d->f32_to_f16(d, f, h, n);
+}
+
+static size_t out_elems(const dt_layer *l) { return (size_t)l->B * dt_layer_out_size(l); }
+
+void dt_net_half_alloc(dt_net *net) {
+    dt_device *d = net->dev;
+    size_t most = 1;
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        size_t in = (size_t)l->B * dt_layer_in_size(l);
+        if (in > most) most = in;
+        if (out_elems(l) > most) most = out_elems(l);
+    }
+    net->half_scratch_floats = most;
+    for (int k = 0; k < 3; k++) net->half_scratch[k] = d->alloc(d, most * sizeof(float));
+    net->params_lp = d->alloc(d, (net->n_total ? net->n_total : 1) * sizeof(float));
+}
+
+// ---- the weights: fp32 master, half-rounded copy ----
+
+// x (device, n floats) = float(half(x)), through scratch 0 read as halfs, chunk by chunk.
+static void round_to_half(dt_net *net, float *x, size_t n) {
+    uint16_t *h = (uint16_t *)net->half_scratch[0];
+    size_t chunk = 2 * net->half_scratch_floats;
+    for (size_t i = 0; i < n; i += chunk) {
+        size_t c = n - i < chunk ? n - i : chunk;
+        narrow(net, x + i, h, c);
+        widen(net, h, x + i, c);
+    }
+}
+
+void dt_net_half_begin(dt_net *net) {
+    dt_device *d = net->dev;
+    net->master = net->params;
+    d->copy(d, net->params_lp, net->master, net->n_total * sizeof(float));
+    for (int t = 0; t < net->n_params; t++) {
+        const dt_param *p = &net->params_table[t];
+        if (p->kind == DT_PARAM_WEIGHT || p->kind == DT_PARAM_BIAS)
+            round_to_half(net, net->params_lp + p->offset, p->count);
+    }
+    net->params = net->params_lp;
+}
+
+void dt_net_half_end(dt_net *net) {
+    dt_device *d = net->dev;
+    size_t stats = net->n_total - net->n_trainable;  // batch norm's running mean and var
+    if (stats)
+        d->copy(d, net->master + net->n_trainable, net->params_lp + net->n_trainable,
+                stats * sizeof(float));
+    net->params = net->master;
+    net->master = NULL;
+}
+
+// ---- fp32 views of half tensors while one layer runs ----
+
+typedef struct {
+    uint16_t *h[3];   // the half buffer each scratch slot views (NULL: free)
+    size_t n[3];      // elements viewed
+    int dirty[3];     // written by the layer: narrow back when it is done
+} views;
+
+// The fp32 view of half buffer h (n elements): a slot already viewing h, or a free one,
+// widened from h when `load` (an input, or a gradient the layer adds into).
+static float *view(dt_net *net, views *v, uint16_t *h, size_t n, int load, int write) {
+    int s = 0;
+    while (s < 3 && v->h[s] != h) s++;
+    if (s == 3) {
+        s = 0;
+        while (s < 3 && v->h[s]) s++;
+        DT_ASSERT(s < 3 && n <= net->half_scratch_floats);
+        v->h[s] = h, v->n[s] = n, v->dirty[s] = 0;
+        if (load) widen(net, h, net->half_scratch[s], n);
+    }
+    v->dirty[s] |= write;
+    return net->half_scratch[s];
+}
+
+static void finish(dt_net *net, views *v) {
+    for (int s = 0; s < 3; s++)
+        if (v->h[s] && v->dirty[s]) narrow(net, net->half_scratch[s], v->h[s], v->n[s]);
+}
+
+// Input slot `in` of a layer as fp32: the network input, or a view of the producer's out.
+static void bind_src(dt_net *net, views *v, int in, int load) {
+    if (in < 0) return;
+    dt_layer *p = net->layers[in];
+    if (p->out_h) p->out = view(net, v, p->out_h, out_elems(p), load, 0);
+}
+
+// Gradient slot of input `in`: a view of the producer's dout, widened unless this layer
+// overwrites it (bit `bit` of l->dsrc_set, nn/net_plan.c).
+static void bind_dsrc(dt_net *net, views *v, const dt_layer *l, int in, int bit) {
+    if (in < 0) return;
+    dt_layer *p = net->layers[in];
+    if (p->dout_h) p->dout = view(net, v, p->dout_h, out_elems(p), !(l->dsrc_set & bit), 1);
+}
+
+static void unbind(dt_net *net, const dt_layer *l) {
+    int k[3] = {l->index, l->in, l->in2};
+    for (int i = 0; i < 3; i++) {
+        if (k[i] < 0) continue;
+        dt_layer *p = net->layers[k[i]];
+        if (p->out_h) p->out = NULL;
+        if (p->dout_h) p->dout = NULL;
+    }
+}
+
+void dt_net_half_forward(dt_net *net, dt_layer *l, int training) {
+    views v = {{NULL}, {0}, {0}};
+    bind_src(net, &v, l->in, 1);
+    bind_src(net, &v, l->in2, 1);
+    if (l->out_h) l->out = view(net, &v, l->out_h, out_elems(l), l->inplace, 1);
+    l->forward(l, net, training);
+    finish(net, &v);
+    unbind(net, l);
+}
+
+// Which tensors a backward reads (nn/net_plan.c, "Why in place is exact"): conv, linear and
+// batchnorm their input, relu its own output; the others neither.
+void dt_net_half_backward(dt_net *net, dt_layer *l) {
+    views v = {{NULL}, {0}, {0}};
+    int reads_in = l->type == DT_LAYER_CONV || l->type == DT_LAYER_LINEAR ||
+                   l->type == DT_LAYER_BN;
+    if (reads_in) bind_src(net, &v, l->in, 1);
+    if (l->type == DT_LAYER_RELU && l->out_h) l->out = view(net, &v, l->out_h, out_elems(l), 1, 0);
+    if (l->dout_h) l->dout = view(net, &v, l->dout_h, out_elems(l), 1, 0);
+    bind_dsrc(net, &v, l, l->in, 1);
+    if (l->in2 >= 0) bind_dsrc(net, &v, l, l->in2, 2);
+    l->backward(l, net);
+    finish(net, &v);
+    unbind(net, l);
+}
+
+void dt_net_zero_dout(dt_net *net, const dt_layer *z) {
+    dt_device *d = net->dev;
+    size_t n = out_elems(z);
+    if (z->dout_h) d->fill(d, (float *)z->dout_h, 0.0f, (n + 1) / 2);  // zero bits: +0 halfs
+    else d->fill(d, z->dout, 0.0f, n);
+}
+
+size_t dt_net_activation_bytes(const dt_net *net, size_t *scratch_bytes) {
+    size_t bytes = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        size_t e = out_elems(l);
+        if (!l->inplace) bytes += e * (l->out_h ? 2 : 4);
+        int seen = 0;  // gradient buffers are shared (nn/net_plan.c): count each once, at
+                       // the size of its largest user
+        for (int j = 0; j < net->n_layers && !seen; j++) {
+            const dt_layer *o = net->layers[j];
+            int same = (l->dout_h && o->dout_h == l->dout_h) || (l->dout && o->dout == l->dout);
+            if (same && j != i && (out_elems(o) > e || (out_elems(o) == e && j < i))) seen = 1;
+        }
+        if (!seen) bytes += e * (l->dout_h ? 2 : 4);
+    }
+    if (scratch_bytes) *scratch_bytes = 3 * net->half_scratch_floats * sizeof(float);
+    return bytes;
+}
