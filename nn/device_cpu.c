@@ -326,11 +326,60 @@ static void cpu_lars_update(dt_device *d, float *w, const float *g, float *v, si
 
 // ---- precision casts (bit-exact software rounding: nn/kernels.h) ----
 
+// With F16C (x86: vcvtps2ph with round-to-nearest-even, vcvtph2ps) the casts run 8 at a
+// time in hardware: the same bits as dt_f32_to_f16 / dt_f16_to_f32 for every value but
+// NaN, whose payload keeps its top bits instead of becoming 0x200 (still a NaN). Mixed
+// precision (nn/net_half.c) converts every activation twice a step, so this is its speed.
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DT_CPU_F16C 1
+enum { F16C_BLOCK = 4096 };  // elements per parallel block
+
+__attribute__((target("avx,f16c"))) static void f16c_narrow(const float *x, uint16_t *y,
+                                                            size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = dt_f32_to_f16(x[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void f16c_widen(const uint16_t *x, float *y,
+                                                           size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
+    for (; i < n; i++) y[i] = dt_f16_to_f32(x[i]);
+}
+#endif
+
 static void cpu_f32_to_f16(dt_device *d, const float *x, uint16_t *y, size_t n) {
+#ifdef DT_CPU_F16C
+    if (((dt_cpu_ctx *)d->ctx)->f16c) {
+        size_t nb = (n + F16C_BLOCK - 1) / F16C_BLOCK;
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+        for (size_t b = 0; b < nb; b++) {
+            size_t lo = b * F16C_BLOCK, m = n - lo < F16C_BLOCK ? n - lo : F16C_BLOCK;
+            f16c_narrow(x + lo, y + lo, m);
+        }
+        return;
+    }
+#endif
     DT_CPU_FOR(n, y[i] = dt_f32_to_f16(x[i]));
 }
 
 static void cpu_f16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
+#ifdef DT_CPU_F16C
+    if (((dt_cpu_ctx *)d->ctx)->f16c) {
+        size_t nb = (n + F16C_BLOCK - 1) / F16C_BLOCK;
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+        for (size_t b = 0; b < nb; b++) {
+            size_t lo = b * F16C_BLOCK, m = n - lo < F16C_BLOCK ? n - lo : F16C_BLOCK;
+            f16c_widen(x + lo, y + lo, m);
+        }
+        return;
+    }
+#endif
     DT_CPU_FOR(n, y[i] = dt_f16_to_f32(x[i]));
 }
 
@@ -355,6 +404,9 @@ dt_device *dt_device_cpu_create(int threads) {
     dt_device *d = callocCheck(1, sizeof *d);
     d->name = "cpu";
     d->ctx = callocCheck(1, sizeof(dt_cpu_ctx));
+#ifdef DT_CPU_F16C
+    ((dt_cpu_ctx *)d->ctx)->f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
     d->threads = threads;
     // 4 MiB of columns per thread: measured on ResNet-50's 56x56 3x3 convs (7.2 MB of columns
     // per image), one image per chunk runs the conv 1.4x faster than a 16-image chunk.

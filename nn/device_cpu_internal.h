@@ -32,6 +32,7 @@
 typedef struct {
     float *scratch;
     size_t scratch_floats;
+    int f16c;  // the CPU has F16C (x86 half <-> float conversion instructions)
 } dt_cpu_ctx;
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
