@@ -85,6 +85,9 @@ static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test
 static int set_up_data(dtrain_run *r) {
     int rc = dtrain_agree(load_data(r->o, &r->train, &r->test, &r->err), &r->err, r->rank);
     if (rc) return rc;
+    // --train-examples N: the first N examples only (torch.utils.data.Subset of a range)
+    if (r->o->train_examples > 0 && r->o->train_examples < r->train->n)
+        r->train->n = r->o->train_examples;
     // before any buffer is sized by the batch: an absurd --batch is an error, not an OOM
     r->spe = dt_steps_per_epoch(r->train->n, r->o->global_batch, 1);
     if (r->spe < 1) {

@@ -25,6 +25,7 @@ typedef struct {
     int image_size;          // --image-size (folder crop, synthetic side)
     int classes;             // --classes (synthetic)
     int64_t synthetic_n;     // --synthetic-examples
+    int64_t train_examples;  // --train-examples N: train on the first N only (0: all)
     int epochs;              // --epochs
     int global_batch;        // --batch (over all ranks)
     float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)

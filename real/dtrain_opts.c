@@ -24,6 +24,7 @@ void dtrain_usage(FILE *f) {
         "  --image-size N        crop side for folder data, side of synthetic images (224 / 32)\n"
         "  --classes N           classes of synthetic data (10)\n"
         "  --synthetic-examples N  examples of synthetic data (60000)\n"
+        "  --train-examples N    train on the first N training examples only (default all)\n"
         "  --epochs N            (default 5)\n"
         "  --batch N             global batch over all ranks (default 128)\n"
         "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
@@ -126,7 +127,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -144,6 +145,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
         {"precision", 1, 0, PREC}, {"loss-scale", 1, 0, LSCALE},
         {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
+        {"train-examples", 1, 0, TRAINN},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
@@ -178,6 +180,10 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case SYN_N:
             if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, name, optarg, "a positive count");
             o->synthetic_n = v;
+            break;
+        case TRAINN:
+            if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, "--train-examples", optarg, "a positive count");
+            o->train_examples = v;
             break;
         case EPOCHS:
             if (parse_long(optarg, 1, 100000, &v)) return bad(rank, "--epochs", optarg, "1..100000");

@@ -61,18 +61,25 @@ resume)
   [ "$(json "$W/afp16.out" skipped_steps)" -ge 1 ] || { cat "$W/afp16.out"; fail "fp16 from 2^24 never overflowed: the overflow path did not run"; }
   echo "PASS resume" ;;
 accuracy)
-  # Fashion-MNIST (the real data), the small CNN, 250 steps of batch 128 on 2 ranks in fp32,
-  # bf16 and fp16 from the same seed: the test top-1 of the half runs within 0.5 points of
-  # fp32's (the issue's bar; rounding changes the trajectory a little, not where it goes).
-  A="--model smallcnn --batch 128 --epochs 1 --max-steps 250 --json"
-  for p in fp32 bf16 fp16; do
-    run 2 $A --precision $p >"$W/$p.out" 2>&1 || { cat "$W/$p.out"; fail "$p run"; }
+  # Fashion-MNIST (the real data) in fp32, bf16 and fp16 from the same seed, the same epochs:
+  # the small CNN on the first 20,000 examples, one epoch at batch 128 on 2 ranks; the test
+  # top-1 of each half run within 0.5 points of fp32's (the issue's bar: rounding changes the
+  # trajectory a little, not where it goes), and fp32 must have learned (> 60 %), or the
+  # comparison would mean nothing. (Measured: -0.05..+0.11 points. ResNet-8 is compared over
+  # whole epochs in bench/MIXED-PRECISION.md: after one short epoch its batch-norm network
+  # is still in the noisy early phase, where two fp32 runs that differ in one rounding
+  # differ by points too.)
+  for m in "smallcnn 20000 0.05"; do
+    set -- $m
+    for p in fp32 bf16 fp16; do
+      run 2 --model $1 --train-examples $2 --lr $3 --batch 128 --epochs 1 --json --precision $p >"$W/$1$p.out" 2>&1 || { cat "$W/$1$p.out"; fail "$1 $p run"; }
+    done
+    r=$(awk -v m=$1 -v a="$(json "$W/$1fp32.out" test_top1)" -v b="$(json "$W/$1bf16.out" test_top1)" -v c="$(json "$W/$1fp16.out" test_top1)" \
+        'BEGIN { d1 = 100*(b-a); d2 = 100*(c-a); printf "%s: fp32 %.2f %%, bf16 %+.2f, fp16 %+.2f points\n", m, 100*a, d1, d2;
+                 if (a == "" || a < 0.6 || d1 > 0.5 || d1 < -0.5 || d2 > 0.5 || d2 < -0.5) print "BAD" }')
+    echo "$r"
+    case "$r" in *BAD*) fail "$1: half precision off by more than 0.5 points (or fp32 did not learn)";; esac
   done
-  r=$(awk -v a="$(json "$W/fp32.out" test_top1)" -v b="$(json "$W/bf16.out" test_top1)" -v c="$(json "$W/fp16.out" test_top1)" \
-      'BEGIN { d1 = 100*(b-a); d2 = 100*(c-a); printf "fp32 %.2f %%, bf16 %+.2f, fp16 %+.2f points\n", 100*a, d1, d2;
-               if (a < 0.7 || d1 > 0.5 || d1 < -0.5 || d2 > 0.5 || d2 < -0.5) print "BAD" }')
-  echo "$r"
-  case "$r" in *BAD*) fail "half precision off by more than 0.5 points (or fp32 did not learn)";; esac
   echo "PASS accuracy" ;;
 *) fail "unknown case $CASE" ;;
 esac
