@@ -85,6 +85,8 @@ struct dt_net {
     float *workspace;        // device, shared scratch (im2col columns)
     size_t workspace_floats;
     long bn_batches_tracked; // torchvision's num_batches_tracked (same for every BN)
+    int keep_grads;          // backward adds into grads instead of zeroing them first
+                             // (gradient accumulation over micro-batches, nn/train.c)
     uint64_t dropout_seed;   // advanced by dt_net_forward(training) so each step draws anew
 
     // ---- mixed precision (nn/net_half.c), cfg.amp != DT_AMP_FP32 only ----
@@ -134,8 +136,9 @@ float dt_net_loss(dt_net *net);
 // final, [lo, hi) in elements (empty for layers without parameters): the hook for fusion
 // buckets and compute/communication overlap (coll/).
 typedef void (*dt_grad_ready_fn)(void *ctx, dt_net *net, int layer, size_t lo, size_t hi);
-// Zero grads and every dout, seed the loss gradient (scaled by loss_scale/B), run backward
-// last layer first, calling ready(ctx, ...) after each layer (ready may be NULL).
+// Zero grads (unless net->keep_grads: then the new gradient adds to them) and every dout,
+// seed the loss gradient (scaled by loss_scale/B), run backward last layer first, calling
+// ready(ctx, ...) after each layer (ready may be NULL).
 void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx);
 // Bytes of the layers' activation and activation-gradient buffers (out and dout, shared
 // ones once), and of the fp32 scratch mixed precision converts them through (0 in fp32).

@@ -72,7 +72,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     DT_ASSERT(net && net->finalized);
     dt_device *d = net->dev;
     int n = net->n_layers;
-    d->fill(d, net->grads, 0.0f, net->n_trainable);
+    if (!net->keep_grads) d->fill(d, net->grads, 0.0f, net->n_trainable);
     d->fill(d, net->dinput, 0.0f, (size_t)net->B * net->in_c * net->in_h * net->in_w);
     // zero_at[t]: the layers whose dout step t writes first (a list threaded through next)
     int *first = mallocCheck((size_t)n * sizeof(int));

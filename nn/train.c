@@ -53,6 +53,7 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
                        agree[3]);
     t->net = net;
     t->opt = opt;
+    t->accumulate = 1;
     t->comm = comm;
     MPI_Comm_rank(comm, &t->rank);
     MPI_Comm_size(comm, &t->size);
@@ -121,11 +122,21 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
                     float lr) {
     DT_ASSERT(t && t->net && x_local_host && y_local_host);
     dt_net *net = t->net;
-    dt_net_set_batch(net, x_local_host, y_local_host);
-    dt_net_forward(net, 1);
-    float loss = dt_net_loss(net);  // mean over this rank's B samples
-    dt_trainer_backward_allreduce(t);  // grads = sum over the ranks
-    net->dev->scale(net->dev, net->grads, 1.0f / (float)t->size, net->n_trainable);
+    int K = t->accumulate > 0 ? t->accumulate : 1;
+    size_t image = (size_t)net->in_c * net->in_h * net->in_w, B = (size_t)net->B;
+    float loss = 0.0f;
+    for (int k = 0; k < K; k++) {  // micro-batches: gradients summed in net->grads
+        dt_net_set_batch(net, x_local_host + k * B * image, y_local_host + k * B);
+        dt_net_forward(net, 1);
+        loss += dt_net_loss(net) / (float)K;  // mean over this rank's K*B samples
+        net->keep_grads = k > 0;
+        if (k < K - 1)
+            dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
+        else
+            dt_trainer_backward_allreduce(t);  // grads = sum over the ranks (overlapping)
+    }
+    net->keep_grads = 0;
+    net->dev->scale(net->dev, net->grads, 1.0f / ((float)t->size * (float)K), net->n_trainable);
     // Batch-norm running statistics were updated from this rank's slice only; average them
     // so the replicas stay identical (PyTorch DDP instead broadcasts rank 0's buffers). The
     // running mean becomes exactly the global batch's; the running variance the mean of the
@@ -142,6 +153,15 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;
+}
+
+int dt_trainer_set_accumulate(dt_trainer *t, int K, dt_error *err) {
+    DT_ASSERT(t);
+    if (K < 1)
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: accumulate %d micro-batches per step: "
+                       "expected 1 or more", K);
+    t->accumulate = K;
+    return 0;
 }
 
 void dt_trainer_set_loss_scaling(dt_trainer *t, const dt_loss_scaler *ls) {

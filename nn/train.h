@@ -62,6 +62,8 @@ typedef struct {
     int last_skipped;          // the last step overflowed on some rank: no update anywhere
     int fault_inf_grad;        // testing (dtrain --fault-inf-grad-at-step): put an Inf into
                                // this rank's reduced gradient in the next step, once
+
+    int accumulate;            // micro-batches per step (dt_trainer_set_accumulate; 1)
 } dt_trainer;
 
 // Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
@@ -87,10 +89,18 @@ void dt_trainer_reset_stats(dt_trainer *t);
 // update applied (nn/optim.h dt_loss_scaler_update). NULL turns it off (fp32, bf16).
 void dt_trainer_set_loss_scaling(dt_trainer *t, const dt_loss_scaler *ls);
 
+// Gradient accumulation (Horovod's backward_passes_per_step, DDP's no_sync): each step runs
+// K micro-batches of net->B examples, forward and backward, their gradients summed in place,
+// and one allreduce, overlapping only the last backward; the update follows the mean over
+// all P*K*B examples (Goyal et al. 2017 §2.1). Batch norm normalises each micro-batch. Every
+// rank must set the same K. 0, or -1 with err (DT_EXIT_USAGE) for K < 1.
+int dt_trainer_set_accumulate(dt_trainer *t, int K, dt_error *err);
+
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
-// (B, in_c, in_h, in_w) floats, y_local_host (B) labels in [0, classes), B = net->B, the same
-// on every rank), forward (training), loss, backward with the sum of the gradients over the
-// ranks (the allreduce library, bucket by bucket: train_comm.c) and scaling by 1/P, the same
+// (K*B, in_c, in_h, in_w) floats, y_local_host (K*B) labels in [0, classes), B = net->B and
+// K = t->accumulate, the same on every rank), forward (training), loss, backward for each of
+// the K micro-batches, the last with the sum of the gradients over the ranks (the allreduce
+// library, bucket by bucket: train_comm.c), scaling by 1/(P*K), the same
 // mean over ranks of the batch-norm running statistics (so the replicas stay identical,
 // buffers included), MPI_Allreduce of the loss, optimizer step with learning rate lr.
 // Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or

@@ -116,7 +116,7 @@ static int set_up_device(dtrain_run *r) {
 static int set_up_model(dtrain_run *r) {
     const dtrain_opts *o = r->o;
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->global_batch / r->ranks;
+    cfg.batch = o->global_batch / r->ranks / o->accumulate;  // the micro-batch
     cfg.in_c = r->train->c, cfg.in_h = r->train->h, cfg.in_w = r->train->w;
     cfg.num_classes = r->train->num_classes;
     cfg.seed = o->seed;
@@ -161,7 +161,8 @@ static int set_up_trainer(dtrain_run *r) {
     int failed = dt_trainer_init(&r->tr, r->net, r->opt, MPI_COMM_WORLD, &r->err) ? 2 : 0;
     int rc = dtrain_agree(failed, &r->err, r->rank);
     if (rc) return rc;
-    failed = dt_trainer_set_comm(&r->tr, &o->coll, &o->fusion, o->overlap, &r->err) ? 2 : 0;
+    failed = dt_trainer_set_comm(&r->tr, &o->coll, &o->fusion, o->overlap, &r->err) ||
+                     dt_trainer_set_accumulate(&r->tr, o->accumulate, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
@@ -237,6 +238,13 @@ static int set_up(dtrain_run *r, int *done) {
         if (r->rank == 0)
             fprintf(stderr, "dtrain: --batch %d does not divide over %d ranks (need a multiple "
                             "of %d)\n", o->global_batch, r->ranks, r->ranks);
+        return 2;
+    }
+    if ((o->global_batch / r->ranks) % o->accumulate) {
+        if (r->rank == 0)
+            fprintf(stderr, "dtrain: --batch %d over %d ranks x --accumulate %d micro-batches "
+                            "does not divide (need a multiple of %d)\n", o->global_batch,
+                    r->ranks, o->accumulate, r->ranks * o->accumulate);
         return 2;
     }
     r->threads = o->threads ? o->threads : default_threads(r->ranks);

@@ -28,6 +28,7 @@ typedef struct {
     int64_t train_examples;  // --train-examples N: train on the first N only (0: all)
     int epochs;              // --epochs
     int global_batch;        // --batch (over all ranks)
+    int accumulate;          // --accumulate K: micro-batches per step (1)
     float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)
     double warmup_epochs;    // --warmup
     dt_opt_kind optimizer;   // --optimizer sgd|lars

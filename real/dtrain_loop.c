@@ -106,10 +106,16 @@ static void print_banner(const dtrain_run *r) {
     const dtrain_opts *o = r->o;
     const dt_trainer *tr = &r->tr;
     if (r->rank != 0) return;
-    printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%d per rank), "
+    char per_rank[64];
+    if (o->accumulate > 1)
+        snprintf(per_rank, sizeof per_rank, "%d per rank in %d micro-batches of %d",
+                 o->global_batch / r->ranks, o->accumulate, r->net->B);
+    else
+        snprintf(per_rank, sizeof per_rank, "%d per rank", o->global_batch / r->ranks);
+    printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%s), "
            "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
            r->train->name, (long long)r->train->n, r->ranks, r->dev_desc, o->global_batch,
-           o->global_batch / r->ranks, (long long)r->spe, r->lr_schedule.base_lr,
+           per_rank, (long long)r->spe, r->lr_schedule.base_lr,
            o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap ? " overlapping backward" : "");
@@ -139,7 +145,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s, "
            "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
-           "\"skipped_steps\": %ld, \"activation_bytes\": %zu}\n",
+           "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
+           "\"micro_batch\": %d}\n",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, e->train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -148,7 +155,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            p->run_comm + tr->sum_comm,
            p->run_hidden + (tr->sum_comm > tr->sum_exposed ? tr->sum_comm - tr->sum_exposed : 0),
            dt_amp_name(o->precision), tr->loss_scaling ? (double)tr->scaler.scale : 0.0,
-           tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL));
+           tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
+           o->accumulate, r->net->B);
 }
 
 // ---- the training loop ----

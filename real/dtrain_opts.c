@@ -27,6 +27,8 @@ void dtrain_usage(FILE *f) {
         "  --train-examples N    train on the first N training examples only (default all)\n"
         "  --epochs N            (default 5)\n"
         "  --batch N             global batch over all ranks (default 128)\n"
+        "  --accumulate K        K micro-batches per step, one allreduce (Horovod's\n"
+        "                        backward_passes_per_step): micro-batch = batch/(ranks x K)\n"
         "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
         "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
         "  --optimizer sgd|lars  (default sgd)\n"
@@ -117,6 +119,7 @@ static void defaults(dtrain_opts *o) {
     o->coll = dt_coll_opts_default();
     o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 2};
     o->overlap = 1;
+    o->accumulate = 1;
     o->precision = DT_AMP_FP32;
     o->loss_scale = 65536.0f;  // torch.cuda.amp.GradScaler's init_scale and growth_interval
     o->loss_scale_interval = 2000;
@@ -127,7 +130,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -145,7 +148,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
         {"precision", 1, 0, PREC}, {"loss-scale", 1, 0, LSCALE},
         {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
-        {"train-examples", 1, 0, TRAINN},
+        {"train-examples", 1, 0, TRAINN}, {"accumulate", 1, 0, ACCUM},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
@@ -180,6 +183,11 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case SYN_N:
             if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, name, optarg, "a positive count");
             o->synthetic_n = v;
+            break;
+        case ACCUM:
+            if (parse_long(optarg, 1, 1 << 20, &v))
+                return bad(rank, "--accumulate", optarg, "a positive number of micro-batches");
+            o->accumulate = (int)v;
             break;
         case TRAINN:
             if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, "--train-examples", optarg, "a positive count");

@@ -33,6 +33,7 @@ static void usage(FILE *f) {
         "training:\n"
         "  --model NAME        (default resnet50)\n"
         "  --batch N           global batch (default 32768)   --per-gpu-batch N\n"
+        "  --accumulate K      K micro-batches of per-gpu-batch/K per step, one allreduce\n"
         "  --precision P       fp32 | tf32 | fp16 (mixed precision; default fp32)\n"
         "  --optimizer lars|sgd  (default lars)\n"
         "  --algo NAME         %s (default hier; nccl\n"
@@ -96,7 +97,7 @@ static int parse_list(const char *s, int *out, int max) {
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
-       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN };
+       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM };
 
 static int parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
@@ -106,6 +107,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
     const char *preset = NULL, *gpu = NULL, *intra = NULL, *topo = NULL;
     snprintf(o->model, sizeof o->model, "resnet50");
     o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
+    o->accumulate = 1;
     o->dataset = 1281167, o->epochs = 90, o->trace_ranks = 2;
     o->coll = dt_coll_opts_default();
     o->coll.algo = DT_ALGO_HIER;
@@ -117,6 +119,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"net-bw", 1, 0, NETBW}, {"nics", 1, 0, NICS}, {"net-lat", 1, 0, NETLAT},
         {"topology", 1, 0, TOPO}, {"platform", 1, 0, PLATFORM}, {"model", 1, 0, MODEL},
         {"batch", 1, 0, BATCH}, {"per-gpu-batch", 1, 0, PGB}, {"precision", 1, 0, PREC},
+        {"accumulate", 1, 0, ACCUM},
         {"optimizer", 1, 0, OPTIM}, {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION},
         {"no-overlap", 0, 0, NOOVL}, {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP},
         {"inner", 1, 0, INNER}, {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS},
@@ -149,6 +152,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case MODEL: snprintf(o->model, sizeof o->model, "%s", optarg); break;
         case BATCH: if (to_int(optarg, 1, 1 << 30, &batch)) return bad("--batch", optarg, "a positive batch"); break;
         case PGB: if (to_int(optarg, 1, 1 << 20, &pgb)) return bad("--per-gpu-batch", optarg, "a positive batch"); break;
+        case ACCUM: if (to_int(optarg, 1, 1 << 20, &o->accumulate)) return bad("--accumulate", optarg, "a positive number of micro-batches"); break;
         case PREC:
             if (!strcmp(optarg, "fp32")) o->prec = DT_PREC_FP32;
             else if (!strcmp(optarg, "tf32")) o->prec = DT_PREC_TF32;
@@ -326,6 +330,11 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
     }
     o->per_gpu_batch = pgb ? pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
     o->global_batch = o->per_gpu_batch * o->gpus;
+    if (o->per_gpu_batch % o->accumulate) {
+        fprintf(stderr, "dtsim: --accumulate %d does not divide the per-GPU batch %d (need a "
+                        "multiple of %d)\n", o->accumulate, o->per_gpu_batch, o->accumulate);
+        return 2;
+    }
     if (o->sweep && !o->n_sweep_gpus) {
         for (int g = 8; g <= 1024; g *= 2) o->sweep_gpus[o->n_sweep_gpus++] = g;
     }

@@ -16,6 +16,7 @@ typedef struct {
     char model[32];            // --model
     int global_batch;          // --batch (0: per_gpu_batch × gpus)
     int per_gpu_batch;         // --per-gpu-batch
+    int accumulate;            // --accumulate K: micro-batches per step (1)
     dt_precision prec;         // --precision
     int lars;                  // --optimizer lars|sgd
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus

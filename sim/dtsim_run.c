@@ -60,7 +60,7 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
         return 2;
     }
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->per_gpu_batch;
+    cfg.batch = o->per_gpu_batch / o->accumulate;  // the micro-batch
     model_shape(o->model, &cfg);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
@@ -76,9 +76,12 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     int32_t *y = callocCheck((size_t)cfg.batch, sizeof(int32_t));
     (void)x;
     dt_device_model_reset_stats(dev);
-    dt_net_forward(net, 1);
-    dt_net_loss(net);
-    dt_net_backward(net, 1.0f, NULL, NULL);
+    for (int k = 0; k < o->accumulate; k++) {  // one GPU accumulates the same micro-batches
+        net->keep_grads = k > 0;
+        dt_net_forward(net, 1);
+        dt_net_loss(net);
+        dt_net_backward(net, 1.0f, NULL, NULL);
+    }
     dt_optim_step(opt, net, 0.1f);
     dev->sync(dev);
     dt_model_stats ms = dt_device_model_stats(dev);
@@ -204,6 +207,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     snprintf(ro->gpu, sizeof ro->gpu, "%s", c->gpu);
     ro->prec = o->prec;
     ro->batch = o->per_gpu_batch;
+    ro->accumulate = o->accumulate;
     ro->iters = o->iters, ro->warmup = o->warmup;
     ro->lars = o->lars;
     ro->coll = coll_for(o, c);

@@ -94,9 +94,19 @@ static void map_arena(const dt_rank_opts *o) {
 }
 
 // The modeled GPU, the network on it, the optimizer and the trainer with its allreduce.
+// The micro-batch must be a whole number of images (dtsim checks it too).
+static int check_accumulate(const dt_rank_opts *o, int rank) {
+    if (o->accumulate >= 1 && o->batch % o->accumulate == 0) return 0;
+    dt_error err = {0};
+    dt_fail(&err, DT_EXIT_USAGE, "accumulate %d does not divide the batch %d", o->accumulate,
+            o->batch);
+    return failed(rank, &err, DT_EXIT_USAGE);
+}
+
 static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     dt_error err = {0};
     memset(m, 0, sizeof *m);
+    if (check_accumulate(o, rank)) return DT_EXIT_USAGE;
     const dt_gpu_profile *gpu = dt_gpu_find(o->gpu);
     if (!gpu) {
         dt_fail(&err, DT_EXIT_USAGE, "unknown GPU '%s' (valid: %s)", o->gpu, dt_gpu_names());
@@ -106,7 +116,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes};
     if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->batch;
+    cfg.batch = o->batch / o->accumulate;  // the micro-batch (dtsim checked that it divides)
     if (dt_model_is_cifar(o->model)) {  // CIFAR ResNets: 32x32, 10 classes
         cfg.in_h = cfg.in_w = 32;
         cfg.num_classes = 10;
@@ -121,7 +131,8 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         co.cost.dbt = g_dbt.dbt;
     }
     if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, MPI_COMM_WORLD, &err) ||
-        dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err))
+        dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err) ||
+        dt_trainer_set_accumulate(&m->tr, o->accumulate, &err))
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
     m->trace = o->trace[0] && rank < o->trace_ranks ? rank_trace_new(rank) : NULL;
@@ -243,9 +254,10 @@ typedef struct {
 static int cpu_setup(const dt_rank_opts *o, int rank, int P, cpu_run *c) {
     dt_error err = {0};
     memset(c, 0, sizeof *c);
+    if (check_accumulate(o, rank)) return DT_EXIT_USAGE;
     c->dev = dt_device_cpu_create(1);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->batch;
+    cfg.batch = o->batch / o->accumulate;  // the micro-batch
     cfg.in_c = 3, cfg.in_h = cfg.in_w = o->image_size;
     cfg.num_classes = o->classes;
     cfg.seed = o->seed;
@@ -260,7 +272,8 @@ static int cpu_setup(const dt_rank_opts *o, int rank, int P, cpu_run *c) {
         dt_fail(&err, DT_EXIT_USAGE, "--device cpu: fewer examples than one global batch");
     if (!c->opt || c->steps_per_epoch < 1 ||
         dt_trainer_init(&c->tr, c->net, c->opt, MPI_COMM_WORLD, &err) ||
-        dt_trainer_set_comm(&c->tr, &o->coll, &o->fusion, o->overlap, &err))
+        dt_trainer_set_comm(&c->tr, &o->coll, &o->fusion, o->overlap, &err) ||
+        dt_trainer_set_accumulate(&c->tr, o->accumulate, &err))
         return failed(rank, &err, DT_EXIT_USAGE);
     size_t image = (size_t)3 * o->image_size * o->image_size;  // floats: 3 channels
     c->x = mallocCheck((size_t)o->batch * image * sizeof(float));

@@ -23,6 +23,7 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("gpu", DT_RANK_OPT_STRING, gpu, "GPU profile (sim/gpu.h)"),
     OPT("precision", DT_RANK_OPT_PRECISION, prec, "conv/gemm math: fp32, tf32 or fp16"),
     OPT("batch", DT_RANK_OPT_INT, batch, "images per GPU"),
+    OPT("accumulate", DT_RANK_OPT_INT, accumulate, "micro-batches per step"),
     OPT("iters", DT_RANK_OPT_INT, iters, "timed steps"),
     OPT("warmup", DT_RANK_OPT_INT, warmup, "untimed steps before them"),
     OPT("lars", DT_RANK_OPT_INT, lars, "1: LARS, 0: SGD"),
@@ -62,7 +63,7 @@ void dt_rank_opts_default(dt_rank_opts *o) {
     memset(o, 0, sizeof *o);
     snprintf(o->model, sizeof o->model, "resnet50");
     snprintf(o->gpu, sizeof o->gpu, "v100");
-    o->batch = 32, o->iters = 3, o->warmup = 1, o->overlap = 1;
+    o->batch = 32, o->iters = 3, o->warmup = 1, o->overlap = 1, o->accumulate = 1;
     o->coll = dt_coll_opts_default();
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1;

@@ -26,7 +26,8 @@ typedef struct {
     char model[32];          // the network (nn/models.h)
     char gpu[16];            // GPU profile (sim/gpu.h)
     dt_precision prec;
-    int batch;               // images per GPU
+    int batch;               // images per GPU per step
+    int accumulate;          // micro-batches per step (batch/accumulate images each)
     int iters, warmup;       // timed steps, after untimed ones
     int lars;                // 1: LARS, 0: SGD
     dt_coll_opts coll;       // the allreduce and its α-β-γ cost parameters

@@ -11,6 +11,8 @@
 #   KIND smpi  runs  SMPIRUN -np NP -platform XML -hostfile FILE -no-privatize SMPI_SO args
 # options: --mpirun PATH --mpi-exe PATH --smpirun PATH --smpi-so PATH --platform XML
 #          --hostfile FILE --tol REL (default 1e-4) --no-expect-decrease
+#          --extra-b "ARGS"  more program arguments for the second run only (e.g. the same
+#                            training with --accumulate 4)
 # The program prints lines "step <n> loss <value>" (rank 0 only); everything else (smpirun's
 # [xbt_cfg/INFO] lines, Open MPI's notices) is ignored. Two losses match when
 #   |a - b| <= tol * max(1, |a|, |b|).
@@ -19,7 +21,7 @@
 set -u
 
 MPIRUN=""; MPI_EXE=""; SMPIRUN=""; SMPI_SO=""; PLATFORM=""; HOSTFILE=""
-TOL=1e-4; EXPECT_DECREASE=1; RUN_A=""; RUN_B=""
+TOL=1e-4; EXPECT_DECREASE=1; RUN_A=""; RUN_B=""; EXTRA_B=""
 
 usage() { echo "two_worlds.sh: $*" >&2; exit 2; }
 need_arg() { [ $# -ge 2 ] || usage "option $1 needs a value"; }
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
         --hostfile) need_arg "$@"; HOSTFILE=$2; shift 2 ;;
         --tol)      need_arg "$@"; TOL=$2; shift 2 ;;
         --no-expect-decrease) EXPECT_DECREASE=0; shift ;;
+        --extra-b)  need_arg "$@"; EXTRA_B=$2; shift 2 ;;
         --run)      need_arg "$@"
                     if [ -z "$RUN_A" ]; then RUN_A=$2
                     elif [ -z "$RUN_B" ]; then RUN_B=$2
@@ -93,7 +96,8 @@ run_one() {
 }
 
 run_one A "$RUN_A" "$@"
-run_one B "$RUN_B" "$@"
+# shellcheck disable=SC2086 # EXTRA_B is a list of words
+run_one B "$RUN_B" "$@" $EXTRA_B
 
 # Compare step by step; print the table. awk's numbers are doubles: the printed values carry
 # 9 significant digits, enough to resolve one fp32 ulp.

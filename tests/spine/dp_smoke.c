@@ -32,7 +32,7 @@
 enum { IMG = 28, CLASSES = 10, CELL = 7 };
 
 typedef struct {
-    int steps, global_batch, threads;
+    int steps, global_batch, threads, accumulate;
     float lr, dropout;
     uint64_t seed;
     const char *model;
@@ -67,19 +67,20 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: dp_smoke [--steps N (8)] [--batch G (32), global, divisible by the ranks]\n"
             "                [--lr LR (0.05)] [--seed S (1)] [--model NAME (smallcnn)]\n"
-            "                [--dropout P (0)] [--threads T (1)]\n"
+            "                [--dropout P (0)] [--threads T (1)] [--accumulate K (1)]\n"
             "Data-parallel SGD (momentum 0.9) on synthetic 1x28x28 images, 10 classes.\n");
 }
 
 // Parses argv; returns 0, or 2 after printing the problem (rank 0 only prints).
 static int parse(int argc, char **argv, options *o, int rank) {
-    *o = (options){.steps = 8, .global_batch = 32, .threads = 1, .lr = 0.05f,
+    *o = (options){.steps = 8, .global_batch = 32, .threads = 1, .accumulate = 1, .lr = 0.05f,
                    .dropout = 0.0f, .seed = 1, .model = "smallcnn"};
     static const struct option longopts[] = {
         {"steps", required_argument, 0, 's'}, {"batch", required_argument, 0, 'b'},
         {"lr", required_argument, 0, 'l'},    {"seed", required_argument, 0, 'S'},
         {"model", required_argument, 0, 'm'}, {"dropout", required_argument, 0, 'd'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"accumulate", required_argument, 0, 'k'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -92,6 +93,7 @@ static int parse(int argc, char **argv, options *o, int rank) {
         case 'm': o->model = optarg; end = optarg + strlen(optarg); break;
         case 'd': o->dropout = strtof(optarg, &end); break;
         case 't': o->threads = (int)strtol(optarg, &end, 10); break;
+        case 'k': o->accumulate = (int)strtol(optarg, &end, 10); break;
         case 'h': if (rank == 0) usage(stdout); return 2;
         default: if (rank == 0) usage(stderr); return 2;
         }
@@ -100,7 +102,7 @@ static int parse(int argc, char **argv, options *o, int rank) {
             return 2;
         }
     }
-    if (optind < argc || o->steps < 1 || o->global_batch < 1 || o->threads < 1 ||
+    if (optind < argc || o->steps < 1 || o->global_batch < 1 || o->threads < 1 || o->accumulate < 1 ||
         !(o->lr > 0.0f)) {
         if (rank == 0) {
             fprintf(stderr, "dp_smoke: --steps, --batch, --threads must be >= 1 and --lr > 0\n");
@@ -113,16 +115,16 @@ static int parse(int argc, char **argv, options *o, int rank) {
 
 // Trains; returns the exit status (every rank returns the same one).
 static int run(const options *o, int rank, int size) {
-    if (o->global_batch % size != 0) {
+    if (o->global_batch % (size * o->accumulate) != 0) {
         if (rank == 0)
-            fprintf(stderr, "dp_smoke: --batch %d is not divisible by the %d ranks\n",
-                    o->global_batch, size);
+            fprintf(stderr, "dp_smoke: --batch %d is not divisible by the %d ranks x %d "
+                    "micro-batches\n", o->global_batch, size, o->accumulate);
         return 2;
     }
-    int B = o->global_batch / size;
+    int B = o->global_batch / size;  // this rank's examples per step, in K micro-batches
     dt_device *dev = dt_device_cpu_create(o->threads);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = B;
+    cfg.batch = B / o->accumulate;
     cfg.in_c = 1;
     cfg.in_h = cfg.in_w = IMG;
     cfg.num_classes = CLASSES;
@@ -135,7 +137,8 @@ static int run(const options *o, int rank, int size) {
     dt_optim *opt = net ? dt_optim_create(net, &ocfg, &err) : NULL;
     dt_trainer t;
     // dt_trainer_init is collective and fails on every rank if any rank failed above.
-    if (dt_trainer_init(&t, net, opt, MPI_COMM_WORLD, &err) != 0) {
+    if (dt_trainer_init(&t, net, opt, MPI_COMM_WORLD, &err) != 0 ||
+        dt_trainer_set_accumulate(&t, o->accumulate, &err) != 0) {
         if (rank == 0) fprintf(stderr, "dp_smoke: %s\n", err.msg);
         dt_optim_free(opt);
         dt_net_free(net);
@@ -144,9 +147,9 @@ static int run(const options *o, int rank, int size) {
     }
     if (rank == 0)
         printf("# dp_smoke world=%s ranks=%d model=%s params=%zu global_batch=%d "
-               "local_batch=%d lr=%g seed=%" PRIu64 "\n",
-               WORLD, size, o->model, net->n_trainable, o->global_batch, B, (double)o->lr,
-               o->seed);
+               "local_batch=%d accumulate=%d lr=%g seed=%" PRIu64 "\n",
+               WORLD, size, o->model, net->n_trainable, o->global_batch, B, o->accumulate,
+               (double)o->lr, o->seed);
 
     float *x = mallocCheck((size_t)B * IMG * IMG * sizeof(float));
     int32_t *y = mallocCheck((size_t)B * sizeof(int32_t));
