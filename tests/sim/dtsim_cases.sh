@@ -34,6 +34,35 @@ cpu_matches_dtrain)
     echo "ok: epoch $e: dtsim --device cpu $a, mpirun dtrain $b"
   done
   echo "PASS cpu_matches_dtrain" ;;
+accumulate)
+  # --accumulate K: each step runs K micro-batches and ONE allreduce, overlapping only the
+  # last backward. On 16 V100s (2 nodes of 8), per-GPU batch 32: with K = 4
+  #  - the allreduce time is K = 1's within 10 % (the same bytes once; one allreduce per
+  #    micro-batch would be ~4x);
+  #  - the compute is 4 micro-batches of 8: a step at per-GPU batch 8 plus 3 more forward
+  #    and backward passes of batch 8, whose time one GPU alone gives (single_gpu_iter_s
+  #    with K = 4 less with per-GPU batch 8), within 5 % (the once-per-step work, the
+  #    allreduce's reductions and the update, is the same in both);
+  #  - the exposed communication does not shrink (a quarter of backward is left to hide it).
+  G="--gpus 16 --gpus-per-node 8 --json --quiet"
+  "$DTSIM" $G --per-gpu-batch 32 >"$W/k1" 2>&1 || { cat "$W/k1"; fail "K=1"; }
+  "$DTSIM" $G --per-gpu-batch 32 --accumulate 4 >"$W/k4" 2>&1 || { cat "$W/k4"; fail "K=4"; }
+  "$DTSIM" $G --per-gpu-batch 8 >"$W/b8" 2>&1 || { cat "$W/b8"; fail "batch 8"; }
+  c1=$(num comm_s "$W/k1"); c4=$(num comm_s "$W/k4")
+  close "$c4" "$c1" 0.10 || fail "allreduce time $c4 s with K=4 vs $c1 s with K=1"
+  k4=$(num compute_s "$W/k4"); b8=$(num compute_s "$W/b8")
+  extra=$(awk -v a="$(num single_gpu_iter_s "$W/k4")" -v b="$(num single_gpu_iter_s "$W/b8")" 'BEGIN { print a - b }')
+  close "$(awk -v a="$k4" -v b="$b8" 'BEGIN { print a - b }')" "$extra" 0.05 ||
+    fail "compute $k4 s with K=4 vs $b8 s at batch 8 + $extra s for 3 more micro-batches"
+  awk -v a="$(num exposed_s "$W/k4")" -v b="$(num exposed_s "$W/k1")" 'BEGIN { exit !(a >= b) }' ||
+    fail "exposed communication shrank with accumulation"
+  grep -q '"global_batch": 512' "$W/k4" || fail "the global batch is not 16 x 32"
+  for bad in "--accumulate 0" "--accumulate 3" "--accumulate x"; do
+    "$DTSIM" $G --per-gpu-batch 32 $bad >"$W/bad" 2>&1; rc=$?
+    [ $rc -eq 2 ] || { cat "$W/bad"; fail "'$bad' exited $rc, not 2"; }
+    grep -q -- "--accumulate" "$W/bad" || fail "'$bad': message does not name --accumulate"
+  done
+  echo "PASS accumulate" ;;
 closed_form)
   # 16 GPUs, one per node on a flat crossbar (every message: 2 links of latency, the NIC's
   # bandwidth, no contention), resnet8, allreduce after backward: the simulated iteration

@@ -1,10 +1,10 @@
 #!/bin/sh
-# dtrain_amp_cases.sh CASE — mixed precision end to end (dtrain --precision, nn/net_half.c,
+# dtrain_precision_batch_cases.sh CASE — mixed precision end to end (dtrain --precision, nn/net_half.c,
 # the trainer's dynamic loss scaling) under mpirun (tests/mpi/CMakeLists.txt).
 # Environment: DTRAIN, ST_COMPARE (tests/mpi/st_compare.c), MPIRUN. Fresh seeds, printed.
 set -u
 CASE=$1
-W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_amp_${CASE}_XXXXXX")
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_pb_${CASE}_XXXXXX")
 trap 'rm -rf "$W"' EXIT
 SEED=${DT_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "# seed $SEED (replay with DT_TEST_SEED=$SEED)"
@@ -81,5 +81,23 @@ accuracy)
     case "$r" in *BAD*) fail "$1: half precision off by more than 0.5 points (or fp32 did not learn)";; esac
   done
   echo "PASS accuracy" ;;
+accumulate)
+  # 2 ranks x 3 micro-batches of 4 follow 2 ranks x one batch of 12 (smallcnn without
+  # dropout: no batch norm, no masks): the weights after 6 steps agree to 1e-4 of each
+  # tensor's largest entry (fp32 sums in another order, as the equivalence case), while
+  # dividing by P instead of P*K or stepping after each micro-batch is off by > 1e-2.
+  A="$SYN --synthetic-examples 240 --model smallcnn --dropout 0 --batch 24 --epochs 1 --max-steps 6 --eval-every 0 --json"
+  run 2 $A --save-weights "$W/k1.safetensors" >"$W/k1.out" 2>&1 || { cat "$W/k1.out"; fail "K=1"; }
+  run 2 $A --accumulate 3 --save-weights "$W/k3.safetensors" >"$W/k3.out" 2>&1 || { cat "$W/k3.out"; fail "K=3"; }
+  [ "$(json "$W/k3.out" micro_batch)" = 4 ] && [ "$(json "$W/k3.out" accumulate)" = 3 ] || { cat "$W/k3.out"; fail "micro-batch is not 24/(2x3) = 4"; }
+  [ "$(json "$W/k3.out" steps)" = 6 ] || fail "K=3 did not take 6 optimizer steps"
+  "$ST_COMPARE" "$W/k3.safetensors" "$W/k1.safetensors" 1e-4 || fail "3 micro-batches of 4 differ from one batch of 12"
+  # bad values: exit 2 before training, the message names the option
+  for bad in "--accumulate 0" "--accumulate -2" "--accumulate x" "--accumulate 5"; do
+    run 2 $SYN --synthetic-examples 240 --batch 24 --epochs 1 $bad >"$W/bad" 2>&1; rc=$?
+    [ $rc -eq 2 ] || { cat "$W/bad"; fail "'$bad' exited $rc, not 2"; }
+    grep -q -- "--accumulate" "$W/bad" || { cat "$W/bad"; fail "'$bad': the message does not name --accumulate"; }
+  done
+  echo "PASS accumulate" ;;
 *) fail "unknown case $CASE" ;;
 esac
