@@ -304,6 +304,7 @@ int dtrain_train(dtrain_run *r) {
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     dtrain_progress p = {0};
+    p.last.test_top1 = p.last.test_loss = NAN;  // --json says -1 until an epoch is evaluated
     // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
     p.live = r->rank == 0 && !r->o->quiet && isatty(STDOUT_FILENO);
     p.t_epoch = p.t_run = now_s();
