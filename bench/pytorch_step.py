@@ -3,7 +3,9 @@
 momentum) on random data, timed the same way (warm-up steps, then the median of timed steps).
 Prints one line: `images_per_s <float>`. Run with Debian's python3 (python3-torchvision)."""
 import argparse
+import contextlib
 import statistics
+import sys
 import time
 
 import torch
@@ -20,7 +22,14 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--tf32", type=int, default=0, help="cuda: TF32 in convolutions and matmuls")
+    ap.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"],
+                    help="mixed precision: torch.autocast to bf16 (cpu or cuda) or fp16 with a "
+                         "GradScaler (cuda; PyTorch 1.13 autocasts the cpu to bf16 only)")
     a = ap.parse_args()
+    if a.amp == "fp16" and a.device == "cpu":
+        print("pytorch_step.py: --amp fp16 needs --device cuda (CPU autocast is bf16 only)",
+              file=sys.stderr)
+        sys.exit(2)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     dev = torch.device(a.device)
@@ -35,13 +44,22 @@ def main():
     x = torch.randn(a.batch, 3, a.size, a.size, device=dev)
     y = torch.randint(0, 1000, (a.batch,), device=dev)
     loss_fn = torch.nn.CrossEntropyLoss()
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
+    cast = (lambda: torch.autocast(a.device, dtype=half)) if half else contextlib.nullcontext
+    scaler = torch.cuda.amp.GradScaler() if a.amp == "fp16" else None
     times = []
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=False)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        with cast():
+            loss = loss_fn(model(x), y)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         sync()
         t1 = time.perf_counter()
         if i >= a.warmup:

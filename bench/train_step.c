@@ -49,13 +49,13 @@ static double sgemm_gflops(int n, int reps) {
 
 static double peer_images_per_s(const char *script, const char *model, int batch, int size,
                                 int threads, int warmup, int steps, const char *device,
-                                int tf32) {
+                                int tf32, const char *amp) {
     char cmd[1024];
     const char *py = getenv("DT_PYTHON") ? getenv("DT_PYTHON") : "/usr/bin/python3";
     snprintf(cmd, sizeof cmd,
              "%s %s --model %s --batch %d --size %d --threads %d --warmup %d "
-             "--steps %d --device %s --tf32 %d 2>/dev/null",
-             py, script, model, batch, size, threads, warmup, steps, device, tf32);
+             "--steps %d --device %s --tf32 %d --amp %s 2>/dev/null",
+             py, script, model, batch, size, threads, warmup, steps, device, tf32, amp);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     char line[256];
@@ -129,6 +129,9 @@ static void usage(FILE *f) {
             "                        [--warmup 2] [--steps 5] [--no-peer] [--peer-script PATH]\n"
             "                        [--rounds 3] [--profile]  (time per layer kind, at the end)\n"
             "                        [--device cpu|cuda] [--deterministic]  (cuda: fp32, no TF32)\n"
+            "                        [--precision fp32|bf16|fp16]  (mixed precision; the peer\n"
+            "                        runs torch.autocast in the same half type: bf16 on the\n"
+            "                        cpu, fp16 with a GradScaler on cuda; none for cpu fp16)\n"
             "Times forward+backward+SGD of MODEL on the cpu (or cuda) device and, in the same\n"
             "run, torchvision's MODEL in PyTorch on the same kind of device (Debian's python3,\n"
             "or $DT_PYTHON), and prints the ratio.\n");
@@ -138,11 +141,12 @@ int main(int argc, char **argv) {
     const char *model = "resnet50", *script = DT_BENCH_DIR "/pytorch_step.py";
     int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1, prof = 0,
         rounds = 3, cuda = 0, determ = 0;
+    dt_amp amp = DT_AMP_FP32;
     static const struct option opts[] = {
         {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"size", 1, 0, 's'},
         {"threads", 1, 0, 't'}, {"warmup", 1, 0, 'w'}, {"steps", 1, 0, 'n'},
         {"no-peer", 0, 0, 'P'}, {"profile", 0, 0, 'p'}, {"rounds", 1, 0, 'r'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
-        {"device", 1, 0, 'd'}, {"deterministic", 0, 0, 'D'},
+        {"device", 1, 0, 'd'}, {"deterministic", 0, 0, 'D'}, {"precision", 1, 0, 'A'},
         {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         switch (c) {
@@ -164,6 +168,13 @@ int main(int argc, char **argv) {
             cuda = strcmp(optarg, "cuda") == 0;
             break;
         case 'D': determ = 1; break;
+        case 'A':
+            if (dt_amp_parse(optarg, &amp)) {
+                fprintf(stderr, "bench_train_step: --precision %s: expected fp32, bf16 or fp16\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -197,6 +208,10 @@ int main(int argc, char **argv) {
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = batch;
     cfg.in_h = cfg.in_w = size;
+    cfg.amp = amp;
+    // the peer's autocast type: PyTorch 1.13 autocasts the cpu to bf16 only
+    const char *peer_amp = amp == DT_AMP_FP32 ? "none" : dt_amp_name(amp);
+    if (amp == DT_AMP_FP16 && !cuda) peer = 0;
     dt_error err = {0};
     dt_net *net = dt_model_create(model, dev, &cfg, &err);
     if (!net) {
@@ -224,7 +239,10 @@ int main(int argc, char **argv) {
             double t0 = now_s();
             dt_net_forward(net, 1);
             dt_net_loss(net);
-            dt_net_backward(net, 1.0f, NULL, NULL);
+            // fp16: a constant loss scale, unscaled before the update (the speed does not
+            // depend on the scale; the trainer's dynamic scaler adds one NaN count per step)
+            dt_net_backward(net, amp == DT_AMP_FP16 ? 1024.0f : 1.0f, NULL, NULL);
+            if (amp == DT_AMP_FP16) dev->scale(dev, net->grads, 1.0f / 1024.0f, net->n_trainable);
             dt_optim_step(opt, net, 0.01f);
             dev->sync(dev);
             if (i >= w) t[i - w] = now_s() - t0;
@@ -233,7 +251,7 @@ int main(int argc, char **argv) {
         r_ours[r] = batch / t[steps / 2];
         r_sgemm[r] = sgemm_gflops(2048, 5);
         r_theirs[r] = peer ? peer_images_per_s(script, model, batch, size, threads, warmup, steps,
-                                               cuda ? "cuda" : "cpu", cuda && !determ)
+                                               cuda ? "cuda" : "cpu", cuda && !determ, peer_amp)
                            : -1;
         r_ratio[r] = r_theirs[r] > 0 ? r_ours[r] / r_theirs[r] : -1;
         fprintf(stderr, "round %d: dtlab %.2f img/s, PyTorch %.2f img/s\n", r + 1, r_ours[r],
@@ -249,10 +267,11 @@ int main(int argc, char **argv) {
 
     if (cuda) printf("device: %s%s (sgemm column: OpenBLAS on the host)\n", gpu,
                      determ ? ", deterministic fp32" : ", TF32 gemms (and TF32 in PyTorch)");
-    printf("| model | batch | size | threads | dtlab img/s | PyTorch img/s | ratio | dtlab "
-           "GFLOP/s | sgemm GFLOP/s | of sgemm |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    printf("| %s | %d | %d | %d | %.2f | ", model, batch, size, threads, ours);
+    printf("| model | precision | batch | size | threads | dtlab img/s | PyTorch img/s | ratio | "
+           "dtlab GFLOP/s | sgemm GFLOP/s | of sgemm |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| %s | %s | %d | %d | %d | %.2f | ", model, dt_amp_name(amp), batch, size, threads,
+           ours);
     if (theirs > 0)
         printf("%.2f | %.2f |", theirs, r_ratio[rounds / 2]);
     else
