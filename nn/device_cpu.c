@@ -353,15 +353,23 @@ __attribute__((target("avx,f16c"))) static void f16c_widen(const uint16_t *x, fl
 }
 #endif
 
+#ifdef DT_CPU_F16C
+// One cast, in parallel blocks: narrow (float -> half) or widen (half -> float).
+static void f16c_cast(dt_device *d, const void *x, void *y, size_t n, int narrow) {
+    size_t nb = (n + F16C_BLOCK - 1) / F16C_BLOCK;
+#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = b * F16C_BLOCK, m = n - lo < F16C_BLOCK ? n - lo : F16C_BLOCK;
+        if (narrow) f16c_narrow((const float *)x + lo, (uint16_t *)y + lo, m);
+        else f16c_widen((const uint16_t *)x + lo, (float *)y + lo, m);
+    }
+}
+#endif
+
 static void cpu_f32_to_f16(dt_device *d, const float *x, uint16_t *y, size_t n) {
 #ifdef DT_CPU_F16C
     if (((dt_cpu_ctx *)d->ctx)->f16c) {
-        size_t nb = (n + F16C_BLOCK - 1) / F16C_BLOCK;
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-        for (size_t b = 0; b < nb; b++) {
-            size_t lo = b * F16C_BLOCK, m = n - lo < F16C_BLOCK ? n - lo : F16C_BLOCK;
-            f16c_narrow(x + lo, y + lo, m);
-        }
+        f16c_cast(d, x, y, n, 1);
         return;
     }
 #endif
@@ -371,12 +379,7 @@ static void cpu_f32_to_f16(dt_device *d, const float *x, uint16_t *y, size_t n) 
 static void cpu_f16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n) {
 #ifdef DT_CPU_F16C
     if (((dt_cpu_ctx *)d->ctx)->f16c) {
-        size_t nb = (n + F16C_BLOCK - 1) / F16C_BLOCK;
-#pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
-        for (size_t b = 0; b < nb; b++) {
-            size_t lo = b * F16C_BLOCK, m = n - lo < F16C_BLOCK ? n - lo : F16C_BLOCK;
-            f16c_widen(x + lo, y + lo, m);
-        }
+        f16c_cast(d, x, y, n, 0);
         return;
     }
 #endif
