@@ -21,7 +21,7 @@ static dt_rank_opts unusual_opts(void) {
     snprintf(o.model, sizeof o.model, "resnet18");
     snprintf(o.gpu, sizeof o.gpu, "a100");
     o.prec = DT_PREC_FP16;
-    o.batch = 7, o.iters = 5, o.warmup = 0, o.lars = 1, o.overlap = 0;
+    o.batch = 7, o.iters = 5, o.warmup = 0, o.lars = 1, o.overlap = 0, o.accumulate = 3;
     o.coll.algo = DT_ALGO_TORUS2D, o.coll.inner = DT_ALGO_RHD;
     o.coll.wire_f16 = 1, o.coll.group = 4, o.coll.hier_rs = 1;
     o.coll.tx = 2, o.coll.ty = 3, o.coll.coarsen = 4;
