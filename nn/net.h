@@ -88,6 +88,13 @@ struct dt_net {
     int keep_grads;          // backward adds into grads instead of zeroing them first
                              // (gradient accumulation over micro-batches, nn/train.c)
     uint64_t dropout_seed;   // advanced by dt_net_forward(training) so each step draws anew
+    // optional: told whose work follows, before each layer's forward (phase
+    // DT_PHASE_FORWARD) and backward (DT_PHASE_BACKWARD), and with layer -1 once a pass has
+    // been through its last layer (what follows is no layer's: loss, optimizer, upload).
+    // dtrain --profile times the layer kinds with it; dtsim's profiled model device learns
+    // which kind's kernels it charges (sim/device_model.h). NULL: nothing is called.
+    void (*on_layer)(void *ctx, const dt_net *net, int layer, int phase);
+    void *on_layer_ctx;
 
     // ---- mixed precision (nn/net_half.c), cfg.amp != DT_AMP_FP32 only ----
     dt_amp amp;
@@ -126,6 +133,16 @@ const dt_param *dt_net_find_param(const dt_net *net, const char *name);
 size_t dt_net_count_trainable(const dt_net *net);  // == n_trainable
 
 // ---- running (nn/net_run.c) ----
+enum { DT_PHASE_FORWARD, DT_PHASE_BACKWARD };
+// The layer kinds profiles are kept by (dtrain --profile, dtsim --profile): a layer type and
+// a phase, kind = 2 * type + phase, and DT_KIND_REST for what is no layer's work.
+#define DT_N_LAYER_TYPES 8
+#define DT_KIND_REST (2 * DT_N_LAYER_TYPES)
+#define DT_N_KINDS (DT_KIND_REST + 1)
+// "conv", "bn", "relu", "maxpool", "avgpool", "linear", "dropout", "add"; NULL out of range
+const char *dt_layer_type_name(int type);
+// A kind's name in buf: "conv.forward", "add.backward", "rest"; NULL out of range
+const char *dt_kind_name(int kind, char *buf, size_t size);
 // Copy a batch from the host: x (B, in_c, in_h, in_w) floats, labels (B) in [0, classes).
 void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_host);
 // forward through every layer; training selects batch statistics and dropout

@@ -3,6 +3,8 @@
 // that fusion buckets hang on (coll/), and the FLOP totals the simulator charges. Under mixed
 // precision each layer runs through nn/net_half.c (half storage, fp32 math). Not here:
 // building and parameter initialisation (nn/net.c), the layers' math (nn/layer_*.c).
+#include <stdio.h>
+
 #include "kernels.h"
 #include "layers.h"
 
@@ -16,16 +18,38 @@ void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_ho
     if (labels_host) d->from_host(d, net->labels, labels_host, (size_t)net->B * sizeof(int32_t));
 }
 
+_Static_assert(DT_LAYER_ADD + 1 == DT_N_LAYER_TYPES, "a layer type without a profile kind");
+
+const char *dt_layer_type_name(int type) {
+    static const char *names[DT_N_LAYER_TYPES] = {"conv", "bn", "relu", "maxpool", "avgpool",
+                                                  "linear", "dropout", "add"};
+    return type >= 0 && type < DT_N_LAYER_TYPES ? names[type] : NULL;
+}
+
+const char *dt_kind_name(int kind, char *buf, size_t size) {
+    if (kind == DT_KIND_REST) return snprintf(buf, size, "rest"), buf;
+    const char *t = kind >= 0 && kind < DT_KIND_REST ? dt_layer_type_name(kind / 2) : NULL;
+    if (!t) return NULL;
+    snprintf(buf, size, "%s.%s", t, kind % 2 == DT_PHASE_FORWARD ? "forward" : "backward");
+    return buf;
+}
+
+static void tell(const dt_net *net, int layer, int phase) {
+    if (net->on_layer) net->on_layer(net->on_layer_ctx, net, layer, phase);
+}
+
 void dt_net_forward(dt_net *net, int training) {
     DT_ASSERT(net && net->finalized);
     int has_bn = 0, half = net->amp != DT_AMP_FP32;
     if (half) dt_net_half_begin(net);  // the half-rounded weights (nn/net_half.c)
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
+        tell(net, i, DT_PHASE_FORWARD);
         if (half) dt_net_half_forward(net, l, training);
         else l->forward(l, net, training);
         has_bn |= l->type == DT_LAYER_BN;
     }
+    tell(net, -1, DT_PHASE_FORWARD);
     if (half) dt_net_half_end(net);
     if (training) {
         if (has_bn) net->bn_batches_tracked++;
@@ -92,6 +116,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     size_t mark = net->n_trainable;
     for (int t = n - 1; t >= 0; t--) {
         dt_layer *l = net->layers[t];
+        tell(net, t, DT_PHASE_BACKWARD);
         for (int k = zero_at[t]; k >= 0; k = next[k]) {
             const dt_layer *z = net->layers[k];
             if (z->inplace || k == root_last) continue;  // a chain's root; the loss seed
@@ -105,9 +130,13 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
             lo = (size_t)l->w_off;
             DT_ASSERT(lo + l->n_trainable == mark);
         }
-        if (ready) ready(ctx, net, t, lo, mark);
+        if (ready) {  // the allreduce's polls and starts: no layer's work
+            tell(net, -1, DT_PHASE_BACKWARD);
+            ready(ctx, net, t, lo, mark);
+        }
         mark = lo;
     }
+    tell(net, -1, DT_PHASE_BACKWARD);
     if (half) net->params = net->master, net->master = NULL;
     free(first), free(zero_at), free(next);
 }

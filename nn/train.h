@@ -34,6 +34,10 @@ typedef struct {
     // ---- communication (dt_trainer_set_comm; defaults: the MPI library's allreduce, one
     // bucket, no overlap) ----
     dt_coll *coll;            // owned
+    // the device the allreduce's kernels run on (NULL: the network's). dtsim gives it an
+    // unscaled handle on the model device: a framework calibration slows the framework's
+    // kernels, not the communication library's (docs/formulas.md)
+    dt_device *comm_dev;
     dt_fusion_opts fusion;
     int overlap;              // start buckets during backward
     // With overlap, wait for each layer's kernels even while no allreduce is in flight and

@@ -55,7 +55,7 @@ static int needs_times(const dt_fusion_opts *f) {
 int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_opts *fo,
                         int overlap, dt_error *err) {
     DT_ASSERT(t && t->net);
-    dt_device *d = t->net->dev;
+    dt_device *d = t->comm_dev ? t->comm_dev : t->net->dev;
     dt_coll_opts o = co ? *co : dt_coll_opts_default();
     // cuda memory is staged by the library (or passed on, with a CUDA-aware MPI: gpu_direct)
     dt_coll *c = dt_coll_create(t->comm, d, &o, err);

@@ -43,6 +43,7 @@ typedef struct {
     int eval_every;          // --eval-every N epochs (0: never)
     char log_csv[512];       // --log FILE.csv
     int json;                // --json
+    char profile[512];       // --profile FILE: the step per layer kind (dtrain_profile.h)
     int64_t max_steps;       // --max-steps (0: no limit), stop early (tests, benchmarks)
     char save_weights[512];  // --save-weights FILE.safetensors at the end
     int quiet;               // --quiet: no progress line

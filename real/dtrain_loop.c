@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtrain.h"
+#include "dtrain_profile.h"
 #include "kernels.h"
 #include "safetensors.h"
 
@@ -252,14 +253,17 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
 // One step per batch until the loader's last epoch or --max-steps; at the end of each epoch
 // its line and, with --checkpoint-dir, a checkpoint (also at --max-steps). Returns 0, or
 // the exit code with which every rank stops.
-static int train_loop(dtrain_run *r, dtrain_progress *p) {
+static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) {
     const dtrain_opts *o = r->o;
     dt_batch b;
     double wait;
     int got, rc;
     while ((got = dt_loader_next(r->ld, &b, &wait, &r->err)) == 1) {
         float lr = dt_lr_at(&r->lr_schedule, (double)r->st.step), loss;
-        if ((rc = train_step(r, p, &b, lr, &loss))) return rc;
+        if (prof) dtrain_profile_step_begin(prof, (long)p->steps_run);
+        rc = train_step(r, p, &b, lr, &loss);
+        if (prof) dtrain_profile_step_end(prof);
+        if (rc) return rc;
         r->st.step++, p->steps_run++;
         p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
         int stop = stop_requested();
@@ -308,6 +312,12 @@ int dtrain_train(dtrain_run *r) {
     // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
     p.live = r->rank == 0 && !r->o->quiet && isatty(STDOUT_FILENO);
     p.t_epoch = p.t_run = now_s();
-    int rc = train_loop(r, &p);
+    dtrain_profiler prof;
+    if (r->o->profile[0]) dtrain_profile_attach(&prof, r);
+    int rc = train_loop(r, &p, r->o->profile[0] ? &prof : NULL);
+    if (!rc && r->o->profile[0]) {
+        int failed = dtrain_profile_write(&prof, r, &r->err) ? 2 : 0;
+        rc = dtrain_agree(failed, &r->err, r->rank);
+    }
     return rc ? rc : finish(r, &p);
 }

@@ -49,6 +49,8 @@ void dtrain_usage(FILE *f) {
         "  --log FILE.csv        one row per epoch\n"
         "  --json                print the final summary as JSON on stdout\n"
         "  --max-steps N         stop after N optimizer steps in total\n"
+        "  --profile FILE.json   time the step per layer kind (after 2 warm-up steps; the\n"
+        "                        device waited for at every layer) for `dtsim calibrate`\n"
         "  --save-weights FILE   final weights as safetensors (torchvision names)\n"
         "  --quiet               no live progress line\n"
         "communication:\n"
@@ -130,7 +132,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -140,6 +142,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"trust", 1, 0, TRUST}, {"nesterov", 0, 0, NEST}, {"seed", 1, 0, SEED},
         {"threads", 1, 0, THREADS}, {"checkpoint-dir", 1, 0, CKPT}, {"resume", 0, 0, RESUME},
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
+        {"profile", 1, 0, PROFILE},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
         {"fault-die-at-step", 1, 0, DIE},
         {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
@@ -249,6 +252,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             break;
         case LOG: copy_str(o->log_csv, sizeof o->log_csv, optarg); break;
         case JSON: o->json = 1; break;
+        case PROFILE: copy_str(o->profile, sizeof o->profile, optarg); break;
         case MAXS:
             if (parse_long(optarg, 1, 1L << 50, &v)) return bad(rank, "--max-steps", optarg, "a positive count");
             o->max_steps = v;

@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 
 #include "device_model_internal.h"
+#include "layer.h"
+#include "net.h"
 
 #define ALIGN 256  // bytes: what cudaMalloc guarantees
 // Self-reserved arena: 1 TiB of address space (MAP_NORESERVE, never touched, so it costs
@@ -22,12 +24,37 @@ static dt_model_ctx *ctx_of(const dt_device *d) { return (dt_model_ctx *)d->ctx;
 
 double dt_model_act_bytes(const dt_device *d) { return ctx_of(d)->act_bytes; }
 
+// the calibration's factor for a kernel launched through handle d: a profile's factor for
+// the current kind, or time_scale; 1 for the allreduce's (unscaled) handle
+static double scale_of(const dt_device *d) {
+    const dt_model_ctx *c = ctx_of(d);
+    if (d == c->unscaled) return 1.0;
+    return c->has_kind_scale ? c->kind_scale[c->kind] : c->time_scale;
+}
+
+void dt_device_model_set_kind(dt_device *d, int kind) {
+    DT_ASSERT(kind >= 0 && kind < DT_MODEL_MAX_KINDS);
+    ctx_of(d)->kind = kind;
+}
+
+void dt_device_model_set_kind_scales(dt_device *d, const double *factor, int n) {
+    dt_model_ctx *c = ctx_of(d);
+    DT_ASSERT(n >= 0 && n <= DT_MODEL_MAX_KINDS);
+    c->has_kind_scale = factor != NULL;
+    for (int k = 0; k < DT_MODEL_MAX_KINDS; k++) {
+        double f = factor && k < n ? factor[k] : 1.0;
+        DT_ASSERT(isfinite(f) && f > 0);
+        c->kind_scale[k] = f;
+    }
+}
+
 static void charge_at(dt_device *d, double flops_s, double flops, double bytes) {
     dt_model_ctx *c = ctx_of(d);
     double t_math = flops / flops_s, t_mem = bytes / c->mem_bytes_s;
-    double t = (t_math > t_mem ? t_math : t_mem) + c->gpu->launch_s;
+    double t = ((t_math > t_mem ? t_math : t_mem) + c->gpu->launch_s) * scale_of(d);
     c->pending += t;
     c->stats.seconds += t;
+    if (d != c->unscaled) c->stats.kind_seconds[c->kind] += t;
     c->stats.flops += flops;
     c->stats.bytes += bytes;
     c->stats.kernels++;
@@ -51,10 +78,15 @@ void dt_model_flush(dt_device *d) {
 
 // 256-byte aligned pieces of the arena (bump pointer; free is a no-op). Nothing is written:
 // the arena's pages are untouched mmap'ed zero pages (or the rank program's folded region), so
-// "zero-filled" holds without costing RAM. Out of arena: a message naming the sizes, exit 1.
+// "zero-filled" holds without costing RAM. A full arena starts again at its base when
+// cfg.reuse_arena is set; otherwise, or when one buffer is larger than the whole arena, a
+// message naming the sizes and exit 1.
 static void *model_alloc(dt_device *d, size_t bytes) {
     dt_model_ctx *c = ctx_of(d);
     size_t rounded = bytes == 0 ? ALIGN : (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    if (rounded >= bytes && rounded <= c->cap && rounded > c->cap - c->used &&
+        c->cfg.reuse_arena)
+        c->used = 0;  // alias the oldest buffers: nobody reads them
     if (rounded < bytes || rounded > c->cap - c->used) {
         fprintf(stderr,
                 "dtlab: model device: arena exhausted allocating %zu bytes at %s:%d: %zu of "
@@ -65,7 +97,8 @@ static void *model_alloc(dt_device *d, size_t bytes) {
     }
     void *p = c->base + c->used;
     c->used += rounded;
-    c->stats.arena_used = c->used;
+    c->stats.arena_used += rounded;
+    if (rounded > c->stats.max_alloc) c->stats.max_alloc = rounded;
     return p;
 }
 
@@ -77,9 +110,13 @@ static void model_free(dt_device *d, void *p) { (void)d, (void)p; }
 // bytes over PCIe at host_bw, plus a launch; then the host waits (flush)
 static void charge_host(dt_device *d, size_t bytes) {
     dt_model_ctx *c = ctx_of(d);
+    // PCIe: a calibration to images/s leaves it alone, a profile (which measured it) does not
     double t = (double)bytes / c->gpu->host_bw + c->gpu->launch_s;
+    if (c->has_kind_scale) t *= c->kind_scale[c->kind];
     c->pending += t;
     c->stats.seconds += t;
+    c->stats.host_s += t;
+    c->stats.kind_seconds[c->kind] += t;
     c->stats.bytes += (double)bytes;
     c->stats.kernels++;
     dt_model_flush(d);
@@ -158,15 +195,51 @@ static void model_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, i
     dt_model_charge_gemm(d, 2.0 * m * n * k * b, dt_model_act_bytes(d) * elems);
 }
 
+// ---- whose work: the layer kinds ----
+
+_Static_assert(DT_N_KINDS <= DT_MODEL_MAX_KINDS, "more layer kinds than the device keeps");
+
+static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
+    dt_device *d = ctx;
+    int kind = layer < 0 ? DT_KIND_REST : 2 * (int)net->layers[layer]->type + phase;
+    dt_device_model_set_kind(d, kind);
+}
+
+void dt_device_model_follow_layers(dt_device *d, struct dt_net *net) {
+    net->on_layer = on_layer;
+    net->on_layer_ctx = d;
+    dt_device_model_set_kind(d, DT_KIND_REST);
+}
+
+// ---- the unscaled handle ----
+
+static void unscaled_destroy(dt_device *d) {
+    if (!d) return;
+    dt_model_ctx *c = ctx_of(d);
+    if (c->unscaled == d) c->unscaled = NULL;
+    free(d);
+}
+
+dt_device *dt_device_model_unscaled(dt_device *d) {
+    dt_model_ctx *c = ctx_of(d);
+    DT_ASSERT(c->unscaled == NULL);  // one per device
+    dt_device *u = mallocCheck(sizeof *u);
+    *u = *d;  // the same primitives on the same state; only charge_at tells them apart
+    u->destroy = unscaled_destroy;
+    c->unscaled = u;
+    return u;
+}
+
 // ---- statistics ----
 
 dt_model_stats dt_device_model_stats(const dt_device *d) { return ctx_of(d)->stats; }
 
 void dt_device_model_reset_stats(dt_device *d) {
     dt_model_ctx *c = ctx_of(d);
-    size_t used = c->stats.arena_used;
+    size_t used = c->stats.arena_used, max_alloc = c->stats.max_alloc;
     memset(&c->stats, 0, sizeof c->stats);
     c->stats.arena_used = used;  // pending time stays pending: cfg.advance still gets it
+    c->stats.max_alloc = max_alloc;
 }
 
 // ---- the device ----
@@ -223,8 +296,14 @@ dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err) 
                 g->name);
         return NULL;
     }
+    if (!isfinite(cfg->time_scale) || cfg->time_scale < 0) {
+        dt_fail(err, DT_EXIT_USAGE, "model device: time_scale %g: expected a finite factor > 0 "
+                "(0 = none)", cfg->time_scale);
+        return NULL;
+    }
     dt_model_ctx *c = callocCheck(1, sizeof *c);
     c->cfg = *cfg;
+    c->time_scale = cfg->time_scale > 0 ? cfg->time_scale : 1.0;
     c->gpu = g;
     c->act_bytes = cfg->precision == DT_PREC_FP16 ? 2.0 : 4.0;
     c->gemm_flops_s = pk * ek;

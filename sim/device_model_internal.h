@@ -13,8 +13,13 @@ typedef struct {
     double gemm_flops_s;   // peak(precision) * eff_gemm(precision): gemm-class kernels
     double cuda_flops_s;   // peak_fp32 * eff_gemm: every other kernel (CUDA cores, fp32 math)
     double mem_bytes_s;    // mem_bw * eff_mem
+    double time_scale;     // cfg.time_scale, 1 when not given
+    const dt_device *unscaled;  // dt_device_model_unscaled's handle: charged at scale 1
+    int kind;              // dt_device_model_set_kind
+    int has_kind_scale;
+    double kind_scale[DT_MODEL_MAX_KINDS];
     double pending;        // seconds charged and not yet handed to cfg.advance
-    dt_model_stats stats;  // since the last reset (stats.arena_used: since creation)
+    dt_model_stats stats;  // since the last reset (arena_used, max_alloc: since creation)
     // the arena: [base, base + cap), a bump pointer at used
     char *base;
     size_t cap, used;

@@ -21,6 +21,8 @@ static void usage(FILE *f) {
     fprintf(f,
         "usage: dtsim [options]            simulate one configuration\n"
         "       dtsim sweep [options]      over --sweep-gpus and --sweep-algos, with --plot\n"
+        "       dtsim calibrate --step P.json [--intra A.csv] [--inter B.csv] --out F.json\n"
+        "                                  a profile from your measurements (--help there)\n"
         "cluster:\n"
         "  --preset NAME       %s\n"
         "  --gpus N            GPUs (default 1024, or the preset's)\n"
@@ -34,7 +36,15 @@ static void usage(FILE *f) {
         "  --model NAME        (default resnet50)\n"
         "  --batch N           global batch (default 32768)   --per-gpu-batch N\n"
         "  --accumulate K      K micro-batches of per-gpu-batch/K per step, one allreduce\n"
-        "  --precision P       fp32 | tf32 | fp16 (mixed precision; default fp32)\n"
+        "  --precision P       fp32 | tf32 | fp16 (mixed precision; default fp32, or the preset's)\n"
+        "  --profile FILE      calibrate from your measurements: `dtsim calibrate` turns a\n"
+        "                      `dtrain --profile` step and `dtcoll-bench --csv` tables into\n"
+        "                      FILE; every layer kind then takes its measured time, the links\n"
+        "                      their fitted latency and bandwidth (docs/formulas.md)\n"
+        "  --gpu-img-s X       calibrate: one GPU trains X images/s at this per-GPU batch and\n"
+        "                      precision (your framework's measured figure); every modelled\n"
+        "                      kernel is scaled to match (default: the roofline's own, or the\n"
+        "                      preset's paper figure; 0 = the roofline's)\n"
         "  --optimizer lars|sgd  (default lars)\n"
         "  --algo NAME         %s (default hier; nccl\n"
         "                      only on real GPUs, with dtrain)\n"
@@ -97,7 +107,24 @@ static int parse_list(const char *s, int *out, int max) {
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
-       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM };
+       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
+       GPUIMGS, PROFILE };
+
+// A preset's paper set-up (sim/platform.c): its precision, optimizer, allreduce and wire
+// format, where the user did not choose their own.
+static int apply_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set,
+                                 int optim_set, int algo_set, int inner_set) {
+    dt_error err;
+    if (!prec_set && !strcmp(c->precision, "fp16")) o->prec = DT_PREC_FP16;
+    if (!prec_set && !strcmp(c->precision, "tf32")) o->prec = DT_PREC_TF32;
+    if (!optim_set && c->optimizer[0]) o->lars = !strcmp(c->optimizer, "lars");
+    if (!algo_set && c->algo[0] && dt_algo_parse(c->algo, "--preset", &o->coll.algo, &err))
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    if (!inner_set && c->inner[0] && dt_algo_parse(c->inner, "--preset", &o->coll.inner, &err))
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    if (c->fp16_grads) o->coll.wire_f16 = 1;
+    return 0;
+}
 
 static int parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
@@ -119,7 +146,8 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"net-bw", 1, 0, NETBW}, {"nics", 1, 0, NICS}, {"net-lat", 1, 0, NETLAT},
         {"topology", 1, 0, TOPO}, {"platform", 1, 0, PLATFORM}, {"model", 1, 0, MODEL},
         {"batch", 1, 0, BATCH}, {"per-gpu-batch", 1, 0, PGB}, {"precision", 1, 0, PREC},
-        {"accumulate", 1, 0, ACCUM},
+        {"accumulate", 1, 0, ACCUM}, {"gpu-img-s", 1, 0, GPUIMGS},
+        {"profile", 1, 0, PROFILE},
         {"optimizer", 1, 0, OPTIM}, {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION},
         {"no-overlap", 0, 0, NOOVL}, {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP},
         {"inner", 1, 0, INNER}, {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS},
@@ -132,7 +160,9 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
         {0, 0, 0, 0}};
     dt_error err;
-    int algo_set = 0, fusion_set = 0, optim_set = 0;
+    int algo_set = 0, fusion_set = 0, optim_set = 0, prec_set = 0, inner_set = 0, model_set = 0;
+    double gpu_img_s = -1;  // -1: not given
+    int img_s_given = 0;
     opterr = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
@@ -149,11 +179,14 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case NETLAT: if (to_double(optarg, 0, 1e6, &net_lat)) return bad("--net-lat", optarg, "microseconds >= 0"); break;
         case TOPO: topo = optarg; break;
         case PLATFORM: snprintf(o->platform_file, sizeof o->platform_file, "%s", optarg); break;
-        case MODEL: snprintf(o->model, sizeof o->model, "%s", optarg); break;
+        case MODEL: snprintf(o->model, sizeof o->model, "%s", optarg), model_set = 1; break;
+        case PROFILE: snprintf(o->profile_path, sizeof o->profile_path, "%s", optarg), o->has_profile = 1; break;
         case BATCH: if (to_int(optarg, 1, 1 << 30, &batch)) return bad("--batch", optarg, "a positive batch"); break;
         case PGB: if (to_int(optarg, 1, 1 << 20, &pgb)) return bad("--per-gpu-batch", optarg, "a positive batch"); break;
         case ACCUM: if (to_int(optarg, 1, 1 << 20, &o->accumulate)) return bad("--accumulate", optarg, "a positive number of micro-batches"); break;
+        case GPUIMGS: img_s_given = 1; if (to_double(optarg, 0, 1e9, &gpu_img_s)) return bad("--gpu-img-s", optarg, "images/s >= 0 (0: the roofline's own figure)"); break;
         case PREC:
+            prec_set = 1;
             if (!strcmp(optarg, "fp32")) o->prec = DT_PREC_FP32;
             else if (!strcmp(optarg, "tf32")) o->prec = DT_PREC_TF32;
             else if (!strcmp(optarg, "fp16")) o->prec = DT_PREC_FP16;
@@ -166,6 +199,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             break;
         case ALGO: case INNER:
             algo_set |= c == ALGO;
+            inner_set |= c == INNER;
             // the option's name, not argv[optind - 1]: with "--algo X" that is the value
             if (dt_algo_parse(optarg, c == ALGO ? "--algo" : "--inner",
                               c == ALGO ? &o->coll.algo : &o->coll.inner, &err)) {
@@ -267,6 +301,13 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         if (!pgb && !batch) pgb = o->cluster.per_gpu_batch;
         if (o->cluster.model[0] && !strcmp(o->model, "resnet50"))
             snprintf(o->model, sizeof o->model, "%s", o->cluster.model);
+        if (apply_preset_training(&o->cluster, o, prec_set, optim_set, algo_set, inner_set))
+            return 2;
+        if (gpu_img_s < 0 && o->cluster.gpu_img_s > 0) {  // the paper's framework
+            gpu_img_s = o->cluster.gpu_img_s;
+            o->calib_batch = o->cluster.per_gpu_batch;
+            o->calib_prec = !strcmp(o->cluster.precision, "fp16") ? DT_PREC_FP16 : DT_PREC_FP32;
+        }
     } else {
         o->cluster = dt_cluster_default(gpus ? gpus : 1024);
     }
@@ -278,6 +319,10 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             fprintf(stderr, "dtsim: option --gpu: unknown GPU '%s' (valid: %s)\n", gpu, dt_gpu_names());
             return 2;
         }
+        if (strcmp(c->gpu, gpu) && o->calib_batch) {  // the paper measured another GPU
+            o->calib_batch = 0;
+            if (gpu_img_s >= 0 && gpu_img_s == c->gpu_img_s) gpu_img_s = 0;
+        }
         snprintf(c->gpu, sizeof c->gpu, "%s", gpu);
     }
     if (intra) {
@@ -285,6 +330,16 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         else if (!strcmp(intra, "nvswitch")) c->intra = DT_INTRA_NVSWITCH;
         else if (!strcmp(intra, "pcie")) c->intra = DT_INTRA_PCIE;
         else return bad("--intra", intra, "nvlink, nvswitch or pcie");
+    }
+    if (o->has_profile) {
+        if (img_s_given || o->cpu) {
+            fprintf(stderr, "dtsim: --profile calibrates from measurements: not with %s\n",
+                    o->cpu ? "--device cpu (real numbers, no modelled time)" : "--gpu-img-s");
+            return 2;
+        }
+        o->calib_batch = 0, gpu_img_s = 0;  // the measured profile, not a paper's figure
+        if (dtsim_apply_profile(o, c, model_set, pgb || batch, prec_set)) return 2;
+        if (!pgb && !batch) pgb = o->profile.batch;
     }
     if (intra_bw) c->intra_bw = intra_bw * 1e9;
     if (net_bw) c->nic_bw = net_bw * 1e9;
@@ -330,6 +385,17 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
     }
     o->per_gpu_batch = pgb ? pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
     o->global_batch = o->per_gpu_batch * o->gpus;
+    if (preset && o->calib_batch && strcmp(o->model, o->cluster.model)) {
+        o->calib_batch = 0;  // the paper measured ResNet-50, not this model
+        if (gpu_img_s == o->cluster.gpu_img_s) gpu_img_s = 0;
+    }
+    o->gpu_img_s = gpu_img_s > 0 ? gpu_img_s : 0;
+    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
+    if (o->gpu_img_s && o->cpu) {
+        fprintf(stderr, "dtsim: --gpu-img-s calibrates the modelled GPU; --device cpu computes "
+                        "real numbers and models no time\n");
+        return 2;
+    }
     if (o->per_gpu_batch % o->accumulate) {
         fprintf(stderr, "dtsim: --accumulate %d does not divide the per-GPU batch %d (need a "
                         "multiple of %d)\n", o->accumulate, o->per_gpu_batch, o->accumulate);
@@ -436,6 +502,7 @@ static int run_sweep(const dtsim_opts *o) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "calibrate")) return dtsim_calibrate_main(argc - 1, argv + 1);
     dtsim_opts o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;  // 1: --help was printed

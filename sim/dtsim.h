@@ -8,6 +8,7 @@
 #include "coll/fusion.h"
 #include "gpu.h"
 #include "platform.h"
+#include "profile.h"
 
 typedef struct {
     dt_cluster cluster;        // --preset / --gpus / --gpu / --gpus-per-node / --topology ...
@@ -18,6 +19,15 @@ typedef struct {
     int per_gpu_batch;         // --per-gpu-batch
     int accumulate;            // --accumulate K: micro-batches per step (1)
     dt_precision prec;         // --precision
+    // --gpu-img-s (or the preset's paper figure): one GPU trains gpu_img_s images/s at
+    // calib_batch per GPU in calib_prec; 0 = the roofline's own time (docs/formulas.md)
+    double gpu_img_s;
+    int calib_batch;
+    dt_precision calib_prec;
+    // --profile FILE: measured seconds per layer kind (and links), sim/profile.h
+    int has_profile;
+    char profile_path[512];
+    dt_profile profile;
     int lars;                  // --optimizer lars|sgd
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;     // --fusion
@@ -45,6 +55,10 @@ typedef struct {
     char algo[16];
     double iter_s, compute_s, comm_s, exposed_s;   // per iteration (simulated)
     double single_iter_s;                          // one GPU of the same profile, same batch
+    double roofline_iter_s;                        // the same before calibration
+    double time_scale;                             // the calibration's factor (1: none)
+    double calib_roofline_img_s;                   // the roofline's images/s where calibrated
+    double kind_scale[DT_N_KINDS];                 // --profile: each kind's factor
     double model_comm_s;                           // the cost model's allreduce time per step
     double images_s, efficiency, epoch_s, train_s;
     double wall_s;                                 // real seconds the simulation took
@@ -53,6 +67,13 @@ typedef struct {
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
 // already printed (2: bad input, 1: SimGrid failed).
 int dtsim_run_one(const dtsim_opts *o, dtsim_result *r);
+
+// `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
+int dtsim_calibrate_main(int argc, char **argv);
+// --profile FILE: reads it into o and makes it the run's defaults (model, per-GPU batch,
+// precision, the links of c) where the user gave none; 2 with a message on a bad file
+int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int batch_set,
+                        int prec_set);
 
 void dtsim_print_header(FILE *f, const dtsim_opts *o);
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep);

@@ -59,6 +59,18 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
         fprintf(f, "one GPU: %.2f ms per iteration (%.0f images/s); time-to-train: %.0f epochs "
                    "of %.0f images\n", 1e3 * r->single_iter_s, r->per_gpu_batch / r->single_iter_s,
                 o->epochs, o->dataset);
+    if (!o->sweep && o->has_profile)
+        fprintf(f, "profiled: %s (%s, %d per GPU, %.3f ms per step measured on %s): every "
+                   "layer kind takes its measured time%s\n", o->profile_path, o->profile.model,
+                o->profile.batch, 1e3 * o->profile.step_s,
+                o->profile.device[0] ? o->profile.device : "?",
+                o->profile.intra.beta > 0 || o->profile.inter.beta > 0
+                    ? ", the links their fitted latency and bandwidth" : "");
+    if (!o->sweep && r->time_scale != 1)
+        fprintf(f, "calibrated: one GPU trains %.1f images/s at %d per GPU in %s (--gpu-img-s); "
+                   "the roofline alone gives %.1f, so every modelled kernel takes x%.3f\n",
+                o->gpu_img_s, o->calib_batch, dt_precision_name(o->calib_prec),
+                r->calib_roofline_img_s, r->time_scale);
     fflush(f);
 }
 
@@ -89,11 +101,13 @@ void dtsim_print_json(const dtsim_result *r, int n) {
         printf("%s{\"gpus\": %d, \"global_batch\": %d, \"algo\": \"%s\", \"buckets\": %d, "
                "\"iter_s\": %.9g, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_s\": %.9g, "
                "\"images_per_s\": %.6g, \"efficiency\": %.6g, \"epoch_s\": %.6g, "
-               "\"train_s\": %.6g, \"single_gpu_iter_s\": %.9g, \"model_comm_s\": %.9g}",
+               "\"train_s\": %.6g, \"single_gpu_iter_s\": %.9g, \"model_comm_s\": %.9g, "
+               "\"roofline_single_gpu_iter_s\": %.9g, \"time_scale\": %.9g}",
                i ? ",\n " : "", r[i].gpus,
                r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
                r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
-               r[i].train_s, r[i].single_iter_s, r[i].model_comm_s);
+               r[i].train_s, r[i].single_iter_s, r[i].model_comm_s, r[i].roofline_iter_s,
+               r[i].time_scale);
     printf("]\n");
 }
 

@@ -36,6 +36,11 @@ static double wall_now(void) {
 // A margin on the rank program's arena for what single_gpu's count leaves out (bytes; a
 // round figure, not measured)
 #define ARENA_MARGIN ((size_t)16 << 20)
+// The rank program's arena is reused from its base when full (dt_modeldev_config.
+// reuse_arena): it needs room for the largest buffer, not for all of them, so it is capped
+// here (bytes) or at twice the largest buffer. A modelled GPU's memory then costs the
+// simulation no memory in proportion to the batch (SimGrid maps the arena at full size).
+#define ARENA_CAP ((size_t)2 << 30)
 // Automatic coarsening cuts ring phases to about this many rounds (auto_coarsen)
 #define COARSEN_ROUNDS 16
 // A reduction reads two operands and writes their sum: bytes of memory traffic per byte
@@ -49,20 +54,25 @@ static void model_shape(const char *model, dt_model_config *cfg) {
     }
 }
 
-// One training step of one GPU (forward, loss, backward, optimizer) on the model device:
-// its simulated seconds, and the device memory the rank program's arena must hold per rank.
-static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_t *params) {
+// One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
+// `batch` images in `accumulate` micro-batches in precision `prec`, their upload included:
+// the device's statistics (seconds: the roofline's, uncalibrated; host_s, max_alloc) and, if
+// asked, the modelled device memory it needs (bytes) and the trainable parameters.
+static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int accumulate,
+                      dt_model_stats *st, size_t *used, size_t *params) {
     dt_error err = {0};
-    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0};
+    // nothing touches the arena: reused, only the largest buffer must fit in address space
+    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), prec, NULL, NULL, NULL, 0, 1, 0};
     dt_device *dev = dt_device_model_create(&mc, &err);
     if (!dev) {
         fprintf(stderr, "dtsim: %s\n", err.msg);
         return 2;
     }
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->per_gpu_batch / o->accumulate;  // the micro-batch
+    cfg.batch = batch / accumulate;  // the micro-batch
     model_shape(o->model, &cfg);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
+    if (net) dt_device_model_follow_layers(dev, net);  // seconds by layer kind
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
@@ -74,10 +84,10 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     }
     float *x = callocCheck(1, sizeof(float));  // the model device never reads it
     int32_t *y = callocCheck((size_t)cfg.batch, sizeof(int32_t));
-    (void)x;
     dt_device_model_reset_stats(dev);
-    for (int k = 0; k < o->accumulate; k++) {  // one GPU accumulates the same micro-batches
+    for (int k = 0; k < accumulate; k++) {  // one GPU accumulates the same micro-batches
         net->keep_grads = k > 0;
+        dt_net_set_batch(net, x, y);  // the images' upload, as the trainer's step does
         dt_net_forward(net, 1);
         dt_net_loss(net);
         dt_net_backward(net, 1.0f, NULL, NULL);
@@ -85,15 +95,58 @@ static int single_gpu(const dtsim_opts *o, double *seconds, size_t *arena, size_
     dt_optim_step(opt, net, 0.1f);
     dev->sync(dev);
     dt_model_stats ms = dt_device_model_stats(dev);
-    *seconds = ms.seconds;
-    // the arena: every buffer, plus the allreduce's scratch (the buckets in flight: at most
-    // the gradients and a quarter more), plus a margin
-    *arena = ms.arena_used + net->n_trainable * sizeof(float) * 5 / 4 + ARENA_MARGIN;
-    *params = net->n_trainable;
+    *st = ms;
+    // every buffer, plus the allreduce's scratch (the buckets in flight: at most the
+    // gradients and a quarter more)
+    if (used) *used = ms.arena_used + net->n_trainable * sizeof(float) * 5 / 4;
+    if (params) *params = net->n_trainable;
     free(x), free(y);
     dt_optim_free(opt);
     dt_net_free(net);
     dev->destroy(dev);
+    return 0;
+}
+
+// The calibration (docs/formulas.md): the factor on every kernel that makes one GPU's step
+// at the measured configuration take calib_batch / gpu_img_s, its upload (PCIe) unscaled.
+// `one` is the step of the run's own configuration; 2 when the figure is faster than the
+// upload alone allows.
+static int calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r) {
+    dt_model_stats cal = *one;
+    if (o->calib_batch != o->per_gpu_batch || o->calib_prec != o->prec || o->accumulate > 1) {
+        int rc = single_gpu(o, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
+        if (rc) return rc;
+    }
+    double want = o->calib_batch / o->gpu_img_s;
+    if (want <= cal.host_s)
+        return fprintf(stderr, "dtsim: --gpu-img-s %g: faster than uploading %d images per step "
+                       "over PCIe allows (%.0f images/s at most)\n", o->gpu_img_s,
+                       o->calib_batch, o->calib_batch / cal.host_s), 2;
+    r->time_scale = (want - cal.host_s) / (cal.seconds - cal.host_s);
+    r->calib_roofline_img_s = o->calib_batch / cal.seconds;
+    return 0;
+}
+
+// --profile (docs/formulas.md): each layer kind's factor, the measured seconds over the
+// roofline's for one GPU's step at the profile's batch and precision. 2 when the profile and
+// the network dtsim builds do not have the same kinds.
+static int profile_scales(const dtsim_opts *o, dtsim_result *r) {
+    const dt_profile *p = &o->profile;
+    dt_model_stats cal;
+    dt_precision prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
+    int rc = single_gpu(o, p->batch, prec, 1, &cal, NULL, NULL);
+    if (rc) return rc;
+    char name[32];
+    for (int k = 0; k < DT_N_KINDS; k++) {
+        double roof = cal.kind_seconds[k], meas = p->kind_s[k];
+        r->kind_scale[k] = 1;
+        if ((meas < 0) != (roof <= 0))
+            return fprintf(stderr, "dtsim: --profile %s: %s %s, which the %s dtsim builds %s\n",
+                           o->profile_path, meas < 0 ? "has no" : "has",
+                           dt_kind_name(k, name, sizeof name), o->model,
+                           meas < 0 ? "has" : "has not"), 2;
+        if (roof > 0) r->kind_scale[k] = meas > 0 ? meas / roof : 1e-9;
+    }
     return 0;
 }
 
@@ -357,10 +410,33 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
 int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     memset(r, 0, sizeof *r);
     double t_wall = wall_now();
-    size_t arena, params;
-    int rc = single_gpu(o, &r->single_iter_s, &arena, &params);
+    size_t used, params;
+    dt_model_stats one;
+    int rc = single_gpu(o, o->per_gpu_batch, o->prec, o->accumulate, &one, &used, &params);
+    if (rc) return rc;
+    size_t max_alloc = one.max_alloc;
+    r->roofline_iter_s = one.seconds;
+    r->time_scale = 1;
+    if (o->gpu_img_s > 0 && (rc = calibrate(o, &one, r))) return rc;
+    r->single_iter_s = one.host_s + (one.seconds - one.host_s) * r->time_scale;
+    if (o->has_profile) {
+        if ((rc = profile_scales(o, r))) return rc;
+        r->single_iter_s = 0;
+        for (int k = 0; k < DT_N_KINDS; k++) r->single_iter_s += one.kind_seconds[k] * r->kind_scale[k];
+    }
+    size_t arena = used + ARENA_MARGIN, least = 2 * max_alloc + ARENA_MARGIN;
+    if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
+    double ram = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps the arena at full size
+        fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d images "
+                "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
+                "this machine's %.1f GiB of memory allow; lower --per-gpu-batch or split it "
+                "with --accumulate K\n", max_alloc / 1073741824.0, o->model, o->per_gpu_batch,
+                o->per_gpu_batch / o->accumulate, ram / 1073741824.0);
+        return 2;
+    }
     run_files f;
-    if (rc || (rc = make_run_files(&f))) return rc;
+    if ((rc = make_run_files(&f))) return rc;
     const dt_cluster *c = &o->cluster;
     if ((rc = write_platform(o, c, &f))) {
         remove_run_files(o, &f);
@@ -368,6 +444,14 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     }
     dt_rank_opts ro;
     rank_opts_for(o, c, arena, &f, &ro);
+    ro.time_scale = r->time_scale;
+    if (o->has_profile) {
+        size_t at = 0;
+        for (int k = 0; k < DT_N_KINDS && at < sizeof ro.kind_scales; k++)
+            at += (size_t)snprintf(ro.kind_scales + at, sizeof ro.kind_scales - at, "%s%.9g",
+                                   k ? "," : "", r->kind_scale[k]);
+        DT_ASSERT(at < sizeof ro.kind_scales);
+    }
     arg_list cmd = simgrid_command(o, &f, &ro);
     int code = run_simgrid(&cmd, f.out);
     for (int i = 0; i < cmd.n; i++) free(cmd.v[i]);

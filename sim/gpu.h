@@ -13,7 +13,8 @@ typedef struct {
     char full_name[48];       // "NVIDIA V100 SXM2 16GB"
     double peak_fp32;         // FLOP/s, CUDA cores
     double peak_tf32;         // FLOP/s with TF32 tensor cores (0: none -> fp32)
-    double peak_fp16;         // FLOP/s fp16 math (tensor cores where present; P40: 1/64 rate)
+    double peak_fp16;         // FLOP/s fp16 math (tensor cores where present; P40: fp32 math
+                              // on half storage, its native fp16 is 1/64 rate)
     double mem_bw;            // bytes/s, HBM/GDDR
     double launch_s;          // seconds per kernel launch (host overhead, not hidden)
     double eff_gemm;          // fraction of peak a large gemm/convolution reaches

@@ -5,7 +5,9 @@
 //
 // Figures. Peaks and bandwidths: docs/hardware.md (datasheets); H100 TF32 495 TFLOP/s dense is
 // the H100 SXM5 datasheet's 989 (with sparsity) halved, as its fp16 990 is the dense figure;
-// P40 fp16 = 11.76/64 (fp16 math at 1/64 rate, no tensor cores: fp16 is storage only).
+// P40 fp16 = its fp32 rate: GP102's native fp16 math runs at 1/64 rate (0.18 TFLOP/s), so
+// frameworks keep fp16 as storage and compute in fp32 (cuDNN's pseudo-half configuration),
+// which is how Jia et al. 2018 trained on P40s in mixed precision.
 // Assumed, not from docs/hardware.md: kernel launch overhead 5 us (P100, P40, V100), 4 us
 // (A100), 3 us (H100), the usual few microseconds of a CUDA launch that a framework cannot
 // hide; host link 12 GB/s (PCIe 3.0 x16, docs/hardware.md) for P100/P40/V100, 24 GB/s (PCIe
@@ -39,7 +41,7 @@
 // Derived, not calibrated (docs/hardware.md has no figure): P100 and P40 take V100's fp32
 // values (e_g 0.83, e_m 0.90; their fp16 runs on CUDA cores, so the same e_g); H100 takes
 // A100's (tf32 0.23, fp16 0.46, e_m 0.90); A100 and H100 fp32 (CUDA cores) take V100's
-// 0.83. They give P100 fp32 260 img/s, P40 fp32 208 (fp16: 6, the 1/64 rate), A100 fp32
+// 0.83. They give P100 fp32 260 img/s, P40 fp32 208 (fp16 270), A100 fp32
 // 525, H100 tf32 2132, fp16 4777 (1.9x A100). Sanity checks only: TensorFlow's
 // tf_cnn_benchmarks reported about 220 img/s for ResNet-50 on a P100 in fp32, and Goyal et
 // al. (29 h for 90 epochs on 8 P100) imply 138 img/s per GPU, communication included.
@@ -59,7 +61,7 @@ static const dt_gpu_profile profiles[] = {
      .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
      .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G},
     {.name = "p40", .full_name = "NVIDIA Tesla P40 24GB",
-     .peak_fp32 = 11.76 * T, .peak_tf32 = 0, .peak_fp16 = 11.76 * T / 64, .mem_bw = 346 * G,
+     .peak_fp32 = 11.76 * T, .peak_tf32 = 0, .peak_fp16 = 11.76 * T, .mem_bw = 346 * G,
      .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
      .eff_mem = 0.90, .mem_bytes = 24 * GIB, .host_bw = 12 * G},
     {.name = "v100", .full_name = "NVIDIA Tesla V100 SXM2 16GB",

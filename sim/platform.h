@@ -36,9 +36,16 @@ typedef struct {
     dt_topo_kind topo;
     char topo_params[64];     // SimGrid topo_parameters; "" = chosen for `nodes`
     double oversubscription;  // fat tree: up-link bandwidth divisor (1 = non-blocking)
-    // the training set-up the preset's paper used (dtsim defaults when a preset is chosen)
+    // the training set-up the preset's paper used (dtsim defaults when a preset is chosen;
+    // empty strings and zeros: dtsim's own defaults)
     char model[32];
     int per_gpu_batch;
+    char precision[8];        // "fp32", "fp16" (the paper's compute precision)
+    char optimizer[8];        // "sgd", "lars"
+    char algo[16], inner[8];  // the paper's allreduce as dtsim's --algo / --inner
+    int fp16_grads;           // gradients in fp16 on the wire
+    double gpu_img_s;         // calibration: images/s of one GPU in the paper's framework at
+                              // per_gpu_batch (0: the roofline's own figure); bench/PAPERS.md
     char notes[160];          // where the figures come from
 } dt_cluster;
 

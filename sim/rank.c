@@ -19,6 +19,7 @@
 // dtsim (sim/dtsim_run.c) launches it; the user never does. Its arguments are the table of
 // sim/rank_opts.h (--usage lists them); rank 0 writes its result as JSON to --result
 // (sim/rank_result.h); --trace writes a Chrome trace (sim/rank_trace.h).
+#include <math.h>
 #include <mpi.h>
 #include <simgrid/host.h>
 #include <stdint.h>
@@ -71,6 +72,7 @@ static int failed(int rank, const dt_error *err, int code) {
 
 typedef struct {
     dt_device *dev;
+    dt_device *comm_dev;  // the same device, unscaled: the allreduce's kernels
     dt_net *net;
     dt_optim *opt;
     dt_trainer tr;
@@ -93,6 +95,22 @@ static void map_arena(const dt_rank_opts *o) {
     g_arena = SMPI_SHARED_MALLOC(g_arena_bytes);
 }
 
+// A profile's factors, "f0,f1,...", one per layer kind (dtsim --profile).
+static int set_kind_scales(dt_device *dev, const char *list, dt_error *err) {
+    double f[DT_MODEL_MAX_KINDS];
+    int n = 0;
+    for (const char *s = list; *s && n < DT_MODEL_MAX_KINDS;) {
+        char *end;
+        f[n] = strtod(s, &end);
+        if (end == s || !isfinite(f[n]) || f[n] <= 0) break;
+        n++;
+        s = *end == ',' ? end + 1 : end;
+        if (!*end) return dt_device_model_set_kind_scales(dev, f, n), 0;
+    }
+    return dt_fail(err, DT_EXIT_USAGE, "--kind-scales '%.40s': expected positive factors, "
+                   "comma-separated", list);
+}
+
 // The modeled GPU, the network on it, the optimizer and the trainer with its allreduce.
 // The micro-batch must be a whole number of images (dtsim checks it too).
 static int check_accumulate(const dt_rank_opts *o, int rank) {
@@ -113,8 +131,11 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         return failed(rank, &err, DT_EXIT_USAGE);
     }
     map_arena(o);
-    dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes};
+    dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes, 1,
+                             o->time_scale};
     if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
+    if (o->kind_scales[0] && set_kind_scales(m->dev, o->kind_scales, &err))
+        return failed(rank, &err, DT_EXIT_USAGE);
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = o->batch / o->accumulate;  // the micro-batch (dtsim checked that it divides)
     if (dt_model_is_cifar(o->model)) {  // CIFAR ResNets: 32x32, 10 classes
@@ -123,6 +144,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     }
     if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
+    dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     m->opt = dt_optim_create(m->net, &oc, &err);
     dt_coll_opts co = o->coll;
@@ -130,8 +152,11 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         dt_dbtree_links_of(&g_dbt, P, co.group);
         co.cost.dbt = g_dbt.dbt;
     }
-    if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, MPI_COMM_WORLD, &err) ||
-        dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err) ||
+    if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, MPI_COMM_WORLD, &err))
+        return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
+    m->comm_dev = dt_device_model_unscaled(m->dev);
+    m->tr.comm_dev = m->comm_dev;
+    if (dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err) ||
         dt_trainer_set_accumulate(&m->tr, o->accumulate, &err))
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
@@ -219,6 +244,7 @@ static void model_free(model_run *m) {
     dt_trainer_free(&m->tr);
     dt_optim_free(m->opt);
     dt_net_free(m->net);
+    if (m->comm_dev) m->comm_dev->destroy(m->comm_dev);
     m->dev->destroy(m->dev);
 }
 

@@ -33,7 +33,11 @@ typedef struct {
     dt_coll_opts coll;       // the allreduce and its α-β-γ cost parameters
     dt_fusion_opts fusion;
     int overlap;             // 1: allreduces start during backward
-    uint64_t arena;          // bytes of the shared device arena (0: DT_RANK_DEFAULT_ARENA)
+    uint64_t arena;          // bytes of the shared device arena (0: DT_RANK_DEFAULT_ARENA),
+                             // reused from its base when full (dt_modeldev_config.reuse_arena)
+    double time_scale;       // the model device's calibration factor (0 = none)
+    char kind_scales[640];   // a profile's factor per layer kind (sim/profile.h), comma-
+                             // separated in kind order ("": none)
     char trace[512];         // Chrome trace of the first trace_ranks ranks ("": none)
     int trace_ranks;
     int progress;            // rank 0 shows its progress on stderr

@@ -34,6 +34,29 @@ cpu_matches_dtrain)
     echo "ok: epoch $e: dtsim --device cpu $a, mpirun dtrain $b"
   done
   echo "PASS cpu_matches_dtrain" ;;
+profile_roundtrip)
+  # The loop with real measurements, small: `dtrain --profile` on one rank (resnet8, 4 steps,
+  # 2 of them timed), `dtcoll-bench` between two ranks, `dtsim calibrate`, `dtsim --profile`:
+  # the profile has every kind of resnet8 and a positive time for each, dtsim's one GPU takes
+  # exactly the measured step (1e-6), and fewer than 3 steps cannot profile (exit 2).
+  D="--data synthetic --synthetic-examples 128 --image-size 32 --classes 10 --model resnet8 --threads 1 --eval-every 0 --quiet --batch 16"
+  "$MPIRUN" -np 1 "$DTRAIN" $D --max-steps 4 --profile "$W/step.json" >"$W/d" 2>&1 || { cat "$W/d"; fail "dtrain --profile"; }
+  cat "$W/step.json"
+  for k in conv.forward conv.backward bn.forward bn.backward relu.forward add.backward avgpool.forward linear.backward rest; do
+    v=$(num "$k" "$W/step.json")
+    awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k: $v s in the profile, expected > 0"
+  done
+  grep -q '"steps": 2,' "$W/step.json" || fail "expected 2 timed steps (4 - 2 warm-up)"
+  "$MPIRUN" -np 2 --oversubscribe "$DTCOLL" --algos ring --min-bytes 1K --max-bytes 256K --factor 4 --iters 5 --csv "$W/intra.csv" >"$W/c" 2>&1 || { cat "$W/c"; fail "dtcoll-bench"; }
+  "$DTSIM" calibrate --step "$W/step.json" --intra "$W/intra.csv" --out "$W/cal.json" || fail "calibrate"
+  "$DTSIM" --profile "$W/cal.json" --gpus 2 --gpus-per-node 2 --algo ring --optimizer sgd --iters 1 --json --quiet >"$W/o" 2>&1 || { cat "$W/o"; fail "dtsim --profile"; }
+  close "$(num single_gpu_iter_s "$W/o")" "$(num step_s "$W/step.json")" 1e-6 ||
+    fail "one GPU $(num single_gpu_iter_s "$W/o") s, measured $(num step_s "$W/step.json") s"
+  out=$("$MPIRUN" -np 1 "$DTRAIN" $D --max-steps 2 --profile "$W/short.json" 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q -- "--max-steps 3 or more" && [ ! -e "$W/short.json" ] ||
+    { echo "$out"; fail "2 steps: exit $rc, expected 2 and no file"; }
+  echo "ok: dtrain --profile -> calibrate -> dtsim: one GPU $(num single_gpu_iter_s "$W/o") s = measured"
+  echo "PASS profile_roundtrip" ;;
 accumulate)
   # --accumulate K: each step runs K micro-batches and ONE allreduce, overlapping only the
   # last backward. On 16 V100s (2 nodes of 8), per-GPU batch 32: with K = 4
@@ -105,7 +128,127 @@ presets)
     grep -q '"traceEvents"' "$W/$p.json" && grep -q 'allreduce bucket' "$W/$p.json" || fail "preset $p: trace"
     echo "ok: $p: $(tail -1 "$W/$p.csv")"
   done
+  # and as the paper ran it (ResNet-50, its batch per GPU: dgx-h100's 256 images/GPU needs
+  # 25 GiB of modelled device memory, which must not become 25 GiB of this machine's), on 2
+  # nodes: the paper's calibration is applied, its precision and allreduce are the defaults
+  for p in goyal2017:142.6:hier cho2017:159.3:hier akiba2017:156.4:ring jia2018:146.6:hier \
+           mikami2018:258.2:torus2d dgx-h100:0:hier; do
+    name=${p%%:*}; rest=${p#*:}; cal=${rest%%:*}; algo=${rest#*:}
+    gpn=8; case $name in cho2017|mikami2018) gpn=4 ;; esac
+    "$DTSIM" --preset $name --gpus $((2 * gpn)) --iters 1 --warmup 0 >"$W/$name.paper" 2>&1 ||
+      { cat "$W/$name.paper"; fail "preset $name as its paper ran it"; }
+    grep -q "allreduce $algo" "$W/$name.paper" || { cat "$W/$name.paper"; fail "$name: not $algo"; }
+    if [ "$cal" = 0 ]; then
+      ! grep -q '^calibrated' "$W/$name.paper" || fail "$name: calibrated, but it has no paper figure"
+    else
+      grep -q "^calibrated: one GPU trains $cal images/s" "$W/$name.paper" ||
+        { cat "$W/$name.paper"; fail "$name: not calibrated to $cal images/s"; }
+    fi
+    echo "ok: $name as its paper ran it: $(grep '^one GPU' "$W/$name.paper")"
+  done
+  grep -q "fp16, LARS, allreduce hier fp16" "$W/jia2018.paper" || fail "jia2018: not fp16 + LARS + fp16 gradients"
   echo "PASS presets" ;;
+calibration)
+  # --gpu-img-s X: one GPU's step takes exactly batch/X (the JSON's single_gpu_iter_s, to
+  # 1e-6), the roofline's step unchanged; every simulated GPU's compute is
+  # scaled by the same factor but for the images' upload (PCIe) and the allreduce's
+  # reductions, which are the communication library's (the compute of 16 GPUs, calibrated,
+  # within 2 % of and below the uncalibrated run's kernels times the factor plus the upload);
+  # a preset's paper figure is dropped for another GPU;
+  # bad values and --device cpu exit 2.
+  X=$(awk -v r="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.1f", 50 + r % 2000 }')
+  echo "# --gpu-img-s $X"
+  G="--gpus 16 --gpus-per-node 8 --model resnet20 --per-gpu-batch 64 --iters 1 --json --quiet"
+  "$DTSIM" $G >"$W/raw" 2>&1 || { cat "$W/raw"; fail "uncalibrated run"; }
+  "$DTSIM" $G --gpu-img-s "$X" >"$W/cal" 2>&1 || { cat "$W/cal"; fail "calibrated run"; }
+  one=$(num single_gpu_iter_s "$W/cal"); roof=$(num roofline_single_gpu_iter_s "$W/cal"); s=$(num time_scale "$W/cal")
+  close "$one" "$(awk -v x="$X" 'BEGIN { printf "%.12g", 64 / x }')" 1e-6 || fail "one GPU: $one s per step, expected 64/$X"
+  close "$roof" "$(num single_gpu_iter_s "$W/raw")" 1e-9 || fail "the roofline step changed with calibration"
+  # the step's upload (PCIe, never scaled): 64 images of 3x32x32 fp32 and 64 labels at the
+  # V100 profile's 12 GB/s, a 5 us launch each
+  up=$(awk 'BEGIN { printf "%.12g", (64 * 3 * 32 * 32 * 4 + 64 * 4) / 12e9 + 2 * 5e-6 }')
+  cr=$(num compute_s "$W/raw"); cc=$(num compute_s "$W/cal")
+  cs=$(awk -v a="$cr" -v u="$up" -v b="$s" 'BEGIN { printf "%.12g", (a - u) * b + u }')
+  close "$cc" "$cs" 0.02 || fail "16 GPUs' compute $cc s, expected about ($cr - upload $up) x $s + $up = $cs"
+  awk -v a="$cc" -v b="$cs" 'BEGIN { exit !(a < b * (1 - 1e-6)) }' ||
+    fail "16 GPUs' compute $cc s is not below $cs: the allreduce's reductions were scaled too"
+  echo "ok: one GPU $one s = 64 / $X (roofline $roof s, kernels x $s); 16 GPUs' compute $cc s, just below ($cr - $up) x $s + $up = $cs (the reductions are not scaled)"
+  "$DTSIM" --preset goyal2017 --gpus 16 --gpu v100 --iters 1 --warmup 0 >"$W/v100" 2>&1 || { cat "$W/v100"; fail "goyal2017 on v100"; }
+  ! grep -q '^calibrated' "$W/v100" || fail "goyal2017 on a V100 kept the P100 paper's figure"
+  for bad in "--gpu-img-s -5" "--gpu-img-s fast" "--gpu-img-s nan" "--gpu-img-s 100 --device cpu" "--gpu-img-s 1e8"; do
+    "$DTSIM" --gpus 16 $bad >"$W/bad" 2>&1; rc=$?
+    [ $rc -eq 2 ] || { cat "$W/bad"; fail "'$bad' exited $rc, not 2"; }
+    grep -q -- "--gpu-img-s" "$W/bad" || { cat "$W/bad"; fail "'$bad': message does not name --gpu-img-s"; }
+  done
+  echo "PASS calibration" ;;
+profile)
+  # dtsim calibrate + dtsim --profile on a profile with fresh random times per layer kind and
+  # a dtcoll-bench table made from a fresh random alpha and beta (2 ranks, ring:
+  # t = 2 alpha + n beta): calibrate recovers alpha and beta (1e-6); dtsim --profile takes one
+  # GPU's step to be exactly the measured one (1e-6); its 2 GPUs' iteration without overlap
+  # grows by exactly the allreduces' extra latency when alpha is 10x (the fitted link is the
+  # one SimGrid simulates). Bad files and mismatches exit 2, writing nothing.
+  R=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+  echo "# seed $R"
+  mkprof() { awk -v r="$R" -v skip="$1" 'BEGIN { srand(r); n = split("conv.forward conv.backward bn.forward bn.backward relu.forward relu.backward add.forward add.backward avgpool.forward avgpool.backward linear.forward linear.backward rest", k, " ");
+    printf "{\"dtlab_profile\": 1, \"model\": \"resnet8\", \"device\": \"cpu\", \"precision\": \"fp32\", \"batch\": 32, \"image_size\": 32, \"channels\": 3, \"classes\": 10, \"steps\": 7, \"kinds\": {";
+    s = 0; m = 0; for (i = 1; i <= n; i++) { v = 0.0005 + 0.02 * rand(); if (k[i] == skip) continue; s += v; printf "%s\"%s\": %.9g", m++ ? ", " : "", k[i], v }
+    printf "}, \"step_s\": %.12g}\n", s }'; }
+  mkprof "" >"$W/step.json"
+  mkprof add.forward >"$W/noadd.json"
+  A=$(awk -v r="$R" 'BEGIN { srand(r + 1); printf "%.6g", 1e-6 + 2e-5 * rand() }')
+  B=$(awk -v r="$R" 'BEGIN { srand(r + 2); printf "%.6g", 1e-10 + 1e-9 * rand() }')
+  coll() { echo "ranks,bytes,count,algo,time_us,algbw_gbs,busbw_gbs,mpi_time_us,mpi_busbw_gbs,ratio,check"
+    for n in 4096 65536 1048576 16777216; do awk -v a="$1" -v b="$B" -v n=$n 'BEGIN { printf "2,%d,%d,ring,%.6f,1,1,1,1,1,OK\n2,%d,%d,rhd,%.6f,1,1,1,1,1,OK\n", n, n / 4, (2 * a + n * b) * 1e6, n, n / 4, 1e6 * (9e-5 + n * b * 3) }'; done; }
+  coll "$A" >"$W/intra.csv"
+  coll "$(awk -v a="$A" 'BEGIN { print 10 * a }')" >"$W/slow.csv"
+  "$DTSIM" calibrate --step "$W/step.json" --intra "$W/intra.csv" --out "$W/cal.json" >"$W/c.out" 2>&1 || { cat "$W/c.out"; fail "calibrate"; }
+  cat "$W/c.out"
+  fa=$(num alpha_s "$W/cal.json"); fb=$(num beta_s_per_byte "$W/cal.json")
+  close "$fa" "$A" 1e-6 && close "$fb" "$B" 1e-6 || fail "fitted alpha $fa beta $fb, made from $A and $B"
+  "$DTSIM" calibrate --step "$W/step.json" --intra "$W/slow.csv" --out "$W/slow.json" >/dev/null 2>&1 || fail "calibrate (slow)"
+  G="--gpus 2 --gpus-per-node 2 --algo ring --no-overlap --iters 1 --json --quiet"
+  "$DTSIM" --profile "$W/cal.json" $G >"$W/o" 2>&1 || { cat "$W/o"; fail "dtsim --profile"; }
+  one=$(num single_gpu_iter_s "$W/o"); step=$(num step_s "$W/step.json")
+  close "$one" "$step" 1e-6 || fail "one GPU's step $one s, measured $step s"
+  it=$(num iter_s "$W/o")
+  "$DTSIM" --profile "$W/slow.json" $G >"$W/s" 2>&1 || { cat "$W/s"; fail "dtsim --profile (slow)"; }
+  # 10x alpha: each allreduce of the step (the buckets and the BN statistics, 2 ranks: at
+  # least 2 messages each) waits at least 2 x 9 alpha longer, and at most 30 % more than
+  # that (the step's few other messages)
+  nb=$(num buckets "$W/o"); grow=$(awk -v a="$(num iter_s "$W/s")" -v b="$it" 'BEGIN { printf "%.9g", a - b }')
+  want=$(awk -v n="$nb" -v a="$A" 'BEGIN { printf "%.9g", (n + 1) * 2 * 9 * a }')
+  awk -v g="$grow" -v w="$want" 'BEGIN { exit !(g >= 0.98 * w && g <= 1.3 * w) }' ||
+    fail "10x alpha made the iteration $grow s longer, expected ($nb buckets + 1) x 2 x 9 x $A = $want s to 1.3 times that"
+  echo "ok: alpha $fa beta $fb recovered; one GPU $one s = measured $step s; 10x alpha: +$grow s over $nb bucket(s) and the BN statistics"
+  "$DTSIM" --profile "$W/cal.json" --gpus 2 --gpus-per-node 2 --iters 1 >"$W/txt" 2>&1 || fail "dtsim --profile (table)"
+  grep -q "^profiled: $W/cal.json (resnet8, 32 per GPU" "$W/txt" || { cat "$W/txt"; fail "no profiled line"; }
+  bad() { what=$1; pat=$2; shift 2; rm -f "$W/bad.json"; out=$("$DTSIM" "$@" 2>&1); rc=$?
+    [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }
+    echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }
+    [ ! -e "$W/bad.json" ] || fail "$what: left $W/bad.json"; echo "ok: $what -> $(echo "$out" | head -1)"; }
+  printf '{"dtlab_profile": 1, "model": ' >"$W/trunc.json"
+  sed 's/"kinds": {/"kinds": {"conv.sideways": 1, /' "$W/step.json" >"$W/kind.json"
+  sed 's/"step_s": [0-9.e-]*/"step_s": 9/' "$W/step.json" >"$W/sum.json"
+  sed 's/"rest": [0-9.e-]*/"rest": -0.5/' "$W/step.json" >"$W/neg.json"
+  sed 's/"batch": 32, //' "$W/step.json" >"$W/nobatch.json"
+  sed 's/"image_size": 32/"image_size": 28/' "$W/step.json" >"$W/shape.json"
+  head -3 "$W/intra.csv" | grep -v rhd >"$W/short.csv"
+  sed 's/^ranks,/rank,/' "$W/intra.csv" >"$W/hdr.csv"
+  bad "truncated profile" "trunc.json: not JSON" calibrate --step "$W/trunc.json" --out "$W/bad.json"
+  bad "unknown kind" "conv.sideways" calibrate --step "$W/kind.json" --out "$W/bad.json"
+  bad "kinds do not add up" "add up to" calibrate --step "$W/sum.json" --out "$W/bad.json"
+  bad "negative time" "kinds.rest" calibrate --step "$W/neg.json" --out "$W/bad.json"
+  bad "missing batch" "member 'batch'" calibrate --step "$W/nobatch.json" --out "$W/bad.json"
+  bad "one ring row" "short.csv: 1 row" calibrate --step "$W/step.json" --intra "$W/short.csv" --out "$W/bad.json"
+  bad "not dtcoll-bench's table" "hdr.csv: line 1" calibrate --step "$W/step.json" --intra "$W/hdr.csv" --out "$W/bad.json"
+  bad "no --out" "required" calibrate --step "$W/step.json"
+  bad "missing file" "no/such.json" --profile "$W/no/such.json" --gpus 2
+  bad "another model" "not --model resnet20" --profile "$W/cal.json" --model resnet20 --gpus 2
+  bad "another image shape" "28x28" --profile "$W/shape.json" --gpus 2
+  bad "a kind the network has" "has no add.forward" --profile "$W/noadd.json" --gpus 2 --gpus-per-node 2
+  bad "with --gpu-img-s" "not with --gpu-img-s" --profile "$W/cal.json" --gpu-img-s 100 --gpus 2
+  echo "PASS profile" ;;
 sweep)
   "$DTSIM" sweep --model resnet20 --sweep-gpus 8,16,32 --sweep-algos ring,hier --iters 1 --plot "$W/s.png" --csv "$W/s.csv" --quiet >"$W/out" 2>&1 || { cat "$W/out"; fail "sweep"; }
   [ "$(wc -l <"$W/s.csv")" -eq 7 ] || fail "sweep: expected 6 rows"
@@ -125,6 +268,9 @@ bad_input)
   printf '<platform version="4.1"><zone id="z"' >"$W/bad.xml"
   expect2 "malformed platform" "bad.xml" --platform "$W/bad.xml" --gpus 2
   expect2 "bad option value" "--iters" --iters zero
+  # a per-GPU batch whose single largest buffer cannot be mapped: exit 2 before simulating,
+  # saying what to change (the whole modelled memory never needs to fit)
+  expect2 "absurd per-GPU batch" "lower --per-gpu-batch" --gpus 16 --per-gpu-batch 60000
   # an output that cannot be written is refused before the simulation, not after it
   expect2 "unwritable trace" "no/such/dir/t.json" --gpus 16 --trace "$W/no/such/dir/t.json"
   expect2 "unwritable csv" "no/such/dir/r.csv" --gpus 16 --csv "$W/no/such/dir/r.csv"

@@ -9,7 +9,14 @@
 //    and zeros; every primitive of struct dt_device is installed and charges a kernel;
 //  - alloc hands out 256-byte-aligned consecutive pieces of untouched address space (64 GiB
 //    leave the resident set where it was), a caller's arena that runs out ends the process
-//    with a message naming the arena, and bad configurations and unknown GPUs give NULL.
+//    with a message naming the arena, and bad configurations and unknown GPUs give NULL;
+//  - a reused arena (the rank program's) starts again at its base when the next piece does
+//    not fit, while arena_used counts every byte the modelled GPU holds;
+//  - time_scale (the calibration) multiplies every kernel's closed-form time (not the host
+//    transfers'), except through the unscaled handle, which shares the statistics and arena;
+//  - a profile's per-kind factors multiply the kernels and transfers of the current kind and
+//    count them under it; a network followed layer by layer puts every second of its step
+//    under some kind, the kinds of its layer types and "rest" only.
 // Tolerance: 1e-12 relative (the same float64 formula, summed in another order).
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@
 
 #include "device_model.h"
 #include "gpu.h"
+#include "net.h"
 #include "testutil.h"
 
 #define TOL 1e-12
@@ -381,6 +389,145 @@ static void test_arena_exhaustion_exits_with_message(void **state) {
         fail_msg("unexpected message: %s", msg);
 }
 
+// reuse_arena: pieces stay inside the caller's arena, a piece that does not fit in what is
+// left starts at the base again, and the statistics count the modelled memory, not the arena.
+static void test_reused_arena_starts_again_at_its_base(void **state) {
+    fixture *f = *state;
+    size_t bytes = (size_t)tu_int(&f->rng, 1 << 16, 1 << 20);
+    char *arena = malloc(bytes);
+    dt_modeldev_config c = {.gpu = dt_gpu_find("v100"), .arena = arena, .arena_bytes = bytes,
+                            .reuse_arena = 1};
+    dt_device *d = dt_device_model_create(&c, NULL);
+    assert_non_null(d);
+    char *base = (char *)(((uintptr_t)arena + 255) / 256 * 256);
+    size_t cap = (bytes - (size_t)(base - arena)) / 256 * 256, used = 0, total = 0, largest = 0;
+    int wraps = 0;
+    for (int i = 0; i < 200; i++) {
+        size_t n = (size_t)tu_int(&f->rng, 1, (int)(cap / 3));
+        char *p = d->alloc(d, n);
+        size_t r = rounded(n);
+        if (r > cap - used) used = 0, wraps++;  // the expected piece: at the base again
+        assert_ptr_equal(p, base + used);
+        assert_true(p + r <= base + cap);
+        used += r, total += r;
+        if (r > largest) largest = r;
+    }
+    assert_true(wraps > 0);
+    dt_model_stats st = dt_device_model_stats(d);
+    assert_int_equal(st.arena_used, total);
+    assert_int_equal(st.max_alloc, largest);
+    d->destroy(d);
+    free(arena);
+}
+
+// The calibration factor s: a gemm takes s x its closed form, a host transfer (PCIe) just its
+// closed form, counted in host_s; a negative or non-finite s is refused.
+static void test_time_scale_multiplies_every_kernel(void **state) {
+    fixture *f = *state;
+    const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
+    double s = exp(tu_uniform(&f->rng, log(0.1), log(10.0)));
+    dt_modeldev_config c = {.gpu = g, .precision = DT_PREC_FP32, .time_scale = s};
+    dt_device *d = dt_device_model_create(&c, NULL);
+    assert_non_null(d);
+    int M = tu_int(&f->rng, 1, 2000), N = tu_int(&f->rng, 1, 2000), K = tu_int(&f->rng, 1, 2000);
+    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
+    double want = ref_time(g, DT_PREC_FP32, 1, 2.0 * M * N * K, 4.0 * ((double)M * K + (double)K * N + (double)M * N));
+    assert_rel("scaled gemm", dt_device_model_stats(d).seconds, s * want);
+    dt_device_model_reset_stats(d);
+    size_t n = (size_t)tu_int(&f->rng, 1, 1 << 20);
+    float *host = malloc(n * sizeof(float));
+    d->to_host(d, host, NULL, n * sizeof(float));
+    double pcie = (double)n * sizeof(float) / g->host_bw + g->launch_s;  // never scaled
+    assert_rel("transfer", dt_device_model_stats(d).seconds, pcie);
+    assert_rel("transfer's share", dt_device_model_stats(d).host_s, pcie);
+    free(host);
+    // the unscaled handle (the allreduce's kernels): the closed form itself, into the same
+    // statistics and the same arena
+    dt_device *u = dt_device_model_unscaled(d);
+    dt_device_model_reset_stats(d);
+    u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
+    assert_rel("unscaled gemm", dt_device_model_stats(d).seconds, want);
+    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
+    assert_rel("both", dt_device_model_stats(u).seconds, want + s * want);
+    char *p1 = d->alloc(d, 1000), *p2 = u->alloc(u, 1000);
+    assert_ptr_equal(p2, p1 + 1024);
+    u->destroy(u);
+    d->destroy(d);
+    double bad[] = {-s, NAN, INFINITY};
+    for (int i = 0; i < 3; i++) {
+        dt_error err = {0};
+        dt_modeldev_config b = {.gpu = g, .time_scale = bad[i]};
+        assert_null(dt_device_model_create(&b, &err));
+        assert_int_equal(err.code, DT_EXIT_USAGE);
+        assert_non_null(strstr(err.msg, "time_scale"));
+    }
+}
+
+// Per-kind factors: a gemm of kind k takes factor[k] x its closed form, a transfer too, both
+// counted under k; the unscaled handle's gemm keeps its time and no kind.
+static void test_kind_factors_scale_and_count_the_current_kind(void **state) {
+    fixture *f = *state;
+    const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
+    dt_modeldev_config c = {.gpu = g, .precision = DT_PREC_FP32, .time_scale = 3.0};
+    dt_device *d = dt_device_model_create(&c, NULL);
+    dt_device *u = dt_device_model_unscaled(d);
+    double fac[DT_MODEL_MAX_KINDS];
+    for (int k = 0; k < DT_MODEL_MAX_KINDS; k++) fac[k] = exp(tu_uniform(&f->rng, -3, 3));
+    dt_device_model_set_kind_scales(d, fac, DT_MODEL_MAX_KINDS);
+    int k1 = tu_int(&f->rng, 0, DT_MODEL_MAX_KINDS - 1), k2 = (k1 + 1) % DT_MODEL_MAX_KINDS;
+    int M = tu_int(&f->rng, 1, 1000), N = tu_int(&f->rng, 1, 1000), K = tu_int(&f->rng, 1, 1000);
+    double want = ref_time(g, DT_PREC_FP32, 1, 2.0 * M * N * K, 4.0 * ((double)M * K + (double)K * N + (double)M * N));
+    dt_device_model_set_kind(d, k1);
+    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
+    u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
+    dt_device_model_set_kind(d, k2);
+    size_t n = (size_t)tu_int(&f->rng, 1, 1 << 16);
+    float *host = calloc(n, sizeof(float));
+    d->from_host(d, NULL, host, n * sizeof(float));
+    free(host);
+    double pcie = (double)n * sizeof(float) / g->host_bw + g->launch_s;
+    dt_model_stats st = dt_device_model_stats(d);
+    assert_rel("kind k1", st.kind_seconds[k1], fac[k1] * want);
+    assert_rel("kind k2", st.kind_seconds[k2], fac[k2] * pcie);
+    assert_rel("all", st.seconds, fac[k1] * want + want + fac[k2] * pcie);
+    u->destroy(u);
+    d->destroy(d);
+}
+
+// resnet8 followed layer by layer: forward, loss, backward; every second is some kind's,
+// each of its layer types has time in both phases, the others (maxpool, dropout) none.
+static void test_followed_network_puts_every_second_under_a_kind(void **state) {
+    (void)state;
+    dt_device *d = make("v100", DT_PREC_FP32, NULL);
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = 8, cfg.in_h = cfg.in_w = 32, cfg.num_classes = 10;
+    dt_error err = {0};
+    dt_net *net = dt_model_create("resnet8", d, &cfg, &err);
+    if (!net) fail_msg("resnet8: %s", err.msg);
+    dt_device_model_follow_layers(d, net);
+    dt_device_model_reset_stats(d);
+    dt_net_forward(net, 1);
+    dt_net_loss(net);
+    dt_net_backward(net, 1.0f, NULL, NULL);
+    d->sync(d);
+    dt_model_stats st = dt_device_model_stats(d);
+    double sum = 0;
+    for (int k = 0; k < DT_MODEL_MAX_KINDS; k++) sum += st.kind_seconds[k];
+    assert_rel("kinds' sum", sum, st.seconds);
+    assert_true(st.kind_seconds[DT_KIND_REST] > 0);  // the loss
+    int present[DT_N_LAYER_TYPES] = {0};
+    for (int i = 0; i < net->n_layers; i++) present[net->layers[i]->type] = 1;
+    for (int t = 0; t < DT_N_LAYER_TYPES; t++)
+        for (int ph = 0; ph < 2; ph++) {
+            double s = st.kind_seconds[2 * t + ph];
+            if (present[t] ? !(s > 0) : s != 0)
+                fail_msg("%s %s: %g s", dt_layer_type_name(t), ph ? "backward" : "forward", s);
+        }
+    assert_false(present[DT_LAYER_MAXPOOL]);
+    dt_net_free(net);
+    d->destroy(d);
+}
+
 static void test_unknown_gpu_and_bad_configs_give_null(void **state) {
     (void)state;
     assert_null(dt_gpu_find("k80"));
@@ -418,6 +565,10 @@ int main(void) {
         cmocka_unit_test(test_every_primitive_is_installed_and_charges_a_kernel),
         cmocka_unit_test(test_alloc_of_64_gib_leaves_resident_memory_unchanged),
         cmocka_unit_test(test_arena_exhaustion_exits_with_message),
+        cmocka_unit_test(test_reused_arena_starts_again_at_its_base),
+        cmocka_unit_test(test_time_scale_multiplies_every_kernel),
+        cmocka_unit_test(test_kind_factors_scale_and_count_the_current_kind),
+        cmocka_unit_test(test_followed_network_puts_every_second_under_a_kind),
         cmocka_unit_test(test_unknown_gpu_and_bad_configs_give_null),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -30,6 +30,8 @@ static dt_rank_opts unusual_opts(void) {
     o.coll.cost.gamma = 1.23456789e-10, o.coll.cost.share = 8;
     o.fusion.mode = DT_FUSION_BYTES, o.fusion.bytes = 1000000;
     o.arena = 123456789012ull;
+    o.time_scale = 1.8125;  // exact in binary and in %.17g
+    snprintf(o.kind_scales, sizeof o.kind_scales, "1.5,0.25,3");
     snprintf(o.trace, sizeof o.trace, "/tmp/a b=c.json");  // a space and an '=' in a value
     o.trace_ranks = 3, o.progress = 1, o.cpu = 1;
     snprintf(o.result, sizeof o.result, "/tmp/r.json");

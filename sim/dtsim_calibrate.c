@@ -1,0 +1,162 @@
+// dtsim_calibrate.c — the validation loop's two ends in dtsim (docs/formulas.md, "Calibration
+// from your measurements"): `dtsim calibrate` turns what a user measured on their own
+// hardware — one rank's training step per layer kind (`dtrain --profile`) and allreduce
+// tables between two ranks (`dtcoll-bench --csv`) inside a node and across nodes — into one
+// profile (sim/profile.h), and `dtsim --profile FILE` makes that profile the run's defaults:
+// the model and batch it was measured at, and the links' latency and bandwidth. The kernel
+// factors themselves are computed per run (sim/dtsim_run.c), against the roofline.
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dtsim.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: dtsim calibrate --step STEP.json [--intra A.csv] [--inter B.csv] --out FILE.json\n"
+        "  --step STEP.json   one rank's step per layer kind: `mpirun -np 1 dtrain ... --profile\n"
+        "                     STEP.json --max-steps 20` on the device to model; give it again\n"
+        "                     for more runs (the same network and batch): their mean is taken.\n"
+        "                     Profile under the job's load: on a CPU, one single-rank run per\n"
+        "                     core at the same time (they share memory bandwidth and caches)\n"
+        "  --intra A.csv      `mpirun -np 2 dtcoll-bench --algos ring --csv A.csv` with both\n"
+        "                     ranks on one node: the intra-node link's latency and bandwidth\n"
+        "  --inter B.csv      the same with the ranks on two nodes: the network's\n"
+        "  --algo NAME        the table's rows to fit (default ring)\n"
+        "  --out FILE.json    the profile for `dtsim --profile FILE.json` (written atomically)\n"
+        "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table.\n");
+}
+
+#define MAX_STEPS 64  // --step files
+
+// The mean of several profiles of the same step, each kind weighted by its timed steps.
+static int mean_profile(const char **paths, int n, dt_profile *p, dt_error *err) {
+    dt_profile q;
+    double sum[DT_N_KINDS] = {0};
+    long steps = 0;
+    for (int i = 0; i < n; i++) {
+        if (dt_profile_read(paths[i], i ? &q : p, err)) return -1;
+        const dt_profile *x = i ? &q : p;
+        if (i && (strcmp(q.model, p->model) || q.batch != p->batch || q.image_size != p->image_size ||
+                  q.channels != p->channels || q.classes != p->classes ||
+                  strcmp(q.precision, p->precision)))
+            return dt_fail(err, DT_EXIT_USAGE, "%s: %s at batch %d in %s, but %s has %s at batch "
+                           "%d in %s: every --step must profile the same step", paths[i], q.model,
+                           q.batch, q.precision, paths[0], p->model, p->batch, p->precision);
+        for (int k = 0; k < DT_N_KINDS; k++) {
+            if (i && (q.kind_s[k] < 0) != (p->kind_s[k] < 0))
+                return dt_fail(err, DT_EXIT_USAGE, "%s and %s do not have the same layer kinds",
+                               paths[i], paths[0]);
+            if (x->kind_s[k] > 0) sum[k] += x->kind_s[k] * x->steps;
+        }
+        steps += x->steps;
+    }
+    p->steps = steps, p->step_s = 0;
+    for (int k = 0; k < DT_N_KINDS; k++)
+        if (p->kind_s[k] >= 0) p->kind_s[k] = sum[k] / steps, p->step_s += p->kind_s[k];
+    return 0;
+}
+
+int dtsim_calibrate_main(int argc, char **argv) {
+    const char *steps[MAX_STEPS];
+    int n_steps = 0;
+    const char *step = NULL, *intra = NULL, *inter = NULL, *out = NULL, *algo = "ring";
+    static const struct option lo[] = {{"step", 1, 0, 's'}, {"intra", 1, 0, 'i'},
+                                       {"inter", 1, 0, 'n'}, {"out", 1, 0, 'o'},
+                                       {"algo", 1, 0, 'a'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    opterr = 0;
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        switch (c) {
+        case 's':
+            if (n_steps == MAX_STEPS) {
+                fprintf(stderr, "dtsim calibrate: more than %d --step files\n", MAX_STEPS);
+                return 2;
+            }
+            step = steps[n_steps++] = optarg;
+            break;
+        case 'i': intra = optarg; break;
+        case 'n': inter = optarg; break;
+        case 'o': out = optarg; break;
+        case 'a': algo = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "dtsim calibrate: unknown option or missing value: %s (see dtsim "
+                            "calibrate --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc || !step || !out) {
+        fprintf(stderr, "dtsim calibrate: %s (see dtsim calibrate --help)\n",
+                optind < argc ? "unexpected argument" : "--step and --out are required");
+        return 2;
+    }
+    dt_profile p;
+    dt_error err = {0};
+    if (mean_profile(steps, n_steps, &p, &err) ||
+        (intra && dt_profile_fit_links(intra, algo, &p.intra, &err)) ||
+        (inter && dt_profile_fit_links(inter, algo, &p.inter, &err))) {
+        fprintf(stderr, "dtsim calibrate: %s\n", err.msg);
+        return 2;
+    }
+    snprintf(p.source, sizeof p.source, "dtsim calibrate --step %.40s%s%s%.40s%s%.40s", steps[0],
+             n_steps > 1 ? " ..." : "",
+             intra ? " --intra " : "", intra ? intra : "", inter ? " --inter " : "",
+             inter ? inter : "");
+    if (dt_profile_write(out, &p, &err)) {
+        fprintf(stderr, "dtsim calibrate: --out %s\n", err.msg);
+        return 2;
+    }
+    printf("dtsim calibrate: %s: %s, %d per rank, %.3f ms per step (%d run%s, %ld timed steps)",
+           out, p.model, p.batch, 1e3 * p.step_s, n_steps, n_steps > 1 ? "s" : "", p.steps);
+    const dt_link_fit *l[2] = {&p.intra, &p.inter};
+    const char *name[2] = {"intra", "inter"};
+    for (int i = 0; i < 2; i++)
+        if (l[i]->beta > 0)
+            printf("; %s: alpha %.2f us, %.3f GB/s", name[i], 1e6 * l[i]->alpha,
+                   1e-9 / l[i]->beta);
+    printf("\n");
+    return 0;
+}
+
+int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int batch_set,
+                        int prec_set) {
+    dt_error err = {0};
+    dt_profile *p = &o->profile;
+    if (dt_profile_read(o->profile_path, p, &err)) {
+        fprintf(stderr, "dtsim: --profile %s\n", err.msg);
+        return 2;
+    }
+    if (!model_set) snprintf(o->model, sizeof o->model, "%s", p->model);
+    else if (strcmp(o->model, p->model)) {
+        fprintf(stderr, "dtsim: --profile %s measured %s, not --model %s: each layer kind's "
+                        "time is only known for the network it was measured on\n",
+                o->profile_path, p->model, o->model);
+        return 2;
+    }
+    // the network dtsim builds must be the one measured (sim/dtsim_run.c: model_shape)
+    int cifar = dt_model_is_cifar(o->model), side = cifar ? 32 : 224, classes = cifar ? 10 : 1000;
+    if (p->image_size != side || p->channels != 3 || p->classes != classes) {
+        fprintf(stderr, "dtsim: --profile %s measured %s on %dx%dx%d images of %d classes; "
+                        "dtsim models it on 3x%dx%d of %d: measure with `dtrain --data "
+                        "synthetic --image-size %d --classes %d`\n", o->profile_path, p->model,
+                p->channels, p->image_size, p->image_size, p->classes, side, side, classes,
+                side, classes);
+        return 2;
+    }
+    if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
+    (void)batch_set;
+    if (p->intra.beta > 0) c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;
+    if (p->inter.beta > 0) {
+        // α = net_lat × the mean links of a route (platform.c, dt_cluster_cost); β = 1/(nics·bw)
+        double a, a1;
+        dt_cluster one = *c;
+        one.net_lat = 1.0;
+        dt_cluster_cost(&one, &a1, NULL, NULL, NULL);
+        a = p->inter.alpha;
+        c->net_lat = isfinite(a1) && a1 > 0 ? a / a1 : a / 2;
+        c->nic_bw = 1 / (p->inter.beta * c->nics);
+    }
+    return 0;
+}

@@ -1,0 +1,48 @@
+// profile.h — measured figures that replace the roofline's (docs/formulas.md, "Calibration
+// from your measurements"): one rank's training step per layer kind, as `dtrain --profile`
+// measures it, and the links' α and β, which `dtsim calibrate` fits to `dtcoll-bench --csv`
+// tables. One JSON format for both (a dtrain profile is a profile without links), read by
+// `dtsim --profile FILE`. The format, version 1:
+//   {"dtlab_profile": 1, "source": "...", "model": "resnet8", "device": "cpu",
+//    "precision": "fp32", "batch": 32, "image_size": 32, "channels": 3, "classes": 10,
+//    "steps": 20, "step_s": 0.0512,
+//    "kinds": {"conv.forward": 0.0101, "conv.backward": 0.0203, ..., "rest": 0.0012},
+//    "links": {"intra": {"alpha_s": 1.1e-6, "beta_s_per_byte": 2.3e-10, "from": "a.csv"},
+//              "inter": {...}}}
+// kinds: seconds per step of each layer kind (nn/net.h: "<type>.forward", "<type>.backward",
+// "rest" for what is no layer's: upload, loss, optimizer); step_s is their sum. links is
+// optional, and so is each of its two members.
+// Not here: using it (sim/dtsim_run.c), the dtrain side (real/dtrain_profile.c).
+#ifndef DT_SIM_PROFILE_H
+#define DT_SIM_PROFILE_H
+
+#include "dt.h"
+#include "net.h"
+
+typedef struct {
+    double alpha, beta;  // seconds per message, seconds per byte (0, 0: not measured)
+    char from[160];      // the table it was fitted to
+} dt_link_fit;
+
+typedef struct {
+    char source[160], model[32], device[16], precision[8];
+    int batch, image_size, channels, classes;
+    long steps;
+    double step_s;
+    double kind_s[DT_N_KINDS];  // seconds per step; -1: the kind does not occur
+    dt_link_fit intra, inter;
+} dt_profile;
+
+// Reads and checks a profile; -1 with DT_EXIT_USAGE and a message naming the file and the
+// member on anything malformed, missing, negative, not finite or inconsistent.
+int dt_profile_read(const char *path, dt_profile *p, dt_error *err);
+// Writes it atomically (no partial file is ever left); -1 with err.
+int dt_profile_write(const char *path, const dt_profile *p, dt_error *err);
+
+// Fits t = 2(P-1)·α + 2(P-1)/P·n·β (the ring allreduce, nn/coll's cost model, its
+// reductions folded into β) to the rows of a dtcoll-bench --csv table for `algo` (ring),
+// weighted least squares on the relative error. -1 with DT_EXIT_USAGE on a malformed table
+// or one with fewer than 2 sizes of that algorithm.
+int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt_error *err);
+
+#endif
