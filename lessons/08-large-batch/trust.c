@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kit/net_step.h"
 #include "large_batch.h"
-#include "net.h"
 
 static double norm(const float *x, size_t n) {
     double s = 0;
@@ -26,37 +26,12 @@ int main(int argc, char **argv) {
     int batch = argc > 2 ? atoi(argv[2]) : 64;
     unsigned seed = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
     int zero_init = argc > 4 ? atoi(argv[4]) != 0 : 0;
-    if (batch < 1 || batch > 4096) {
-        fprintf(stderr, "trust: batch %s: expected 1 .. 4096\n", argv[2]);
-        return 2;
-    }
-    dt_device *dev = dt_device_cpu_create(0);
-    dt_model_config cfg = dt_model_config_default();
-    cfg.batch = batch;
-    cfg.zero_init_residual = zero_init;
-    if (!strncmp(model, "resnet", 6) && strcmp(model, "resnet18") && strcmp(model, "resnet34") &&
-        strcmp(model, "resnet50"))
-        cfg.in_h = cfg.in_w = 32, cfg.num_classes = 10;  // the CIFAR ResNets
-    dt_error err = {0};
-    dt_net *net = dt_model_create(model, dev, &cfg, &err);
-    if (!net) {
-        fprintf(stderr, "trust: %s\n", err.msg);
-        return 2;
-    }
-    size_t image = (size_t)net->in_c * net->in_h * net->in_w;
-    float *x = malloc((size_t)batch * image * sizeof(float));
-    int32_t *y = malloc((size_t)batch * sizeof(int32_t));
-    srand(seed);
-    for (size_t i = 0; i < (size_t)batch * image; i++)
-        x[i] = (float)(((double)rand() / RAND_MAX - 0.5) * 3.4);
-    for (int i = 0; i < batch; i++) y[i] = rand() % net->num_classes;
-    dt_net_set_batch(net, x, y);
-    dt_net_forward(net, 1);
-    float loss = dt_net_loss(net);
-    dt_net_backward(net, 1.0f, NULL, NULL);
+    lesson_net ln;
+    if (lesson_net_step(&ln, "trust", model, batch, seed, zero_init, NULL, NULL)) return 2;
+    const dt_net *net = ln.net;
     lars_config c = {0.9f, 5e-4f, 0.001f, 1e-9f};
     printf("%s, batch %d, zero-init residual %s, loss %.3f; lr 1, so 'local' is the rate LARS "
-           "gives each tensor\n", model, batch, zero_init ? "on" : "off", loss);
+           "gives each tensor\n", model, batch, zero_init ? "on" : "off", ln.loss);
     printf("%-34s %8s %10s %10s %10s\n", "tensor", "kind", "||w||", "||g||", "local");
     for (int p = 0; p < net->n_params; p++) {
         const dt_param *q = &net->params_table[p];
@@ -71,8 +46,6 @@ int main(int argc, char **argv) {
                local);
         free(w), free(v);
     }
-    free(x), free(y);
-    dt_net_free(net);
-    dev->destroy(dev);
+    lesson_net_free(&ln);
     return 0;
 }

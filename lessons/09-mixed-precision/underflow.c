@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kit/net_step.h"
 #include "half.h"
 #include "layers.h"
-#include "net.h"
 
 #define NS 3
 static const double scales[NS] = {1.0, 256.0, 65536.0};
@@ -50,43 +50,15 @@ int main(int argc, char **argv) {
     const char *model = argc > 1 ? argv[1] : "resnet20";
     int batch = argc > 2 ? atoi(argv[2]) : 32;
     unsigned seed = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
-    if (batch < 1 || batch > 4096) {
-        fprintf(stderr, "underflow: batch %s: expected 1 .. 4096\n", argv[2]);
-        return 2;
-    }
-    dt_device *dev = dt_device_cpu_create(0);
-    dt_model_config cfg = dt_model_config_default();
-    cfg.batch = batch;
-    if (!strncmp(model, "resnet", 6) && strcmp(model, "resnet18") && strcmp(model, "resnet34") &&
-        strcmp(model, "resnet50"))
-        cfg.in_h = cfg.in_w = 32, cfg.num_classes = 10;  // the CIFAR ResNets
-    dt_error err = {0};
-    dt_net *net = dt_model_create(model, dev, &cfg, &err);
-    if (!net) {
-        fprintf(stderr, "underflow: %s\n", err.msg);
-        return 2;
-    }
-    size_t image = (size_t)net->in_c * net->in_h * net->in_w;
-    float *x = malloc((size_t)batch * image * sizeof(float));
-    int32_t *y = malloc((size_t)batch * sizeof(int32_t));
-    srand(seed);
-    for (size_t i = 0; i < (size_t)batch * image; i++)  // roughly unit-variance pixels
-        x[i] = (float)(((double)rand() / RAND_MAX - 0.5) * 3.4);
-    for (int i = 0; i < batch; i++) y[i] = rand() % net->num_classes;
     tally t = {.smallest = INFINITY};
-    dt_net_set_batch(net, x, y);
-    dt_net_forward(net, 1);
-    float loss = dt_net_loss(net);
-    net->on_layer = count, net->on_layer_ctx = &t;
-    dt_net_backward(net, 1.0f, NULL, NULL);
+    lesson_net ln;
+    if (lesson_net_step(&ln, "underflow", model, batch, seed, 1, count, &t)) return 2;
     printf("%s, batch %d, loss %.3f: %.0f nonzero activation gradients, |g| from %.3g to %.3g\n",
-           model, batch, loss, t.n, t.smallest, t.largest);
+           model, batch, ln.loss, t.n, t.smallest, t.largest);
     printf("%12s %14s %14s %14s\n", "loss scale", "lost (0)", "subnormal", "Inf");
     for (int s = 0; s < NS; s++)
         printf("%12.0f %13.2f%% %13.2f%% %13.4f%%\n", scales[s], 100 * t.zero[s] / t.n,
                100 * t.sub[s] / t.n, 100 * t.inf[s] / t.n);
-    free(x), free(y);
-    dt_net_free(net);
-    dev->destroy(dev);
+    lesson_net_free(&ln);
     return 0;
 }
