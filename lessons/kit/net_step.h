@@ -1,7 +1,8 @@
 // net_step.h — for the lessons' experiments (08's trust ratios, 09's underflow): a real
 // network of nn/ on the cpu device, one training forward and backward on random images
 // (roughly unit variance) and labels from a seed. The CIFAR ResNets take 32x32 images of 10
-// classes, every other model ImageNet's 224x224 of 1000. Header-only, not part of nn/.
+// classes, smallcnn Fashion-MNIST's 1x28x28 (as dtrain trains it), every other model
+// ImageNet's 224x224 of 1000. Header-only, not part of nn/.
 #ifndef DT_LESSON_NET_STEP_H
 #define DT_LESSON_NET_STEP_H
 
@@ -35,6 +36,7 @@ static inline int lesson_net_step(lesson_net *ln, const char *who, const char *m
     if (!strncmp(model, "resnet", 6) && strcmp(model, "resnet18") && strcmp(model, "resnet34") &&
         strcmp(model, "resnet50"))
         cfg.in_h = cfg.in_w = 32, cfg.num_classes = 10;  // the CIFAR ResNets
+    if (!strcmp(model, "smallcnn")) cfg.in_c = 1, cfg.in_h = cfg.in_w = 28, cfg.num_classes = 10;
     dt_error err = {0};
     ln->net = dt_model_create(model, ln->dev, &cfg, &err);
     if (!ln->net) {
