@@ -20,10 +20,18 @@ void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_ho
 
 _Static_assert(DT_LAYER_ADD + 1 == DT_N_LAYER_TYPES, "a layer type without a profile kind");
 
-const char *dt_layer_type_name(int type) {
-    static const char *names[DT_N_LAYER_TYPES] = {"conv", "bn", "relu", "maxpool", "avgpool",
-                                                  "linear", "dropout", "add"};
-    return type >= 0 && type < DT_N_LAYER_TYPES ? names[type] : NULL;
+const char *dt_layer_type_name(int type) {  // a switch: no table of pointers in data
+    switch (type) {
+    case DT_LAYER_CONV: return "conv";
+    case DT_LAYER_BN: return "bn";
+    case DT_LAYER_RELU: return "relu";
+    case DT_LAYER_MAXPOOL: return "maxpool";
+    case DT_LAYER_AVGPOOL: return "avgpool";
+    case DT_LAYER_LINEAR: return "linear";
+    case DT_LAYER_DROPOUT: return "dropout";
+    case DT_LAYER_ADD: return "add";
+    }
+    return NULL;
 }
 
 const char *dt_kind_name(int kind, char *buf, size_t size) {
