@@ -212,6 +212,9 @@ profile)
   one=$(num single_gpu_iter_s "$W/o"); step=$(num step_s "$W/step.json")
   close "$one" "$step" 1e-6 || fail "one GPU's step $one s, measured $step s"
   it=$(num iter_s "$W/o")
+  # every simulated GPU computes the measured step too (its kernels scaled kind by kind in
+  # the rank program, not only in dtsim's single-GPU count; + the allreduce's few kernels)
+  close "$(num compute_s "$W/o")" "$step" 0.02 || fail "2 GPUs compute $(num compute_s "$W/o") s per step, measured $step s"
   "$DTSIM" --profile "$W/slow.json" $G >"$W/s" 2>&1 || { cat "$W/s"; fail "dtsim --profile (slow)"; }
   # 10x alpha: each allreduce of the step (the buckets and the BN statistics, 2 ranks: at
   # least 2 messages each) waits at least 2 x 9 alpha longer, and at most 30 % more than
