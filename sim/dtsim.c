@@ -338,7 +338,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             return 2;
         }
         o->calib_batch = 0, gpu_img_s = 0;  // the measured profile, not a paper's figure
-        if (dtsim_apply_profile(o, c, model_set, pgb || batch, prec_set)) return 2;
+        if (dtsim_apply_profile(o, c, model_set, prec_set)) return 2;
         if (!pgb && !batch) pgb = o->profile.batch;
     }
     if (intra_bw) c->intra_bw = intra_bw * 1e9;

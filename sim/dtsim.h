@@ -72,8 +72,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r);
 int dtsim_calibrate_main(int argc, char **argv);
 // --profile FILE: reads it into o and makes it the run's defaults (model, per-GPU batch,
 // precision, the links of c) where the user gave none; 2 with a message on a bad file
-int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int batch_set,
-                        int prec_set);
+int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_set);
 
 void dtsim_print_header(FILE *f, const dtsim_opts *o);
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep);

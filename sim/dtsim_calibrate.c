@@ -120,8 +120,7 @@ int dtsim_calibrate_main(int argc, char **argv) {
     return 0;
 }
 
-int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int batch_set,
-                        int prec_set) {
+int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_set) {
     dt_error err = {0};
     dt_profile *p = &o->profile;
     if (dt_profile_read(o->profile_path, p, &err)) {
@@ -146,7 +145,6 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int batch_s
         return 2;
     }
     if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
-    (void)batch_set;
     if (p->intra.beta > 0) c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;
     if (p->inter.beta > 0) {
         // α = net_lat × the mean links of a route (platform.c, dt_cluster_cost); β = 1/(nics·bw)
