@@ -51,9 +51,10 @@ static dt_net *make_net(dt_device *dev, const dt_dataset *ds, int batch, uint64_
 
 // The grader's predictions of examples 0..n-1 of ds, in batches of net->B from 0 (the
 // layout evaluate_top1's contract fixes, so the arithmetic is the same): correct[i] is 1
-// when example i's first largest probability is its label.
+// when example i's first largest probability is its label; pred (NULL: not wanted) gets
+// that class.
 static int ref_correct(dt_net *net, const dt_dataset *ds, int64_t n, unsigned char *correct,
-                       dt_error *err) {
+                       int32_t *pred, dt_error *err) {
     int B = net->B, K = net->num_classes;
     size_t per = (size_t)ds->c * ds->h * ds->w;
     float *x = calloc((size_t)B * per, sizeof *x), *p = malloc((size_t)B * K * sizeof *p);
@@ -73,6 +74,7 @@ static int ref_correct(dt_net *net, const dt_dataset *ds, int64_t n, unsigned ch
             for (int k = 1; k < K; k++)
                 if (p[j * K + k] > p[j * K + best]) best = k;
             correct[s + j] = best == y[j];
+            if (pred) pred[s + j] = best;
         }
     }
     free(x), free(p), free(y);
@@ -117,31 +119,46 @@ static void fail_all(grade_t *g, const char *const *names, int k, const char *wh
     for (int i = 0; i < k; i++) grade_check(g, 0, names[i], "not run: %s", why);
 }
 
-// evaluate_top1 on n = a few batches and a partial one, against the grader's count.
-static void check_evaluate(grade_t *g, dt_net *net, const dt_dataset *test, uint64_t *rng) {
+// evaluate_top1 on n = a few batches and a partial one, against the grader's count. The
+// fresh network's predictions are near chance, so a wrong evaluation (dropout left on, say)
+// could score the same count by luck: the grader first relabels the first n test examples so
+// that a random half are labelled with the class the network predicts and the others with
+// another class. The right count is then known (the size of that half) and a changed
+// prediction moves it. The labels are restored afterwards.
+static void check_evaluate(grade_t *g, dt_net *net, dt_dataset *test, uint64_t *rng) {
     const char *name = "evaluate_top1_matches_reference";
     int64_t n = 8 * (int64_t)net->B + grade_int(rng, 1, net->B - 1);
     unsigned char *ok = calloc((size_t)n, 1);
+    int32_t *pred = calloc((size_t)n, sizeof *pred), *saved = malloc((size_t)n * sizeof *saved);
     dt_error err = {0, ""};
-    if (ref_correct(net, test, n, ok, &err)) {
+    if (ref_correct(net, test, n, ok, pred, &err)) {
         grade_check(g, 0, name, "the grader could not read the test set: %s", err.msg);
-        free(ok);
+        free(ok), free(pred), free(saved);
         return;
     }
+    int K = test->num_classes;
     int64_t want = 0;
-    for (int64_t i = 0; i < n; i++) want += ok[i];
+    memcpy(saved, test->labels, (size_t)n * sizeof *saved);
+    for (int64_t i = 0; i < n; i++) {
+        int hit = grade_int(rng, 0, 1);
+        test->labels[i] = hit ? pred[i] : (pred[i] + grade_int(rng, 1, K - 1)) % K;
+        want += hit;
+    }
     double got = evaluate_top1(net, test, n, &err);
+    memcpy(test->labels, saved, (size_t)n * sizeof *saved);
     double got_count = got * (double)n;
     if (fabs(got_count - (double)want) < 0.5)
-        grade_check(g, 1, name, "(%lld of the first %lld test examples, batch %d: %.2f %%)",
+        grade_check(g, 1, name, "(%lld of the first %lld test examples relabelled so that the "
+                    "network's own prediction is right, batch %d: %.2f %%)",
                     (long long)want, (long long)n, net->B, 100.0 * want / n);
     else
         grade_check(g, 0, name, "on the first %lld test examples (%d batches of %d, the last "
-                    "partial) expected top-1 %.6f (%lld correct), got %.6f (%.1f correct)%s",
-                    (long long)n, (int)((n + net->B - 1) / net->B), net->B,
+                    "partial; %lld of them relabelled with the class the network predicts in "
+                    "eval mode) expected top-1 %.6f (%lld correct), got %.6f (%.1f correct)%s",
+                    (long long)n, (int)((n + net->B - 1) / net->B), net->B, (long long)want,
                     (double)want / n, (long long)want, got, got_count,
                     got < 0 ? ": it returned an error" : "");
-    free(ok);
+    free(ok), free(pred), free(saved);
 }
 
 // Per tensor: the largest difference from the reference weights, relative to the largest
@@ -293,7 +310,7 @@ static void check_short_run(grade_t *g, dt_device *dev, const dt_dataset *train,
     double secs = omp_get_wtime() - t0;
     unsigned char *ok = calloc(EVAL_N, 1);
     dt_error e2 = {0, ""};
-    int eval_rc = ref_correct(net, test, EVAL_N, ok, &e2);
+    int eval_rc = ref_correct(net, test, EVAL_N, ok, NULL, &e2);
     int64_t correct = 0;
     for (int i = 0; i < EVAL_N; i++) correct += ok[i];
     double top1 = (double)correct / EVAL_N;
