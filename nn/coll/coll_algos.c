@@ -120,7 +120,7 @@ DT_REGISTRY dt_algo dt_coll_cheapest(const dt_coll_opts *o, int p, double bytes)
     double tbest = dt_cost_ring(o, p, bytes);
     for (int i = 0, n = dt_algo_count(); i < n; i++) {
         dt_algo_def d;
-        dt_algo_get((dt_algo)i, &d);
+        if (dt_algo_get((dt_algo)i, &d)) continue;
         if (i == DT_ALGO_RING || !d.cost || (d.in_auto && !d.in_auto(o, p))) continue;
         double t = d.cost(o, p, bytes);
         if (t < tbest) tbest = t, best = (dt_algo)i;  // NaN never compares less

@@ -1,0 +1,7 @@
+# lesson 06 — hierarchy: the hierarchical allreduce (Jia et al. 2018) and the 2-D torus
+# (Mikami et al. 2018) as dtlab schedules, registered as "student_hier" and
+# "student_torus2d" (student_hier.h, registry.c), graded against MPI_Allreduce under mpirun
+# and smpirun at 1024 ranks, and timed against the closed form under SMPI (grade.sh).
+dt_lesson(06 SOURCES student_hier.c
+          GRADER grader.c schedule_check.c timing.c registry.c
+          MPI SMPI)
