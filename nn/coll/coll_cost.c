@@ -98,6 +98,15 @@ static double rhd(const dt_coll_opts *o, int p, double bytes, const steps_t *S) 
 // of the node's bandwidth, and the steps inside a node run on the intra link; as hier's
 // inner allreduce among leaders (one per node) or along torus2d's columns: the network,
 // alone; as hier rs's inner one: all `group` cross sets of a node at once (share).
+// torus2d's columns on nodes of `share` ranks (ranks fill nodes in order): a rank's column
+// neighbours are x ranks away, so min(share, x) ranks of a node cross the network in the
+// same step, each at that fraction of it (with x >= share: the whole node, as hier rs).
+static link_t torus_col_link(const dt_coll_opts *o, int x) {
+    link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
+    if (o->cost.share > 1) out.b *= fmin(o->cost.share, (double)x);
+    return out;
+}
+
 static steps_t rhd_links(const dt_coll_opts *o, dt_algo outer) {
     link_t out = {o->cost.alpha, o->cost.beta, o->cost.gamma};
     link_t in = {o->cost.alpha_intra, o->cost.beta_intra, o->cost.gamma};
@@ -106,6 +115,10 @@ static steps_t rhd_links(const dt_coll_opts *o, dt_algo outer) {
     shared.b *= share;
     if (outer == DT_ALGO_RHD && share > 1 && o->group > 1) return (steps_t){shared, in, o->group};
     if (outer == DT_ALGO_HIER && o->hier_rs) return (steps_t){shared, shared, 1};
+    if (outer == DT_ALGO_TORUS2D && share > 1 && o->tx > 0) {
+        link_t col = torus_col_link(o, o->tx);
+        return (steps_t){col, col, 1};
+    }
     return (steps_t){out, out, 1};
 }
 
@@ -276,11 +289,26 @@ double dt_cost_hier(const dt_coll_opts *o, int p, double bytes) {
            binomial(s, bytes, in, 0);
 }
 
+// Mikami et al. 2018 §3.2: ring reduce-scatter along the rows, the inner allreduce of the
+// owned chunk along the columns, ring allgather along the rows. Without nodes (share <= 1)
+// the rows run on the intra link and the columns on the network. On nodes of `share` ranks
+// (ranks filling them in order): a row lies inside a node when x divides the node's ranks,
+// else its ring crosses nodes one rank of a node at a time (the network, unshared); the
+// columns share each node's network as torus_col_link says.
 double dt_cost_torus2d(const dt_coll_opts *o, int p, double bytes) {
     int x = o->tx, y = o->ty;
     if (x <= 0 || y <= 0) dt_torus_shape(p, &x, &y);
     if ((long)x * y != p) return NAN;
-    link_t in = intra_link(o);
-    return ring_rs(o, x, bytes, in) + inner(o, DT_ALGO_TORUS2D, y, chunk(o, bytes, x)) +
-           ring_ag(o, x, bytes, in);
+    link_t row = intra_link(o);
+    if (o->cost.share > 1) {
+        int node = (int)o->cost.share;
+        if (!(x <= node && node % x == 0)) row = outer_link(o);
+        link_t col = torus_col_link(o, x);
+        steps_t S = {col, col, 1};
+        double c = chunk(o, bytes, x);
+        double mid = o->inner == DT_ALGO_RHD ? rhd(o, y, c, &S) : ring(o, y, c, col);
+        return ring_rs(o, x, bytes, row) + mid + ring_ag(o, x, bytes, row);
+    }
+    return ring_rs(o, x, bytes, row) + inner(o, DT_ALGO_TORUS2D, y, chunk(o, bytes, x)) +
+           ring_ag(o, x, bytes, row);
 }
