@@ -82,5 +82,21 @@ void dt_weights_add(dt_st_writer *w, const dt_net *net, const float *params_host
 // dtype is an error naming the file and the tensor (err->code DT_EXIT_USAGE), and leaves
 // the network unchanged: everything is validated before anything is uploaded.
 int dt_weights_load(dt_net *net, const char *path, dt_error *err);
+// dt_weights_load with PyTorch's load_state_dict choices (dtrain --weights):
+//   strict:   a tensor in the file that the model does not have (other than a batchnorm's
+//             num_batches_tracked) is an error naming it, as load_state_dict(strict=True)'s
+//             "Unexpected key(s)": a file for another model is caught, not half loaded;
+//   new_head: the classifier — the parameters of the last layer that has any (torchvision's
+//             fc / classifier.6) — keeps the network's own initialisation, and the file's
+//             copy may have any shape or be absent (fine-tuning to another number of
+//             classes, as replacing model.fc does in PyTorch).
+typedef struct {
+    int strict, new_head;
+} dt_weights_opts;
+int dt_weights_load_opts(dt_net *net, const char *path, const dt_weights_opts *o,
+                         dt_error *err);
+// The first parameter-table entry of the classifier (the last layer with parameters):
+// entries [dt_weights_head(net), n_params) are the head. n_params when there is none.
+int dt_weights_head(const dt_net *net);
 
 #endif

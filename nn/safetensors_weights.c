@@ -76,10 +76,17 @@ static void format_shape(char *buf, size_t n, int ndim, const int64_t *shape) {
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-// Pass 1: every table entry is present with a float dtype and the model's shape.
-static int validate_params(const dt_net *net, const dt_st_file *f, const char *path,
+int dt_weights_head(const dt_net *net) {
+    int i = net->n_params;
+    while (i > 0 && net->params_table[i - 1].layer == net->params_table[net->n_params - 1].layer)
+        i--;
+    return i;
+}
+
+// Pass 1: every table entry below `upto` is present with a float dtype and the model's shape.
+static int validate_params(const dt_net *net, const dt_st_file *f, const char *path, int upto,
                            dt_error *err) {
-    for (int i = 0; i < net->n_params; i++) {
+    for (int i = 0; i < upto; i++) {
         const dt_param *p = &net->params_table[i];
         const dt_st_tensor *t = dt_st_find(f, p->name);
         if (!t) {
@@ -165,12 +172,47 @@ static void convert_to_f32(const dt_st_tensor *t, float *dst, size_t count) {
     }
 }
 
+// strict: every tensor of the file is a table entry or a batchnorm's num_batches_tracked.
+static int validate_known(const dt_net *net, const dt_st_file *f, const char *path,
+                          dt_error *err) {
+    int unknown = 0;
+    const char *first = NULL;
+    for (int k = 0; k < dt_st_count(f); k++) {
+        const char *name = dt_st_get(f, k)->name;
+        int known = 0;
+        for (int i = 0; i < net->n_params && !known; i++) {
+            const dt_param *p = &net->params_table[i];
+            char nbt[128];
+            known = !strcmp(name, p->name);
+            if (!known && p->kind == DT_PARAM_BN_GAMMA) {
+                batches_tracked_name(p, nbt, sizeof nbt);
+                known = !strcmp(name, nbt);
+            }
+        }
+        if (!known && !unknown++) first = name;
+    }
+    if (!unknown) return 0;
+    return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' is not part of model %s (%d "
+                   "unexpected tensor%s: a file for another model? names are torchvision's "
+                   "state_dict names)", path, first, net->model[0] ? net->model : "?", unknown,
+                   unknown == 1 ? "" : "s");
+}
+
 int dt_weights_load(dt_net *net, const char *path, dt_error *err) {
+    dt_weights_opts o = {0, 0};
+    return dt_weights_load_opts(net, path, &o, err);
+}
+
+int dt_weights_load_opts(dt_net *net, const char *path, const dt_weights_opts *o,
+                         dt_error *err) {
     if (check_net(net, path, err)) return -1;
     dt_st_file *f = dt_st_open(path, err);
     if (!f) return -1;
     int64_t tracked;
-    if (validate_params(net, f, path, err) || validate_tracked(net, f, path, &tracked, err)) {
+    int upto = o && o->new_head ? dt_weights_head(net) : net->n_params;
+    if ((o && o->strict && validate_known(net, f, path, err)) ||
+        validate_params(net, f, path, upto, err) ||
+        validate_tracked(net, f, path, &tracked, err)) {
         dt_st_close(f);
         return -1;
     }
@@ -180,7 +222,7 @@ int dt_weights_load(dt_net *net, const char *path, dt_error *err) {
     size_t bytes = net->n_total * sizeof(float);
     float *host = mallocCheck(bytes);
     dev->to_host(dev, host, net->params, bytes);
-    for (int i = 0; i < net->n_params; i++) {
+    for (int i = 0; i < upto; i++) {
         const dt_param *p = &net->params_table[i];
         const dt_st_tensor *t = dt_st_find(f, p->name);
         DT_ASSERT(t && t->nbytes == p->count * dt_st_dtype_size(t->dtype));

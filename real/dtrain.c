@@ -19,6 +19,7 @@
 
 #include "dtrain.h"
 #include "kernels.h"
+#include "safetensors.h"
 
 // The lowest failing rank prints its message, every rank returns the worst code (dtrain.h).
 int dtrain_agree(int failed_code, const dt_error *err, int rank) {
@@ -123,6 +124,21 @@ static int set_up_model(dtrain_run *r) {
     cfg.dropout = o->dropout;
     cfg.amp = o->precision;
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
+    // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
+    // file stops every rank with the same message, before any step)
+    dt_weights_opts wo = {1, o->weights_new_head};
+    if (r->net && o->weights[0] && dt_weights_load_opts(r->net, o->weights, &wo, &r->err)) {
+        int h = dt_weights_head(r->net);
+        char head[100];
+        snprintf(head, sizeof head, "'%s' has shape",
+                 h < r->net->n_params ? r->net->params_table[h].name : "");
+        size_t len = strlen(r->err.msg);
+        if (strstr(r->err.msg, head) && len + 120 < sizeof r->err.msg)
+            snprintf(r->err.msg + len, sizeof r->err.msg - len, " (another number of classes? "
+                     "--weights-new-head keeps this model's own classifier)");
+        dt_net_free(r->net);
+        r->net = NULL;
+    }
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
     oc.nesterov = o->nesterov;

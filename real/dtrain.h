@@ -46,6 +46,8 @@ typedef struct {
     char profile[512];       // --profile FILE: the step per layer kind (dtrain_profile.h)
     int64_t max_steps;       // --max-steps (0: no limit), stop early (tests, benchmarks)
     char save_weights[512];  // --save-weights FILE.safetensors at the end
+    char weights[512];       // --weights FILE.safetensors: start from these (torchvision names)
+    int weights_new_head;    // --weights-new-head: the classifier keeps its initialisation
     int quiet;               // --quiet: no progress line
     int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)
     int64_t fault_nan_step;  // --fault-nan-at-step N (testing: rank 0's batch gets a NaN)

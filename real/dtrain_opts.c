@@ -52,6 +52,11 @@ void dtrain_usage(FILE *f) {
         "  --profile FILE.json   time the step per layer kind (after 2 warm-up steps; the\n"
         "                        device waited for at every layer) for `dtsim calibrate`\n"
         "  --save-weights FILE   final weights as safetensors (torchvision names)\n"
+        "  --weights FILE        start from these weights (safetensors with torchvision's\n"
+        "                        state_dict names, e.g. safetensors.torch.save_file(\n"
+        "                        model.state_dict(), FILE)); every tensor must match\n"
+        "  --weights-new-head    fine-tuning: the classifier (fc, classifier.6) keeps its\n"
+        "                        fresh initialisation; the file's may have another shape\n"
         "  --quiet               no live progress line\n"
         "communication:\n"
         "  --algo NAME           allreduce: %s (default ring)\n"
@@ -132,7 +137,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE };
+           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
+           WEIGHTS, NEWHEAD };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -144,6 +150,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
         {"profile", 1, 0, PROFILE},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
+        {"weights", 1, 0, WEIGHTS}, {"weights-new-head", 0, 0, NEWHEAD},
         {"fault-die-at-step", 1, 0, DIE},
         {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
@@ -258,6 +265,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             o->max_steps = v;
             break;
         case SAVEW: copy_str(o->save_weights, sizeof o->save_weights, optarg); break;
+        case WEIGHTS: copy_str(o->weights, sizeof o->weights, optarg); break;
+        case NEWHEAD: o->weights_new_head = 1; break;
         case QUIET: o->quiet = 1; break;
         case DIE:
             if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
@@ -354,6 +363,16 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         if (rank == 0)
             fprintf(stderr, "dtrain: --deterministic needs a byte-threshold --fusion (K "
                             "segments and auto plan from measured times, which vary)\n");
+        return 2;
+    }
+    if (o->weights_new_head && !o->weights[0]) {
+        if (rank == 0) fprintf(stderr, "dtrain: --weights-new-head needs --weights FILE\n");
+        return 2;
+    }
+    if (o->weights[0] && o->resume) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --weights %s and --resume: the checkpoint holds the "
+                            "weights to continue from; give one of them\n", o->weights);
         return 2;
     }
     if (o->resume && !o->checkpoint_dir[0]) {

@@ -26,6 +26,31 @@ equivalence)
   "$ST_COMPARE" "$W/w2.safetensors" "$W/w1.safetensors" 1e-4 || fail "2 ranks differ from 1"
   "$ST_COMPARE" "$W/w3.safetensors" "$W/w1.safetensors" 1e-4 || fail "3 ranks differ from 1"
   echo "PASS equivalence" ;;
+weights)
+  # --weights: a trained smallcnn's file (no batchnorm, no dropout: every tensor is a weight)
+  # loaded by a run with another seed (another initialisation) that then moves the weights by
+  # lr 1e-12: its saved weights are the file's to 1e-9; without --weights they are not.
+  A="$SYN --synthetic-examples 64 --model smallcnn --dropout 0 --batch 8 --epochs 1 --eval-every 0"
+  Z="--lr 1e-12 --momentum 0 --wd 0 --warmup 0 --lr-schedule const --max-steps 1"
+  O=$((SEED % 1000000 + 1))
+  run 2 $A --max-steps 3 --save-weights "$W/w1.safetensors" >"$W/1.out" 2>&1 || { cat "$W/1.out"; fail "training run"; }
+  run 1 $A --seed $O $Z --weights "$W/w1.safetensors" --save-weights "$W/w2.safetensors" >"$W/2.out" 2>&1 || { cat "$W/2.out"; fail "--weights run"; }
+  "$ST_COMPARE" "$W/w2.safetensors" "$W/w1.safetensors" 1e-9 || fail "--weights did not start from the file"
+  run 1 $A --seed $O $Z --save-weights "$W/w3.safetensors" >"$W/3.out" 2>&1 || { cat "$W/3.out"; fail "run without --weights"; }
+  if "$ST_COMPARE" "$W/w3.safetensors" "$W/w1.safetensors" 1e-9 >/dev/null; then fail "seed $O's own initialisation equals the file: the check cannot tell"; fi
+  # another number of classes: refused naming the classifier, accepted with --weights-new-head
+  B="--data synthetic --image-size 16 --classes 7 --synthetic-examples 64 --model smallcnn --dropout 0 --batch 8 --epochs 1 --eval-every 0"
+  run 1 $B $Z --weights "$W/w1.safetensors" >"$W/4.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "fc2.weight' has shape" "$W/4.out" || { cat "$W/4.out"; fail "another head: exit $rc, expected 2 naming fc2.weight"; }
+  run 1 $B $Z --weights "$W/w1.safetensors" --weights-new-head --save-weights "$W/w5.safetensors" >"$W/5.out" 2>&1 || { cat "$W/5.out"; fail "--weights-new-head"; }
+  # bad input, before any step: another model's file, a missing file, --weights with --resume
+  run 1 $SYN --synthetic-examples 64 --model resnet8 --batch 8 --weights "$W/w1.safetensors" >"$W/6.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "w1.safetensors: tensor" "$W/6.out" || { cat "$W/6.out"; fail "resnet8 from smallcnn's file: exit $rc"; }
+  run 1 $A --weights "$W/none.safetensors" >"$W/7.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "none.safetensors" "$W/7.out" || { cat "$W/7.out"; fail "missing file: exit $rc"; }
+  run 1 $A --weights "$W/w1.safetensors" --checkpoint-dir "$W/c" --resume >"$W/8.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "give one of them" "$W/8.out" || { cat "$W/8.out"; fail "--weights with --resume: exit $rc"; }
+  echo "PASS weights" ;;
 resume)
   # 2 epochs in one run == 1 epoch + resume + 1 epoch == 3 steps + resume, loss for loss and
   # bit for bit (resnet8 has batchnorm running statistics and momentum buffers to restore).

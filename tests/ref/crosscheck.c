@@ -1,5 +1,6 @@
 // crosscheck.c — compares dtlab's network with PyTorch's on the files torch_crosscheck.py
-// writes: torchvision weights (F32, F16, BF16 copies) loaded with dt_weights_load into
+// writes: torchvision weights (F32, F16, BF16 copies) loaded strictly, as `dtrain --weights`
+// loads them (dt_weights_load_opts: every tensor of torchvision's state_dict known), into
 // dt_model_create's network, then eval-mode logits, and for ResNets one training-mode step
 // (loss, logits, gradients of a few tensors, running statistics of the first batchnorm),
 // against PyTorch computed in float64. Errors are max|ours - torch| / max|torch| over each
@@ -92,7 +93,8 @@ static int meta_int(const dt_st_file *ref, const char *key) {
 
 static void load_or_die(dt_net *net, const char *path) {
     dt_error err = {0};
-    if (dt_weights_load(net, path, &err)) {
+    dt_weights_opts strict = {1, 0};  // dtrain --weights's loader
+    if (dt_weights_load_opts(net, path, &strict, &err)) {
         fprintf(stderr, "crosscheck: %s\n", err.msg);
         exit(err.code ? err.code : DT_EXIT_RUNTIME);
     }
