@@ -39,10 +39,44 @@ static int env_int(const char *name) {
     return (*end || x <= 0 || x > 1 << 20) ? 0 : (int)x;
 }
 
+// Slurm's compressed list: comma-separated entries "C" (one node of C tasks) or "C(xK)"
+// (K nodes of C tasks), nodes in SLURM_NODEID order.
+int dt_slurm_tasks_on_node(const char *spec, int node) {
+    if (!spec || node < 0) return 0;
+    const char *s = spec;
+    long seen = 0;
+    int found = 0;
+    while (*s) {  // the whole list is read: a malformed one gives 0 for every node
+        char *end;
+        long c = strtol(s, &end, 10), k = 1;
+        if (end == s || c <= 0 || c > 1 << 20) return 0;
+        s = end;
+        if (*s == '(') {
+            if (s[1] != 'x') return 0;
+            k = strtol(s + 2, &end, 10);
+            if (end == s + 2 || k <= 0 || k > 1 << 24 || *end != ')') return 0;
+            s = end + 1;
+        }
+        if (!found && node < seen + k) found = (int)c;
+        seen += k;
+        if (*s == ',' && s[1]) s++;
+        else if (*s) return 0;
+    }
+    return found;
+}
+
 int dt_coll_local_size(void) {
     int n = env_int("DT_LOCAL_SIZE");
     if (!n) n = env_int("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!n) n = env_int("SLURM_NTASKS_PER_NODE");
+    if (!n) n = env_int("MPI_LOCALNRANKS");
+    const char *nodeid = getenv("SLURM_NODEID");
+    if (!n && nodeid && *nodeid) {
+        char *end;
+        long id = strtol(nodeid, &end, 10);
+        const char *spec = getenv("SLURM_STEP_TASKS_PER_NODE");
+        if (!spec || !*spec) spec = getenv("SLURM_TASKS_PER_NODE");
+        if (!*end && id >= 0 && id < 1 << 20) n = dt_slurm_tasks_on_node(spec, (int)id);
+    }
     return n;
 }
 

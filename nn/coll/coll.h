@@ -137,9 +137,14 @@ typedef struct {
 // algo ring, inner ring, everything else automatic, cost = dt_cost_params_default()
 dt_coll_opts dt_coll_opts_default(void);
 
-// Ranks per node as the launcher tells it (OMPI_COMM_WORLD_LOCAL_SIZE, SLURM_NTASKS_PER_NODE,
-// DT_LOCAL_SIZE), or 0 when none does.
+// Ranks on this node as the launcher tells it, or 0 when none does. In order: DT_LOCAL_SIZE
+// (yours to set), Open MPI's mpirun (OMPI_COMM_WORLD_LOCAL_SIZE), MPICH's and Intel MPI's
+// (MPI_LOCALNRANKS), then Slurm's srun: this node's entry of SLURM_STEP_TASKS_PER_NODE (or
+// SLURM_TASKS_PER_NODE), picked by SLURM_NODEID.
 int dt_coll_local_size(void);
+// Slurm's tasks-per-node list ("8(x4)", "2(x3),1", "4,3"): the count of node `node` (0 ..),
+// or 0 when spec is malformed or has no such node.
+int dt_slurm_tasks_on_node(const char *spec, int node);
 
 typedef struct dt_coll dt_coll;            // one communicator's context
 typedef struct dt_coll_req dt_coll_req;    // one allreduce in flight
