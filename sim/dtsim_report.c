@@ -111,35 +111,69 @@ void dtsim_print_json(const dtsim_result *r, int n) {
     printf("]\n");
 }
 
+// The paper's published efficiency point against one GPU, in %: as published when its
+// baseline is one GPU, else scaled by the sweep's own efficiency at the baseline (the
+// paper's definition is per-GPU throughput over the baseline's). NAN when the preset has
+// none or the sweep has no point at its baseline.
+static double paper_point(const dtsim_opts *o, const dtsim_result *r, int n) {
+    const dt_cluster *c = &o->cluster;
+    if (!(c->paper_eff > 0) || c->paper_eff_gpus <= 0) return NAN;
+    if (c->paper_eff_base <= 1) return 100 * c->paper_eff;
+    for (int i = 0; i < n; i++)
+        if (r[i].gpus == c->paper_eff_base) return 100 * c->paper_eff * r[i].efficiency;
+    fprintf(stderr, "dtsim: --plot: %s's published point is against %d GPUs, which the sweep "
+                    "does not include (add it to --sweep-gpus to see the point)\n", c->name,
+            c->paper_eff_base);
+    return NAN;
+}
+
+// Two charts: throughput on log-log axes, where ideal scaling (one GPU's rate times the GPU
+// count) is the straight dashed line, and efficiency against one GPU on a linear axis, with
+// the paper's published point when a preset is swept.
 int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n) {
     int na = o->n_sweep_algos, ng = o->n_sweep_gpus;
-    double *x = calloc((size_t)n, sizeof(double)), *ips = calloc((size_t)n, sizeof(double));
-    double *eff = calloc((size_t)n, sizeof(double));
+    if (na > DT_PLOT_MAX_SERIES - 1) na = DT_PLOT_MAX_SERIES - 1;  // room for the reference
+    double *x = calloc((size_t)n + 2, sizeof(double)), *ips = calloc((size_t)n, sizeof(double));
+    double *eff = calloc((size_t)n, sizeof(double)), *ideal = calloc((size_t)ng, sizeof(double));
     dt_plot_series s1[DT_PLOT_MAX_SERIES], s2[DT_PLOT_MAX_SERIES];
-    for (int a = 0; a < na && a < DT_PLOT_MAX_SERIES; a++) {
+    for (int a = 0; a < na; a++) {
         for (int g = 0; g < ng; g++) {
             const dtsim_result *q = &r[a * ng + g];
             x[a * ng + g] = q->gpus;
             ips[a * ng + g] = q->images_s;
             eff[a * ng + g] = 100 * q->efficiency;
+            // one GPU's rate (the sweep's own single-GPU step) times the GPU count
+            if (a == 0) ideal[g] = q->global_batch / q->single_iter_s;
         }
-        s1[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, ips + a * ng, ng};
-        s2[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, eff + a * ng, ng};
+        s1[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, ips + a * ng, ng,
+                                 DT_PLOT_LINE};
+        s2[a] = (dt_plot_series){dt_algo_name(o->sweep_algos[a]), x + a * ng, eff + a * ng, ng,
+                                 DT_PLOT_LINE};
     }
+    s1[na] = (dt_plot_series){"ideal (1 GPU x N)", x, ideal, ng, DT_PLOT_DASHED};
+    double paper_x = o->cluster.paper_eff_gpus, paper_y = paper_point(o, r, n);
+    char paper_name[64];
+    if (o->cluster.paper_eff_base > 1)
+        snprintf(paper_name, sizeof paper_name, "paper (its %d-GPU base)",
+                 o->cluster.paper_eff_base);
+    else snprintf(paper_name, sizeof paper_name, "paper");
+    int n2 = na;
+    if (isfinite(paper_y)) s2[n2++] = (dt_plot_series){paper_name, &paper_x, &paper_y, 1,
+                                                        DT_PLOT_MARKERS};
     char title[160], path2[600];
     snprintf(title, sizeof title, "%s on %s (%d per GPU): throughput", o->model, o->cluster.gpu,
              o->per_gpu_batch);
-    dt_plot_opts po = {title, "GPUs", "images/s", 0, 0, 1, 1};
+    dt_plot_opts po = {title, "GPUs", "images/s (log)", 0, 0, 1, 0, 1};
     dt_error err;
-    int rc = dt_plot(path, &po, s1, na, &err);
+    int rc = dt_plot(path, &po, s1, na + 1, &err);
     const char *dot = strrchr(path, '.');
     size_t stem = dot && !strcmp(dot, ".png") ? (size_t)(dot - path) : strlen(path);
     snprintf(path2, sizeof path2, "%.*s-efficiency.png", (int)stem, path);
     snprintf(title, sizeof title, "%s on %s: scaling efficiency vs one GPU", o->model, o->cluster.gpu);
-    dt_plot_opts pe = {title, "GPUs", "efficiency %", 0, 0, 1, 1};
-    if (!rc) rc = dt_plot(path2, &pe, s2, na, &err);
+    dt_plot_opts pe = {title, "GPUs", "efficiency %", 0, 0, 1, 1, 0};
+    if (!rc) rc = dt_plot(path2, &pe, s2, n2, &err);
     if (rc) fprintf(stderr, "dtsim: --plot: %s\n", err.msg);
     else fprintf(stderr, "dtsim: wrote %s and %s\n", path, path2);
-    free(x), free(ips), free(eff);
+    free(x), free(ips), free(eff), free(ideal);
     return rc;
 }

@@ -47,6 +47,11 @@ typedef struct {
     double gpu_img_s;         // calibration: images/s of one GPU in the paper's framework at
                               // per_gpu_batch (0: the roofline's own figure); bench/PAPERS.md
     char notes[160];          // where the figures come from
+    // the scaling efficiency the paper publishes (0: none): paper_eff at paper_eff_gpus,
+    // against paper_eff_base GPUs (its definition: per-GPU throughput over the base's);
+    // dtsim sweep --plot marks it (bench/papers.py cites the table or section)
+    int paper_eff_gpus, paper_eff_base;
+    double paper_eff;
 } dt_cluster;
 
 // Presets: goyal2017 cho2017 akiba2017 jia2018 mikami2018 dgx-h100, sized to `gpus` GPUs

@@ -78,11 +78,33 @@ static void log2_ticks(double *lo, double *hi, ticks *t) {
     }
 }
 
+// log10 axis: whole decades from floor(lo) to ceil(hi), labelled 1, 10, ..., 1e+06; within
+// less than two decades, 2x and 5x of each decade too.
+static void log10_ticks(double *lo, double *hi, ticks *t) {
+    *lo = floor(*lo + 1e-9), *hi = ceil(*hi - 1e-9);
+    if (*hi - *lo < 1) *hi = *lo + 1;
+    int sub = *hi - *lo < 2;
+    t->n = t->chars = 0;
+    for (double k = *lo; k <= *hi + 1e-9; k++)
+        for (int m = 1; m <= (sub ? 5 : 1) && t->n < MAX_TICKS; m += m == 1 ? 1 : 3) {
+            double v = k + log10(m);
+            if (v > *hi + 1e-9) break;
+            t->v[t->n] = v;
+            double x = pow(10, v);
+            if (x >= 1 && x < 1e6) snprintf(t->label[t->n], sizeof t->label[0], "%.0f", x);
+            else snprintf(t->label[t->n], sizeof t->label[0], "%.0e", x);
+            int len = (int)strlen(t->label[t->n++]);
+            if (len > t->chars) t->chars = len;
+        }
+}
+
 static int text_w(int chars, int scale) { return chars > 0 ? chars * 6 * scale - scale : 0; }
 
 static int valid_point(const dt_plot_opts *o, double x, double y) {
-    return isfinite(x) && isfinite(y) && (!o->log2_x || x > 0);
+    return isfinite(x) && isfinite(y) && (!o->log2_x || x > 0) && (!o->log10_y || y > 0);
 }
+static double px_x(const dt_plot_opts *o, double x) { return o->log2_x ? log2(x) : x; }
+static double px_y(const dt_plot_opts *o, double y) { return o->log10_y ? log10(y) : y; }
 
 // Everything dt_plot needs besides the pixels.
 typedef struct {
@@ -114,13 +136,13 @@ static int do_layout(const dt_plot_opts *o, const dt_plot_series *s, int ns, lay
                                "positive on a log2 axis", s[i].name ? s[i].name : "unnamed",
                                k, x);
             if (!valid_point(o, x, y)) continue;
-            double X = o->log2_x ? log2(x) : x;
-            xlo = fmin(xlo, X), xhi = fmax(xhi, X), ylo = fmin(ylo, y), yhi = fmax(yhi, y);
+            double X = px_x(o, x), Y = px_y(o, y);
+            xlo = fmin(xlo, X), xhi = fmax(xhi, X), ylo = fmin(ylo, Y), yhi = fmax(yhi, Y);
         }
     }
     if (!(xlo <= xhi)) xlo = o->log2_x ? 0 : 0, xhi = o->log2_x ? 3 : 1;  // no data
     if (!(ylo <= yhi)) ylo = 0, yhi = 1;
-    if (o->y_from_zero) ylo = fmin(ylo, 0), yhi = fmax(yhi, 0);
+    if (o->y_from_zero && !o->log10_y) ylo = fmin(ylo, 0), yhi = fmax(yhi, 0);
     if (yhi - ylo < 1e-12 * fmax(1, fabs(yhi))) {
         double d = fabs(yhi) > 0 ? fabs(yhi) * 0.1 : 1;
         if (!(o->y_from_zero && ylo == 0)) ylo -= d;
@@ -129,7 +151,8 @@ static int do_layout(const dt_plot_opts *o, const dt_plot_series *s, int ns, lay
     if (!o->log2_x && xhi - xlo < 1e-12 * fmax(1, fabs(xhi))) xlo -= 1, xhi += 1;
     if (o->log2_x) log2_ticks(&xlo, &xhi, &L->xt);
     else linear_ticks(&xlo, &xhi, 8, &L->xt);
-    linear_ticks(&ylo, &yhi, 6, &L->yt);
+    if (o->log10_y) log10_ticks(&ylo, &yhi, &L->yt);
+    else linear_ticks(&ylo, &yhi, 6, &L->yt);
 
     // margins: title on top; y label, tick labels on the left; tick labels and x label at
     // the bottom; the legend on the right (names cut if the plot would get too narrow)
@@ -277,26 +300,43 @@ static void draw_series(image *im, const layout *L, const dt_plot_opts *o,
         const unsigned char *c = palette[i];
         int have = 0, px = 0, py = 0;
         im->cx0 = f->x0, im->cy0 = f->y0, im->cx1 = f->x1, im->cy1 = f->y1;  // lines: inside
-        for (int k = 0; k < s[i].n; k++) {
+        for (int k = 0; k < s[i].n && s[i].style != DT_PLOT_MARKERS; k++) {
             if (!valid_point(o, s[i].x[k], s[i].y[k])) {
                 have = 0;  // a gap
                 continue;
             }
-            int x = map_x(f, o->log2_x ? log2(s[i].x[k]) : s[i].x[k]), y = map_y(f, s[i].y[k]);
-            if (have) line3(im, px, py, x, y, c);
+            int x = map_x(f, px_x(o, s[i].x[k])), y = map_y(f, px_y(o, s[i].y[k]));
+            if (have && s[i].style == DT_PLOT_DASHED) {  // 12 pixels on, 8 off
+                int n = abs(x - px) > abs(y - py) ? abs(x - px) : abs(y - py);
+                for (int a = 0; a < n; a += 20) {
+                    int b = a + 12 < n ? a + 12 : n;
+                    line3(im, px + (x - px) * a / n, py + (y - py) * a / n,
+                          px + (x - px) * b / n, py + (y - py) * b / n, c);
+                }
+            } else if (have) {
+                line3(im, px, py, x, y, c);
+            }
             have = 1, px = x, py = y;
         }
         im->cx0 = im->cy0 = 0, im->cx1 = im->w - 1, im->cy1 = im->h - 1;  // markers: anywhere
-        for (int k = 0; k < s[i].n; k++)
+        int m = s[i].style == DT_PLOT_MARKERS ? 13 : 7;
+        for (int k = 0; k < s[i].n && s[i].style != DT_PLOT_DASHED; k++)
             if (valid_point(o, s[i].x[k], s[i].y[k]))
-                rect(im, map_x(f, o->log2_x ? log2(s[i].x[k]) : s[i].x[k]) - 3,
-                     map_y(f, s[i].y[k]) - 3, 7, 7, c);
+                rect(im, map_x(f, px_x(o, s[i].x[k])) - m / 2,
+                     map_y(f, px_y(o, s[i].y[k])) - m / 2, m, m, c);
     }
-    // legend, right of the plot area: a line with a marker, then the name
+    // legend, right of the plot area: the series' line, dashes or marker, then its name
     for (int i = 0; i < ns; i++) {
         int x = f->x1 + 16, y = f->y0 + 6 + i * (7 * TEXT + 10);
-        rect(im, x, y + 7 * TEXT / 2 - 1, 24, 3, palette[i]);
-        rect(im, x + 9, y + 7 * TEXT / 2 - 3, 7, 7, palette[i]);
+        if (s[i].style == DT_PLOT_DASHED) {
+            rect(im, x, y + 7 * TEXT / 2 - 1, 9, 3, palette[i]);
+            rect(im, x + 15, y + 7 * TEXT / 2 - 1, 9, 3, palette[i]);
+        } else if (s[i].style == DT_PLOT_MARKERS) {
+            rect(im, x + 6, y + 7 * TEXT / 2 - 6, 13, 13, palette[i]);
+        } else {
+            rect(im, x, y + 7 * TEXT / 2 - 1, 24, 3, palette[i]);
+            rect(im, x + 9, y + 7 * TEXT / 2 - 3, 7, 7, palette[i]);
+        }
         if (s[i].name) text(im, x + 32, y, s[i].name, L->name_chars, TEXT, black);
     }
 }

@@ -11,23 +11,31 @@
 
 #define DT_PLOT_MAX_SERIES 8
 
+// How a series is drawn: a line through square markers (the default), a dashed line without
+// markers (a reference such as ideal scaling), or markers alone, larger (published points).
+typedef enum { DT_PLOT_LINE, DT_PLOT_DASHED, DT_PLOT_MARKERS } dt_plot_style;
+
 typedef struct {
     const char *name;      // legend text (printable ASCII; long names are cut)
     const double *x, *y;   // n points, in order; a non-finite y leaves a gap
     int n;
+    dt_plot_style style;   // 0: DT_PLOT_LINE
 } dt_plot_series;
 
 typedef struct {
     const char *title, *xlabel, *ylabel;  // NULL = none
     int width, height;                    // pixels, 0 = 960 × 600; 320 .. 8192 each
     int log2_x;                           // x axis in powers of two (GPU counts 8 .. 4096)
-    int y_from_zero;                      // the y axis starts at 0 (throughput, efficiency)
+    int y_from_zero;                      // the y axis starts at 0 (efficiency); not with log10_y
+    int log10_y;                          // y axis in decades (throughput on log-log axes:
+                                          // ideal scaling is a straight line); y <= 0 is a gap
 } dt_plot_opts;
 
 // Where the data lands: the plot area in pixels (x0,y0 top-left, x1,y1 bottom-right, both
-// inclusive) and the axis ranges at its edges (for a log2 axis, xmin/xmax are log2 of x).
-// A point (x, y) is drawn at column x0 + (X - xmin) / (xmax - xmin) · (x1 - x0), row
-// y1 - (y - ymin) / (ymax - ymin) · (y1 - y0), rounded, where X = x or log2(x).
+// inclusive) and the axis ranges at its edges (for a log2 axis, xmin/xmax are log2 of x; for
+// a log10 y axis, ymin/ymax are log10 of y). A point (x, y) is drawn at column
+// x0 + (X - xmin) / (xmax - xmin) · (x1 - x0), row y1 - (Y - ymin) / (ymax - ymin) · (y1 - y0),
+// rounded, where X = x or log2(x) and Y = y or log10(y).
 typedef struct {
     int width, height;
     int x0, y0, x1, y1;

@@ -95,7 +95,7 @@ static void test_scaling_plot_draws_every_point_and_segment_in_its_series_colour
             y[s][k] = 100 * (s + 1) + 60 * sin(0.5 * k + tu_uniform(&rng, 0, 0.3)) + 20;
     dt_plot_series series[NS];
     const char *names[NS] = {"ring", "hier", "rhd", "torus2d 8/4"};
-    for (int s = 0; s < NS; s++) series[s] = (dt_plot_series){names[s], x, y[s], NP};
+    for (int s = 0; s < NS; s++) series[s] = (dt_plot_series){names[s], x, y[s], NP, DT_PLOT_LINE};
     int w = tu_int(&rng, 640, 1200), h = tu_int(&rng, 400, 800);
     dt_plot_opts o = {.title = "ResNet-50 scaling, jia2018", .xlabel = "GPUs",
                       .ylabel = "images/s per GPU", .width = w, .height = h, .log2_x = 1,
@@ -149,7 +149,7 @@ static void test_linear_axis_gaps_and_empty_series_do_not_break_the_plot(void **
     double x[6] = {0, 1, 2, 3, 4, 5}, y[6];
     for (int k = 0; k < 6; k++) y[k] = tu_uniform(&rng, -2.5, 7.5);
     y[3] = NAN;  // a gap: no segment 2-3 or 3-4
-    dt_plot_series s[2] = {{"measured", x, y, 6}, {"empty", NULL, NULL, 0}};
+    dt_plot_series s[2] = {{"measured", x, y, 6, DT_PLOT_LINE}, {"empty", NULL, NULL, 0, DT_PLOT_LINE}};
     dt_plot_opts o = {.title = "t", .width = 500, .height = 320};
     char *dir = make_dir(), path[256];
     snprintf(path, sizeof path, "%s/lin.png", dir);
@@ -175,7 +175,7 @@ static void test_linear_axis_gaps_and_empty_series_do_not_break_the_plot(void **
 static void test_bad_path_and_bad_input_fail_with_a_message_and_no_file(void **state) {
     (void)state;
     double x[2] = {8, 16}, y[2] = {1, 2}, xneg[2] = {0, 16};
-    dt_plot_series s = {"a", x, y, 2};
+    dt_plot_series s = {"a", x, y, 2, DT_PLOT_LINE};
     dt_plot_opts o = {.log2_x = 1};
     char *dir = make_dir(), path[256], bad[256];
     snprintf(path, sizeof path, "%s/p.png", dir);
@@ -188,15 +188,78 @@ static void test_bad_path_and_bad_input_fail_with_a_message_and_no_file(void **s
     for (int i = 0; i < 9; i++) nine[i] = s;
     assert_int_equal(dt_plot(path, &o, nine, 9, &err), -1);  // more than 8 series
     assert_int_equal(err.code, DT_EXIT_USAGE);
-    dt_plot_series neg = {"neg", xneg, y, 2};
+    dt_plot_series neg = {"neg", xneg, y, 2, DT_PLOT_LINE};
     assert_int_equal(dt_plot(path, &o, &neg, 1, &err), -1);  // x = 0 on a log2 axis
     assert_non_null(strstr(err.msg, "log2"));
     dt_plot_opts tiny = {.width = 100, .height = 100};
     assert_int_equal(dt_plot(path, &tiny, &s, 1, &err), -1);
     assert_non_null(strstr(err.msg, "100x100"));
-    dt_plot_series nodata = {"x", NULL, y, 2};
+    dt_plot_series nodata = {"x", NULL, y, 2, DT_PLOT_LINE};
     assert_int_equal(dt_plot(path, &o, &nodata, 1, &err), -1);
     assert_int_equal(count_entries(dir), 0);
+    rmdir(dir);
+    free(dir);
+}
+
+// Throughput on log-log axes (dtsim sweep --plot): the frame's y range is in decades and
+// holds the data; a point is drawn where log10 puts it; the three styles differ where
+// plot.h says: a line is continuous between two points, dashes leave gaps, markers alone
+// leave the middle of the segment blank and are larger.
+static void test_log10_axis_and_the_three_styles(void **state) {
+    (void)state;
+    enum { NP = 6 };
+    double x[NP], line[NP], dash[NP], mark[NP];
+    double base = pow(10, tu_uniform(&rng, 2, 3));  // 100 .. 1000 images/s on 8 GPUs
+    for (int k = 0; k < NP; k++) {
+        x[k] = pow(2, 3 + 2 * k);                     // 8 .. 8192
+        dash[k] = base * x[k] / 8;                    // ideal scaling: a straight line
+        line[k] = dash[k] * (0.8 - 0.06 * k);         // below it, by more and more
+        mark[k] = line[k] * 0.5;
+    }
+    dt_plot_series s[3] = {{"measured", x, line, NP, DT_PLOT_LINE},
+                           {"ideal", x, dash, NP, DT_PLOT_DASHED},
+                           {"paper", x, mark, NP, DT_PLOT_MARKERS}};
+    dt_plot_opts o = {.title = "log-log", .width = 900, .height = 600, .log2_x = 1,
+                      .log10_y = 1, .y_from_zero = 1};  // y_from_zero is ignored on log10
+    dt_plot_frame f;
+    dt_error err = {0};
+    assert_int_equal(dt_plot_layout(&o, s, 3, &f, &err), 0);
+    assert_true(f.ymin <= log10(mark[0]) && f.ymax >= log10(dash[NP - 1]));
+    assert_true(f.ymin == floor(f.ymin) && f.ymax == floor(f.ymax));  // whole decades
+    assert_true(f.ymin > 0);                                           // not from zero
+    char *dir = make_dir(), path[256];
+    snprintf(path, sizeof path, "%s/loglog.png", dir);
+    assert_int_equal(dt_plot(path, &o, s, 3, &err), 0);
+    rgb_image im = read_png(path);
+    unsigned char c[3][3];
+    for (int i = 0; i < 3; i++) dt_plot_color(i, c[i]);
+    int lit[3] = {0, 0, 0}, total[3] = {0, 0, 0};
+    for (int k = 0; k + 1 < NP; k++) {
+        int p[3][2], q[3][2];
+        const double *y[3] = {line, dash, mark};
+        for (int i = 0; i < 3; i++) {
+            to_pixel(&f, 1, x[k], log10(y[i][k]), &p[i][0], &p[i][1]);
+            to_pixel(&f, 1, x[k + 1], log10(y[i][k + 1]), &q[i][0], &q[i][1]);
+        }
+        // the points of the line and the markers are drawn where the log mapping says
+        assert_true(is_color(&im, p[0][0], p[0][1], c[0]));
+        assert_true(is_color(&im, p[2][0], p[2][1], c[2]));
+        assert_true(is_color(&im, p[2][0] + 5, p[2][1] + 5, c[2]));  // 13 px, not 7
+        // along each segment (its inner 80 %), count the pixels in the series' colour
+        for (int i = 0; i < 3; i++)
+            for (int t = 10; t <= 90; t++) {
+                int px = p[i][0] + (q[i][0] - p[i][0]) * t / 100;
+                int py = p[i][1] + (q[i][1] - p[i][1]) * t / 100;
+                total[i]++;
+                lit[i] += is_color(&im, px, py, c[i]) || is_color(&im, px, py + 1, c[i]) ||
+                          is_color(&im, px, py - 1, c[i]);
+            }
+    }
+    assert_int_equal(lit[0], total[0]);                       // a line: continuous
+    assert_true(lit[1] > total[1] / 3 && lit[1] < total[1]);  // dashes: gaps
+    assert_int_equal(lit[2], 0);                              // markers alone: no line
+    free(im.px);
+    unlink(path);
     rmdir(dir);
     free(dir);
 }
@@ -204,7 +267,7 @@ static void test_bad_path_and_bad_input_fail_with_a_message_and_no_file(void **s
 static void test_without_libpng_plot_fails_with_a_message(void **state) {
     (void)state;
     double x[1] = {1}, y[1] = {1};
-    dt_plot_series s = {"a", x, y, 1};
+    dt_plot_series s = {"a", x, y, 1, DT_PLOT_LINE};
     dt_plot_opts o = {0};
     dt_error err = {0};
     assert_int_equal(dt_plot("/tmp/x.png", &o, &s, 1, &err), -1);
@@ -218,6 +281,7 @@ int main(void) {
         cmocka_unit_test(test_scaling_plot_draws_every_point_and_segment_in_its_series_colour),
         cmocka_unit_test(test_linear_axis_gaps_and_empty_series_do_not_break_the_plot),
         cmocka_unit_test(test_bad_path_and_bad_input_fail_with_a_message_and_no_file),
+        cmocka_unit_test(test_log10_axis_and_the_three_styles),
 #else
         cmocka_unit_test(test_without_libpng_plot_fails_with_a_message),
 #endif
