@@ -20,6 +20,7 @@
 #include "dtrain.h"
 #include "kernels.h"
 #include "safetensors.h"
+#include "train_trace.h"
 
 // The lowest failing rank prints its message, every rank returns the worst code (dtrain.h).
 int dtrain_agree(int failed_code, const dt_error *err, int rank) {
@@ -243,6 +244,30 @@ static void open_log(dtrain_run *r) {
                         "data_wait_s,comm_s,comm_hidden_s\n");
 }
 
+// --trace: rank 0 makes sure the file can be created where it was asked, before any step
+// (the trace itself is written at the end, dt_trace_write); every rank keeps its events.
+static int set_up_trace(dtrain_run *r) {
+    const dtrain_opts *o = r->o;
+    if (!o->trace[0]) return 0;
+    int bad = 0;
+    if (r->rank == 0) {
+        char probe[600];
+        snprintf(probe, sizeof probe, "%s.tmp.%d", o->trace, (int)getpid());
+        FILE *f = fopen(probe, "w");
+        if (!f) {
+            dt_fail(&r->err, DT_EXIT_USAGE, "--trace %s: cannot create a file there (a "
+                    "missing or read-only directory?)", o->trace);
+            bad = DT_EXIT_USAGE;
+        } else {
+            fclose(f);
+            remove(probe);
+        }
+    }
+    if ((bad = dtrain_agree(bad, &r->err, r->rank))) return bad;
+    r->trace = dt_trace_new(r->rank);
+    return 0;
+}
+
 // Set-up, step by step, each step agreed on by all ranks (dtrain_agree): the data, the
 // device, the model and its optimizer, the checkpoint to resume from, the trainer, the lr
 // schedule, the loader and the log. Returns 0 (*done = 1: the checkpoint already holds
@@ -267,7 +292,7 @@ static int set_up(dtrain_run *r, int *done) {
     omp_set_num_threads(r->threads);
     int rc;
     if ((rc = set_up_data(r)) || (rc = set_up_device(r)) || (rc = set_up_model(r)) ||
-        (rc = set_up_checkpoint(r)) || (rc = set_up_trainer(r)))
+        (rc = set_up_checkpoint(r)) || (rc = set_up_trainer(r)) || (rc = set_up_trace(r)))
         return rc;
     r->lr_schedule = make_lr_schedule(o, r->spe);
     if (r->st.epoch >= o->epochs) {

@@ -47,6 +47,8 @@ typedef struct {
     int64_t max_steps;       // --max-steps (0: no limit), stop early (tests, benchmarks)
     char save_weights[512];  // --save-weights FILE.safetensors at the end
     char weights[512];       // --weights FILE.safetensors: start from these (torchvision names)
+    char trace[512];         // --trace FILE.json: a Chrome trace of --trace-steps steps
+    int trace_steps;         // --trace-steps N (5): the steps after the first that it holds
     int weights_new_head;    // --weights-new-head: the classifier keeps its initialisation
     int quiet;               // --quiet: no progress line
     int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)
@@ -102,6 +104,7 @@ typedef struct {
     dt_lr_schedule lr_schedule;
     dt_loader *ld;
     FILE *csv;               // --log, on rank 0
+    struct dt_trace *trace;  // --trace: this rank's events (nn/train_trace.h), else NULL
 } dtrain_run;
 
 // Every rank reports whether it failed (failed_code != 0); if any did, the lowest failing

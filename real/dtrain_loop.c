@@ -16,6 +16,7 @@
 #include "dtrain_profile.h"
 #include "kernels.h"
 #include "safetensors.h"
+#include "train_trace.h"
 
 // Set by SIGINT/SIGTERM; the loop finishes its step, all ranks agree, and the run stops
 // without writing: the last complete checkpoint stays as it was.
@@ -259,10 +260,14 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
     double wait;
     int got, rc;
     while ((got = dt_loader_next(r->ld, &b, &wait, &r->err)) == 1) {
-        float lr = dt_lr_at(&r->lr_schedule, (double)r->st.step), loss;
+        float lr = dt_lr_at(&r->lr_schedule, (double)r->st.step), loss = 0;
         if (prof) dtrain_profile_step_begin(prof, (long)p->steps_run);
+        double t0 = MPI_Wtime();
         rc = train_step(r, p, &b, lr, &loss);
         if (prof) dtrain_profile_step_end(prof);
+        // --trace: the steps after the first (which plans the buckets), as dtsim's are
+        if (r->trace && p->steps_run >= 1 && p->steps_run <= o->trace_steps)
+            dt_trace_step(r->trace, &r->tr, t0, MPI_Wtime());
         if (rc) return rc;
         r->st.step++, p->steps_run++;
         p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
@@ -319,5 +324,12 @@ int dtrain_train(dtrain_run *r) {
         int failed = dtrain_profile_write(&prof, r, &r->err) ? 2 : 0;
         rc = dtrain_agree(failed, &r->err, r->rank);
     }
+    if (!rc && r->trace) {  // collective: every rank's part, joined by rank 0
+        int failed = dt_trace_write(r->trace, r->o->trace, r->rank, r->ranks, "dtrain",
+                                    &r->err) ? 1 : 0;
+        rc = dtrain_agree(failed, &r->err, r->rank);
+    }
+    dt_trace_free(r->trace);
+    r->trace = NULL;
     return rc ? rc : finish(r, &p);
 }

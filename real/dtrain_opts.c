@@ -57,6 +57,10 @@ void dtrain_usage(FILE *f) {
         "                        model.state_dict(), FILE)); every tensor must match\n"
         "  --weights-new-head    fine-tuning: the classifier (fc, classifier.6) keeps its\n"
         "                        fresh initialisation; the file's may have another shape\n"
+        "  --trace FILE.json     a Chrome trace (Perfetto, chrome://tracing) of every rank:\n"
+        "                        forward, each layer's backward, each bucket's allreduce,\n"
+        "                        the step; the same event names as dtsim --trace\n"
+        "  --trace-steps N       the steps it holds, after the first (5)\n"
         "  --quiet               no live progress line\n"
         "communication:\n"
         "  --algo NAME           allreduce: %s (default ring)\n"
@@ -131,6 +135,7 @@ static void defaults(dtrain_opts *o) {
     o->loss_scale = 65536.0f;  // torch.cuda.amp.GradScaler's init_scale and growth_interval
     o->loss_scale_interval = 2000;
     o->fault_inf_step = -1;
+    o->trace_steps = 5;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
@@ -138,7 +143,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD };
+           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -151,6 +156,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"profile", 1, 0, PROFILE},
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
         {"weights", 1, 0, WEIGHTS}, {"weights-new-head", 0, 0, NEWHEAD},
+        {"trace", 1, 0, TRACE}, {"trace-steps", 1, 0, TRACESTEPS},
         {"fault-die-at-step", 1, 0, DIE},
         {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
@@ -267,6 +273,11 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case SAVEW: copy_str(o->save_weights, sizeof o->save_weights, optarg); break;
         case WEIGHTS: copy_str(o->weights, sizeof o->weights, optarg); break;
         case NEWHEAD: o->weights_new_head = 1; break;
+        case TRACE: copy_str(o->trace, sizeof o->trace, optarg); break;
+        case TRACESTEPS:
+            if (parse_long(optarg, 1, 1000, &v)) return bad(rank, "--trace-steps", optarg, "1 .. 1000 steps");
+            o->trace_steps = (int)v;
+            break;
         case QUIET: o->quiet = 1; break;
         case DIE:
             if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
@@ -363,6 +374,12 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         if (rank == 0)
             fprintf(stderr, "dtrain: --deterministic needs a byte-threshold --fusion (K "
                             "segments and auto plan from measured times, which vary)\n");
+        return 2;
+    }
+    if (o->trace[0] && o->profile[0]) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --trace and --profile both time the layers (and --profile "
+                            "waits for the device at each one): use one at a time\n");
         return 2;
     }
     if (o->weights_new_head && !o->weights[0]) {

@@ -22,8 +22,7 @@ function(dt_add_dtsim name)
   set(S ${PROJECT_SOURCE_DIR}/sim)
   set(R ${PROJECT_SOURCE_DIR}/real)  # --device cpu: dtrain's synthetic data and its shards
   dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-                      ${S}/rank_trace.c ${S}/device_model.c ${S}/device_model_nn.c
-                      ${S}/gpu_profiles.c ${S}/atomic_file.c
+                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c
                       ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c ${A_SOURCES})
   target_include_directories(${name}_rank PRIVATE ${S} ${R} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank

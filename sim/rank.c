@@ -18,7 +18,7 @@
 //
 // dtsim (sim/dtsim_run.c) launches it; the user never does. Its arguments are the table of
 // sim/rank_opts.h (--usage lists them); rank 0 writes its result as JSON to --result
-// (sim/rank_result.h); --trace writes a Chrome trace (sim/rank_trace.h).
+// (sim/rank_result.h); --trace writes a Chrome trace (nn/train_trace.h).
 #include <math.h>
 #include <mpi.h>
 #include <simgrid/host.h>
@@ -36,7 +36,7 @@
 #include "optim.h"
 #include "rank_opts.h"
 #include "rank_result.h"
-#include "rank_trace.h"
+#include "train_trace.h"
 #include "train.h"
 
 // The one arena of the process (see the top of the file). A process-wide pointer is what
@@ -77,7 +77,7 @@ typedef struct {
     dt_optim *opt;
     dt_trainer tr;
     int32_t *y;          // the host batch's labels (its images: the arena); never read
-    rank_trace *trace;   // NULL: this rank is not traced
+    dt_trace *trace;     // NULL: this rank is not traced
 } model_run;
 
 typedef struct {
@@ -160,7 +160,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         dt_trainer_set_accumulate(&m->tr, o->accumulate, &err))
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
-    m->trace = o->trace[0] && rank < o->trace_ranks ? rank_trace_new(rank) : NULL;
+    m->trace = o->trace[0] && rank < o->trace_ranks ? dt_trace_new(rank) : NULL;
     m->tr.layer_times = m->trace != NULL;  // the trace draws every layer's kernels
     return 0;
 }
@@ -180,7 +180,7 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
         m->dev->sync(m->dev);
         double t = MPI_Wtime() - t0;
         dt_model_stats ms = dt_device_model_stats(m->dev);
-        if (m->trace && timed) rank_trace_step(m->trace, &m->tr, t0, MPI_Wtime());
+        if (m->trace && timed) dt_trace_step(m->trace, &m->tr, t0, MPI_Wtime());
         if (timed) {
             sum.iter += t, sum.compute += ms.seconds;
             sum.comm += m->tr.last_comm, sum.exposed += t - ms.seconds;
@@ -226,7 +226,9 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                    sum->exposed / o->iters};
     double mx[4];
     MPI_Reduce(v, mx, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (o->trace[0]) rank_trace_write(m->trace, o->trace, rank, o->trace_ranks);
+    dt_error terr;
+    if (o->trace[0] && dt_trace_write(m->trace, o->trace, rank, o->trace_ranks, "dtsim", &terr))
+        fprintf(stderr, "dtsim: %s\n", terr.msg);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) return 0;
     dt_rank_result r = {.gpus = P, .iter_s = mx[0], .compute_s = mx[1], .comm_s = mx[2],
@@ -239,7 +241,7 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
 }
 
 static void model_free(model_run *m) {
-    rank_trace_free(m->trace);
+    dt_trace_free(m->trace);
     free(m->y);
     dt_trainer_free(&m->tr);
     dt_optim_free(m->opt);

@@ -51,6 +51,45 @@ weights)
   run 1 $A --weights "$W/w1.safetensors" --checkpoint-dir "$W/c" --resume >"$W/8.out" 2>&1; rc=$?
   [ $rc -eq 2 ] && grep -q "give one of them" "$W/8.out" || { cat "$W/8.out"; fail "--weights with --resume: exit $rc"; }
   echo "PASS weights" ;;
+trace)
+  # --trace: every rank's Horovod-style timeline of the steps after the first, in Chrome's
+  # trace format: per traced step one "forward + loss", one "backward <layer>" per layer
+  # that ran, one "allreduce bucket k (X MB)" per bucket, one "step"; all spans inside
+  # their step. Then bad input: an uncreatable path and --trace with --profile (exit 2).
+  A="$SYN --synthetic-examples 256 --model resnet8 --batch 16 --eval-every 0 --fusion 64KB"
+  K=$(( SEED % 3 + 2 ))
+  run 2 $A --max-steps $((K + 2)) --trace-steps $K --trace "$W/t.json" >"$W/t.out" 2>&1 || { cat "$W/t.out"; fail "traced run"; }
+  [ -z "$(ls "$W" | grep part)" ] || fail "parts left behind: $(ls "$W")"
+  python3 - "$W/t.json" "$K" <<'PY' || fail "the trace"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+k = int(sys.argv[2])
+ev = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+for rank in (0, 1):
+    mine = [e for e in ev if e["pid"] == rank]
+    steps = sorted((e for e in mine if e["name"] == "step"), key=lambda e: e["ts"])
+    assert len(steps) == k, f"rank {rank}: {len(steps)} steps, expected {k}"
+    fwd = [e for e in mine if e["name"] == "forward + loss"]
+    bw = [e for e in mine if e["name"].startswith("backward ")]
+    ar = [e for e in mine if e["name"].startswith("allreduce bucket ")]
+    assert len(fwd) == k, f"rank {rank}: {len(fwd)} forward spans"
+    assert len(bw) >= 6 * k and len(bw) % k == 0, f"rank {rank}: {len(bw)} backward spans"
+    buckets = {e["name"] for e in ar}
+    assert len(buckets) >= 2 and len(ar) == k * len(buckets), f"rank {rank}: buckets {buckets}, {len(ar)} spans"
+    assert all(e["tid"] == 1 for e in ar) and all(e["tid"] == 0 for e in fwd + bw)
+    for e in mine:
+        assert e["dur"] >= 0, e
+        if e["name"] == "step":
+            continue
+        inside = [s for s in steps if s["ts"] - 1 <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1]
+        assert inside, f"rank {rank}: {e['name']} outside every step"
+print("trace ok:", len(ev), "spans")
+PY
+  run 1 $A --max-steps 2 --trace "$W/no/such/dir/t.json" >"$W/b.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "cannot create a file there" "$W/b.out" && ! grep -q "step" "$W/b.out" || { cat "$W/b.out"; fail "uncreatable --trace path: exit $rc"; }
+  run 1 $A --max-steps 2 --trace "$W/u.json" --profile "$W/p.json" >"$W/c.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] || { cat "$W/c.out"; fail "--trace with --profile: exit $rc"; }
+  echo "PASS trace" ;;
 resume)
   # 2 epochs in one run == 1 epoch + resume + 1 epoch == 3 steps + resume, loss for loss and
   # bit for bit (resnet8 has batchnorm running statistics and momentum buffers to restore).

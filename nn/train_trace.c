@@ -1,6 +1,6 @@
-// rank_trace.c — the Chrome trace of rank_trace.h: events kept in memory per rank,
-// written as JSON "X" (complete) events, pid = rank, tid 0 compute / 1 comm.
-#include "rank_trace.h"
+// train_trace.c — the Chrome trace of train_trace.h: events kept in memory per rank,
+// written as JSON "X" (complete) events, pid = rank, tid 0 compute / 1 allreduce / 2 step.
+#include "train_trace.h"
 
 #include "atomic_file.h"
 
@@ -16,19 +16,19 @@ typedef struct {
     double ts, dur;  // microseconds
 } trace_event;
 
-struct rank_trace {
+struct dt_trace {
     int rank;
     trace_event *ev;
     int n, cap;
 };
 
-rank_trace *rank_trace_new(int rank) {
-    rank_trace *t = callocCheck(1, sizeof *t);
+dt_trace *dt_trace_new(int rank) {
+    dt_trace *t = callocCheck(1, sizeof *t);
     t->rank = rank;
     return t;
 }
 
-static void add(rank_trace *t, const char *name, int tid, double s0, double s1) {
+static void add(dt_trace *t, const char *name, int tid, double s0, double s1) {
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
         t->ev = realloc(t->ev, (size_t)t->cap * sizeof *t->ev);
@@ -39,7 +39,7 @@ static void add(rank_trace *t, const char *name, int tid, double s0, double s1) 
     e->tid = tid, e->ts = s0 * 1e6, e->dur = (s1 - s0) * 1e6;
 }
 
-void rank_trace_step(rank_trace *tr, const dt_trainer *t, double t0, double t1) {
+void dt_trace_step(dt_trace *tr, const dt_trainer *t, double t0, double t1) {
     if (!tr) return;
     double b0 = t->last_backward_start;
     add(tr, "forward + loss", 0, t0, b0);
@@ -61,7 +61,7 @@ void rank_trace_step(rank_trace *tr, const dt_trainer *t, double t0, double t1) 
     add(tr, "step", 2, t0, t1);
 }
 
-static int write_part(const rank_trace *tr, const char *path) {
+static int write_part(const dt_trace *tr, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     for (int i = 0; i < tr->n; i++)
@@ -71,23 +71,33 @@ static int write_part(const rank_trace *tr, const char *path) {
     return fclose(f);
 }
 
-void rank_trace_write(rank_trace *tr, const char *path, int rank, int n_ranks) {
+int dt_trace_write(dt_trace *tr, const char *path, int rank, int n_ranks, const char *who,
+                   dt_error *err) {
     char part[600];
+    int bad = 0;
     if (tr) {
         snprintf(part, sizeof part, "%s.%d.part", path, rank);
-        if (write_part(tr, part)) fprintf(stderr, "dtsim: cannot write %s\n", part);
+        bad = write_part(tr, part) != 0;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank != 0) return;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank != 0) {
+        if (tr && bad) unlink(part);
+        return 0;
+    }
+    if (bad) {  // some rank could not write its part: no trace, and no part left behind
+        for (int r = 0; r < n_ranks; r++) {
+            snprintf(part, sizeof part, "%s.%d.part", path, r);
+            unlink(part);
+        }
+        return dt_fail(err, DT_EXIT_RUNTIME, "--trace %s: a rank could not write its part "
+                       "(%s.R.part: the directory full or not writable?)", path, path);
+    }
     dt_atomic_file a;
-    dt_error err;
-    if (dt_atomic_open(&a, path, "--trace", &err)) {
-        fprintf(stderr, "dtsim: %s\n", err.msg);
-        return;
-    }
+    if (dt_atomic_open(&a, path, "--trace", err)) return -1;
     FILE *out = a.f;
-    fprintf(out, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n{\"name\": \"process_name\", "
-                 "\"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"rank 0\"}}");
+    fprintf(out, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\"}, "
+                 "\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, "
+                 "\"args\": {\"name\": \"rank 0\"}}", who);
     for (int r = 0; r < n_ranks; r++) {
         snprintf(part, sizeof part, "%s.%d.part", path, r);
         FILE *f = fopen(part, "r");
@@ -97,17 +107,20 @@ void rank_trace_write(rank_trace *tr, const char *path, int rank, int n_ranks) {
         while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, out);
         fclose(f);
         unlink(part);
+        if (r > 0)
+            fprintf(out, ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
+                         "\"args\": {\"name\": \"rank %d\"}}", r, r);
         for (int tid = 0; tid < 3; tid++)
             fprintf(out, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
                          "\"args\": {\"name\": \"%s\"}}", r, tid,
                     tid == 0 ? "compute" : tid == 1 ? "allreduce" : "iteration");
     }
     fprintf(out, "\n]}\n");
-    if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err))
-        fprintf(stderr, "dtsim: --trace %s: %s\n", path, err.msg);
+    if (dt_atomic_finish(&a, err) || dt_atomic_commit(&a, err)) return -1;
+    return 0;
 }
 
-void rank_trace_free(rank_trace *tr) {
+void dt_trace_free(dt_trace *tr) {
     if (!tr) return;
     free(tr->ev);
     free(tr);
