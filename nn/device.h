@@ -195,6 +195,14 @@ struct dt_device {
     uint64_t (*mark)(dt_device *d);
     int (*done)(dt_device *d, uint64_t ticket);
 
+    // ---- mixed precision (nn/net_half.c) ----
+    // Set by the network while a layer runs under --precision fp16 (1) or bf16 (2), else 0:
+    // the gemm inputs are then half values held in fp32 (widened activations, half-rounded
+    // weights), so a device may multiply them as halfs with fp32 accumulation and output.
+    // cuda does (tensor cores, real/cuda/device_cuda.c); cpu ignores it: its fp32 gemm on
+    // the same inputs computes the same exact products (a product of two halfs fits fp32).
+    int gemm_half;
+
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the
     // latency that a coarsened allreduce schedule folds away, nn/coll/coll_sched.c).

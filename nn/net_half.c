@@ -12,7 +12,9 @@
 //    fp32 views of them: its half inputs are widened into scratch, the unchanged layer code
 //    (nn/layer_*.c) runs, and what it wrote is rounded back to half. A product of two halfs
 //    is exact in fp32, so a gemm on widened halfs with fp32 accumulation is what a tensor-core
-//    gemm on half inputs computes (up to the order of the sums).
+//    gemm on half inputs computes (up to the order of the sums); while a layer runs,
+//    dev->gemm_half tells the device so, and the cuda device runs exactly that gemm
+//    (cublasGemmEx on half inputs, fp32 compute).
 //  - The logits, the softmax and the loss stay fp32, and so do batch-norm's statistics,
 //    computed in fp32 from the widened input (docs/formulas.md, "Mixed precision").
 //  - Gradients w.r.t. the parameters accumulate in fp32 (net->grads), as PyTorch's autocast.
@@ -172,7 +174,9 @@ void dt_net_half_forward(dt_net *net, dt_layer *l, int training) {
     bind_src(net, &v, l->in, 1);
     bind_src(net, &v, l->in2, 1);
     if (l->out_h) l->out = view(net, &v, l->out_h, out_elems(l), l->inplace, 1);
+    net->dev->gemm_half = (int)net->amp;  // half-input gemms (nn/device.h)
     l->forward(l, net, training);
+    net->dev->gemm_half = 0;
     finish(net, &v);
     unbind(net, l);
 }
@@ -188,7 +192,9 @@ void dt_net_half_backward(dt_net *net, dt_layer *l) {
     if (l->dout_h) l->dout = view(net, &v, l->dout_h, out_elems(l), 1, 0);
     bind_dsrc(net, &v, l, l->in, 1);
     if (l->in2 >= 0) bind_dsrc(net, &v, l, l->in2, 2);
+    net->dev->gemm_half = (int)net->amp;
     l->backward(l, net);
+    net->dev->gemm_half = 0;
     finish(net, &v);
     unbind(net, l);
 }

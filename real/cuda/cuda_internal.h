@@ -49,6 +49,8 @@ typedef struct {
     cublasHandle_t blas;
     void *scratch;            // device scratch (reductions, batched-sum partials), grown
     size_t scratch_bytes;
+    void *half_in;            // device, the half copies of a mixed-precision gemm's inputs
+    size_t half_in_bytes;
     void *host_scratch;       // pinned, for reduction results
     size_t host_scratch_bytes;
 } dt_cuda_ctx;

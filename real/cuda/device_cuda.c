@@ -39,18 +39,22 @@ void dt_cuda_describe(int ordinal, char *buf, size_t n) {
              p.multiProcessorCount, (double)p.totalGlobalMem / (1 << 30));
 }
 
-// Device scratch of at least `bytes`, kept between calls. Growing waits for the stream:
-// work already queued may still read the old block.
+// A device block of at least `bytes` kept in *p (*have bytes). Growing waits for the
+// stream: work already queued may still read the old block.
+static void *grow(dt_cuda_ctx *c, void **p, size_t *have, size_t bytes) {
+    if (*have < bytes) {
+        cudaCheck(cudaStreamSynchronize(c->stream));
+        if (*p) cudaCheck(cudaFree(*p));
+        size_t want = bytes + bytes / 4;
+        cudaCheck(cudaMalloc(p, want));
+        *have = want;
+    }
+    return *p;
+}
+
 void *dt_cuda_scratch(dt_device *d, size_t bytes) {
     dt_cuda_ctx *c = ctx_of(d);
-    if (c->scratch_bytes < bytes) {
-        cudaCheck(cudaStreamSynchronize(c->stream));
-        if (c->scratch) cudaCheck(cudaFree(c->scratch));
-        size_t want = bytes + bytes / 4;
-        cudaCheck(cudaMalloc(&c->scratch, want));
-        c->scratch_bytes = want;
-    }
-    return c->scratch;
+    return grow(c, &c->scratch, &c->scratch_bytes, bytes);
 }
 
 // Pinned host scratch for reduction results (read after a stream sync).
@@ -119,6 +123,7 @@ static void cu_destroy(dt_device *d) {
         cudaStreamSynchronize(c->stream);
         cudaStreamSynchronize(c->copy);
         if (c->scratch) cudaFree(c->scratch);
+        if (c->half_in) cudaFree(c->half_in);
         if (c->host_scratch) cudaFreeHost(c->host_scratch);
         for (int i = 0; i < DT_CUDA_TICKETS; i++) cudaEventDestroy(c->tickets[i]);
         cudaEventDestroy(c->ev_compute);
@@ -204,6 +209,51 @@ static void scale_block(dt_device *d, float *C, int M, int N, int ldc, float bet
                             &zero, C, ldc, C, ldc));
 }
 
+// ---- mixed precision: gemms on half inputs (d->gemm_half, nn/device.h) ----
+// The inputs are half values held in fp32 (nn/net_half.c), so packing them to half loses
+// nothing (the network's input images and the logits' gradient are rounded, as PyTorch's
+// autocast rounds them); cublasGemmEx then multiplies halfs on the tensor cores with fp32
+// accumulation and an fp32 C: CUBLAS_COMPUTE_32F, the gemm of Micikevicius et al. 2018 §3
+// and of PyTorch AMP. A and B are packed element for element over the span their rows,
+// leading dimensions and strides cover, so every offset and stride stays the same.
+
+// elements from X_0's first to X_{batch-1}'s last: `rows` rows of `cols`, ld apart
+static size_t span(int rows, int cols, int ld, size_t stride, int batch) {
+    return (size_t)(batch - 1) * stride + (size_t)(rows - 1) * ld + (size_t)cols;
+}
+
+typedef struct {
+    const void *A, *B;
+    cudaDataType t;
+} half_in;
+
+static half_in pack_half(dt_device *d, int ta, int tb, int M, int N, int K, const float *A,
+                         int lda, size_t sa, const float *B, int ldb, size_t sb, int batch) {
+    dt_cuda_ctx *c = ctx_of(d);
+    size_t na = ta ? span(K, M, lda, sa, batch) : span(M, K, lda, sa, batch);
+    size_t nb = tb ? span(N, K, ldb, sb, batch) : span(K, N, ldb, sb, batch);
+    uint16_t *h = grow(c, &c->half_in, &c->half_in_bytes, (na + nb) * sizeof(uint16_t));
+    int bf = d->gemm_half == 2;
+    (bf ? dt_cu_f32_to_bf16 : dt_cu_f32_to_f16)(c->stream, A, h, na);
+    (bf ? dt_cu_f32_to_bf16 : dt_cu_f32_to_f16)(c->stream, B, h + na, nb);
+    return (half_in){h, h + na, bf ? CUDA_R_16BF : CUDA_R_16F};
+}
+
+static void gemm_on_halfs(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
+                          const float *A, int lda, size_t sa, const float *B, int ldb,
+                          size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    half_in h = pack_half(d, ta, tb, M, N, K, A, lda, sa, B, ldb, sb, batch);
+    if (batch == 1)
+        cublasCheck(cublasGemmEx(ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha, h.B, h.t,
+                                 ldb, h.A, h.t, lda, &beta, C, CUDA_R_32F, ldc,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    else
+        cublasCheck(cublasGemmStridedBatchedEx(
+            ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha, h.B, h.t, ldb, (long long)sb, h.A,
+            h.t, lda, (long long)sa, &beta, C, CUDA_R_32F, ldc, (long long)sc, batch,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 // row-major C(M,N) = alpha*op(A)*op(B) + beta*C as column-major C^T = op(B)^T op(A)^T
 static void cu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
@@ -211,6 +261,10 @@ static void cu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float alp
     if (M <= 0 || N <= 0) return;
     if (K <= 0 || alpha == 0.0f) {
         scale_block(d, C, M, N, ldc, beta);
+        return;
+    }
+    if (d->gemm_half) {
+        gemm_on_halfs(d, ta, tb, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
         return;
     }
     cublasCheck(cublasSgemm(ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha, B, ldb, A, lda,
@@ -223,6 +277,11 @@ static void cu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, f
     if (batch <= 0 || M <= 0 || N <= 0) return;
     if (K <= 0 || alpha == 0.0f) {
         for (int i = 0; i < batch; i++) scale_block(d, C + i * sc, M, N, ldc, beta);
+        return;
+    }
+    if (d->gemm_half) {
+        gemm_on_halfs(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                      batch);
         return;
     }
     cublasCheck(cublasSgemmStridedBatched(ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha, B,
@@ -259,10 +318,13 @@ static void cu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int 
     float zero = 0.0f;
     for (int i0 = 0; i0 < batch; i0 += g) {
         int n = batch - i0 < g ? batch - i0 : g;
-        cublasCheck(cublasSgemmStridedBatched(ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha,
-                                              B + i0 * sb, ldb, (long long)sb, A + i0 * sa,
-                                              lda, (long long)sa, &zero, w, N, (long long)mn,
-                                              n));
+        if (d->gemm_half)
+            gemm_on_halfs(d, ta, tb, M, N, K, alpha, A + i0 * sa, lda, sa, B + i0 * sb, ldb,
+                          sb, zero, w, N, mn, n);
+        else
+            cublasCheck(cublasSgemmStridedBatched(
+                ctx_of(d)->blas, op(tb), op(ta), N, M, K, &alpha, B + i0 * sb, ldb,
+                (long long)sb, A + i0 * sa, lda, (long long)sa, &zero, w, N, (long long)mn, n));
         dt_cu_sum_rows(ST(d), w, n, mn, beta, i0 == 0, C);
     }
 }

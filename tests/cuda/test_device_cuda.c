@@ -15,6 +15,7 @@
 #include "cuda_check.h"
 #include "device_cuda.h"
 #include "dt.h"
+#include "kernels.h"
 
 // ---- memory: alloc's zero fill, host copies, device copies ----
 
@@ -155,13 +156,21 @@ typedef struct {
 
 static const char *kind_name[] = {"gemm", "gemm_batched", "gemm_batched_sum"};
 
+static void round_inputs(int half, float *x, size_t n) {
+    for (size_t i = 0; i < n && half; i++)
+        x[i] = half == 2 ? dt_bf16_to_f32(dt_f32_to_bf16(x[i]))
+                         : dt_f16_to_f32(dt_f32_to_f16(x[i]));
+}
+
 // Runs one case on the cpu and on cuda device g and compares all of C, the gaps between
 // and beside the matrices included (they must not change). Tolerance: the classic bound
 // |fl(sum_k a_k b_k) - sum_k a_k b_k| <= K*u*sum_k |a_k b_k| (u = 2^-24; Higham, Accuracy
 // and Stability, 3.1) for each side, so |cuda - cpu| <= (K+2)*2^-23 * mag with
 // mag = |alpha|*sum|a||b| + |beta*c| (+2: alpha and beta); the batched sum adds `batch`
 // more terms. `extra` is TF32's input rounding: 10 mantissa bits, <= 2^-10 per operand.
-static void gemm_case(cc_ctx *t, dt_device *g, const gcase *c, double extra, const char *tag) {
+// `half`: the device's gemm_half, 0 or the inputs rounded to fp16 (1) / bf16 (2) first.
+static void gemm_case_h(cc_ctx *t, dt_device *g, const gcase *c, double extra, const char *tag,
+                        int half) {
     int M = c->M, N = c->N, K = c->K, batch = c->kind == 0 ? 1 : c->batch;
     int lda = (c->ta ? M : K) + c->pad, ldb = (c->tb ? K : N) + c->pad, ldc = N + c->pad;
     if (lda < 1) lda = 1;
@@ -174,8 +183,11 @@ static void gemm_case(cc_ctx *t, dt_device *g, const gcase *c, double extra, con
     size_t nc = (nc_items - 1) * sc + one_c + 16;
     float *A = cc_rand(t, na, -1, 1), *B = cc_rand(t, nbb, -1, 1), *C0 = cc_rand(t, nc, -1, 1);
     if (c->beta == 0.0f && one_c > 0) C0[0] = NAN, C0[one_c - 1] = NAN;  // beta 0 ignores C
+    round_inputs(half, A, na);  // mixed precision: half values held in fp32 (net_half.c)
+    round_inputs(half, B, nbb);
     cc_buf a = cc_new(t, g, A, na * 4), b = cc_new(t, g, B, nbb * 4), cb = cc_new(t, g, C0, nc * 4);
     dt_device *d[2] = {t->cpu, g};
+    g->gemm_half = half;
     for (int k = 0; k < 2; k++) {
         float *pa = k ? a.g : a.c, *pb = k ? b.g : b.c, *pc = k ? cb.g : cb.c;
         if (c->kind == 0)
@@ -187,6 +199,7 @@ static void gemm_case(cc_ctx *t, dt_device *g, const gcase *c, double extra, con
             d[k]->gemm_batched_sum(d[k], c->ta, c->tb, M, N, K, c->alpha, pa, lda, sa, pb, ldb,
                                    sb, c->beta, pc, ldc, c->batch);
     }
+    g->gemm_half = 0;
     double *mag = mallocCheck(nc * sizeof(double));
     for (size_t i = 0; i < nc; i++) mag[i] = fabs(C0[i]);  // untouched cells: exact
     for (int it = 0; it < nc_items && batch > 0; it++) {
@@ -226,6 +239,10 @@ static void gemm_case(cc_ctx *t, dt_device *g, const gcase *c, double extra, con
     free(B);
     free(C0);
     free(mag);
+}
+
+static void gemm_case(cc_ctx *t, dt_device *g, const gcase *c, double extra, const char *tag) {
+    gemm_case_h(t, g, c, extra, tag, 0);
 }
 
 void cc_check_gemm(cc_ctx *t) {
@@ -271,6 +288,18 @@ void cc_check_gemm(cc_ctx *t) {
     gemm_case(t, t->gpu, &big, tf32, "tf32");
     gemm_case(t, t->gpu, &conv, tf32, "tf32");
     gemm_case(t, t->gpu, &dw, tf32, "tf32");
+    // mixed precision: inputs that are halfs multiply exactly on the tensor cores and add
+    // in fp32, so the fp32 bound holds with no extra term (cublasGemmEx, CUBLAS_COMPUTE_32F)
+    for (int h = 1; h <= 2; h++) {
+        const char *tag = h == 1 ? "fp16 inputs" : "bf16 inputs";
+        gcase cases[] = {big, conv, dw, {0, 1, 0, 37, 53, 129, 5, 1, 0, 0.7f, -1.3f},
+                         {1, 0, 1, 19, 45, 33, 2, 5, 19 * 33 + 11, 1.0f, 0.0f},
+                         {2, 1, 1, 13, 17, 29, 3, 4, 13 * 29 + 3, 0.5f, 0.0f}};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            gemm_case_h(t, t->det, &cases[i], 0, tag, h);
+            gemm_case_h(t, t->gpu, &cases[i], 0, tag, h);
+        }
+    }
 }
 
 // ---- determinism: with DT_CUDA_DETERMINISTIC the reductions run in a fixed order, so the
