@@ -263,6 +263,31 @@ out:
     return rc;
 }
 
+uint32_t dt_st_crc32(uint32_t crc, const void *p, size_t n) {
+    uint32_t table[256];  // byte-at-a-time table, built per call (no mutable globals in nn/)
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        table[i] = c;
+    }
+    const unsigned char *b = p;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) crc = table[(crc ^ b[i]) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+// The data's CRC-32 against the header's record of it (when the writer left one).
+static int check_crc(const dt_st_file *f, dt_error *err) {
+    const char *want = dt_st_metadata(f, DT_ST_CRC_KEY);
+    if (!want) return 0;
+    char got[16];
+    snprintf(got, sizeof got, "%08x", (unsigned)dt_st_crc32(0, f->data, f->data_size));
+    if (strcmp(got, want) == 0) return 0;
+    return dt_fail(err, DT_EXIT_USAGE, "%.200s: the tensor data's CRC-32 is %s but the header "
+                   "records %.20s: the file is corrupt (a flipped bit, a torn or truncated "
+                   "copy)", f->path, got, want);
+}
+
 dt_st_file *dt_st_open(const char *path, dt_error *err) {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
@@ -306,6 +331,7 @@ dt_st_file *dt_st_open(const char *path, dt_error *err) {
     f->data = mallocCheck(f->data_size ? f->data_size : 1);
     if (parse_header(f, header, (size_t)hlen, err)) goto bad;
     if (read_exact(fp, f->data, f->data_size, path, err)) goto bad;
+    if (check_crc(f, err)) goto bad;
     free(header);
     fclose(fp);
     return f;

@@ -34,6 +34,13 @@ typedef struct {
                        // for its dtype (memcpy out of it)
 } dt_st_tensor;
 
+// CRC-32 (ISO-HDLC, zlib's and PNG's crc32: reflected polynomial 0xEDB88320) of n bytes,
+// continuing from crc (0 to start): dt_st_crc32(dt_st_crc32(0, a, n), b, m) is the CRC of
+// a followed by b. The writer records the data section's under this metadata key as 8 hex
+// digits, and the reader checks it when present (files from other writers have none).
+uint32_t dt_st_crc32(uint32_t crc, const void *p, size_t n);
+#define DT_ST_CRC_KEY "dtlab.data_crc32"
+
 // ---- writing ----
 typedef struct dt_st_writer dt_st_writer;
 dt_st_writer *dt_st_writer_new(void);
@@ -58,7 +65,8 @@ typedef struct dt_st_file dt_st_file;
 // file (shorter than 8 bytes, header length > DT_ST_MAX_HEADER_BYTES or past the end,
 // malformed JSON or duplicate keys, unknown dtype, negative or overflowing shape, offsets
 // negative, outside the data, overlapping or not matching shape x dtype, metadata values
-// that are not strings), DT_EXIT_RUNTIME for a read error. Holes between tensors are allowed.
+// that are not strings, a data section whose CRC-32 differs from the one the header
+// records), DT_EXIT_RUNTIME for a read error. Holes between tensors are allowed.
 dt_st_file *dt_st_open(const char *path, dt_error *err);
 int dt_st_count(const dt_st_file *f);
 const dt_st_tensor *dt_st_get(const dt_st_file *f, int i);

@@ -2,16 +2,14 @@
 // atomically: the file is written to PATH.tmp.<pid>, flushed, fsync'ed and renamed over PATH,
 // so a reader sees the old file or the whole new one; on any failure the temporary file is
 // removed and an existing PATH is left untouched (docs/conventions.md, "Never a partial file").
+// The metadata carries the data section's CRC-32 (DT_ST_CRC_KEY), which the reader checks.
 // Not here: reading and validation (safetensors.c), a network's weights.
 #include "safetensors.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "atomic_file.h"
 #include "json.h"
 
 static char *strdup_check(const char *s) {
@@ -110,6 +108,17 @@ void dt_st_add(dt_st_writer *w, const char *name, dt_st_dtype dtype, int ndim,
     t->data = data;
 }
 
+static void meta_push(dt_st_writer *w, const char *key, const char *value) {
+    if (w->nmeta == w->capmeta) {
+        w->capmeta = w->capmeta ? 2 * w->capmeta : 8;
+        w->meta = realloc(w->meta, (size_t)w->capmeta * sizeof *w->meta);
+        DT_ASSERT(w->meta);
+    }
+    w->meta[w->nmeta].key = strdup_check(key);
+    w->meta[w->nmeta].value = strdup_check(value);
+    w->nmeta++;
+}
+
 void dt_st_add_metadata(dt_st_writer *w, const char *key, const char *value) {
     if (!key || !value) {
         writer_fail(w, "metadata with a NULL key or value");
@@ -119,14 +128,12 @@ void dt_st_add_metadata(dt_st_writer *w, const char *key, const char *value) {
         writer_fail(w, "metadata '%.100s': not valid UTF-8", key);
         return;
     }
-    if (w->nmeta == w->capmeta) {
-        w->capmeta = w->capmeta ? 2 * w->capmeta : 8;
-        w->meta = realloc(w->meta, (size_t)w->capmeta * sizeof *w->meta);
-        DT_ASSERT(w->meta);
+    if (strcmp(key, DT_ST_CRC_KEY) == 0) {
+        writer_fail(w, "metadata '%s': the key is reserved (the writer records the data's "
+                    "CRC-32 under it)", key);
+        return;
     }
-    w->meta[w->nmeta].key = strdup_check(key);
-    w->meta[w->nmeta].value = strdup_check(value);
-    w->nmeta++;
+    meta_push(w, key, value);
 }
 
 // A growable string for the header.
@@ -252,28 +259,6 @@ static int write_all(FILE *f, const void *p, size_t n) {
     return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
 }
 
-// After the rename, make the directory entry durable too (best effort: not every file
-// system lets a directory be fsync'ed).
-static void fsync_parent_dir(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash) {
-        strcpy(dir, ".");
-    } else if (slash == path) {
-        strcpy(dir, "/");
-    } else {
-        size_t n = (size_t)(slash - path);
-        if (n >= sizeof dir) return;
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
 int dt_st_write(dt_st_writer *w, const char *path, dt_error *err) {
     if (!path || !*path) return dt_fail(err, DT_EXIT_USAGE, "safetensors: empty output path");
     if (writer_check(w)) return dt_fail(err, w->err.code, "%.200s: %s", path, w->err.msg);
@@ -281,54 +266,34 @@ int dt_st_write(dt_st_writer *w, const char *path, dt_error *err) {
     int *order = mallocCheck((size_t)(w->n ? w->n : 1) * sizeof *order);
     uint64_t *begin = mallocCheck((size_t)(w->n ? w->n : 1) * sizeof *begin);
     layout(w, order, begin);
+    // the data section's CRC-32, which the reader checks (a flipped bit, a torn copy)
+    uint32_t crc = 0;
+    for (int k = 0; k < w->n; k++)
+        crc = dt_st_crc32(crc, w->t[order[k]].data, w->t[order[k]].nbytes);
+    char crc_hex[16];
+    snprintf(crc_hex, sizeof crc_hex, "%08x", (unsigned)crc);
+    meta_push(w, DT_ST_CRC_KEY, crc_hex);
     sbuf h = {0};
     build_header(w, begin, &h);
+    free(w->meta[w->nmeta - 1].key);  // the writer may be written again
+    free(w->meta[w->nmeta - 1].value);
+    w->nmeta--;
     unsigned char len8[8];
     for (int k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)h.n >> (8 * k));
 
-    // PATH.tmp.<pid>, written fully, flushed to disk, then renamed over PATH (POSIX rename
-    // is atomic: a reader sees the old file or the new one, never a partial one).
-    size_t plen = strlen(path);
-    char *tmp = mallocCheck(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    const char *what = NULL;
-    int saved = 0, rc = -1, created = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        saved = errno;
-        what = "cannot create the temporary file";
-        goto done;
+    // PATH.tmp.<pid>, written fully, flushed to disk, then renamed over PATH (nn/atomic_file.h:
+    // a reader sees the old file or the new one, never a partial one)
+    dt_atomic_file a;
+    int rc = dt_atomic_open(&a, path, "safetensors", err);
+    if (!rc) {
+        int bad = write_all(a.f, len8, 8) || write_all(a.f, h.s, h.n);
+        for (int k = 0; k < w->n && !bad; k++)
+            bad = write_all(a.f, w->t[order[k]].data, w->t[order[k]].nbytes);
+        // a failed fwrite sets the stream's error flag: dt_atomic_finish reports it
+        (void)bad;
+        rc = dt_atomic_finish(&a, err);
+        if (!rc) rc = dt_atomic_commit(&a, err);
     }
-    created = 1;
-    if (write_all(f, len8, 8) || write_all(f, h.s, h.n)) goto io;
-    for (int k = 0; k < w->n; k++) {
-        if (write_all(f, w->t[order[k]].data, w->t[order[k]].nbytes)) goto io;
-    }
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) goto io;
-    if (fclose(f) != 0) {
-        f = NULL;
-        goto io;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        saved = errno;
-        what = "cannot rename the temporary file over it";
-        goto done;
-    }
-    fsync_parent_dir(path);
-    rc = 0;
-    goto done;
-io:
-    saved = errno;
-    what = "write failed";
-done:
-    if (rc) {
-        if (f) fclose(f);
-        if (created) unlink(tmp);  // never leave a partial file behind
-        dt_fail(err, DT_EXIT_RUNTIME, "%.200s: %s (%.200s): %s", path, what, tmp,
-                saved ? strerror(saved) : "unknown error");
-    }
-    free(tmp);
     free(h.s);
     free(begin);
     free(order);

@@ -29,3 +29,18 @@ add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
                  ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:plain_allreduce>)
 set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
   LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60)
+
+# Under load (preload_stress.c): 10^5 allreduces of mixed sizes and types, blocking and up to
+# 4 nonblocking in flight, on communicators dup'ed, split and freed every 100 calls; every
+# result exact against its closed form, and the heap in use (mallinfo2) may not grow more than 0.25 MiB after warm-up.
+add_executable(preload_stress ${CMAKE_CURRENT_LIST_DIR}/preload_stress.c)
+target_link_libraries(preload_stress PRIVATE MPI::MPI_C)
+foreach(algo ring auto)
+  set(t coll.preload_np3_${algo}_1e5_calls_exact_without_memory_growth)
+  add_test(NAME ${t}
+           COMMAND sh -c "out=$(\"$0\" -np 3 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=${algo} -x DTCOLL_VERBOSE=1 \"$2\" 100000 0.25 2>&1); echo \"$out\"; echo \"$out\" | grep -q '^dtcoll: MPI_Allreduce via ${algo}' || echo 'FAIL: the library was not used'"
+                   ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:preload_stress>)
+  set_tests_properties(${t} PROPERTIES LABELS "coll;mpi;fault" ENVIRONMENT "${DT_COLL_ENV}"
+                       TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS preload_stress"
+                       FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()

@@ -161,9 +161,17 @@ static void test_safetensors_writer_bytes_match_the_format_by_hand(void **state)
     dt_error err = {0};
     assert_int_equal(dt_st_write(w, path, &err), 0);
     dt_st_writer_free(w);
-    // I64 first (largest element first), then F32; JSON in insertion order; padded to 8
-    const char *json = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
-                       "\"n\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}}";
+    // I64 first (largest element first), then F32; JSON in insertion order, the metadata
+    // (the data's CRC-32) first; padded to 8
+    unsigned char data[16];
+    memcpy(data, &s, 8);
+    memcpy(data + 8, x, 8);
+    char json[300];
+    snprintf(json, sizeof json,
+             "{\"__metadata__\":{\"dtlab.data_crc32\":\"%08x\"},"
+             "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+             "\"n\":{\"dtype\":\"I64\",\"shape\":[],\"data_offsets\":[0,8]}}",
+             (unsigned)dt_st_crc32(0, data, sizeof data));
     size_t jn = strlen(json), hn = jn + (8 - (8 + jn) % 8) % 8;
     size_t n;
     unsigned char *b = read_bytes(path, &n);
@@ -177,6 +185,57 @@ static void test_safetensors_writer_bytes_match_the_format_by_hand(void **state)
     assert_memory_equal(b + 8 + hn + 8, x, 8);
     free(b);
     unlink(path);
+}
+
+// CRC-32 against the catalogue's check value (CRC-32/ISO-HDLC of "123456789" is 0xCBF43926,
+// the value zlib's crc32 gives), chaining, and every single-bit flip of a written file's
+// data refused by the reader with the checksum's message; a reserved key is refused.
+static void test_safetensors_crc32_catches_every_flipped_data_bit(void **state) {
+    (void)state;
+    assert_int_equal(dt_st_crc32(0, "123456789", 9), 0xCBF43926u);
+    assert_int_equal(dt_st_crc32(0, "", 0), 0);
+    assert_int_equal(dt_st_crc32(dt_st_crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
+    tu_rng r = tu_rng_new(tu_seed());
+    float x[10];
+    tu_fill_uniform(&r, x, 10, -1, 1);
+    int64_t shape[1] = {10};
+    dt_st_writer *w = dt_st_writer_new();
+    dt_st_add(w, "w", DT_ST_F32, 1, shape, x);
+    dt_st_add_metadata(w, DT_ST_CRC_KEY, "00000000");
+    char path[128], bad[128];
+    path_in(path, sizeof path, "crc-src.safetensors");
+    path_in(bad, sizeof bad, "crc.safetensors");
+    dt_error err = {0};
+    assert_int_equal(dt_st_write(w, path, &err), -1);  // the reserved key
+    assert_non_null(strstr(err.msg, "reserved"));
+    dt_st_writer_free(w);
+    w = dt_st_writer_new();
+    dt_st_add(w, "w", DT_ST_F32, 1, shape, x);
+    dt_error_clear(&err);
+    assert_int_equal(dt_st_write(w, path, &err), 0);
+    dt_st_writer_free(w);
+    size_t n;
+    unsigned char *orig = read_bytes(path, &n);
+    size_t data0 = n - sizeof x;
+    for (size_t at = data0; at < n; at++) {
+        for (int bit = 0; bit < 8; bit++) {
+            orig[at] ^= (unsigned char)(1u << bit);
+            write_bytes(bad, orig, n);
+            orig[at] ^= (unsigned char)(1u << bit);
+            dt_error_clear(&err);
+            dt_st_file *f = dt_st_open(bad, &err);
+            if (f) fail_msg("byte %zu bit %d flipped: accepted", at, bit);
+            assert_int_equal(err.code, DT_EXIT_USAGE);
+            assert_non_null(strstr(err.msg, "CRC-32"));
+        }
+    }
+    write_bytes(bad, orig, n);  // unflipped: accepted
+    dt_st_file *f = dt_st_open(bad, &err);
+    assert_non_null(f);
+    dt_st_close(f);
+    free(orig);
+    unlink(path);
+    unlink(bad);
 }
 
 // Another writer's choices: whitespace, key order, holes, unaligned data, no padding.
@@ -572,6 +631,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_safetensors_round_trip_every_dtype_scalar_empty_and_metadata),
         cmocka_unit_test(test_safetensors_writer_bytes_match_the_format_by_hand),
+        cmocka_unit_test(test_safetensors_crc32_catches_every_flipped_data_bit),
         cmocka_unit_test(test_safetensors_reads_a_file_assembled_by_hand),
         cmocka_unit_test(test_safetensors_truncated_files_are_rejected_at_every_cut),
         cmocka_unit_test(test_safetensors_absurd_or_overlong_header_length_rejected),
