@@ -6,6 +6,7 @@
 // Not here: reading and validation (safetensors.c), a network's weights.
 #include "safetensors.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -289,9 +290,13 @@ int dt_st_write(dt_st_writer *w, const char *path, dt_error *err) {
         int bad = write_all(a.f, len8, 8) || write_all(a.f, h.s, h.n);
         for (int k = 0; k < w->n && !bad; k++)
             bad = write_all(a.f, w->t[order[k]].data, w->t[order[k]].nbytes);
-        // a failed fwrite sets the stream's error flag: dt_atomic_finish reports it
-        (void)bad;
-        rc = dt_atomic_finish(&a, err);
+        if (bad) {
+            int e = errno;
+            dt_atomic_abort(&a);
+            rc = dt_fail(err, DT_EXIT_RUNTIME, "%.300s: write failed: %s", path, strerror(e));
+        } else {
+            rc = dt_atomic_finish(&a, err);
+        }
         if (!rc) rc = dt_atomic_commit(&a, err);
     }
     free(h.s);

@@ -6,12 +6,21 @@
 //                                       function of seed, rank and step: dtrain replays it)
 //   trainer.loss_scale                  F32 scalar, fp16 runs only, with the I64 scalars
 //   trainer.{loss_scale_good_steps,skipped_steps}   (the dynamic loss scaler's state)
-//   __metadata__ {"format": "dtlab-checkpoint-1", "model": "<name>"}
+//   __metadata__ {"format": "dtlab-checkpoint-2", "model": "<name>",
+//                 "dtlab.data_crc32": "<8 hex digits>"}
+// Format 2 requires the data's CRC-32 (nn/safetensors.h), which the reader checks; format 1
+// (before 2026-11-25) had none and is still read. A file with any tensor this table does not
+// name is refused: a checkpoint is ours, so a name we do not know is a damaged one.
 #include "checkpoint.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "safetensors.h"
 
@@ -53,7 +62,7 @@ int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
         dt_st_add(w, SCALE_KEY, DT_ST_F32, 0, NULL, &scale);
         for (int k = 0; k < 2; k++) dt_st_add(w, SCALER_KEYS[k], DT_ST_I64, 0, NULL, &scaler[k]);
     }
-    dt_st_add_metadata(w, "format", "dtlab-checkpoint-1");
+    dt_st_add_metadata(w, "format", "dtlab-checkpoint-2");
     dt_st_add_metadata(w, "model", net->model);
     int rc = dt_st_write(w, path, err);
     dt_st_writer_free(w);
@@ -80,16 +89,54 @@ static const float *find_f32(const dt_st_file *f, const char *path, const char *
     return (const float *)t->data;
 }
 
+// Whether the layout above names this tensor for this network.
+static int known_tensor(const dt_net *net, const char *name) {
+    for (int k = 0; k < N_STATE; k++)
+        if (strcmp(name, STATE_KEYS[k]) == 0) return 1;
+    if (strcmp(name, SCALE_KEY) == 0 || strcmp(name, SCALER_KEYS[0]) == 0 ||
+        strcmp(name, SCALER_KEYS[1]) == 0)
+        return 1;
+    size_t nv = strlen(VEL_PREFIX), len = strlen(name), nt = strlen(".num_batches_tracked");
+    int vel = strncmp(name, VEL_PREFIX, nv) == 0;
+    for (int i = 0; i < net->n_params; i++) {
+        const char *p = net->params_table[i].name;
+        if (strcmp(name, p) == 0) return 1;
+        if (vel && net->params_table[i].trainable && strcmp(name + nv, p) == 0) return 1;
+        // "<bn>.num_batches_tracked" beside the batch norm's "<bn>.weight"
+        size_t stem = len > nt ? len - nt : 0;
+        if (stem && strcmp(name + stem, ".num_batches_tracked") == 0 &&
+            strncmp(p, name, stem) == 0 && strcmp(p + stem, ".weight") == 0 &&
+            net->params_table[i].kind == DT_PARAM_BN_GAMMA)
+            return 1;
+    }
+    return 0;
+}
+
 int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_state *st,
                        dt_error *err) {
-    dt_st_file *f = dt_st_open(path, err);
+    dt_st_file *f = dt_st_open(path, err);  // the CRC-32 is checked here when present
     if (!f) return -1;
     int rc = -1;
     const char *fmt = dt_st_metadata(f, "format"), *model = dt_st_metadata(f, "model");
-    if (!fmt || strcmp(fmt, "dtlab-checkpoint-1") != 0) {
+    int v1 = fmt && strcmp(fmt, "dtlab-checkpoint-1") == 0;
+    if (!fmt || (!v1 && strcmp(fmt, "dtlab-checkpoint-2") != 0)) {
         dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: not a dtlab checkpoint (metadata 'format')",
                 path);
         goto out;
+    }
+    if (!v1 && !dt_st_metadata(f, DT_ST_CRC_KEY)) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: the metadata has no '%s': the file is "
+                "damaged", path, DT_ST_CRC_KEY);
+        goto out;
+    }
+    for (int i = 0; i < dt_st_count(f); i++) {
+        const char *name = dt_st_get(f, i)->name;
+        if (!known_tensor(net, name)) {
+            dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: tensor '%.100s' is not one a %s "
+                    "checkpoint holds: the file is damaged or from another model", path, name,
+                    net->model);
+            goto out;
+        }
     }
     if (!model || strcmp(model, net->model) != 0) {
         dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: holds model '%s', this run builds '%s'",
@@ -160,4 +207,30 @@ int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_st
 out:
     dt_st_close(f);
     return rc;
+}
+
+int dt_checkpoint_remove_stale(const char *path, char *first, size_t n) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash == path) snprintf(dir, sizeof dir, "/");
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t bl = strlen(base);
+    int removed = 0;
+    if (n) first[0] = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *nm = e->d_name;
+        if (strncmp(nm, base, bl) != 0 || strncmp(nm + bl, ".tmp.", 5) != 0) continue;
+        char *end;
+        long pid = strtol(nm + bl + 5, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours)
+        char full[8400];
+        snprintf(full, sizeof full, "%s/%s", dir, nm);
+        if (unlink(full) == 0 && removed++ == 0 && n) snprintf(first, n, "%s", full);
+    }
+    closedir(d);
+    return removed;
 }

@@ -32,4 +32,9 @@ int dt_checkpoint_save(const char *path, const dt_net *net, const dt_optim *opt,
 int dt_checkpoint_load(const char *path, dt_net *net, dt_optim *opt, dt_train_state *st,
                        dt_error *err);
 
+// Removes PATH.tmp.<pid> files left by a process of this host that died while writing
+// PATH (a SIGKILL mid-write: nn/atomic_file.h cannot clean up after a kill); a live pid's
+// file is kept. Returns how many it removed and names the first in `first` (size n).
+int dt_checkpoint_remove_stale(const char *path, char *first, size_t n);
+
 #endif

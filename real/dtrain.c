@@ -9,6 +9,7 @@
 // math on one GPU per rank (dtrain_device.c).
 // Not here: the allreduce algorithms (nn/coll), the cuda device (real/cuda).
 #define _GNU_SOURCE  // sched_getaffinity, CPU_COUNT
+#include <errno.h>
 #include <limits.h>
 #include <omp.h>
 #include <sched.h>
@@ -157,6 +158,11 @@ static int set_up_checkpoint(dtrain_run *r) {
     if (o->checkpoint_dir[0]) {
         mkdir(o->checkpoint_dir, 0755);
         snprintf(r->ckpt, sizeof r->ckpt, "%s/checkpoint.safetensors", o->checkpoint_dir);
+        char stale[600];
+        int k = r->rank == 0 ? dt_checkpoint_remove_stale(r->ckpt, stale, sizeof stale) : 0;
+        if (k)
+            printf("dtrain: removed %s%s, left by a run killed while writing its checkpoint\n",
+                   stale, k > 1 ? " and others" : "");
     }
     int bad_ckpt = 0;
     if (o->resume) {
@@ -167,6 +173,9 @@ static int set_up_checkpoint(dtrain_run *r) {
                     (long long)st->global_batch);
             bad_ckpt = DT_EXIT_USAGE;
         }
+        if (!bad_ckpt && r->rank == 0)
+            printf("dtrain: resuming from %s at epoch %lld, step %lld\n", r->ckpt,
+                   (long long)st->epoch, (long long)st->step);
     }
     return dtrain_agree(bad_ckpt, &r->err, r->rank);
 }
@@ -231,17 +240,28 @@ static int set_up_loader(dtrain_run *r) {
     return dtrain_agree(r->ld ? 0 : 2, &r->err, r->rank);
 }
 
-// --log: rank 0 writes one row per epoch; a resumed run appends to the file it finds.
-static void open_log(dtrain_run *r) {
+// --log: rank 0 writes one row per epoch; a resumed run appends to the file it finds. A
+// file that cannot be created is bad input (exit 2, before any step).
+static int open_log(dtrain_run *r) {
     const dtrain_opts *o = r->o;
-    if (r->rank != 0 || !o->log_csv[0]) return;
-    int exists = access(o->log_csv, F_OK) == 0 && o->resume;
-    r->csv = fopen(o->log_csv, exists ? "a" : "w");
-    if (!r->csv)
-        fprintf(stderr, "dtrain: cannot write --log %s; continuing without\n", o->log_csv);
-    else if (!exists)
-        fprintf(r->csv, "epoch,step,lr,train_loss,test_top1,test_loss,seconds,images_per_s,"
-                        "data_wait_s,comm_s,comm_hidden_s\n");
+    if (!o->log_csv[0]) return 0;
+    int bad = 0;
+    if (r->rank == 0) {
+        int exists = access(o->log_csv, F_OK) == 0 && o->resume;
+        r->csv = fopen(o->log_csv, exists ? "a" : "w");
+        if (!r->csv) {
+            dt_fail(&r->err, DT_EXIT_USAGE, "--log %.400s: cannot write the file: %s (expected "
+                    "a writable path in an existing directory)", o->log_csv, strerror(errno));
+            bad = DT_EXIT_USAGE;
+        } else if (!exists &&
+                   dtrain_log_row(r->csv, "epoch,step,lr,train_loss,test_top1,test_loss,"
+                                  "seconds,images_per_s,data_wait_s,comm_s,comm_hidden_s\n")) {
+            dt_fail(&r->err, DT_EXIT_RUNTIME, "--log %.400s: write failed: %s", o->log_csv,
+                    strerror(errno));
+            bad = DT_EXIT_RUNTIME;
+        }
+    }
+    return dtrain_agree(bad, &r->err, r->rank);
 }
 
 // --trace: rank 0 makes sure the file can be created where it was asked, before any step
@@ -302,8 +322,7 @@ static int set_up(dtrain_run *r, int *done) {
         return 0;
     }
     if ((rc = set_up_loader(r))) return rc;
-    open_log(r);
-    return 0;
+    return open_log(r);
 }
 
 static void tear_down(dtrain_run *r) {

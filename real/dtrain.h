@@ -111,6 +111,10 @@ typedef struct {
 // rank prints its err and everyone returns the worst code, so no rank hangs in a collective
 // that another one skipped and the message appears once. Collective over MPI_COMM_WORLD.
 int dtrain_agree(int failed_code, const dt_error *err, int rank);
+// One line appended to the --log file so that the file holds it whole or not at all: a
+// failed write (a full disk) is cut back to where the line began (real/dtrain_loop.c).
+// 0, or -1 with errno set.
+int dtrain_log_row(FILE *f, const char *line);
 
 // The training loop and its reports on a run that set-up completed (dtrain_loop.c): the
 // banner, one step per batch until the last epoch or --max-steps, the epoch lines, test

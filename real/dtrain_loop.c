@@ -4,11 +4,14 @@
 // and a checkpoint, and at the end the check that the replicas are identical, the final
 // weights and the --json summary. Every way out (a signal, a NaN, a failed checkpoint) is
 // agreed on by all ranks, so none is left waiting in a collective.
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,8 +87,20 @@ static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double 
     fflush(stdout);
 }
 
-static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e,
-                      const dt_trainer *tr) {
+int dtrain_log_row(FILE *f, const char *line) {
+    long at = ftell(f);
+    if (fputs(line, f) >= 0 && fflush(f) == 0) return 0;
+    int e = errno;
+    __fpurge(f);  // what stdio still holds of the line must not reach the file at fclose
+    clearerr(f);
+    if (at >= 0 && ftruncate(fileno(f), (off_t)at) == 0) fseek(f, at, SEEK_SET);
+    errno = e;
+    return -1;
+}
+
+// The epoch line on stdout and its --log row; -1 (errno set) if the row could not be written.
+static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e,
+                     const dt_trainer *tr) {
     char scaler[96] = "";
     if (tr->loss_scaling)  // fp16: the dynamic loss scale now, and the steps it skipped
         snprintf(scaler, sizeof scaler, "  loss scale %g (%ld skipped)",
@@ -96,12 +111,12 @@ static void log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_
            e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
            e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0, scaler);
     fflush(stdout);
-    if (csv) {
-        fprintf(csv, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
-                (long long)step, lr, e->train_loss, e->test_top1, e->test_loss, e->seconds,
-                e->images_per_s, e->data_wait_s, e->comm_s, e->hidden_s);
-        fflush(csv);
-    }
+    if (!csv) return 0;
+    char row[512];
+    snprintf(row, sizeof row, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
+             (long long)step, lr, e->train_loss, e->test_top1, e->test_loss, e->seconds,
+             e->images_per_s, e->data_wait_s, e->comm_s, e->hidden_s);
+    return dtrain_log_row(csv, row);
 }
 
 static void print_banner(const dtrain_run *r) {
@@ -202,12 +217,23 @@ static int stop_requested(void) {
     return stop;
 }
 
-// Stopped by a signal: the run ends without writing (exit 130).
-static int interrupted(const dtrain_run *r, const dtrain_progress *p) {
+// Stopped by a signal after a finished step (every rank at the same one): with
+// --checkpoint-dir that step is saved, as PyTorch's elastic agents save on SIGTERM, so a
+// preempted job resumes where it stopped; then exit 130.
+static int interrupted(dtrain_run *r, const dtrain_progress *p) {
+    int saved = 0;
+    if (r->ckpt[0]) {
+        int failed = r->rank == 0 &&
+                     dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err) ? 1 : 0;
+        saved = dtrain_agree(failed, &r->err, r->rank) == 0;
+    }
     if (r->rank == 0)
         fprintf(stderr, "%sdtrain: interrupted at step %lld; %s%s\n", p->live ? "\n" : "",
-                (long long)r->st.step, r->ckpt[0] ? "the last complete checkpoint is " : "",
-                r->ckpt[0] ? r->ckpt : "no checkpoint was requested");
+                (long long)r->st.step,
+                !r->ckpt[0] ? "no checkpoint was requested"
+                : saved     ? "saved that step in "
+                            : "the last complete checkpoint is ",
+                r->ckpt[0] ? r->ckpt : "");
     return 130;
 }
 
@@ -246,7 +272,14 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
         if (rc) return rc;
     }
     if (p->live) printf("\r%*s\r", 100, "");
-    if (r->rank == 0) log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr);
+    int failed = 0;
+    if (r->rank == 0 && log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr)) {
+        dt_fail(&r->err, DT_EXIT_RUNTIME, "--log %.400s: write failed: %s (the file keeps "
+                "its complete rows)", o->log_csv, strerror(errno));
+        failed = 1;
+    }
+    int rc = dtrain_agree(failed, &r->err, r->rank);
+    if (rc) return rc;
     p->t_epoch = now_s(), p->wait_epoch = 0, p->loss_sum = 0, p->n_loss = 0;
     return 0;
 }
@@ -273,7 +306,10 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
         int stop = stop_requested();
         show_progress(r, p, &b, loss);
-        if (stop) return interrupted(r, p);
+        if (stop) {
+            if (b.step == r->spe - 1) r->st.epoch = b.epoch + 1;  // the checkpoint's position
+            return interrupted(r, p);
+        }
         int end_of_epoch = b.step == r->spe - 1;
         int end_of_run = o->max_steps && p->steps_run >= o->max_steps;
         if (end_of_epoch && (rc = end_epoch(r, p, &b, lr))) return rc;
