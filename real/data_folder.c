@@ -86,7 +86,7 @@ static int list_dir(const char *dir, int want_dirs, strlist *out, dt_error *err)
         }
     }
     closedir(d);
-    qsort(out->s, out->n, sizeof(char *), cmp_str);
+    if (out->n) qsort(out->s, out->n, sizeof(char *), cmp_str);  // (NULL, 0) is undefined
     return 0;
 }
 

@@ -24,9 +24,10 @@ static const char *gz_message(gzFile f, const char *path, int *code) {
     return msg;
 }
 
-// Reads exactly `bytes` bytes; a short read is a truncated or corrupt file.
+// Reads exactly `bytes` bytes, the part of `total` after the first `before`; a short read
+// is a truncated or corrupt file.
 static int gz_read_exact(gzFile f, const char *path, void *buf, size_t bytes, const char *what,
-                         dt_error *err) {
+                         size_t before, size_t total, dt_error *err) {
     size_t got = 0;
     while (got < bytes) {
         size_t chunk = bytes - got > (1u << 30) ? (1u << 30) : bytes - got;
@@ -41,8 +42,8 @@ static int gz_read_exact(gzFile f, const char *path, void *buf, size_t bytes, co
             int code;
             const char *msg = gz_message(f, path, &code);
             return dt_fail(err, DT_EXIT_USAGE,
-                           "%s: truncated: expected %zu bytes of %s, got %zu%s%s", path, bytes,
-                           what, got, code != Z_OK ? ": " : "", code != Z_OK ? msg : "");
+                           "%s: truncated: expected %zu bytes of %s, got %zu%s%s", path, total,
+                           what, before + got, code != Z_OK ? ": " : "", code != Z_OK ? msg : "");
         }
         got += (size_t)r;
     }
@@ -97,7 +98,8 @@ static int idx_read(const char *path, uint32_t magic, int ndims, uint32_t *dims,
     unsigned char head[16];
     int rc = -1;
     size_t payload = 1;
-    if (gz_read_exact(f, path, head, 4u * (1 + ndims), "the header", err) != 0) goto done;
+    size_t hbytes = 4u * (1 + ndims);
+    if (gz_read_exact(f, path, head, hbytes, "the header", 0, hbytes, err) != 0) goto done;
     uint32_t m = be32(head);
     if (m != magic) {
         dt_fail(err, DT_EXIT_USAGE, "%s: bad magic 0x%08x, expected 0x%08x (idx %s)", path, m,
@@ -119,9 +121,22 @@ static int idx_read(const char *path, uint32_t magic, int ndims, uint32_t *dims,
                 path, payload);
         goto done;
     }
-    *data = mallocCheck(payload);
-    if (gz_read_exact(f, path, *data, payload, ndims == 1 ? "labels" : "pixels", err) != 0)
-        goto done;
+    // The buffer grows with the bytes actually read (doubling, up to what the header
+    // announces): a header that lies about its size cannot make us allocate that size.
+    size_t cap = payload < ((size_t)1 << 20) ? payload : (size_t)1 << 20, got = 0;
+    *data = mallocCheck(cap);
+    while (got < payload) {
+        if (got == cap) {
+            cap = cap > payload / 2 ? payload : 2 * cap;
+            uint8_t *more = realloc(*data, cap);
+            DT_ASSERT(more);
+            *data = more;
+        }
+        if (gz_read_exact(f, path, *data + got, cap - got, ndims == 1 ? "labels" : "pixels",
+                          got, payload, err) != 0)
+            goto done;
+        got = cap;
+    }
     if (gz_expect_end(f, path, payload, err) != 0) goto done;
     rc = 0;
 done:

@@ -14,6 +14,7 @@
 
 #define MAX_DEPTH 64
 #define MAX_FILE (256L << 20)
+#define MAX_COUNT 0x7fffffffLL  // hosts or cores: they end up in an int
 
 typedef struct {
     const char *path, *s, *end, *p;
@@ -83,21 +84,22 @@ static int attr(const char *a, const char *b, const char *name, char *out, size_
     return 0;
 }
 
-// "0-3,8,10-11" -> 7; -1 if malformed.
+// "0-3,8,10-11" -> 7; -1 if malformed or more than MAX_COUNT hosts.
 static long long radical_count(const char *r) {
     long long total = 0;
     const char *p = r;
     while (*p) {
         char *e;
         long lo = strtol(p, &e, 10), hi = lo;
-        if (e == p || lo < 0) return -1;
+        if (e == p || lo < 0 || lo > MAX_COUNT) return -1;
         p = e;
         if (*p == '-') {
             hi = strtol(++p, &e, 10);
-            if (e == p || hi < lo) return -1;
+            if (e == p || hi < lo || hi > MAX_COUNT) return -1;
             p = e;
         }
         total += hi - lo + 1;
+        if (total > MAX_COUNT) return -1;  // no platform declares 2^31 hosts
         if (*p == ',') p++;
         else if (*p) return -1;
     }
@@ -111,7 +113,8 @@ static int count_hosts(scan *sc, const char *name, const char *a, const char *b,
     if (attr(a, b, "core", v, sizeof v)) {
         char *e;
         cores = strtoll(v, &e, 10);
-        if (*v == '\0' || *e || cores < 1) return bad(sc, at, "core= is not a positive count");
+        if (*v == '\0' || *e || cores < 1 || cores > MAX_COUNT)
+            return bad(sc, at, "core= is not a positive count below 2^31");
     }
     if (strcmp(name, "host") == 0 || strcmp(name, "peer") == 0) {
         if (!attr(a, b, "id", v, sizeof v) || !v[0])
@@ -122,13 +125,17 @@ static int count_hosts(scan *sc, const char *name, const char *a, const char *b,
         if (!attr(a, b, "radical", v, sizeof v))
             return bad(sc, at, "<cluster>/<cabinet> without radical=\"first-last\"");
         n = radical_count(v);
-        if (n < 0) return bad(sc, at, "radical= is not a list of numbers and ranges like 0-31");
+        if (n < 0)
+            return bad(sc, at, "radical= is not a list of numbers and ranges like 0-31 (fewer "
+                               "than 2^31 hosts)");
     } else {
         return 0;
     }
     if (strcmp(name, "peer") == 0) cores = 1;
     sc->hosts += n;
-    sc->cores += n * cores;
+    sc->cores += n * cores;  // each factor < 2^31: no overflow, and the sums stop below
+    if (sc->hosts > MAX_COUNT || sc->cores > MAX_COUNT)
+        return bad(sc, at, "more than 2^31 hosts or cores");
     return 0;
 }
 

@@ -373,13 +373,12 @@ int main(int argc, char **argv) {
         dt_error err;
         dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
         float x[8] = {0};
-        if (dt_allreduce(c, x, r == 0 ? 5 : 4, DT_F32, &err)) {
-            fprintf(stderr, "coll_check rank %d: %s\n", r, err.msg);
-            MPI_Finalize();
-            return err.code;
-        }
+        int rc = dt_allreduce(c, x, r == 0 ? 5 : 4, DT_F32, &err) ? err.code : 0;
+        if (rc) fprintf(stderr, "coll_check rank %d: %s\n", r, err.msg);
+        dt_coll_free(c);
+        if (dev) dev->destroy(dev);
         MPI_Finalize();
-        return 0;
+        return rc;
     }
     size_t counts[32];
     int n_counts = parse_counts(a.counts, P, a.large, counts);
@@ -392,6 +391,7 @@ int main(int argc, char **argv) {
         dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
         if (!c) {
             if (r == 0) fprintf(stderr, "coll_check: %s: %s\n", cf[k].label, err.msg);
+            if (dev) dev->destroy(dev);
             MPI_Finalize();
             return err.code;
         }

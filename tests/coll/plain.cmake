@@ -7,6 +7,14 @@
 if(NOT TARGET dtcoll_mpi)
   return()
 endif()
+# The library to preload. Under -DDT_SANITIZE=address the sanitizer's runtime must come first
+# in the process's library list, so it is preloaded in front of ours.
+set(_preload $<TARGET_FILE:dtcoll_mpi>)
+if(DT_SANITIZE MATCHES "address")
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE _asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(_preload "${_asan_rt}:$<TARGET_FILE:dtcoll_mpi>")
+endif()
 add_executable(plain_allreduce ${CMAKE_CURRENT_LIST_DIR}/plain_allreduce.c)
 target_link_libraries(plain_allreduce PRIVATE MPI::MPI_C m)
 set(_plain_check sh ${CMAKE_CURRENT_LIST_DIR}/plain_check.sh ${MPIRUN_EXECUTABLE})
@@ -15,18 +23,18 @@ foreach(np 3 4)
   foreach(algo mpi ps ring rhd dbtree hier torus2d auto)
     set(t coll.preload_np${np}_${algo}_matches_open_mpi_allreduce)
     add_test(NAME ${t} COMMAND ${_plain_check} ${np} $<TARGET_FILE:plain_allreduce>
-                                $<TARGET_FILE:dtcoll_mpi> ${algo})
+                                ${_preload} ${algo})
     list(APPEND _plain_tests ${t})
   endforeach()
 endforeach()
 add_test(NAME coll.preload_np4_ring_fp16_wire_matches_open_mpi_allreduce
-         COMMAND ${_plain_check} 4 $<TARGET_FILE:plain_allreduce> $<TARGET_FILE:dtcoll_mpi> ring 1)
+         COMMAND ${_plain_check} 4 $<TARGET_FILE:plain_allreduce> ${_preload} ring 1)
 list(APPEND _plain_tests coll.preload_np4_ring_fp16_wire_matches_open_mpi_allreduce)
 set_tests_properties(${_plain_tests} PROPERTIES LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}"
                      TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS plain_allreduce")
 add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
          COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' (valid: mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto)\""
-                 ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:plain_allreduce>)
+                 ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:plain_allreduce>)
 set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
   LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60)
 
@@ -39,7 +47,7 @@ foreach(algo ring auto)
   set(t coll.preload_np3_${algo}_1e5_calls_exact_without_memory_growth)
   add_test(NAME ${t}
            COMMAND sh -c "out=$(\"$0\" -np 3 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=${algo} -x DTCOLL_VERBOSE=1 \"$2\" 100000 0.25 2>&1); echo \"$out\"; echo \"$out\" | grep -q '^dtcoll: MPI_Allreduce via ${algo}' || echo 'FAIL: the library was not used'"
-                   ${MPIRUN_EXECUTABLE} $<TARGET_FILE:dtcoll_mpi> $<TARGET_FILE:preload_stress>)
+                   ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:preload_stress>)
   set_tests_properties(${t} PROPERTIES LABELS "coll;mpi;fault" ENVIRONMENT "${DT_COLL_ENV}"
                        TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS preload_stress"
                        FAIL_REGULAR_EXPRESSION "FAIL")

@@ -324,6 +324,7 @@ static void check_gammas(const char *model, const char *last_bn, int zero_init) 
            blocks, zeros);
     assert_int_equal(zeros, zero_init ? blocks : 0);
     free(host);
+    dt_net_free(net);
 }
 
 static void test_zero_init_residual_zeroes_last_bn_gamma_of_each_block_only(void **state) {
