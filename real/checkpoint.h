@@ -3,7 +3,8 @@
 // tensor ("optimizer.velocity.<name>"), and the trainer's position (epoch, step, seed, global
 // batch) as I64 scalars, so that `dtrain --resume` continues bit-identically. Written
 // atomically (temporary file, fsync, rename: nn/safetensors_write.c); a Ctrl-C or a crash
-// leaves the previous checkpoint intact. Not here: sharded or asynchronous checkpoints.
+// leaves the previous checkpoint intact; the data's CRC-32 is checked on load. Not here:
+// sharded or asynchronous checkpoints.
 #ifndef DT_CHECKPOINT_H
 #define DT_CHECKPOINT_H
 
