@@ -1,4 +1,5 @@
 // fuzz_util.c — see fuzz.h.
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +7,27 @@
 
 #include "fuzz.h"
 
+static char dir[256];
+
+static void remove_dir(void) {  // at exit: the files fuzz_file wrote, then the directory
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[600];
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
 const char *fuzz_dir(void) {
-    static char dir[256];
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "%s/dtfuzz-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!dir[0]) {  // memory, not disk: the input is written anew for every execution
+        const char *base = getenv("TMPDIR") ? getenv("TMPDIR")
+                           : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        snprintf(dir, sizeof dir, "%s/dtfuzz-XXXXXX", base);
         if (!mkdtemp(dir)) perror("mkdtemp"), abort();
+        atexit(remove_dir);
     }
     return dir;
 }
