@@ -83,33 +83,34 @@ static int kind_of(const dt_layer *l) {
     default: return K_OTHER;
     }
 }
-typedef struct { double fwd[K_N], bwd[K_N], fwd_flops[K_N], bwd_flops[K_N], last; } profile;
-static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
-    (void)lo, (void)hi;
+// Timed through the network's on_layer hook (nn/net.h), so every layer runs as in training:
+// under --precision bf16|fp16 too, where a layer reads and writes half storage
+// (nn/net_half.c) and calling its forward directly would find no fp32 output.
+typedef struct {
+    double fwd[K_N], bwd[K_N], fwd_flops[K_N], bwd_flops[K_N], last;
+    int cur, phase;  // the layer running since `last` (-1: none) and its phase
+} profile;
+static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
     profile *p = ctx;
     net->dev->sync(net->dev);  // a GPU layer's time is its kernels', not their launch
     double t = now_s();
-    const dt_layer *l = net->layers[layer];
-    p->bwd[kind_of(l)] += t - p->last;
-    p->bwd_flops[kind_of(l)] += l->bwd_flops;
-    p->last = t;
+    if (p->cur >= 0) {
+        const dt_layer *l = net->layers[p->cur];
+        int k = kind_of(l), fw = p->phase == DT_PHASE_FORWARD;
+        (fw ? p->fwd : p->bwd)[k] += t - p->last;
+        (fw ? p->fwd_flops : p->bwd_flops)[k] += fw ? l->fwd_flops : l->bwd_flops;
+    }
+    p->cur = layer, p->phase = phase, p->last = t;
 }
 static void print_profile(dt_net *net, int reps) {
-    profile p = {0};
+    profile p = {.cur = -1};
+    net->on_layer = on_layer, net->on_layer_ctx = &p;
     for (int r = 0; r < reps; r++) {
-        for (int i = 0; i < net->n_layers; i++) {
-            dt_layer *l = net->layers[i];
-            double t0 = now_s();
-            l->forward(l, net, 1);
-            net->dev->sync(net->dev);
-            p.fwd[kind_of(l)] += now_s() - t0;
-            p.fwd_flops[kind_of(l)] += l->fwd_flops;
-        }
+        dt_net_forward(net, 1);
         dt_net_loss(net);
-        net->dev->sync(net->dev);
-        p.last = now_s();
-        dt_net_backward(net, 1.0f, on_ready, &p);
+        dt_net_backward(net, 1.0f, NULL, NULL);
     }
+    net->on_layer = NULL;
     double total = 0;
     for (int k = 0; k < K_N; k++) total += p.fwd[k] + p.bwd[k];
     printf("\n| layer kind | forward ms | backward ms | share | forward GFLOP/s | backward GFLOP/s |\n");

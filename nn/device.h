@@ -202,6 +202,39 @@ struct dt_device {
     // cuda does (tensor cores, real/cuda/device_cuda.c); cpu ignores it: its fp32 gemm on
     // the same inputs computes the same exact products (a product of two halfs fits fp32).
     int gemm_half;
+    // Relu, the residual add and batch norm on half storage (optional: NULL where a device
+    // lacks them, and the network then runs the fp32 ops on widened views). fmt is
+    // net->amp (1 fp16, 2 bf16). Each element is widened, the fp32 op's formula applied
+    // (nn/kernels.h: dt_relu, dt_relu_grad_h, an fp32 add, dt_bn_normalize, dt_bn_dx) and
+    // the result rounded once, so the bits are those of the views; these ops are
+    // memory-bound, and reading and writing 2 bytes an element instead of widening to and
+    // narrowing from fp32 scratch moves a third of the bytes or less (PyTorch AMP keeps
+    // them in half too).
+    void (*relu_forward_h)(dt_device *d, int fmt, const uint16_t *x, uint16_t *y,
+                           size_t n);  // x == y is fine
+    // dx = (set ? 0 : dx) + relu_grad(y, dy); dy == dx is fine with set (in place)
+    void (*relu_backward_h)(dt_device *d, int fmt, const uint16_t *y, const uint16_t *dy,
+                            uint16_t *dx, size_t n, int set);
+    // y = a + b; y may be a or b
+    void (*add_h)(dt_device *d, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                  size_t n);
+    // Batch norm with x, y, dy, dx in half storage; the parameters, the statistics and every
+    // sum stay fp32/double, as in bn_forward_train, bn_forward_eval and bn_backward (set:
+    // bn_backward_set). Optional as above: the cuda device has them (its kernels are
+    // templates on the element type, so the sums run in the same order on the same
+    // values); the cpu device keeps batch norm on fp32 views.
+    void (*bn_forward_train_h)(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                               const float *gamma, const float *beta, float eps,
+                               float momentum, float *running_mean, float *running_var,
+                               float *save_mean, float *save_invstd, uint16_t *y);
+    void (*bn_forward_eval_h)(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                              const float *gamma, const float *beta, float eps,
+                              const float *running_mean, const float *running_var,
+                              uint16_t *y);
+    void (*bn_backward_h)(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x, int B,
+                          int C, int HW, const float *gamma, const float *save_mean,
+                          const float *save_invstd, uint16_t *dx, float *dgamma, float *dbeta,
+                          int set);
 
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the

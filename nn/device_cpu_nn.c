@@ -296,7 +296,7 @@ static void cpu_bn_backward_set(dt_device *d, const float *dy, const float *x, i
 
 // y = max(x, 0); NaN stays NaN (as PyTorch); x == y (in place) is fine
 static void cpu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
-    DT_CPU_FOR(n, y[i] = x[i] < 0.0f ? 0.0f : x[i]);
+    DT_CPU_FOR(n, y[i] = dt_relu(x[i]));
 }
 
 // dx += dy where y > 0
@@ -308,6 +308,22 @@ static void cpu_relu_backward(dt_device *d, const float *y, const float *dy, flo
 // in place (torchvision inplace=True): dxy = y > 0 ? dxy : 0
 static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, size_t n) {
     DT_CPU_FOR(n, dxy[i] = dt_relu_grad(y[i], dxy[i]));
+}
+
+// ---- relu and the residual add on half storage (nn/device.h, nn/kernels.h) ----
+
+static void cpu_relu_forward_h(dt_device *d, int fmt, const uint16_t *x, uint16_t *y, size_t n) {
+    DT_CPU_FOR(n, y[i] = dt_half_store(fmt, dt_relu(dt_half_load(fmt, x[i]))));
+}
+
+static void cpu_relu_backward_h(dt_device *d, int fmt, const uint16_t *y, const uint16_t *dy,
+                                uint16_t *dx, size_t n, int set) {
+    DT_CPU_FOR(n, dx[i] = dt_relu_grad_h(fmt, y[i], dy[i], dx[i], set));
+}
+
+static void cpu_add_h(dt_device *d, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                      size_t n) {
+    DT_CPU_FOR(n, y[i] = dt_half_store(fmt, dt_half_load(fmt, a[i]) + dt_half_load(fmt, b[i])));
 }
 
 // ---- pooling ----
@@ -512,6 +528,9 @@ void dt_cpu_install_nn(dt_device *d) {
     d->relu_forward = cpu_relu_forward;
     d->relu_backward = cpu_relu_backward;
     d->relu_backward_inplace = cpu_relu_backward_inplace;
+    d->relu_forward_h = cpu_relu_forward_h;
+    d->relu_backward_h = cpu_relu_backward_h;
+    d->add_h = cpu_add_h;
     d->maxpool_forward = cpu_maxpool_forward;
     d->maxpool_backward = cpu_maxpool_backward;
     d->avgpool_forward = cpu_avgpool_forward;

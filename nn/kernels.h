@@ -126,7 +126,9 @@ DT_HD double dt_softmax_xent_row(const float *z, float *p, int K, int32_t label)
     return (label >= 0 && label < K) ? log(s) + (double)m - (double)z[label] : (double)NAN;
 }
 
-// ---- relu, one element: the gradient w.r.t. x given y = max(x, 0) and dy ----
+// ---- relu, one element: y = max(x, 0) (a NaN stays NaN, as PyTorch), and the gradient
+// w.r.t. x given y and dy ----
+DT_HD float dt_relu(float x) { return x < 0.0f ? 0.0f : x; }
 DT_HD float dt_relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
 
 // ---- softmax cross-entropy, one logit ----
@@ -203,6 +205,22 @@ DT_HD float dt_bf16_to_f32(uint16_t h) {
     float f;
     memcpy(&f, &x, 4);
     return f;
+}
+
+// ---- one element of a half-stored tensor (nn/net_half.c): fmt 1 binary16, 2 bfloat16 (the
+// values of dt_amp, nn/net.h). An op on half storage widens each input, applies the fp32
+// op's formula and rounds once: the bits of widen -> fp32 op -> narrow. ----
+DT_HD float dt_half_load(int fmt, uint16_t h) {
+    return fmt == 2 ? dt_bf16_to_f32(h) : dt_f16_to_f32(h);
+}
+DT_HD uint16_t dt_half_store(int fmt, float v) {
+    return fmt == 2 ? dt_f32_to_bf16(v) : dt_f32_to_f16(v);
+}
+// relu's backward on half storage: dx = (set ? 0 : dx) + relu_grad(y, dy); set writes dx
+// without reading it (in place, or the first gradient into it)
+DT_HD uint16_t dt_relu_grad_h(int fmt, uint16_t y, uint16_t dy, uint16_t dx, int set) {
+    float g = dt_relu_grad(dt_half_load(fmt, y), dt_half_load(fmt, dy));
+    return dt_half_store(fmt, set ? g : dt_half_load(fmt, dx) + g);
 }
 
 #endif

@@ -84,6 +84,10 @@ int dt_conv_is_pointwise(const dt_layer *l);
 // ---- batchnorm2d (nn/layer_bn.c): x, y (B,C,H,W); gamma, beta, running stats (C) ----
 void dt_bn_forward(dt_layer *l, dt_net *net, int training);
 void dt_bn_backward(dt_layer *l, dt_net *net);
+// the same on half storage (nn/net_half.c, the device's bn_*_h): x the input's half buffer,
+// l->out_h, l->dout_h, and dx the input's half gradient
+void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x);
+void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx);
 void dt_bn_setup(dt_layer *l);
 
 // ---- pooling (nn/layer_pool.c) ----

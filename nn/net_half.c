@@ -14,7 +14,8 @@
 //    is exact in fp32, so a gemm on widened halfs with fp32 accumulation is what a tensor-core
 //    gemm on half inputs computes (up to the order of the sums); while a layer runs,
 //    dev->gemm_half tells the device so, and the cuda device runs exactly that gemm
-//    (cublasGemmEx on half inputs, fp32 compute).
+//    (cublasGemmEx on half inputs, fp32 compute). Relu, the residual add and batch norm
+//    skip the views where the device has half-storage ops (below): the same bits.
 //  - The logits, the softmax and the loss stay fp32, and so do batch-norm's statistics,
 //    computed in fp32 from the widened input (docs/formulas.md, "Mixed precision").
 //  - Gradients w.r.t. the parameters accumulate in fp32 (net->grads), as PyTorch's autocast.
@@ -169,7 +170,75 @@ static void unbind(dt_net *net, const dt_layer *l) {
     }
 }
 
+// ---- relu, the residual add and batch norm straight on the half tensors ----
+// Where the device has the half-storage ops (nn/device.h relu_forward_h, relu_backward_h,
+// add_h, bn_*_h) and every tensor the layer touches is stored in half, these memory-bound
+// layers skip the views: the same bits (each op rounds once, as finish() does), a third of
+// the traffic or less. Else (a device without them, the network's fp32 input, an add of a tensor with
+// itself whose two gradients the views sum in fp32 before one rounding) the views.
+
+static uint16_t *out_h_of(const dt_net *net, int in) {
+    return in >= 0 ? net->layers[in]->out_h : NULL;
+}
+static uint16_t *dout_h_of(const dt_net *net, int in) {
+    return in >= 0 ? net->layers[in]->dout_h : NULL;
+}
+
+static int direct_forward(dt_net *net, dt_layer *l, int training) {
+    dt_device *d = net->dev;
+    int fmt = (int)net->amp;
+    uint16_t *x = out_h_of(net, l->in), *x2 = out_h_of(net, l->in2);
+    if (!l->out_h || !x) return 0;
+    if (l->type == DT_LAYER_RELU && d->relu_forward_h) {
+        d->relu_forward_h(d, fmt, x, l->out_h, out_elems(l));
+        return 1;
+    }
+    if (l->type == DT_LAYER_ADD && d->add_h && x2) {  // in place: out_h is x's buffer
+        d->add_h(d, fmt, x, x2, l->out_h, out_elems(l));
+        return 1;
+    }
+    if (l->type == DT_LAYER_BN && d->bn_forward_train_h && d->bn_forward_eval_h) {
+        dt_bn_forward_h(l, net, training, x);
+        return 1;
+    }
+    return 0;
+}
+
+// dx = dy when this layer writes dx first (bit of l->dsrc_set), else dx += dy, rounded once
+static void add_grad_into_h(dt_net *net, const dt_layer *l, uint16_t *dx, int bit) {
+    dt_device *d = net->dev;
+    size_t n = out_elems(l);
+    if (l->dsrc_set & bit) d->copy(d, dx, l->dout_h, n * sizeof(uint16_t));
+    else d->add_h(d, (int)net->amp, dx, l->dout_h, dx, n);
+}
+
+static int direct_backward(dt_net *net, dt_layer *l) {
+    dt_device *d = net->dev;
+    uint16_t *dx = dout_h_of(net, l->in), *dx2 = dout_h_of(net, l->in2);
+    if (!l->dout_h || !dx) return 0;
+    if (l->type == DT_LAYER_RELU && d->relu_backward_h && l->out_h) {
+        // in place dout_h is dx's buffer (nn/net_plan.c) and the op overwrites it
+        d->relu_backward_h(d, (int)net->amp, l->out_h, l->dout_h, dx, out_elems(l),
+                           l->inplace || (l->dsrc_set & 1));
+        return 1;
+    }
+    if (l->type == DT_LAYER_ADD && d->add_h && dx2 && l->in != l->in2) {
+        if (!l->inplace) add_grad_into_h(net, l, dx, 1);  // in place dx already is dy
+        add_grad_into_h(net, l, dx2, 2);
+        return 1;
+    }
+    uint16_t *x = out_h_of(net, l->in);
+    if (l->type == DT_LAYER_BN && d->bn_backward_h && x) {
+        dt_bn_backward_h(l, net, x, dx);
+        return 1;
+    }
+    return 0;
+}
+
+// ---- one layer ----
+
 void dt_net_half_forward(dt_net *net, dt_layer *l, int training) {
+    if (direct_forward(net, l, training)) return;
     views v = {{NULL}, {0}, {0}};
     bind_src(net, &v, l->in, 1);
     bind_src(net, &v, l->in2, 1);
@@ -184,6 +253,7 @@ void dt_net_half_forward(dt_net *net, dt_layer *l, int training) {
 // Which tensors a backward reads (nn/net_plan.c, "Why in place is exact"): conv, linear and
 // batchnorm their input, relu its own output; the others neither.
 void dt_net_half_backward(dt_net *net, dt_layer *l) {
+    if (direct_backward(net, l)) return;
     views v = {{NULL}, {0}, {0}};
     int reads_in = l->type == DT_LAYER_CONV || l->type == DT_LAYER_LINEAR ||
                    l->type == DT_LAYER_BN;

@@ -76,6 +76,11 @@ void dt_cu_nonfinite_part(cudaStream_t st, const float *x, size_t n, unsigned lo
 void dt_cu_relu_forward(cudaStream_t st, const float *x, float *y, size_t n);
 void dt_cu_relu_backward(cudaStream_t st, const float *y, const float *dy, float *dx, size_t n,
                          int inplace);
+void dt_cu_relu_forward_h(cudaStream_t st, int fmt, const uint16_t *x, uint16_t *y, size_t n);
+void dt_cu_relu_backward_h(cudaStream_t st, int fmt, const uint16_t *y, const uint16_t *dy,
+                           uint16_t *dx, size_t n, int set);
+void dt_cu_add_h(cudaStream_t st, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                 size_t n);
 void dt_cu_dropout_forward(cudaStream_t st, const float *x, float *y, float *mask, size_t n,
                            float p, uint64_t seed);
 void dt_cu_dropout_backward(cudaStream_t st, const float *dy, const float *mask, float *dx,
@@ -99,21 +104,23 @@ void dt_cu_bias_add(cudaStream_t st, float *y, const float *bias, int B, int C, 
 // per-channel partial sums over slices of the B*HW elements of each channel (fixed order):
 // mode 0: s0 += dy (bias); mode 1: s0 += x-k, s1 += (x-k)^2 with k = x[b=0,c,0] (bn stats);
 // mode 2: s0 += dy, s1 += dy*(x-mean[c])*invstd[c] (bn backward). part is (C, S, 2) doubles.
+// fmt (here and in the bn kernels): the element type of the tensors a, x, y, dy, dx: 0 fp32,
+// 1 fp16, 2 bf16 (half storage, nn/net_half.c); statistics and parameters are always fp32.
 int dt_cu_channel_slices(int B, int HW);
-void dt_cu_channel_part(cudaStream_t st, int mode, const float *a, const float *x, int B, int C,
-                        int HW, const float *mean, const float *invstd, double *part);
+void dt_cu_channel_part(cudaStream_t st, int mode, int fmt, const void *a, const void *x, int B,
+                        int C, int HW, const float *mean, const float *invstd, double *part);
 void dt_cu_bias_finish(cudaStream_t st, const double *part, int C, int S, float *db);
-void dt_cu_bn_stats_finish(cudaStream_t st, const double *part, const float *x, int B, int C,
-                           int HW, int S, float eps, float momentum, float *running_mean,
+void dt_cu_bn_stats_finish(cudaStream_t st, int fmt, const double *part, const void *x, int B,
+                           int C, int HW, int S, float eps, float momentum, float *running_mean,
                            float *running_var, float *save_mean, float *save_invstd);
-void dt_cu_bn_apply(cudaStream_t st, const float *x, int B, int C, int HW, const float *gamma,
-                    const float *beta, const float *mean, const float *invstd,
-                    const float *running_var, float eps, float *y);
+void dt_cu_bn_apply(cudaStream_t st, int fmt, const void *x, int B, int C, int HW,
+                    const float *gamma, const float *beta, const float *mean,
+                    const float *invstd, const float *running_var, float eps, void *y);
 void dt_cu_bn_backward_finish(cudaStream_t st, const double *part, int C, int S, float *dgamma,
                               float *dbeta, float *sums);
-void dt_cu_bn_dx(cudaStream_t st, const float *dy, const float *x, int B, int C, int HW,
+void dt_cu_bn_dx(cudaStream_t st, int fmt, const void *dy, const void *x, int B, int C, int HW,
                  const float *gamma, const float *mean, const float *invstd, const float *sums,
-                 float *dx, int set);
+                 void *dx, int set);
 void dt_cu_maxpool_forward(cudaStream_t st, const float *x, int B, int C, int H, int W, int K,
                            int stride, int pad, float *y, int32_t *argmax);
 void dt_cu_maxpool_backward(cudaStream_t st, const float *dy, const int32_t *argmax, int B,

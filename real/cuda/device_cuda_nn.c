@@ -39,49 +39,79 @@ static double *channel_scratch(dt_device *d, int B, int C, int HW, float **sums)
 static void cu_bias_backward(dt_device *d, const float *dy, int B, int C, int HW, float *db) {
     if (C <= 0) return;
     double *part = channel_scratch(d, B, C, HW, NULL);
-    dt_cu_channel_part(ST(d), 0, dy, NULL, B, C, HW, NULL, NULL, part);
+    dt_cu_channel_part(ST(d), 0, 0, dy, NULL, B, C, HW, NULL, NULL, part);
     dt_cu_bias_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), db);
 }
 
-// Ioffe & Szegedy 2015, Alg. 1: batch statistics (shifted sums in double), then normalise
+// Ioffe & Szegedy 2015, Alg. 1: batch statistics (shifted sums in double), then normalise.
+// fmt: the storage of x and y (0 fp32; 1 fp16, 2 bf16 under --precision, nn/net_half.c).
+static void bn_train(dt_device *d, int fmt, const void *x, int B, int C, int HW,
+                     const float *gamma, const float *beta, float eps, float momentum,
+                     float *running_mean, float *running_var, float *save_mean,
+                     float *save_invstd, void *y) {
+    if ((size_t)B * HW == 0 || C <= 0) return;
+    double *part = channel_scratch(d, B, C, HW, NULL);
+    dt_cu_channel_part(ST(d), 1, fmt, x, NULL, B, C, HW, NULL, NULL, part);
+    dt_cu_bn_stats_finish(ST(d), fmt, part, x, B, C, HW, dt_cu_channel_slices(B, HW), eps,
+                          momentum, running_mean, running_var, save_mean, save_invstd);
+    dt_cu_bn_apply(ST(d), fmt, x, B, C, HW, gamma, beta, save_mean, save_invstd, NULL, eps, y);
+}
 static void cu_bn_forward_train(dt_device *d, const float *x, int B, int C, int HW,
                                 const float *gamma, const float *beta, float eps,
                                 float momentum, float *running_mean, float *running_var,
                                 float *save_mean, float *save_invstd, float *y) {
-    if ((size_t)B * HW == 0 || C <= 0) return;
-    double *part = channel_scratch(d, B, C, HW, NULL);
-    dt_cu_channel_part(ST(d), 1, x, NULL, B, C, HW, NULL, NULL, part);
-    dt_cu_bn_stats_finish(ST(d), part, x, B, C, HW, dt_cu_channel_slices(B, HW), eps,
-                          momentum, running_mean, running_var, save_mean, save_invstd);
-    dt_cu_bn_apply(ST(d), x, B, C, HW, gamma, beta, save_mean, save_invstd, NULL, eps, y);
+    bn_train(d, 0, x, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
+             save_mean, save_invstd, y);
+}
+static void cu_bn_forward_train_h(dt_device *d, int fmt, const uint16_t *x, int B, int C,
+                                  int HW, const float *gamma, const float *beta, float eps,
+                                  float momentum, float *running_mean, float *running_var,
+                                  float *save_mean, float *save_invstd, uint16_t *y) {
+    bn_train(d, fmt, x, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
+             save_mean, save_invstd, y);
 }
 
 static void cu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int HW,
                                const float *gamma, const float *beta, float eps,
                                const float *running_mean, const float *running_var, float *y) {
-    dt_cu_bn_apply(ST(d), x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps, y);
+    dt_cu_bn_apply(ST(d), 0, x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps, y);
+}
+static void cu_bn_forward_eval_h(dt_device *d, int fmt, const uint16_t *x, int B, int C,
+                                 int HW, const float *gamma, const float *beta, float eps,
+                                 const float *running_mean, const float *running_var,
+                                 uint16_t *y) {
+    dt_cu_bn_apply(ST(d), fmt, x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps,
+                   y);
 }
 
-static void bn_backward(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
-                        const float *gamma, const float *save_mean, const float *save_invstd,
-                        float *dx, float *dgamma, float *dbeta, int set) {
+static void bn_backward(dt_device *d, int fmt, const void *dy, const void *x, int B, int C,
+                        int HW, const float *gamma, const float *save_mean,
+                        const float *save_invstd, void *dx, float *dgamma, float *dbeta,
+                        int set) {
     if ((size_t)B * HW == 0 || C <= 0) return;
     float *sums;
     double *part = channel_scratch(d, B, C, HW, &sums);
-    dt_cu_channel_part(ST(d), 2, dy, x, B, C, HW, save_mean, save_invstd, part);
+    dt_cu_channel_part(ST(d), 2, fmt, dy, x, B, C, HW, save_mean, save_invstd, part);
     dt_cu_bn_backward_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), dgamma, dbeta, sums);
-    if (dx) dt_cu_bn_dx(ST(d), dy, x, B, C, HW, gamma, save_mean, save_invstd, sums, dx, set);
+    if (dx)
+        dt_cu_bn_dx(ST(d), fmt, dy, x, B, C, HW, gamma, save_mean, save_invstd, sums, dx, set);
 }
 static void cu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
                            const float *gamma, const float *save_mean,
                            const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
-    bn_backward(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 0);
+    bn_backward(d, 0, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 0);
 }
 static void cu_bn_backward_set(dt_device *d, const float *dy, const float *x, int B, int C,
                                int HW, const float *gamma, const float *save_mean,
                                const float *save_invstd, float *dx, float *dgamma,
                                float *dbeta) {
-    bn_backward(d, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 1);
+    bn_backward(d, 0, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 1);
+}
+static void cu_bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x,
+                             int B, int C, int HW, const float *gamma, const float *save_mean,
+                             const float *save_invstd, uint16_t *dx, float *dgamma,
+                             float *dbeta, int set) {
+    bn_backward(d, fmt, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, set);
 }
 
 static void cu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
@@ -93,6 +123,18 @@ static void cu_relu_backward(dt_device *d, const float *y, const float *dy, floa
 }
 static void cu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, size_t n) {
     dt_cu_relu_backward(ST(d), y, dxy, dxy, n, 1);
+}
+
+static void cu_relu_forward_h(dt_device *d, int fmt, const uint16_t *x, uint16_t *y, size_t n) {
+    dt_cu_relu_forward_h(ST(d), fmt, x, y, n);
+}
+static void cu_relu_backward_h(dt_device *d, int fmt, const uint16_t *y, const uint16_t *dy,
+                               uint16_t *dx, size_t n, int set) {
+    dt_cu_relu_backward_h(ST(d), fmt, y, dy, dx, n, set);
+}
+static void cu_add_h(dt_device *d, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                     size_t n) {
+    dt_cu_add_h(ST(d), fmt, a, b, y, n);
 }
 
 static void cu_maxpool_forward(dt_device *d, const float *x, int B, int C, int H, int W, int K,
@@ -149,9 +191,15 @@ void dt_cuda_install_nn(dt_device *d) {
     d->bn_forward_eval = cu_bn_forward_eval;
     d->bn_backward = cu_bn_backward;
     d->bn_backward_set = cu_bn_backward_set;
+    d->bn_forward_train_h = cu_bn_forward_train_h;
+    d->bn_forward_eval_h = cu_bn_forward_eval_h;
+    d->bn_backward_h = cu_bn_backward_h;
     d->relu_forward = cu_relu_forward;
     d->relu_backward = cu_relu_backward;
     d->relu_backward_inplace = cu_relu_backward_inplace;
+    d->relu_forward_h = cu_relu_forward_h;
+    d->relu_backward_h = cu_relu_backward_h;
+    d->add_h = cu_add_h;
     d->maxpool_forward = cu_maxpool_forward;
     d->maxpool_backward = cu_maxpool_backward;
     d->avgpool_forward = cu_avgpool_forward;

@@ -91,7 +91,7 @@ extern "C" void dt_cu_nonfinite_part(cudaStream_t st, const float *x, size_t n,
 // ---- activations, dropout (Srivastava et al. 2014), optimizers, casts ----
 template <typename I>
 __global__ static void k_relu(const float *x, float *y, size_t n) {
-    FOR_EACH(i, n) y[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN stays NaN, as on the cpu
+    FOR_EACH(i, n) y[i] = dt_relu(x[i]);  // NaN stays NaN, as on the cpu
 }
 template <typename I>
 __global__ static void k_relu_bw(const float *y, const float *dy, float *dx, size_t n) {
@@ -108,6 +108,35 @@ extern "C" void dt_cu_relu_backward(cudaStream_t st, const float *y, const float
                                     size_t n, int inplace) {
     if (inplace) LAUNCH(k_relu_bw_inplace, n, y, dx, n);
     else LAUNCH(k_relu_bw, n, y, dy, dx, n);
+}
+
+// relu and the residual add on half storage (nn/device.h): 2 bytes an element each way,
+// the per-element formulas of nn/kernels.h, as the cpu device
+template <typename I>
+__global__ static void k_relu_h(int fmt, const uint16_t *x, uint16_t *y, size_t n) {
+    FOR_EACH(i, n) y[i] = dt_half_store(fmt, dt_relu(dt_half_load(fmt, x[i])));
+}
+template <typename I>
+__global__ static void k_relu_bw_h(int fmt, const uint16_t *y, const uint16_t *dy, uint16_t *dx,
+                                   size_t n, int set) {
+    FOR_EACH(i, n) dx[i] = dt_relu_grad_h(fmt, y[i], dy[i], dx[i], set);
+}
+template <typename I>
+__global__ static void k_add_h(int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                               size_t n) {
+    FOR_EACH(i, n) y[i] = dt_half_store(fmt, dt_half_load(fmt, a[i]) + dt_half_load(fmt, b[i]));
+}
+extern "C" void dt_cu_relu_forward_h(cudaStream_t st, int fmt, const uint16_t *x, uint16_t *y,
+                                     size_t n) {
+    LAUNCH(k_relu_h, n, fmt, x, y, n);
+}
+extern "C" void dt_cu_relu_backward_h(cudaStream_t st, int fmt, const uint16_t *y,
+                                      const uint16_t *dy, uint16_t *dx, size_t n, int set) {
+    LAUNCH(k_relu_bw_h, n, fmt, y, dy, dx, n, set);
+}
+extern "C" void dt_cu_add_h(cudaStream_t st, int fmt, const uint16_t *a, const uint16_t *b,
+                            uint16_t *y, size_t n) {
+    LAUNCH(k_add_h, n, fmt, a, b, y, n);
 }
 
 template <typename I>

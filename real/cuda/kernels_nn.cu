@@ -10,6 +10,26 @@ extern "C" {
 }
 #include "cuda_launch.cuh"
 
+// Batch norm's tensors are fp32, or half storage under --precision fp16|bf16 (nn/net_half.c):
+// the kernels are templates on the element type T, and ld/st widen and round with the
+// software casts of nn/kernels.h, so a half tensor gives the bits of the fp32 kernel on the
+// widened values, rounded once (the sums run in the same order on the same floats).
+struct st_f16 { uint16_t b; };
+struct st_bf16 { uint16_t b; };
+__device__ static inline float ld(const float *p, size_t i) { return p[i]; }
+__device__ static inline float ld(const st_f16 *p, size_t i) { return dt_f16_to_f32(p[i].b); }
+__device__ static inline float ld(const st_bf16 *p, size_t i) { return dt_bf16_to_f32(p[i].b); }
+__device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
+__device__ static inline void st(st_f16 *p, size_t i, float v) { p[i].b = dt_f32_to_f16(v); }
+__device__ static inline void st(st_bf16 *p, size_t i, float v) { p[i].b = dt_f32_to_bf16(v); }
+// call F<T>(args) with the tensors cast to fmt's element type (0 fp32, 1 fp16, 2 bf16)
+#define BY_FORMAT(fmt, F, ...)                                          \
+    do {                                                                \
+        if ((fmt) == 1) F<st_f16>(__VA_ARGS__);                         \
+        else if ((fmt) == 2) F<st_bf16>(__VA_ARGS__);                   \
+        else F<float>(__VA_ARGS__);                                     \
+    } while (0)
+
 // ---- im2col / col2im ----
 // col (B, C*KH*KW, OH*OW): entry (b, (c*KH+kh)*KW+kw, oh*OW+ow) = x[b,c,oh*s-p+kh,ow*s-p+kw]
 template <typename I>
@@ -94,27 +114,27 @@ extern "C" int dt_cu_channel_slices(int B, int HW) {
     return (int)(s < 1 ? 1 : (s > 256 ? 256 : s));
 }
 
-template <typename I>
-__global__ static void k_channel_part(int mode, const float *a, const float *x, int B, int C,
+template <typename I, typename T>
+__global__ static void k_channel_part(int mode, const T *a, const T *x, int B, int C,
                                       int HW, const float *mean, const float *invstd, int S,
                                       double *part) {
     int c = blockIdx.x / S, sl = blockIdx.x % S;
     size_t n = (size_t)B * HW;
     I lo = (I)(n * sl / S), hi = (I)(n * (sl + 1) / S);
-    double k = mode == 1 ? (double)a[(size_t)c * HW] : 0.0;  // bn stats: shift by x[0,c,0]
+    double k = mode == 1 ? (double)ld(a, (size_t)c * HW) : 0.0;  // bn stats: shift by x[0,c,0]
     float m = mode == 2 ? mean[c] : 0.0f, is = mode == 2 ? invstd[c] : 0.0f;
     double s0 = 0.0, s1 = 0.0;
     for (I j = lo + threadIdx.x; j < hi; j += blockDim.x) {
         I b = j / HW;
         size_t idx = ((size_t)b * C + c) * HW + (j - b * HW);
         if (mode == 1) {
-            double t = (double)a[idx] - k;
+            double t = (double)ld(a, idx) - k;
             s0 += t;
             s1 += t * t;
         } else {
-            float g = a[idx];
+            float g = ld(a, idx);
             s0 += g;
-            if (mode == 2) s1 += (double)g * (double)((x[idx] - m) * is);
+            if (mode == 2) s1 += (double)g * (double)((ld(x, idx) - m) * is);
         }
     }
     __shared__ double b0[THREADS], b1[THREADS];
@@ -133,9 +153,10 @@ __global__ static void k_channel_part(int mode, const float *a, const float *x, 
         part[((size_t)c * S + sl) * 2 + 1] = b1[0];
     }
 }
-extern "C" void dt_cu_channel_part(cudaStream_t st, int mode, const float *a, const float *x,
-                                   int B, int C, int HW, const float *mean,
-                                   const float *invstd, double *part) {
+template <typename T>
+static void channel_part(cudaStream_t st, int mode, const void *av, const void *xv, int B, int C,
+                         int HW, const float *mean, const float *invstd, double *part) {
+    const T *a = (const T *)av, *x = (const T *)xv;
     int S = dt_cu_channel_slices(B, HW);
     if (C <= 0) return;
     if ((size_t)B * HW < ((size_t)1 << 31))
@@ -145,6 +166,11 @@ extern "C" void dt_cu_channel_part(cudaStream_t st, int mode, const float *a, co
         k_channel_part<size_t><<<(unsigned)C * S, THREADS, 0, st>>>(mode, a, x, B, C, HW, mean,
                                                                    invstd, S, part);
     DT_LAUNCH_CHECK();
+}
+extern "C" void dt_cu_channel_part(cudaStream_t st, int mode, int fmt, const void *a,
+                                   const void *x, int B, int C, int HW, const float *mean,
+                                   const float *invstd, double *part) {
+    BY_FORMAT(fmt, channel_part, st, mode, a, x, B, C, HW, mean, invstd, part);
 }
 
 __device__ static void slice_sums(const double *part, int c, int S, double *s0, double *s1) {
@@ -167,14 +193,14 @@ extern "C" void dt_cu_bias_finish(cudaStream_t st, const double *part, int C, in
 
 // mean and biased variance from the shifted sums (as the cpu device), the saved statistics
 // and PyTorch's running statistics (dt_bn_running, dt_bn_unbiased)
-template <typename I>
-__global__ static void k_bn_stats_finish(const double *part, const float *x, int C, int HW,
+template <typename I, typename T>
+__global__ static void k_bn_stats_finish(const double *part, const T *x, int C, int HW,
                                          int S, double n, float eps, float momentum,
                                          float *rm, float *rv, float *smean, float *sinv) {
     FOR_EACH(c, (size_t)C) {
         double s, ss;
         slice_sums(part, (int)c, S, &s, &ss);
-        double k = x[c * HW], ms = s / n, mean = k + ms, var = ss / n - ms * ms;
+        double k = ld(x, (size_t)c * HW), ms = s / n, mean = k + ms, var = ss / n - ms * ms;
         if (var < 0.0) var = 0.0;
         float fmean = (float)mean;
         smean[c] = fmean;
@@ -183,31 +209,45 @@ __global__ static void k_bn_stats_finish(const double *part, const float *x, int
         if (rv) rv[c] = dt_bn_running(rv[c], (float)dt_bn_unbiased(var, n), momentum);
     }
 }
-extern "C" void dt_cu_bn_stats_finish(cudaStream_t st, const double *part, const float *x,
-                                      int B, int C, int HW, int S, float eps, float momentum,
-                                      float *running_mean, float *running_var,
+template <typename T>
+static void bn_stats_finish(cudaStream_t st, const double *part, const void *x, int B, int C,
+                            int HW, int S, float eps, float momentum, float *running_mean,
+                            float *running_var, float *save_mean, float *save_invstd) {
+    LAUNCH(k_bn_stats_finish, (size_t)C, part, (const T *)x, C, HW, S, (double)B * HW, eps,
+           momentum, running_mean, running_var, save_mean, save_invstd);
+}
+extern "C" void dt_cu_bn_stats_finish(cudaStream_t st, int fmt, const double *part,
+                                      const void *x, int B, int C, int HW, int S, float eps,
+                                      float momentum, float *running_mean, float *running_var,
                                       float *save_mean, float *save_invstd) {
-    LAUNCH(k_bn_stats_finish, (size_t)C, part, x, C, HW, S, (double)B * HW, eps, momentum,
-           running_mean, running_var, save_mean, save_invstd);
+    BY_FORMAT(fmt, bn_stats_finish, st, part, x, B, C, HW, S, eps, momentum, running_mean,
+              running_var, save_mean, save_invstd);
 }
 
 // y = gamma*(x-mean)*invstd + beta; invstd NULL: from running_var (evaluation)
-template <typename I>
-__global__ static void k_bn_apply(const float *x, int C, int HW, const float *gamma,
+template <typename I, typename T>
+__global__ static void k_bn_apply(const T *x, int C, int HW, const float *gamma,
                                   const float *beta, const float *mean, const float *invstd,
-                                  const float *rv, float eps, size_t n, float *y) {
+                                  const float *rv, float eps, size_t n, T *y) {
     FOR_EACH(i, n) {
         int c = (int)((i / HW) % C);
         float is = invstd ? invstd[c] : dt_bn_invstd((double)rv[c], eps);
-        y[i] = dt_bn_normalize(x[i], mean[c], is, gamma[c], beta[c]);
+        st(y, i, dt_bn_normalize(ld(x, i), mean[c], is, gamma[c], beta[c]));
     }
 }
-extern "C" void dt_cu_bn_apply(cudaStream_t st, const float *x, int B, int C, int HW,
+template <typename T>
+static void bn_apply(cudaStream_t st, const void *x, int B, int C, int HW, const float *gamma,
+                     const float *beta, const float *mean, const float *invstd,
+                     const float *running_var, float eps, void *y) {
+    size_t n = (size_t)B * C * HW;
+    LAUNCH(k_bn_apply, n, (const T *)x, C, HW, gamma, beta, mean, invstd, running_var, eps, n,
+           (T *)y);
+}
+extern "C" void dt_cu_bn_apply(cudaStream_t st, int fmt, const void *x, int B, int C, int HW,
                                const float *gamma, const float *beta, const float *mean,
                                const float *invstd, const float *running_var, float eps,
-                               float *y) {
-    size_t n = (size_t)B * C * HW;
-    LAUNCH(k_bn_apply, n, x, C, HW, gamma, beta, mean, invstd, running_var, eps, n, y);
+                               void *y) {
+    BY_FORMAT(fmt, bn_apply, st, x, B, C, HW, gamma, beta, mean, invstd, running_var, eps, y);
 }
 
 // dgamma += sum(dy*xhat), dbeta += sum(dy); sums = (float)sum(dy), (float)sum(dy*xhat)
@@ -228,24 +268,30 @@ extern "C" void dt_cu_bn_backward_finish(cudaStream_t st, const double *part, in
     LAUNCH(k_bn_bw_finish, (size_t)C, part, C, S, dgamma, dbeta, sums);
 }
 
-template <typename I>
-__global__ static void k_bn_dx(const float *dy, const float *x, int C, int HW,
-                               const float *gamma, const float *mean, const float *invstd,
-                               const float *sums, float fn, size_t n, float *dx, int set) {
+template <typename I, typename T>
+__global__ static void k_bn_dx(const T *dy, const T *x, int C, int HW, const float *gamma,
+                               const float *mean, const float *invstd, const float *sums,
+                               float fn, size_t n, T *dx, int set) {
     FOR_EACH(i, n) {
         int c = (int)((i / HW) % C);
         float is = invstd[c];
-        float v = dt_bn_dx(dy[i], (x[i] - mean[c]) * is, gamma[c], is, sums[2 * c],
+        float v = dt_bn_dx(ld(dy, i), (ld(x, i) - mean[c]) * is, gamma[c], is, sums[2 * c],
                            sums[2 * c + 1], fn);
-        dx[i] = set ? v : dx[i] + v;
+        st(dx, i, set ? v : ld(dx, i) + v);
     }
 }
-extern "C" void dt_cu_bn_dx(cudaStream_t st, const float *dy, const float *x, int B, int C,
-                            int HW, const float *gamma, const float *mean, const float *invstd,
-                            const float *sums, float *dx, int set) {
+template <typename T>
+static void bn_dx(cudaStream_t st, const void *dy, const void *x, int B, int C, int HW,
+                  const float *gamma, const float *mean, const float *invstd, const float *sums,
+                  void *dx, int set) {
     size_t n = (size_t)B * C * HW;
-    LAUNCH(k_bn_dx, n, dy, x, C, HW, gamma, mean, invstd, sums, (float)((size_t)B * HW), n, dx,
-           set);
+    LAUNCH(k_bn_dx, n, (const T *)dy, (const T *)x, C, HW, gamma, mean, invstd, sums,
+           (float)((size_t)B * HW), n, (T *)dx, set);
+}
+extern "C" void dt_cu_bn_dx(cudaStream_t st, int fmt, const void *dy, const void *x, int B,
+                            int C, int HW, const float *gamma, const float *mean,
+                            const float *invstd, const float *sums, void *dx, int set) {
+    BY_FORMAT(fmt, bn_dx, st, dy, x, B, C, HW, gamma, mean, invstd, sums, dx, set);
 }
 
 // ---- pooling ----

@@ -1,7 +1,8 @@
 // test_device_cuda_elem.c — the cuda device's elementwise primitives against the cpu
 // device: fill, scale, axpy, add, relu (forward, in place, backward, backward in place),
-// sumsq, nonfinite, the SGD and LARS updates and the fp16 casts. Sizes 0, 1, not multiples
-// of 32 or 256, and 3 M elements (more than one grid, so the grid-stride loops wrap).
+// sumsq, nonfinite, the SGD and LARS updates, the fp16 casts, and relu and the residual add
+// on fp16 and bf16 storage. Sizes 0, 1, not multiples of 32 or 256, and 3 M elements (more
+// than one grid, so the grid-stride loops wrap).
 // Tolerances: one rounding is exact on both (IEEE add, multiply); a multiply-add may be
 // fused by nvcc and gcc alike (-ffp-contract=fast), which moves the result by at most
 // 1/2 ulp of the product plus 1/2 ulp of the sum, so those are checked to a few 2^-23 of
@@ -15,6 +16,7 @@
 
 #include "cuda_check.h"
 #include "dt.h"
+#include "kernels.h"
 
 static const size_t SIZES[] = {0, 1, 31, 257, 1000003, ((size_t)3 << 20) + 7};
 #define NSIZES (sizeof SIZES / sizeof SIZES[0])
@@ -223,7 +225,40 @@ static void f16_inputs(cc_ctx *t, uint32_t *x, size_t n) {
     for (size_t i = 0; i < NKA && i < n; i++) x[i] = KA_F32[i];
 }
 
+// relu and the residual add on half storage (nn/device.h *_h), fp16 and bf16: finite
+// random halfs (the GPU returns a canonical NaN where x86 keeps a payload), exact bits
+static void half_ops_n(cc_ctx *t, int fmt, size_t n) {
+    dt_device *c = t->cpu, *g = t->gpu;
+    size_t len = n ? n : 8, hb = len * 2;
+    uint16_t *h[3];
+    for (int k = 0; k < 3; k++) {
+        h[k] = mallocCheck(hb);
+        for (size_t i = 0; i < len; i++) h[k][i] = dt_half_store(fmt, cc_unif(t, -8, 8));
+    }
+    const char *fn = fmt == 2 ? "bf16" : "fp16";
+    char nm[160];
+    for (int op = 0; op < 4; op++) {
+        cc_buf a = cc_new(t, g, h[0], hb), b = cc_new(t, g, h[1], hb), y = cc_new(t, g, h[2], hb);
+        if (op == 0) c->relu_forward_h(c, fmt, a.c, y.c, n), g->relu_forward_h(g, fmt, a.g, y.g, n);
+        if (op == 1) c->add_h(c, fmt, a.c, b.c, y.c, n), g->add_h(g, fmt, a.g, b.g, y.g, n);
+        if (op == 2)
+            c->relu_backward_h(c, fmt, a.c, b.c, y.c, n, 0),
+                g->relu_backward_h(g, fmt, a.g, b.g, y.g, n, 0);
+        if (op == 3)  // in place
+            c->relu_backward_h(c, fmt, a.c, y.c, y.c, n, 1),
+                g->relu_backward_h(g, fmt, a.g, y.g, y.g, n, 1);
+        static const char *what[4] = {"relu_forward_h", "add_h", "relu_backward_h",
+                                      "relu_backward_h in place"};
+        snprintf(nm, sizeof nm, "%s %s n=%zu (bits)", what[op], fn, n);
+        cc_bytes(t, nm, &y);
+        cc_free(t, &a), cc_free(t, &b), cc_free(t, &y);
+    }
+    for (int k = 0; k < 3; k++) free(h[k]);
+}
+
 void cc_check_optim_f16(cc_ctx *t) {
+    for (int fmt = 1; fmt <= 2; fmt++)
+        for (size_t s = 0; s < NSIZES; s++) half_ops_n(t, fmt, SIZES[s]);
     for (size_t s = 0; s < NSIZES; s++) {
         if (SIZES[s] == 31 || SIZES[s] == 257) continue;  // 0, 1, 1000003 and 3 M suffice
         optim_n(t, SIZES[s], 0, 0);

@@ -1,6 +1,7 @@
 // test_device_cuda_nn.c — the cuda device's network primitives against the cpu device:
 // im2col, col2im (adding and overwriting), per-channel bias, batch normalisation (train
-// with running statistics, eval, backward adding and overwriting), max pooling (winner and
+// with running statistics, eval, backward adding and overwriting; and on fp16 and bf16
+// storage against the same device's fp32 kernels, bit for bit), max pooling (winner and
 // argmax exact, ties and NaN included), adaptive average pooling, dropout (mask exact) and
 // softmax cross-entropy. Sums are checked against n*eps*sum|terms| bounds, where mag (the
 // size of the terms) is the cpu device run on absolute values; one-rounding results exact.
@@ -14,6 +15,7 @@
 
 #include "cuda_check.h"
 #include "dt.h"
+#include "kernels.h"
 
 static size_t at_least8(size_t n) { return n < 8 ? 8 : n; }
 
@@ -288,11 +290,90 @@ static void bn_backward_checks(cc_ctx *t, const bn_data *d, const float *saved) 
     free(hdy), free(sdy), free(sdx), free(mag);
 }
 
+// ---- batch norm on half storage (nn/device.h bn_*_h, fp16 and bf16): against the same
+// device's fp32 batch norm on the widened values, then one rounding. Both are one kernel
+// template (kernels_nn.cu), so the sums run in the same order on the same floats: the
+// same bits, statistics included. ----
+
+static void *up(dt_device *g, const void *h, size_t bytes) {
+    void *p = g->alloc(g, bytes ? bytes : 4);
+    if (bytes) g->from_host(g, p, h, bytes);
+    return p;
+}
+static void same_bits(cc_ctx *t, const char *what, const bn_data *d, int fmt, void *got,
+                      void *want, size_t bytes) {
+    char nm[200];
+    void *a = cc_host_copy(t->gpu, got, bytes), *b = cc_host_copy(t->gpu, want, bytes);
+    snprintf(nm, sizeof nm, "%s %s %s (bits of the fp32 kernel on widened values)", what,
+             fmt == 2 ? "bf16" : "fp16", d->sh);
+    cc_cmp_bytes(t, nm, a, b, bytes);
+    free(a), free(b);
+}
+
+static void bn_half_checks(cc_ctx *t, const bn_data *d, int fmt) {
+    dt_device *g = t->gpu;
+    int B = d->B, C = d->C, HW = d->HW;
+    size_t ln = d->ln, lc = d->lc, hb = ln * 2, fb = ln * 4;
+    const float eps = 1e-5f, mom = 0.1f;
+    uint16_t *h[3];  // x, dy, dx in half; f[]: the same values widened
+    float *f[3];
+    for (int k = 0; k < 3; k++) {
+        h[k] = mallocCheck(hb), f[k] = mallocCheck(fb);
+        for (size_t i = 0; i < ln; i++) {
+            h[k][i] = dt_half_store(fmt, k ? cc_unif(t, -1, 1) : d->x[i]);
+            f[k][i] = dt_half_load(fmt, h[k][i]);
+        }
+    }
+    void (*narrow)(dt_device *, const float *, uint16_t *, size_t) =
+        fmt == 2 ? g->f32_to_bf16 : g->f32_to_f16;
+    void *xh = up(g, h[0], hb), *dyh = up(g, h[1], hb), *xf = up(g, f[0], fb);
+    void *dyf = up(g, f[1], fb), *yh = up(g, NULL, hb), *yf = up(g, NULL, fb);
+    void *yw = up(g, NULL, hb);  // the fp32 kernel's y, rounded
+    float *p[2][6];  // gamma, beta, running mean, running var, save mean, save invstd
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 6; j++) p[k][j] = up(g, d->par + j * lc, lc * 4);
+    g->bn_forward_train_h(g, fmt, xh, B, C, HW, p[0][0], p[0][1], eps, mom, p[0][2], p[0][3],
+                          p[0][4], p[0][5], yh);
+    g->bn_forward_train(g, xf, B, C, HW, p[1][0], p[1][1], eps, mom, p[1][2], p[1][3], p[1][4],
+                        p[1][5], yf);
+    narrow(g, yf, yw, ln);
+    same_bits(t, "bn_forward_train_h y", d, fmt, yh, yw, hb);
+    for (int j = 2; j < 6; j++)
+        same_bits(t, "bn_forward_train_h statistics", d, fmt, p[0][j], p[1][j], lc * 4);
+    g->bn_forward_eval_h(g, fmt, xh, B, C, HW, p[0][0], p[0][1], eps, p[0][2], p[0][3], yh);
+    g->bn_forward_eval(g, xf, B, C, HW, p[1][0], p[1][1], eps, p[1][2], p[1][3], yf);
+    narrow(g, yf, yw, ln);
+    same_bits(t, "bn_forward_eval_h y", d, fmt, yh, yw, hb);
+    for (int set = 0; set < 2; set++) {  // from the saved statistics of the training forward
+        void *dxh = up(g, h[2], hb), *dxf = up(g, f[2], fb), *dxw = up(g, NULL, hb);
+        float *dp[2][2];
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 2; j++) dp[k][j] = up(g, d->par + (j + 4) * lc, lc * 4);
+        g->bn_backward_h(g, fmt, dyh, xh, B, C, HW, p[0][0], p[0][4], p[0][5], dxh, dp[0][0],
+                         dp[0][1], set);
+        (set ? g->bn_backward_set : g->bn_backward)(g, dyf, xf, B, C, HW, p[0][0], p[0][4],
+                                                    p[0][5], dxf, dp[1][0], dp[1][1]);
+        narrow(g, dxf, dxw, ln);
+        same_bits(t, set ? "bn_backward_h (set) dx" : "bn_backward_h dx", d, fmt, dxh, dxw, hb);
+        same_bits(t, "bn_backward_h dgamma", d, fmt, dp[0][0], dp[1][0], lc * 4);
+        same_bits(t, "bn_backward_h dbeta", d, fmt, dp[0][1], dp[1][1], lc * 4);
+        g->free(g, dxh), g->free(g, dxf), g->free(g, dxw);
+        for (int k = 0; k < 2; k++) g->free(g, dp[k][0]), g->free(g, dp[k][1]);
+    }
+    void *bufs[7] = {xh, dyh, xf, dyf, yh, yf, yw};
+    for (int k = 0; k < 7; k++) g->free(g, bufs[k]);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 6; j++) g->free(g, p[k][j]);
+    for (int k = 0; k < 3; k++) free(h[k]), free(f[k]);
+}
+
 void cc_check_bn(cc_ctx *t) {
     for (size_t i = 0; i < sizeof BN / sizeof BN[0]; i++) {
         bn_data d = bn_make(t, BN[i]);
         float *saved = bn_forward(t, &d);
         bn_backward_checks(t, &d, saved);
+        bn_half_checks(t, &d, 1);
+        bn_half_checks(t, &d, 2);
         free(saved);
         bn_free(&d);
     }

@@ -9,7 +9,10 @@
 //    from the format's unit roundoff u (below), not tuned;
 //  - the master weights are untouched by forward and backward (the half copy is separate),
 //    the running statistics forward updates reach the master, and activation memory is
-//    half of fp32's (plus the fp32 logits and their gradient).
+//    half of fp32's (plus the fp32 logits and their gradient);
+//  - relu and the residual add on half storage (the device's *_h ops) against the fp32 ops
+//    on widened views: bit for bit, op by op on every kind of bit pattern, and through a
+//    whole resnet8 (loss, gradients, running statistics), with the ops counted as used.
 //
 // The bound: a half network rounds the weights once (relative error <= u each), and each of
 // its L layers rounds the tensor it writes in forward and the gradient it writes in
@@ -213,6 +216,175 @@ static void test_resnet8_bf16(void **s) { check_against_fp32(*s, &RESNET8, DT_AM
 static void test_resnet50_fp16(void **s) { check_against_fp32(*s, &RESNET50, DT_AMP_FP16); }
 static void test_resnet50_bf16(void **s) { check_against_fp32(*s, &RESNET50, DT_AMP_BF16); }
 
+// ---- relu and the residual add on half storage (nn/device.h relu_forward_h, relu_backward_h,
+// add_h): bit for bit the fp32 op on widened views, op by op and through a whole network ----
+
+static int same_half(int fmt, uint16_t a, uint16_t b) {  // any NaN matches any NaN
+    float x = dt_half_load(fmt, a), y = dt_half_load(fmt, b);
+    return a == b || (x != x && y != y);
+}
+
+// the view path of one op, from the device's own casts and fp32 ops: widen, op, narrow
+static void widen_all(dt_device *d, int fmt, const uint16_t *h, float *f, size_t n) {
+    (fmt == DT_AMP_BF16 ? d->bf16_to_f32 : d->f16_to_f32)(d, h, f, n);
+}
+static void narrow_all(dt_device *d, int fmt, const float *f, uint16_t *h, size_t n) {
+    (fmt == DT_AMP_BF16 ? d->f32_to_bf16 : d->f32_to_f16)(d, f, h, n);
+}
+
+static void check_ops_h(tu_fixture *f, int fmt) {
+    dt_device *d = f->dev;
+    size_t n = (size_t)tu_int(&f->rng, 1000, 5000) | 1;  // odd: no vector tail is special
+    uint16_t *a = malloc(n * 2), *b = malloc(n * 2), *c = malloc(n * 2), *got = malloc(n * 2),
+             *want = malloc(n * 2);
+    float *fa = malloc(n * 4), *fb = malloc(n * 4), *fc = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {  // every bit pattern may come: NaN, Inf, subnormals
+        a[i] = (uint16_t)tu_int(&f->rng, 0, 65535), b[i] = (uint16_t)tu_int(&f->rng, 0, 65535);
+        c[i] = (uint16_t)tu_int(&f->rng, 0, 65535);
+    }
+    widen_all(d, fmt, a, fa, n), widen_all(d, fmt, b, fb, n), widen_all(d, fmt, c, fc, n);
+    const char *what[4] = {"relu_forward_h", "add_h", "relu_backward_h (add)",
+                           "relu_backward_h (set)"};
+    for (int op = 0; op < 4; op++) {
+        float *t = malloc(n * 4);
+        memcpy(t, fc, n * 4);
+        memcpy(got, c, n * 2);
+        if (op == 0) d->relu_forward(d, fa, t, n), d->relu_forward_h(d, fmt, a, got, n);
+        if (op == 1) memcpy(t, fa, n * 4), d->add(d, t, fb, n), d->add_h(d, fmt, a, b, got, n);
+        if (op == 2) d->relu_backward(d, fa, fb, t, n), d->relu_backward_h(d, fmt, a, b, got, n, 0);
+        if (op == 3) {  // in place: dy is dx's buffer
+            memcpy(t, fb, n * 4), memcpy(got, b, n * 2);
+            d->relu_backward_inplace(d, fa, t, n), d->relu_backward_h(d, fmt, a, got, got, n, 1);
+        }
+        narrow_all(d, fmt, t, want, n);
+        for (size_t i = 0; i < n; i++)
+            if (!same_half(fmt, got[i], want[i]))
+                fail_msg("%s %s element %zu: 0x%04x, the views give 0x%04x", what[op],
+                         dt_amp_name((dt_amp)fmt), i, got[i], want[i]);
+        free(t);
+    }
+    free(a), free(b), free(c), free(got), free(want), free(fa), free(fb), free(fc);
+}
+static void test_half_ops_fp16(void **s) { check_ops_h(*s, DT_AMP_FP16); }
+static void test_half_ops_bf16(void **s) { check_ops_h(*s, DT_AMP_BF16); }
+
+// Counting wrappers, so that the network test knows the direct path ran (a test that passed
+// because nothing used the ops would prove nothing).
+static struct {
+    void (*relu_f)(dt_device *, int, const uint16_t *, uint16_t *, size_t);
+    void (*relu_b)(dt_device *, int, const uint16_t *, const uint16_t *, uint16_t *, size_t, int);
+    void (*add)(dt_device *, int, const uint16_t *, const uint16_t *, uint16_t *, size_t);
+    int calls[6];
+} real_h;
+static void count_relu_f(dt_device *d, int fmt, const uint16_t *x, uint16_t *y, size_t n) {
+    real_h.calls[0]++, real_h.relu_f(d, fmt, x, y, n);
+}
+static void count_relu_b(dt_device *d, int fmt, const uint16_t *y, const uint16_t *dy,
+                         uint16_t *dx, size_t n, int set) {
+    real_h.calls[1]++, real_h.relu_b(d, fmt, y, dy, dx, n, set);
+}
+static void count_add(dt_device *d, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
+                      size_t n) {
+    real_h.calls[2]++, real_h.add(d, fmt, a, b, y, n);
+}
+
+// Batch norm on half storage: the cpu device has none (its views cost little beside its
+// fp32 gemms), the cuda device has them (tests/cuda checks them against its fp32 kernels).
+// These stand-ins are the view path of one op (widen, the cpu's fp32 batch norm, narrow),
+// so the network test below checks which tensors and flags the network hands the op.
+static void bn_train_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                       const float *gamma, const float *beta, float eps, float momentum,
+                       float *rm, float *rv, float *sm, float *si, uint16_t *y) {
+    size_t n = (size_t)B * C * HW;
+    float *xf = malloc(n * 4), *yf = malloc(n * 4);
+    widen_all(d, fmt, x, xf, n);
+    d->bn_forward_train(d, xf, B, C, HW, gamma, beta, eps, momentum, rm, rv, sm, si, yf);
+    narrow_all(d, fmt, yf, y, n);
+    free(xf), free(yf);
+    real_h.calls[3]++;
+}
+static void bn_eval_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                      const float *gamma, const float *beta, float eps, const float *rm,
+                      const float *rv, uint16_t *y) {
+    size_t n = (size_t)B * C * HW;
+    float *xf = malloc(n * 4), *yf = malloc(n * 4);
+    widen_all(d, fmt, x, xf, n);
+    d->bn_forward_eval(d, xf, B, C, HW, gamma, beta, eps, rm, rv, yf);
+    narrow_all(d, fmt, yf, y, n);
+    free(xf), free(yf);
+    real_h.calls[4]++;
+}
+static void bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x, int B,
+                          int C, int HW, const float *gamma, const float *sm, const float *si,
+                          uint16_t *dx, float *dgamma, float *dbeta, int set) {
+    size_t n = (size_t)B * C * HW;
+    float *dyf = malloc(n * 4), *xf = malloc(n * 4), *dxf = calloc(n, 4);
+    widen_all(d, fmt, dy, dyf, n), widen_all(d, fmt, x, xf, n);
+    if (!set) widen_all(d, fmt, dx, dxf, n);
+    (set ? d->bn_backward_set : d->bn_backward)(d, dyf, xf, B, C, HW, gamma, sm, si, dxf,
+                                                dgamma, dbeta);
+    narrow_all(d, fmt, dxf, dx, n);
+    free(dyf), free(xf), free(dxf);
+    real_h.calls[5]++;
+}
+
+// resnet8 (relus in and out of place, residual adds, a projection shortcut, batch norms)
+// forward in training and evaluation and backward on the same weights and batch, once with
+// the half ops and once on a device without them (the views): the loss, the evaluation
+// logits, every gradient and the running statistics bit for bit.
+static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
+    dt_device *with = dt_device_cpu_create(1), *without = dt_device_cpu_create(1);
+    real_h.relu_f = with->relu_forward_h, real_h.relu_b = with->relu_backward_h;
+    real_h.add = with->add_h;
+    memset(real_h.calls, 0, sizeof real_h.calls);
+    with->relu_forward_h = count_relu_f, with->relu_backward_h = count_relu_b;
+    with->add_h = count_add;
+    with->bn_forward_train_h = bn_train_h, with->bn_forward_eval_h = bn_eval_h;
+    with->bn_backward_h = bn_backward_h;
+    without->relu_forward_h = NULL, without->relu_backward_h = NULL, without->add_h = NULL;
+    uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
+    const net_case *nc = &RESNET8;
+    dt_net *net[2] = {build(with, nc, amp, seed), build(without, nc, amp, seed)};
+    size_t nx = (size_t)nc->batch * nc->c * nc->hw * nc->hw, nt = net[0]->n_total;
+    size_t nz = (size_t)nc->batch * nc->classes;
+    float *x = malloc(nx * sizeof(float)), *g[2], loss[2], *z[2];
+    int32_t *y = malloc((size_t)nc->batch * sizeof(int32_t));
+    tu_fill_uniform(&f->rng, x, nx, -1.0, 1.0);
+    for (int i = 0; i < nc->batch; i++) y[i] = tu_int(&f->rng, 0, nc->classes - 1);
+    for (int k = 0; k < 2; k++) {
+        dt_net_set_batch(net[k], x, y);
+        dt_net_forward(net[k], 1);
+        loss[k] = dt_net_loss(net[k]);
+        dt_net_backward(net[k], amp == DT_AMP_FP16 ? 1024.0f : 1.0f, NULL, NULL);
+        g[k] = malloc(2 * nt * sizeof(float));
+        memcpy(g[k], net[k]->grads, net[k]->n_trainable * sizeof(float));
+        memcpy(g[k] + nt, net[k]->params, nt * sizeof(float));  // the running statistics
+        dt_net_forward(net[k], 0);  // evaluation: the running statistics
+        z[k] = malloc(nz * sizeof(float));
+        memcpy(z[k], net[k]->layers[dt_net_last(net[k])]->out, nz * sizeof(float));
+    }
+    print_message("resnet8 %s: relu_forward_h %d, relu_backward_h %d, add_h %d, "
+                  "bn_forward_train_h %d, bn_forward_eval_h %d, bn_backward_h %d calls\n",
+                  dt_amp_name(amp), real_h.calls[0], real_h.calls[1], real_h.calls[2],
+                  real_h.calls[3], real_h.calls[4], real_h.calls[5]);
+    for (int o = 0; o < 6; o++)
+        if (real_h.calls[o] == 0) fail_msg("the network never called half op %d", o);
+    if (memcmp(&loss[0], &loss[1], sizeof(float)) != 0)
+        fail_msg("loss %.9g with the half ops, %.9g with the views", loss[0], loss[1]);
+    for (size_t i = 0; i < net[0]->n_trainable; i++)
+        if (memcmp(&g[0][i], &g[1][i], sizeof(float)) != 0)
+            fail_msg("gradient %zu: %.9g with the half ops, %.9g with the views", i, g[0][i],
+                     g[1][i]);
+    if (memcmp(g[0] + nt, g[1] + nt, nt * sizeof(float)) != 0)
+        fail_msg("weights or running statistics differ");
+    if (memcmp(z[0], z[1], nz * sizeof(float)) != 0) fail_msg("evaluation logits differ");
+    free(x), free(y), free(g[0]), free(g[1]), free(z[0]), free(z[1]);
+    dt_net_free(net[0]), dt_net_free(net[1]);
+    with->destroy(with), without->destroy(without);
+}
+static void test_direct_fp16(void **s) { check_direct_vs_views(*s, DT_AMP_FP16); }
+static void test_direct_bf16(void **s) { check_direct_vs_views(*s, DT_AMP_BF16); }
+
 static void test_amp_names(void **state) {
     (void)state;
     for (int a = DT_AMP_FP32; a <= DT_AMP_BF16; a++) {
@@ -236,6 +408,10 @@ int main(void) {
         cmocka_unit_test(test_resnet8_bf16),
         cmocka_unit_test(test_resnet50_fp16),
         cmocka_unit_test(test_resnet50_bf16),
+        cmocka_unit_test(test_half_ops_fp16),
+        cmocka_unit_test(test_half_ops_bf16),
+        cmocka_unit_test(test_direct_fp16),
+        cmocka_unit_test(test_direct_bf16),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }
