@@ -58,6 +58,7 @@ static void usage(FILE *f) {
         "  --csv FILE --json --trace FILE.json --trace-ranks N (2) --plot FILE.png (sweep)\n"
         "  --coarsen K         merge K ring steps per simulated message (default: automatic)\n"
         "  --keep --quiet --help\n"
+        "  --no-memory-check   simulate even past the memory estimate (bench/DTSIM-SPEED.md)\n"
         "real numbers (small scale):\n"
         "  --device cpu        run the steps with the cpu device on dtrain's synthetic data and\n"
         "                      print each step's loss: the same losses as `mpirun -np GPUS\n"
@@ -107,7 +108,7 @@ static int parse_list(const char *s, int *out, int max) {
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
-       KEEP, QUIET, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
+       KEEP, QUIET, NOMEMCHK, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
        GPUIMGS, PROFILE };
 
 // A preset's paper set-up (sim/platform.c): its precision, optimizer, allreduce and wire
@@ -155,6 +156,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"epochs", 1, 0, EPOCHS}, {"csv", 1, 0, CSV}, {"json", 0, 0, JSON},
         {"trace", 1, 0, TRACE}, {"trace-ranks", 1, 0, TRACER}, {"plot", 1, 0, PLOT},
         {"coarsen", 1, 0, COARSEN}, {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
+        {"no-memory-check", 0, 0, NOMEMCHK},
         {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
@@ -240,6 +242,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case PLOT: snprintf(o->plot, sizeof o->plot, "%s", optarg); break;
         case COARSEN: if (to_int(optarg, 1, 1 << 20, &o->coarsen)) return bad("--coarsen", optarg, "a positive count"); break;
         case KEEP: o->keep = 1; break;
+        case NOMEMCHK: o->no_memory_check = 1; break;
         case QUIET: o->quiet = 1; break;
         case SGPUS:
             if ((o->n_sweep_gpus = parse_list(optarg, o->sweep_gpus, 32)) < 1)

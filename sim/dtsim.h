@@ -38,6 +38,7 @@ typedef struct {
     char csv[512], plot[512], trace[512];
     int trace_ranks;           // --trace-ranks
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
+    int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
     // sweep
     int sweep;
     int sweep_gpus[32], n_sweep_gpus;

@@ -5,6 +5,7 @@
 // MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result.
 // What the rank program is told is sim/rank_opts.h; what it answers, sim/rank_result.h.
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,33 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->train_s = r->epoch_s * o->epochs;
 }
 
+// ---- will it fit? ----
+// Peak resident memory of a dtsim run of P simulated GPUs, fitted to bench/DTSIM-SPEED.md's
+// measurements (ResNet-50, hier, the default cluster: 3.75 GiB at 256 GPUs, 5.27 GiB at
+// 4096, 20.4 GiB at 16,384): the native baseline and the touched arena, plus per rank
+// SimGrid's actor, its stack and our schedules (a, linear), plus state that grows with P
+// in every rank (b per pair of ranks: world-sized groups and request tables in SMPI).
+#define MEM_BASE_GIB 3.75
+#define MEM_PER_RANK_GIB 1.56e-4
+#define MEM_PER_PAIR_GIB 5.25e-8
+static double memory_estimate_gib(double P) {
+    return MEM_BASE_GIB + MEM_PER_RANK_GIB * P + MEM_PER_PAIR_GIB * P * P;
+}
+
+// Refuse (exit 2) before simulating a run the kernel would kill half-way: the estimate
+// against the machine's physical memory, and the largest GPU count that fits.
+static int memory_check(const dtsim_opts *o, double ram) {
+    double need = memory_estimate_gib(o->gpus), have = ram / 1073741824.0;
+    if (ram <= 0 || need <= have) return 0;
+    double b = MEM_PER_RANK_GIB, c = MEM_PER_PAIR_GIB, d = have - MEM_BASE_GIB;
+    double fits = d > 0 ? (-b + sqrt(b * b + 4 * c * d)) / (2 * c) : 0;
+    fprintf(stderr, "dtsim: simulating %d GPUs needs about %.0f GiB of memory (measured growth: "
+            "bench/DTSIM-SPEED.md), more than this machine's %.1f GiB; about %d GPUs fit "
+            "here: lower --gpus, use a machine with more memory, or --no-memory-check to try "
+            "anyway\n", o->gpus, need, have, (int)fits);
+    return 2;
+}
+
 // ---- one run ----
 
 int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
@@ -435,6 +463,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
                 o->per_gpu_batch / o->accumulate, ram / 1073741824.0);
         return 2;
     }
+    if (!o->no_memory_check && (rc = memory_check(o, ram))) return rc;
     run_files f;
     if ((rc = make_run_files(&f))) return rc;
     const dt_cluster *c = &o->cluster;

@@ -274,6 +274,9 @@ bad_input)
   # a per-GPU batch whose single largest buffer cannot be mapped: exit 2 before simulating,
   # saying what to change (the whole modelled memory never needs to fit)
   expect2 "absurd per-GPU batch" "lower --per-gpu-batch" --gpus 16 --per-gpu-batch 60000
+  # more simulated GPUs than memory holds (the estimate: 2^20 GPUs need ~57 TiB): exit 2
+  # before simulating, with the count that fits and the override
+  expect2 "more GPUs than memory holds" "GPUs fit here" --gpus 1048576
   # an output that cannot be written is refused before the simulation, not after it
   expect2 "unwritable trace" "no/such/dir/t.json" --gpus 16 --trace "$W/no/such/dir/t.json"
   expect2 "unwritable csv" "no/such/dir/r.csv" --gpus 16 --csv "$W/no/such/dir/r.csv"
