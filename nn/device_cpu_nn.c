@@ -310,22 +310,6 @@ static void cpu_relu_backward_inplace(dt_device *d, const float *y, float *dxy, 
     DT_CPU_FOR(n, dxy[i] = dt_relu_grad(y[i], dxy[i]));
 }
 
-// ---- relu and the residual add on half storage (nn/device.h, nn/kernels.h) ----
-
-static void cpu_relu_forward_h(dt_device *d, int fmt, const uint16_t *x, uint16_t *y, size_t n) {
-    DT_CPU_FOR(n, y[i] = dt_half_store(fmt, dt_relu(dt_half_load(fmt, x[i]))));
-}
-
-static void cpu_relu_backward_h(dt_device *d, int fmt, const uint16_t *y, const uint16_t *dy,
-                                uint16_t *dx, size_t n, int set) {
-    DT_CPU_FOR(n, dx[i] = dt_relu_grad_h(fmt, y[i], dy[i], dx[i], set));
-}
-
-static void cpu_add_h(dt_device *d, int fmt, const uint16_t *a, const uint16_t *b, uint16_t *y,
-                      size_t n) {
-    DT_CPU_FOR(n, y[i] = dt_half_store(fmt, dt_half_load(fmt, a[i]) + dt_half_load(fmt, b[i])));
-}
-
 // ---- pooling ----
 
 // dt_pool_beats (nn/kernels.h) is the max pooling order. Scanning a window row by row with
@@ -528,9 +512,6 @@ void dt_cpu_install_nn(dt_device *d) {
     d->relu_forward = cpu_relu_forward;
     d->relu_backward = cpu_relu_backward;
     d->relu_backward_inplace = cpu_relu_backward_inplace;
-    d->relu_forward_h = cpu_relu_forward_h;
-    d->relu_backward_h = cpu_relu_backward_h;
-    d->add_h = cpu_add_h;
     d->maxpool_forward = cpu_maxpool_forward;
     d->maxpool_backward = cpu_maxpool_backward;
     d->avgpool_forward = cpu_avgpool_forward;
