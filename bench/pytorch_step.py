@@ -46,7 +46,10 @@ def main():
     loss_fn = torch.nn.CrossEntropyLoss()
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
     cast = (lambda: torch.autocast(a.device, dtype=half)) if half else contextlib.nullcontext
-    scaler = torch.cuda.amp.GradScaler() if a.amp == "fp16" else None
+    scaler = None
+    if a.amp == "fp16":  # torch.amp.GradScaler("cuda") since 2.3; torch.cuda.amp's is deprecated
+        scaler = (torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler")
+                  else torch.cuda.amp.GradScaler())
     times = []
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()

@@ -327,8 +327,8 @@ static void cpu_lars_update(dt_device *d, float *w, const float *g, float *v, si
 // ---- precision casts (bit-exact software rounding: nn/kernels.h) ----
 
 // With F16C (x86: vcvtps2ph with round-to-nearest-even, vcvtph2ps) the casts run 8 at a
-// time in hardware: the same bits as dt_f32_to_f16 / dt_f16_to_f32 for every value but
-// NaN, whose payload keeps its top bits instead of becoming 0x200 (still a NaN). Mixed
+// time in hardware: the same bits as dt_f32_to_f16 / dt_f16_to_f32 for every value, NaN
+// payloads included (both quiet the NaN and keep its payload's top bits). Mixed
 // precision (nn/net_half.c) converts every activation twice a step, so this is its speed.
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -46,7 +46,12 @@ static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
     if (r == 0)
         inner(c, DT_ALGO_HIER, l, DT_COMM_LEADERS, dt_coll_rank_in(c, DT_COMM_LEADERS),
               dt_coll_size_of(c, DT_COMM_LEADERS), 0, n, quant);
-    dt_sched_binomial_bcast(l, g, r, s, 0, n, quant);
+    // fp16 on the wire: the broadcast's root rounds its own copy to the bits it sends, so its
+    // group ends equal. Every leader must then round, a leader alone in a shorter last group
+    // (P not a multiple of the group size) too: groups of opts.group ranks, the last one
+    // shorter, so rounding is needed exactly when opts.group > 1.
+    int round = quant && dt_coll_get_opts(c)->group > 1;
+    dt_sched_binomial_bcast(l, g, r, s, 0, n, round);
 }
 
 void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s) {

@@ -236,7 +236,7 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
         }
         mask <<= 1;
     }
-    if (r == 0 && quant && p > 1) {
+    if (r == 0 && quant) {  // the root rounds its copy to what goes on the wire
         dt_lane_round(l);
         dt_lane_op(l, DT_OP_QUANT, comm, 0, off, n);
     }

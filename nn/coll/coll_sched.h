@@ -78,7 +78,8 @@ void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int 
 // chunk r of the p chunks of [off, off+n) in between
 void dt_sched_ring_rs(dt_lane *l, int comm, int r, int p, size_t off, size_t n);
 void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);
-// binomial-tree reduce to rank 0 and broadcast from rank 0
+// binomial-tree reduce to rank 0 and broadcast from rank 0 (quant: the root first rounds its
+// own copy to the fp16 bits it sends, also when it is alone, so that its group ends equal)
 void dt_sched_binomial_reduce(dt_lane *l, int comm, int r, int p, size_t off, size_t n);
 void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, size_t n,
                              int quant);

@@ -277,7 +277,9 @@ __global__ static void k_bn_dx(const T *dy, const T *x, int C, int HW, const flo
         float is = invstd[c];
         float v = dt_bn_dx(ld(dy, i), (ld(x, i) - mean[c]) * is, gamma[c], is, sums[2 * c],
                            sums[2 * c + 1], fn);
-        st(dx, i, set ? v : ld(dx, i) + v);
+        // __fadd_rn: never fused with v's last multiply, so every element type rounds v
+        // first (nvcc's FMA contraction chose differently for float and half dx: 1 ulp)
+        st(dx, i, set ? v : __fadd_rn(ld(dx, i), v));
     }
 }
 template <typename T>

@@ -97,9 +97,10 @@ static void elementwise_n(cc_ctx *t, size_t n) {
     snprintf(nm, sizeof nm, "sumsq n=%zu (double sums in two orders)", n);
     cc_cmp_scalar(t, nm, sg, sc, sc, 2.0 * (double)(n + 1) * CC_EPS64);
     // sumsq_many: each tensor's sumsq, bit for bit, in one wait (LARS's norms)
-    const float *xs[3] = {f.g, f.g + n / 3, f.g};
+    const float *fg = f.g;  // (cc_buf's pointers are void *: offsets in floats need a float *)
+    const float *xs[3] = {fg, fg + n / 3, fg};
     size_t ns[3] = {n, n - n / 3, 0};
-    double many[3], one[3] = {sg, g->sumsq(g, f.g + n / 3, n - n / 3), 0.0};
+    double many[3], one[3] = {sg, g->sumsq(g, fg + n / 3, n - n / 3), 0.0};
     g->sumsq_many(g, 3, xs, ns, many);
     snprintf(nm, sizeof nm, "sumsq_many n=%zu, %zu, 0 (the bits of sumsq)", n, n - n / 3);
     cc_cmp_bytes(t, nm, many, one, sizeof many);
@@ -226,7 +227,7 @@ static void f16_inputs(cc_ctx *t, uint32_t *x, size_t n) {
 }
 
 // relu and the residual add on half storage (nn/device.h *_h), fp16 and bf16: finite
-// random halfs (the GPU returns a canonical NaN where x86 keeps a payload), exact bits
+// random halfs, exact bits
 static void half_ops_n(cc_ctx *t, int fmt, size_t n) {
     dt_device *c = t->cpu, *g = t->gpu;
     size_t len = n ? n : 8, hb = len * 2;

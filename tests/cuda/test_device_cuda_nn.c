@@ -297,7 +297,7 @@ static void bn_backward_checks(cc_ctx *t, const bn_data *d, const float *saved) 
 
 static void *up(dt_device *g, const void *h, size_t bytes) {
     void *p = g->alloc(g, bytes ? bytes : 4);
-    if (bytes) g->from_host(g, p, h, bytes);
+    if (h && bytes) g->from_host(g, p, h, bytes);  // NULL: alloc's zeros
     return p;
 }
 static void same_bits(cc_ctx *t, const char *what, const bn_data *d, int fmt, void *got,

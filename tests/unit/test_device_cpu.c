@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "testutil.h"
 
 static uint64_t g_seed;
@@ -439,19 +440,38 @@ static double ref_f16_value(uint16_t h) {
     return s ? -v : v;
 }
 
-static int is_f16_nan(uint16_t h) { return (h & 0x7C00) == 0x7C00 && (h & 0x3FF); }
+// NaN keeps its sign and the top bits of its payload and comes out quiet (IEEE 754-2008
+// §6.2.3; what x86's F16C and Arm's FCVT do): the rule the cpu, cuda and model devices share
+static uint16_t ref_f16_nan(uint32_t f32_bits) {
+    return (uint16_t)(((f32_bits >> 16) & 0x8000u) | 0x7E00u | ((f32_bits & 0x7FFFFFu) >> 13));
+}
+static uint32_t ref_f32_nan(uint16_t h) {
+    return ((uint32_t)(h & 0x8000u) << 16) | 0x7FC00000u | ((uint32_t)(h & 0x3FFu) << 13);
+}
 
-static void check_f32_to_f16(dt_device *d, const float *x, size_t n) {
-    uint16_t *y = d->alloc(d, n * 2);
-    d->f32_to_f16(d, x, y, n);
+static void check_f16_bits(const float *x, const uint16_t *y, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (isnan(x[i])) {
-            if (!is_f16_nan(y[i])) fail_msg("NaN became 0x%04x", y[i]);
+            uint32_t b;
+            memcpy(&b, &x[i], 4);
+            if (y[i] != ref_f16_nan(b))
+                fail_msg("NaN 0x%08x became 0x%04x, expected 0x%04x", b, y[i], ref_f16_nan(b));
             continue;
         }
         uint16_t want = ref_f16_bits(x[i]);
         if (y[i] != want) fail_msg("f32_to_f16(%.9g) = 0x%04x, expected 0x%04x", x[i], y[i], want);
     }
+}
+
+// the device's cast (F16C where the CPU has it) and the shared formula that the cuda
+// kernels run (nn/kernels.h), each against the reference
+static void check_f32_to_f16(dt_device *d, const float *x, size_t n) {
+    uint16_t *y = d->alloc(d, n * 2), *ys = d->alloc(d, n * 2);
+    d->f32_to_f16(d, x, y, n);
+    for (size_t i = 0; i < n; i++) ys[i] = dt_f32_to_f16(x[i]);
+    check_f16_bits(x, y, n);
+    check_f16_bits(x, ys, n);
+    d->free(d, ys);
     d->free(d, y);
 }
 
@@ -498,13 +518,21 @@ static void test_f16_to_f32_is_exact_for_all_65536_halves_and_add_f16_accumulate
     for (uint32_t i = 0; i < 65536; i++) {
         double want = ref_f16_value((uint16_t)i);
         if (isnan(want)) {
-            assert_true(isnan(y[i]));
+            uint32_t b;
+            memcpy(&b, &y[i], 4);
+            if (b != ref_f32_nan((uint16_t)i))
+                fail_msg("f16_to_f32(0x%04x) = 0x%08x, expected 0x%08x", i, b,
+                         ref_f32_nan((uint16_t)i));
             continue;
         }
         if (!((double)y[i] == want && !signbit(y[i]) == !signbit(want))) {
             fail_msg("f16_to_f32(0x%04x) = %.9g, expected %.9g", i, y[i], want);
         }
         assert_int_equal(back[i], i);  // every non-NaN half survives the round trip
+    }
+    for (uint32_t i = 0; i < 65536; i++) {  // the shared formula (cuda's) gives the same bits
+        float v = dt_f16_to_f32((uint16_t)i);
+        if (memcmp(&v, &y[i], 4)) fail_msg("dt_f16_to_f32(0x%04x) differs from the device", i);
     }
     // add_f16: y += float(x)
     size_t n = 100003;
