@@ -408,13 +408,14 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
 
 // ---- will it fit? ----
 // Peak resident memory of a dtsim run of P simulated GPUs, fitted to bench/DTSIM-SPEED.md's
-// measurements (ResNet-50, hier, the default cluster: 3.75 GiB at 256 GPUs, 5.27 GiB at
-// 4096, 20.4 GiB at 16,384): the native baseline and the touched arena, plus per rank
-// SimGrid's actor, its stack and our schedules (a, linear), plus state that grows with P
-// in every rank (b per pair of ranks: world-sized groups and request tables in SMPI).
-#define MEM_BASE_GIB 3.75
-#define MEM_PER_RANK_GIB 1.56e-4
-#define MEM_PER_PAIR_GIB 5.25e-8
+// measurements (ResNet-50, hier, the default cluster, the library sharing MPI_COMM_WORLD:
+// 2.50 GiB at 2048 GPUs, 3.19 GiB at 4096, 12.0 GiB at 16,384): the native baseline and the
+// touched arena, plus per rank SimGrid's actor, its stack and our schedules (linear), plus
+// state that grows with P in every rank (per pair of ranks: world-sized groups and request
+// tables in SMPI).
+#define MEM_BASE_GIB 2.03
+#define MEM_PER_RANK_GIB 1.73e-4
+#define MEM_PER_PAIR_GIB 2.65e-8
 static double memory_estimate_gib(double P) {
     return MEM_BASE_GIB + MEM_PER_RANK_GIB * P + MEM_PER_PAIR_GIB * P * P;
 }

@@ -148,6 +148,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
     m->opt = dt_optim_create(m->net, &oc, &err);
     dt_coll_opts co = o->coll;
+    co.share_comm = 1;  // no duplicate of MPI_COMM_WORLD per rank (bench/DTSIM-SPEED.md)
     if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
         dt_dbtree_links_of(&g_dbt, P, co.group);
         co.cost.dbt = g_dbt.dbt;

@@ -140,12 +140,14 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     if (dt_dbtree_shares_links(&ro.cost, p, ro.group))  // dbtree's cost (coll_cost.c)
         dt_dbtree_links_of(&c->o.cost, p, ro.group);
     for (int i = 0; i < DT_COMM_COUNT; i++) c->comms[i] = MPI_COMM_NULL, c->rank[i] = -1;
-    MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);
+    if (ro.share_comm) c->comms[DT_COMM_ALL] = comm;
+    else MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);
     c->rank[DT_COMM_ALL] = r, c->size[DT_COMM_ALL] = p;
     int s = ro.group;
     split(c, DT_COMM_GROUP, r / s);
     split(c, DT_COMM_LEADERS, r % s == 0 ? 0 : MPI_UNDEFINED);
-    split(c, DT_COMM_CROSS, p % s == 0 ? r % s : MPI_UNDEFINED);
+    if (ro.hier_rs)  // only hier's rs variant talks across the groups
+        split(c, DT_COMM_CROSS, p % s == 0 ? r % s : MPI_UNDEFINED);
     if (ro.tx > 0) {
         split(c, DT_COMM_ROW, r / ro.tx);
         split(c, DT_COMM_COL, r % ro.tx);
@@ -166,7 +168,8 @@ void dt_coll_free(dt_coll *c) {
     dt_scratch_release_all(&c->hscratch, c->dev);
     dt_sweep_end(&c->sweep);
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
-    for (int i = 0; i < DT_COMM_COUNT; i++)
+    // a shared DT_COMM_ALL is the caller's to free
+    for (int i = c->o.share_comm ? 1 : 0; i < DT_COMM_COUNT; i++)
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
     free(c);
 }

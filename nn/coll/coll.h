@@ -131,6 +131,12 @@ typedef struct {
     // device buffers go to MPI as they are (a CUDA-aware MPI); else they are staged through
     // pinned host memory (see above). No effect on host-addressable memory.
     int gpu_direct;
+    // use the caller's communicator itself instead of a duplicate (MPI_Comm_dup). For a
+    // program that creates one library per rank in one process, and whose own traffic on
+    // the communicator is collectives only (their tags never meet ours): dtsim, where P
+    // duplicates of MPI_COMM_WORLD cost SimGrid memory for every rank. The caller keeps the
+    // communicator until dt_coll_free.
+    int share_comm;
     dt_cost_params cost;
 } dt_coll_opts;
 
