@@ -41,7 +41,7 @@ typedef struct {
     size_t large;
     uint64_t seed;
     int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen, sweep;
-    int cuda, gpu_direct;
+    int cuda, gpu_direct, share_comm;
     double timing_bytes, alpha, beta, alpha_intra, beta_intra, share;
 } args_t;
 
@@ -303,7 +303,7 @@ int main(int argc, char **argv) {
         {"beta", 1, 0, 'B'}, {"alpha-intra", 1, 0, 1001}, {"beta-intra", 1, 0, 1002},
         {"share", 1, 0, 1003}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
         {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'},
-        {"timing-csv", 1, 0, 1004}, {0, 0, 0, 0}};
+        {"timing-csv", 1, 0, 1004}, {"share-comm", 0, 0, 1005}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -327,6 +327,7 @@ int main(int argc, char **argv) {
         case 1002: a.beta_intra = atof(optarg); break;
         case 1003: a.share = atof(optarg); break;
         case 1004: a.timing_csv = optarg; break;
+        case 1005: a.share_comm = 1; break;  // the library on MPI_COMM_WORLD itself
         case 'b': a.blocking_only = 1; break;
         case 'C': a.coarsen = atoi(optarg); break;
         case 'G': a.cuda = 1; break;
@@ -386,6 +387,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < n_cf; k++) {
         dt_coll_opts o = opts_for(&a, &cf[k]);
         o.gpu_direct = a.gpu_direct;
+        o.share_comm = a.share_comm;  // the checks' own collectives then share its comm
         if (a.fp16 && o.algo == DT_ALGO_MPI) continue;
         dt_error err;
         dt_coll *c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
@@ -403,10 +405,11 @@ int main(int argc, char **argv) {
     }
     MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (r == 0)
-        printf("%s coll_check P=%d seed=%llu %s%s: %ld allreduces of %d configurations, "
+        printf("%s coll_check P=%d seed=%llu %s%s%s: %ld allreduces of %d configurations, "
                "%ld failures\n", fails ? "FAIL" : "PASS", P, (unsigned long long)a.seed,
                a.fp16 ? "fp16-wire" : a.f64 ? "float64" : "fp32",
-               a.gpu_direct ? " gpu-direct" : a.cuda ? " cuda-staged" : "", runs, n_cf, fails);
+               a.gpu_direct ? " gpu-direct" : a.cuda ? " cuda-staged" : "",
+               a.share_comm ? " shared-comm" : "", runs, n_cf, fails);
     if (dev) dev->destroy(dev);
     MPI_Finalize();
     return fails ? 1 : 0;
