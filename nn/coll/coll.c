@@ -168,9 +168,10 @@ void dt_coll_free(dt_coll *c) {
     dt_scratch_release_all(&c->hscratch, c->dev);
     dt_sweep_end(&c->sweep);
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
-    // a shared DT_COMM_ALL is the caller's to free
-    for (int i = c->o.share_comm ? 1 : 0; i < DT_COMM_COUNT; i++)
+    for (int i = 0; i < DT_COMM_COUNT; i++) {
+        if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
+    }
     free(c);
 }
 

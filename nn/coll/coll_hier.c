@@ -50,8 +50,8 @@ static void hier_reduce(const dt_coll *c, dt_lane *l, size_t n, int quant) {
     // group ends equal. Every leader must then round, a leader alone in a shorter last group
     // (P not a multiple of the group size) too: groups of opts.group ranks, the last one
     // shorter, so rounding is needed exactly when opts.group > 1.
-    int round = quant && dt_coll_get_opts(c)->group > 1;
-    dt_sched_binomial_bcast(l, g, r, s, 0, n, round);
+    int round_root = quant && dt_coll_get_opts(c)->group > 1;
+    dt_sched_binomial_bcast(l, g, r, s, 0, n, round_root);
 }
 
 void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s) {
