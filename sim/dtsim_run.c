@@ -321,6 +321,16 @@ static void smpirun_args(const dtsim_opts *o, const run_files *f, dt_algo algo, 
     // sends, so a detached send below 64 KB slowed the previous round's message (a binomial
     // broadcast of 8 KB took one message longer than on a NIC that sends in order)
     push(a, "--cfg=smpi/send-is-detached-thresh:0");
+    // SMPI's own collectives carry the rank program's bookkeeping (the barrier before each
+    // step, the loss, the trainer's agreements, the results): binomial trees, as MPI libraries
+    // run them for a few bytes, not the "default" selector's linear barrier and reduce (which
+    // SimGrid itself calls naive, not to be trusted for performance). A linear one's root waits
+    // on P-1 requests, each O(P) to complete in SimGrid: O(P^2) host time, 12 s per barrier
+    // at 8192 ranks, 0.6 s as a tree (bench/DTSIM-SPEED.md).
+    push(a, "--cfg=smpi/barrier:ompi_tree");
+    push(a, "--cfg=smpi/bcast:binomial_tree");
+    push(a, "--cfg=smpi/reduce:binomial");
+    if (algo != DT_ALGO_MPI) push(a, "--cfg=smpi/allreduce:redbcast");  // the two above
     push(a, "--cfg=smpi/shared-malloc-blocksize:%zu", DT_RANK_SHARED_BLOCK);
     push(a, "--cfg=smpi/tmpdir:%s", f->dir);
     push(a, "--log=root.thres:critical");

@@ -120,11 +120,35 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
     return 0;
 }
 
-static void split(dt_coll *c, int which, int color) {
-    MPI_Comm_split(c->comms[DT_COMM_ALL], color, c->rank[DT_COMM_ALL], &c->comms[which]);
-    if (c->comms[which] != MPI_COMM_NULL) {
-        MPI_Comm_rank(c->comms[which], &c->rank[which]);
-        MPI_Comm_size(c->comms[which], &c->size[which]);
+// The communicator `which` of the ranks first, first + stride, ... (count of them, in that
+// order), made by those ranks alone (MPI_Comm_create_group, MPI-3). Every split here is such
+// a progression, so no rank needs the others' colors: MPI_Comm_split would be one collective
+// over all P ranks, which SMPI runs as a linear gather, O(P^2) host work at 16K simulated
+// ranks (bench/DTSIM-SPEED.md). Only members call this.
+static void subcomm(dt_coll *c, int which, int first, int stride, int count) {
+    MPI_Group all, g;
+    MPI_Comm_group(c->comms[DT_COMM_ALL], &all);
+    int range[1][3] = {{first, first + (count - 1) * stride, stride}};
+    MPI_Group_range_incl(all, 1, range, &g);
+    MPI_Comm_create_group(c->comms[DT_COMM_ALL], g, which, &c->comms[which]);
+    MPI_Group_free(&g);
+    MPI_Group_free(&all);
+    MPI_Comm_rank(c->comms[which], &c->rank[which]);
+    MPI_Comm_size(c->comms[which], &c->size[which]);
+}
+
+// hier's groups of s consecutive ranks (the last may be short), their leaders (rank % s ==
+// 0), the cross-group rings (rank % s equal; only with p % s == 0), a torus's rows and columns
+static void make_comms(dt_coll *c, int r, int p) {
+    int s = c->o.group, g = r / s;
+    subcomm(c, DT_COMM_GROUP, g * s, 1, (g + 1) * s <= p ? s : p - g * s);
+    if (r % s == 0) subcomm(c, DT_COMM_LEADERS, 0, s, (p + s - 1) / s);
+    if (c->o.hier_rs && p % s == 0)  // only hier's rs variant talks across the groups
+        subcomm(c, DT_COMM_CROSS, r % s, s, p / s);
+    int tx = c->o.tx;
+    if (tx > 0) {
+        subcomm(c, DT_COMM_ROW, r / tx * tx, 1, tx);
+        subcomm(c, DT_COMM_COL, r % tx, tx, p / tx);
     }
 }
 
@@ -143,15 +167,7 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     if (ro.share_comm) c->comms[DT_COMM_ALL] = comm;
     else MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);
     c->rank[DT_COMM_ALL] = r, c->size[DT_COMM_ALL] = p;
-    int s = ro.group;
-    split(c, DT_COMM_GROUP, r / s);
-    split(c, DT_COMM_LEADERS, r % s == 0 ? 0 : MPI_UNDEFINED);
-    if (ro.hier_rs)  // only hier's rs variant talks across the groups
-        split(c, DT_COMM_CROSS, p % s == 0 ? r % s : MPI_UNDEFINED);
-    if (ro.tx > 0) {
-        split(c, DT_COMM_ROW, r / ro.tx);
-        split(c, DT_COMM_COL, r % ro.tx);
-    }
+    make_comms(c, r, p);
     c->tag_ub = 32767;
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(c->comms[DT_COMM_ALL], MPI_TAG_UB, &ub, &flag);

@@ -15,7 +15,7 @@
 #include "coll_layers.h"
 
 struct dt_coll {
-    MPI_Comm comms[DT_COMM_COUNT];  // duplicates and splits of the caller's communicator
+    MPI_Comm comms[DT_COMM_COUNT];  // the caller's communicator (or a duplicate), sub-groups of it
     int rank[DT_COMM_COUNT];        // this rank in each (-1 where MPI_COMM_NULL)
     int size[DT_COMM_COUNT];        // their sizes (0 where MPI_COMM_NULL)
     dt_device *dev;
