@@ -121,6 +121,34 @@ static int decode_png(const char *path, const unsigned char *data, size_t size, 
 #endif
 
 #if DT_HAVE_TURBOJPEG
+// The frame marker's second byte (SOF0..SOF15, ITU T.81 Table B.1), 0 if a scan or the end
+// comes first: the markers after SOI are walked by their lengths.
+static int jpeg_frame_marker(const unsigned char *d, size_t n) {
+    size_t i = 2;
+    while (i + 4 <= n && d[i] == 0xFF) {
+        int m = d[i + 1];
+        if (m == 0xFF) {  // fill byte
+            i++;
+            continue;
+        }
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) return m;
+        if (m == 0xDA || m == 0xD9) return 0;
+        i += 2 + ((size_t)d[i + 2] << 8 | d[i + 3]);
+    }
+    return 0;
+}
+
+// A decompression bomb: Huffman coding (every frame type but SOF9-11, 13-15, arithmetic)
+// spends at least one bit on each 8x8 block's DC difference (T.81 F.1.2.1, a code of length
+// >= 1), so a w x h image needs at least ceil(w/8)*ceil(h/8)/8 bytes. libjpeg decodes a file
+// whose scans are missing into zeros with only a warning: 144 fuzzed bytes made 2039x65390.
+static int jpeg_too_small(const unsigned char *d, size_t n, int w, int h) {
+    int m = jpeg_frame_marker(d, n);
+    if (m >= 0xC9) return 0;  // arithmetic coding: a block may take less than a bit
+    uint64_t blocks = (uint64_t)((w + 7) / 8) * (uint64_t)((h + 7) / 8);
+    return (uint64_t)n * 8 < blocks;
+}
+
 static int decode_jpeg(const char *path, const unsigned char *data, size_t size, uint8_t **rgb,
                        int *h, int *w, dt_error *err) {
     tjhandle tj = tjInitDecompress();
@@ -134,6 +162,13 @@ static int decode_jpeg(const char *path, const unsigned char *data, size_t size,
     }
     if (jw <= 0 || jh <= 0 || (uint64_t)jw * (uint64_t)jh > MAX_PIXELS) {
         dt_fail(err, DT_EXIT_USAGE, "%s: corrupt JPEG header: size %dx%d, expected 1..2^28 pixels", path, jw, jh);
+        tjDestroy(tj);
+        return -1;
+    }
+    if (jpeg_too_small(data, size, jw, jh)) {
+        dt_fail(err, DT_EXIT_USAGE, "%s: corrupt JPEG: %dx%d pixels need at least %llu bytes "
+                "(a bit per 8x8 block), the file has %zu", path, jw, jh,
+                (unsigned long long)(((uint64_t)((jw + 7) / 8) * ((jh + 7) / 8) + 7) / 8), size);
         tjDestroy(tj);
         return -1;
     }

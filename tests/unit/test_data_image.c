@@ -227,6 +227,34 @@ static void test_damaged_and_unknown_image_files_fail_with_code_2_naming_the_fil
     snprintf(path, sizeof path, "%s/cut_header.jpg", dir);
     td_write(path, b, (size_t)tu_int(&r, 4, (int)sos - 1));
     expect_decode_error(path, "corrupt JPEG");
+    // A decompression bomb: the frame header claims W x H with W*H/512 bytes of scan data
+    // more than the file holds (libjpeg would decode the missing scans as zeros, with a
+    // warning). Any Huffman-coded JPEG spends a bit per 8x8 block at least.
+    size_t sof = 0;
+    for (size_t i = 2; i + 9 < n && !sof; i++)
+        if (b[i] == 0xFF && b[i + 1] == 0xC0) sof = i;
+    assert_true(sof > 0);
+    int bw = tu_int(&r, 8000, 16000), bh = tu_int(&r, 8000, 16000);  // 8-32 KB of blocks/8
+    uint8_t *bomb = malloc(n);
+    memcpy(bomb, b, n);
+    bomb[sof + 5] = (uint8_t)(bh >> 8), bomb[sof + 6] = (uint8_t)bh;
+    bomb[sof + 7] = (uint8_t)(bw >> 8), bomb[sof + 8] = (uint8_t)bw;
+    snprintf(path, sizeof path, "%s/bomb.jpg", dir);
+    td_write(path, bomb, n);
+    expect_decode_error(path, "(a bit per 8x8 block)");
+    free(bomb);
+    // ... while the most compressible real file, one flat colour at quality 1, still decodes
+    int fh = 1024, fw = tu_int(&r, 1000, 1100);
+    uint8_t *flat = malloc((size_t)fh * fw * 3), *got = NULL;
+    memset(flat, tu_int(&r, 0, 255), (size_t)fh * fw * 3);
+    snprintf(path, sizeof path, "%s/flat.jpg", dir);
+    td_write_jpeg(path, flat, fh, fw, TJPF_RGB, TJSAMP_420, 1);
+    int gh = 0, gw = 0;
+    dt_error ferr = {0, ""};
+    assert_int_equal(dt_image_decode(path, &got, &gh, &gw, &ferr), 0);
+    assert_true(gh == fh && gw == fw);
+    free(got);
+    free(flat);
     for (size_t i = 3; i < n; i++) b[i] = (unsigned char)tu_int(&r, 0, 255);  // SOI, then noise
     snprintf(path, sizeof path, "%s/noise.jpeg", dir);
     td_write(path, b, n);
