@@ -138,15 +138,18 @@ static int jpeg_frame_marker(const unsigned char *d, size_t n) {
     return 0;
 }
 
-// A decompression bomb: Huffman coding (every frame type but SOF9-11, 13-15, arithmetic)
+// A decompression bomb, a small file that claims a large image (libjpeg decodes missing
+// scans as zeros with only a warning: 144 fuzzed bytes made 2039x65390). Huffman coding
 // spends at least one bit on each 8x8 block's DC difference (T.81 F.1.2.1, a code of length
-// >= 1), so a w x h image needs at least ceil(w/8)*ceil(h/8)/8 bytes. libjpeg decodes a file
-// whose scans are missing into zeros with only a warning: 144 fuzzed bytes made 2039x65390.
-static int jpeg_too_small(const unsigned char *d, size_t n, int w, int h) {
-    int m = jpeg_frame_marker(d, n);
-    if (m >= 0xC9) return 0;  // arithmetic coding: a block may take less than a bit
+// >= 1), so a w x h image needs ceil(w/8)*ceil(h/8)/8 bytes. Arithmetic coding (SOF9-11,
+// 13-15) can spend less on a flat image; dtlab asks 1/8 bit per block of it, a bound only
+// synthetic files miss (a 296-byte one claimed 3379x12049). The bytes needed, or 0 if the
+// file has them.
+static uint64_t jpeg_bytes_needed(const unsigned char *d, size_t n, int w, int h, int *arith) {
+    *arith = jpeg_frame_marker(d, n) >= 0xC9;
     uint64_t blocks = (uint64_t)((w + 7) / 8) * (uint64_t)((h + 7) / 8);
-    return (uint64_t)n * 8 < blocks;
+    uint64_t need = *arith ? (blocks + 63) / 64 : (blocks + 7) / 8;
+    return (uint64_t)n < need ? need : 0;
 }
 
 static int decode_jpeg(const char *path, const unsigned char *data, size_t size, uint8_t **rgb,
@@ -165,10 +168,12 @@ static int decode_jpeg(const char *path, const unsigned char *data, size_t size,
         tjDestroy(tj);
         return -1;
     }
-    if (jpeg_too_small(data, size, jw, jh)) {
+    int arith = 0;
+    uint64_t need = jpeg_bytes_needed(data, size, jw, jh, &arith);
+    if (need) {
         dt_fail(err, DT_EXIT_USAGE, "%s: corrupt JPEG: %dx%d pixels need at least %llu bytes "
-                "(a bit per 8x8 block), the file has %zu", path, jw, jh,
-                (unsigned long long)(((uint64_t)((jw + 7) / 8) * ((jh + 7) / 8) + 7) / 8), size);
+                "(%s per 8x8 block), the file has %zu", path, jw, jh, (unsigned long long)need,
+                arith ? "1/8 bit, arithmetic-coded" : "a bit", size);
         tjDestroy(tj);
         return -1;
     }

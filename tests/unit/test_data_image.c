@@ -234,7 +234,7 @@ static void test_damaged_and_unknown_image_files_fail_with_code_2_naming_the_fil
     for (size_t i = 2; i + 9 < n && !sof; i++)
         if (b[i] == 0xFF && b[i + 1] == 0xC0) sof = i;
     assert_true(sof > 0);
-    int bw = tu_int(&r, 8000, 16000), bh = tu_int(&r, 8000, 16000);  // 8-32 KB of blocks/8
+    int bw = tu_int(&r, 8000, 16000), bh = tu_int(&r, 8000, 16000);  // 1-4 M blocks
     uint8_t *bomb = malloc(n);
     memcpy(bomb, b, n);
     bomb[sof + 5] = (uint8_t)(bh >> 8), bomb[sof + 6] = (uint8_t)bh;
@@ -242,6 +242,9 @@ static void test_damaged_and_unknown_image_files_fail_with_code_2_naming_the_fil
     snprintf(path, sizeof path, "%s/bomb.jpg", dir);
     td_write(path, bomb, n);
     expect_decode_error(path, "(a bit per 8x8 block)");
+    bomb[sof + 1] = 0xC9;  // the same frame, arithmetic-coded (extended sequential)
+    td_write(path, bomb, n);
+    expect_decode_error(path, "(1/8 bit, arithmetic-coded per 8x8 block)");
     free(bomb);
     // ... while the most compressible real file, one flat colour at quality 1, still decodes
     int fh = 1024, fw = tu_int(&r, 1000, 1100);
