@@ -28,6 +28,8 @@ typedef struct {
     int has_profile;
     char profile_path[512];
     dt_profile profile;
+    // the input side and classes of the modelled network (0: the model's own; a profile's)
+    int model_side, model_classes;
     int lars;                  // --optimizer lars|sgd
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;     // --fusion
@@ -58,6 +60,7 @@ typedef struct {
     double single_iter_s;                          // one GPU of the same profile, same batch
     double roofline_iter_s;                        // the same before calibration
     double time_scale;                             // the calibration's factor (1: none)
+    long long params;                              // the model's trainable parameters
     double calib_roofline_img_s;                   // the roofline's images/s where calibrated
     double kind_scale[DT_N_KINDS];                 // --profile: each kind's factor
     double model_comm_s;                           // the cost model's allreduce time per step

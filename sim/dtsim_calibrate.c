@@ -134,16 +134,15 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
                 o->profile_path, p->model, o->model);
         return 2;
     }
-    // the network dtsim builds must be the one measured (sim/dtsim_run.c: model_shape)
-    int cifar = dt_model_is_cifar(o->model), side = cifar ? 32 : 224, classes = cifar ? 10 : 1000;
-    if (p->image_size != side || p->channels != 3 || p->classes != classes) {
-        fprintf(stderr, "dtsim: --profile %s measured %s on %dx%dx%d images of %d classes; "
-                        "dtsim models it on 3x%dx%d of %d: measure with `dtrain --data "
-                        "synthetic --image-size %d --classes %d`\n", o->profile_path, p->model,
-                p->channels, p->image_size, p->image_size, p->classes, side, side, classes,
-                side, classes);
+    // the network dtsim builds is the one measured: its input side and classes (the
+    // gradients' size, each layer's shape; sim/dtsim_run.c: model_shape). Models take 3
+    // channels (nn/models.h).
+    if (p->channels != 3) {
+        fprintf(stderr, "dtsim: --profile %s measured %s on %d-channel images; dtsim's "
+                        "models take 3 channels\n", o->profile_path, p->model, p->channels);
         return 2;
     }
+    o->model_side = p->image_size, o->model_classes = p->classes;
     if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
     if (p->intra.beta > 0) c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;
     if (p->inter.beta > 0) {

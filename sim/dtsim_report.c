@@ -102,12 +102,12 @@ void dtsim_print_json(const dtsim_result *r, int n) {
                "\"iter_s\": %.9g, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_s\": %.9g, "
                "\"images_per_s\": %.6g, \"efficiency\": %.6g, \"epoch_s\": %.6g, "
                "\"train_s\": %.6g, \"single_gpu_iter_s\": %.9g, \"model_comm_s\": %.9g, "
-               "\"roofline_single_gpu_iter_s\": %.9g, \"time_scale\": %.9g}",
+               "\"roofline_single_gpu_iter_s\": %.9g, \"time_scale\": %.9g, \"params\": %lld}",
                i ? ",\n " : "", r[i].gpus,
                r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
                r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
                r[i].train_s, r[i].single_iter_s, r[i].model_comm_s, r[i].roofline_iter_s,
-               r[i].time_scale);
+               r[i].time_scale, r[i].params);
     printf("]\n");
 }
 

@@ -48,11 +48,10 @@ static double wall_now(void) {
 // reduced, which make the cost model's γ from the GPU's memory bandwidth
 #define REDUCE_TRAFFIC 3
 
-static void model_shape(const char *model, dt_model_config *cfg) {
-    if (dt_model_is_cifar(model)) {  // CIFAR ResNets: 32x32, 10 classes
-        cfg->in_h = cfg->in_w = 32;
-        cfg->num_classes = 10;
-    }
+// The network dtsim models: the model's own input, or the shape a profile measured
+static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
+    dt_model_shape(o->model, o->model_side, o->model_classes, &cfg->in_h, &cfg->num_classes);
+    cfg->in_w = cfg->in_h;
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
@@ -71,7 +70,7 @@ static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int acc
     }
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = batch / accumulate;  // the micro-batch
-    model_shape(o->model, &cfg);
+    model_shape(o, &cfg);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     if (net) dt_device_model_follow_layers(dev, net);  // seconds by layer kind
     dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
@@ -274,6 +273,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     snprintf(ro->result, sizeof ro->result, "%s", f->result);
     ro->cpu = o->cpu;
     ro->image_size = o->image_size, ro->classes = o->classes;
+    ro->model_side = o->model_side, ro->model_classes = o->model_classes;
     ro->synthetic_n = o->synthetic_n;
     ro->seed = o->seed;
     ro->lr = o->lr;
@@ -455,6 +455,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     if (rc) return rc;
     size_t max_alloc = one.max_alloc;
     r->roofline_iter_s = one.seconds;
+    r->params = (long long)params;
     r->time_scale = 1;
     if (o->gpu_img_s > 0 && (rc = calibrate(o, &one, r))) return rc;
     r->single_iter_s = one.host_s + (one.seconds - one.host_s) * r->time_scale;

@@ -41,5 +41,8 @@ const char *dt_precision_name(dt_precision p);
 // The CIFAR ResNets (resnet8 .. resnet110, He et al. 2016 §4.2) take 32×32 images of 10
 // classes; every other model ImageNet's 224×224 of 1000.
 int dt_model_is_cifar(const char *model);
+// The input side and classes dtsim models `model` on: `side` and `classes` where > 0 (a
+// profile's measured shape, dtsim --profile), else the model's own (above).
+void dt_model_shape(const char *model, int side, int classes, int *in_side, int *num_classes);
 
 #endif

@@ -119,3 +119,9 @@ int dt_model_is_cifar(const char *model) {
         if (!strcmp(model, names[i])) return 1;
     return 0;
 }
+
+void dt_model_shape(const char *model, int side, int classes, int *in_side, int *num_classes) {
+    int cifar = dt_model_is_cifar(model);
+    *in_side = side > 0 ? side : cifar ? 32 : 224;
+    *num_classes = classes > 0 ? classes : cifar ? 10 : 1000;
+}

@@ -138,10 +138,9 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = o->batch / o->accumulate;  // the micro-batch (dtsim checked that it divides)
-    if (dt_model_is_cifar(o->model)) {  // CIFAR ResNets: 32x32, 10 classes
-        cfg.in_h = cfg.in_w = 32;
-        cfg.num_classes = 10;
-    }
+    // the model's own input, or the shape a profile measured (dtsim --profile)
+    dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
+    cfg.in_w = cfg.in_h;
     if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds

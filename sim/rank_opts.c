@@ -50,6 +50,8 @@ const dt_rank_opt dt_rank_opt_table[] = {
         "a profile's factor per layer kind, comma-separated (empty: none; dtsim --profile)"),
     OPT("trace", DT_RANK_OPT_STRING, trace, "Chrome trace file (empty: none)"),
     OPT("trace-ranks", DT_RANK_OPT_INT, trace_ranks, "ranks in the trace"),
+    OPT("model-side", DT_RANK_OPT_INT, model_side, "input side modelled (0: the model's)"),
+    OPT("model-classes", DT_RANK_OPT_INT, model_classes, "classes modelled (0: the model's)"),
     OPT("progress", DT_RANK_OPT_INT, progress, "1: rank 0 shows its progress on stderr"),
     OPT("result", DT_RANK_OPT_STRING, result, "rank 0's result, JSON (empty: stdout)"),
     OPT("cpu", DT_RANK_OPT_INT, cpu, "1: real numbers on the cpu device"),

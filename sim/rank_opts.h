@@ -40,6 +40,8 @@ typedef struct {
                              // separated in kind order ("": none)
     char trace[512];         // Chrome trace of the first trace_ranks ranks ("": none)
     int trace_ranks;
+    int model_side;          // the modelled network's input side and classes (0: the
+    int model_classes;       // model's own, sim/gpu.h dt_model_shape)
     int progress;            // rank 0 shows its progress on stderr
     char result[512];        // rank 0 writes its result there (rank_result.h; "": stdout)
     // real numbers on the cpu device (dtsim --device cpu), on dtrain's synthetic data

@@ -56,6 +56,19 @@ profile_roundtrip)
   [ $rc -eq 2 ] && echo "$out" | grep -q -- "--max-steps 3 or more" && [ ! -e "$W/short.json" ] ||
     { echo "$out"; fail "2 steps: exit $rc, expected 2 and no file"; }
   echo "ok: dtrain --profile -> calibrate -> dtsim: one GPU $(num single_gpu_iter_s "$W/o") s = measured"
+  # a profile of another input shape (16x16 images, 4 classes): dtsim models the network that
+  # was measured. resnet8's classifier is 64 features -> classes (+ bias), so it has
+  # (10 - 4) x 65 = 390 parameters fewer than at 10 classes; one GPU still takes the measured
+  # step
+  D4=$(echo "$D" | sed 's/--image-size 32 --classes 10/--image-size 16 --classes 4/')
+  "$MPIRUN" -np 1 "$DTRAIN" $D4 --max-steps 4 --profile "$W/step4.json" >"$W/d4" 2>&1 || { cat "$W/d4"; fail "dtrain --profile at 16x16, 4 classes"; }
+  "$DTSIM" calibrate --step "$W/step4.json" --intra "$W/intra.csv" --out "$W/cal4.json" || fail "calibrate at 16x16"
+  "$DTSIM" --profile "$W/cal4.json" --gpus 2 --gpus-per-node 2 --algo ring --optimizer sgd --iters 1 --json --quiet >"$W/o4" 2>&1 || { cat "$W/o4"; fail "dtsim --profile at 16x16, 4 classes"; }
+  p10=$(num params "$W/o"); p4=$(num params "$W/o4")
+  [ -n "$p10" ] && [ -n "$p4" ] && [ $((p10 - p4)) -eq 390 ] || fail "parameters: $p10 at 10 classes, $p4 at 4: expected 390 fewer"
+  close "$(num single_gpu_iter_s "$W/o4")" "$(num step_s "$W/step4.json")" 1e-6 ||
+    fail "16x16: one GPU $(num single_gpu_iter_s "$W/o4") s, measured $(num step_s "$W/step4.json") s"
+  echo "ok: a 16x16, 4-class profile: $p4 parameters (10 classes: $p10), one GPU = measured"
   echo "PASS profile_roundtrip" ;;
 accumulate)
   # --accumulate K: each step runs K micro-batches and ONE allreduce, overlapping only the
@@ -235,7 +248,7 @@ profile)
   sed 's/"step_s": [0-9.e-]*/"step_s": 9/' "$W/step.json" >"$W/sum.json"
   sed 's/"rest": [0-9.e-]*/"rest": -0.5/' "$W/step.json" >"$W/neg.json"
   sed 's/"batch": 32, //' "$W/step.json" >"$W/nobatch.json"
-  sed 's/"image_size": 32/"image_size": 28/' "$W/step.json" >"$W/shape.json"
+  sed 's/"channels": 3/"channels": 1/' "$W/step.json" >"$W/gray.json"
   head -3 "$W/intra.csv" | grep -v rhd >"$W/short.csv"
   sed 's/^ranks,/rank,/' "$W/intra.csv" >"$W/hdr.csv"
   bad "truncated profile" "trunc.json: not JSON" calibrate --step "$W/trunc.json" --out "$W/bad.json"
@@ -248,7 +261,7 @@ profile)
   bad "no --out" "required" calibrate --step "$W/step.json"
   bad "missing file" "no/such.json" --profile "$W/no/such.json" --gpus 2
   bad "another model" "not --model resnet20" --profile "$W/cal.json" --model resnet20 --gpus 2
-  bad "another image shape" "28x28" --profile "$W/shape.json" --gpus 2
+  bad "1-channel images" "gray.json.*3 channels" --profile "$W/gray.json" --gpus 2
   bad "a kind the network has" "has no add.forward" --profile "$W/noadd.json" --gpus 2 --gpus-per-node 2
   bad "with --gpu-img-s" "not with --gpu-img-s" --profile "$W/cal.json" --gpu-img-s 100 --gpus 2
   echo "PASS profile" ;;

@@ -34,6 +34,7 @@ static dt_rank_opts unusual_opts(void) {
     snprintf(o.kind_scales, sizeof o.kind_scales, "1.5,0.25,3");
     snprintf(o.trace, sizeof o.trace, "/tmp/a b=c.json");  // a space and an '=' in a value
     o.trace_ranks = 3, o.progress = 1, o.cpu = 1;
+    o.model_side = 64, o.model_classes = 7;
     snprintf(o.result, sizeof o.result, "/tmp/r.json");
     o.image_size = 16, o.classes = 4, o.synthetic_n = 48;
     o.seed = UINT64_MAX;
