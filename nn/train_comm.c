@@ -96,6 +96,7 @@ typedef struct {
     dt_coll_req **req;  // per bucket, NULL until started (and after it is waited for)
     char *done;         // per bucket: progress saw it complete
     int next;           // the next bucket to start
+    size_t final_lo;    // backward has made the gradient buffer final from here up
     int n_events;
     double t0, busy_since, busy;  // wall clock; busy_since < 0: nothing in flight
     int inflight;
@@ -116,16 +117,10 @@ static void start_bucket(step_ctx *s, int b) {
     t->bucket_start[b] = now(s);
 }
 
-// Progress every allreduce in flight; note those that completed.
-static void poll(step_ctx *s) {
-    for (int b = 0; b < s->next; b++) {
-        if (!s->req[b] || s->done[b]) continue;
-        if (dt_allreduce_progress(s->req[b])) {
-            s->done[b] = 1;
-            s->t->bucket_end[b] = now(s);
-            if (--s->inflight == 0) s->busy += now(s) - s->busy_since;
-        }
-    }
+static void finished(step_ctx *s, int b) {
+    s->done[b] = 1;
+    s->t->bucket_end[b] = now(s);
+    if (--s->inflight == 0) s->busy += now(s) - s->busy_since;
 }
 
 // Whether the next bucket to start holds only final gradients once backward has made the
@@ -134,6 +129,26 @@ static void poll(step_ctx *s) {
 static int next_bucket_complete(const step_ctx *s, size_t lo) {
     const dt_trainer *t = s->t;
     return s->next < t->n_buckets && t->buckets[s->next].lo >= lo;
+}
+
+// Buckets go through one channel, in order: the next starts once its gradients are final
+// and the one before it has finished. NCCL runs a communicator's collectives one after
+// another on its stream, and Horovod's background thread one fused tensor at a time; the
+// fusion planner's cost model assumes exactly this (fusion.h). Concurrent allreduces would
+// also each take a whole link where SimGrid does not make them share it (its FATPIPE
+// intra-node loopback, sim/platform_write.c).
+static void start_next(step_ctx *s) {
+    if (s->inflight == 0 && next_bucket_complete(s, s->final_lo)) start_bucket(s, s->next++);
+}
+
+// Progress the allreduce in flight; when it completes, start the next bucket if it is
+// ready (only while backward runs with overlap: otherwise the caller starts them).
+static void poll(step_ctx *s) {
+    for (int b = 0; b < s->next; b++) {
+        if (!s->req[b] || s->done[b]) continue;
+        if (dt_allreduce_progress(s->req[b])) finished(s, b);
+    }
+    if (s->t->overlap && s->t->planned) start_next(s);
 }
 
 // Whether the host must wait for the kernels of the layer whose gradients [lo, ...) just
@@ -170,9 +185,8 @@ static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     dt_trainer *t = s->t;
     if (must_wait_for_layer(s, net->dev, lo)) net->dev->sync(net->dev);
     if (s->n_events < t->n_events) t->events[s->n_events++] = (dt_grad_event){now(s), lo, hi};
-    poll(s);
-    if (!t->overlap || !t->planned) return;
-    while (next_bucket_complete(s, lo)) start_bucket(s, s->next++);
+    if (lo < s->final_lo) s->final_lo = lo;
+    poll(s);  // and start the next bucket if it is ready and the channel free
 }
 
 // backward (loss scale 1), then every bucket's allreduce complete: net->grads holds the sum
@@ -182,7 +196,7 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
     dt_device *d = net->dev;
     int nb_max = t->n_buckets > 0 ? t->n_buckets : 1;
     step_ctx s = {t, callocCheck((size_t)nb_max, sizeof(dt_coll_req *)),
-                  callocCheck((size_t)nb_max, 1), 0, 0, MPI_Wtime(), -1.0, 0.0, 0};
+                  callocCheck((size_t)nb_max, 1), 0, SIZE_MAX, 0, MPI_Wtime(), -1.0, 0.0, 0};
     dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, on_ready, &s);
     if (d->device_memory && d->mark) {  // the GPU is still computing: progress meanwhile
         uint64_t m = d->mark(d);
@@ -205,14 +219,13 @@ void dt_trainer_backward_allreduce(dt_trainer *t) {
         s.req = callocCheck((size_t)(t->n_buckets + 1), sizeof(dt_coll_req *));
         s.done = callocCheck((size_t)(t->n_buckets + 1), 1);
     }
-    while (s.next < t->n_buckets) start_bucket(&s, s.next++);
-    for (int b = 0; b < t->n_buckets; b++) {
+    for (int b = 0; b < t->n_buckets; b++) {  // the rest, one after another
+        if (b == s.next) start_bucket(&s, s.next++);
         dt_allreduce_wait(s.req[b]);
-        if (!s.done[b]) t->bucket_end[b] = now(&s);
+        if (!s.done[b]) finished(&s, b);
     }
     double end = now(&s);
     t->last_backward_start = s.t0;
-    if (s.inflight > 0) s.busy += end - s.busy_since;
     t->last_backward = bw_end;
     t->last_comm = s.busy;
     t->last_exposed = end - bw_end;

@@ -55,12 +55,15 @@ trace)
   # --trace: every rank's Horovod-style timeline of the steps after the first, in Chrome's
   # trace format: per traced step one "forward + loss", one "backward <layer>" per layer
   # that ran, one "allreduce bucket k (X MB)" per bucket, one "step"; all spans inside
-  # their step. Then bad input: an uncreatable path and --trace with --profile (exit 2).
+  # their step; the buckets' allreduces one after another (nn/train_comm.c: one channel),
+  # with overlap and without it (then all of them wait for backward's end). Then bad input:
+  # an uncreatable path and --trace with --profile (exit 2).
   A="$SYN --synthetic-examples 256 --model resnet8 --batch 16 --eval-every 0 --fusion 64KB"
   K=$(( SEED % 3 + 2 ))
-  run 2 $A --max-steps $((K + 2)) --trace-steps $K --trace "$W/t.json" >"$W/t.out" 2>&1 || { cat "$W/t.out"; fail "traced run"; }
+  for ov in "" --no-overlap; do
+  run 2 $A $ov --max-steps $((K + 2)) --trace-steps $K --trace "$W/t.json" >"$W/t.out" 2>&1 || { cat "$W/t.out"; fail "traced run $ov"; }
   [ -z "$(ls "$W" | grep part)" ] || fail "parts left behind: $(ls "$W")"
-  python3 - "$W/t.json" "$K" <<'PY' || fail "the trace"
+  python3 - "$W/t.json" "$K" <<'PY' || fail "the trace $ov"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 k = int(sys.argv[2])
@@ -83,8 +86,13 @@ for rank in (0, 1):
             continue
         inside = [s for s in steps if s["ts"] - 1 <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1]
         assert inside, f"rank {rank}: {e['name']} outside every step"
+    for s in steps:  # one channel: each bucket starts after the one before it has ended
+        mine_ar = sorted((e for e in ar if s["ts"] - 1 <= e["ts"] <= s["ts"] + s["dur"] + 1), key=lambda e: e["ts"])
+        for a, b in zip(mine_ar, mine_ar[1:]):
+            assert b["ts"] >= a["ts"] + a["dur"] - 1, f"rank {rank}: {b['name']} starts at {b['ts']}, before {a['name']} ends at {a['ts'] + a['dur']}"
 print("trace ok:", len(ev), "spans")
 PY
+  done
   run 1 $A --max-steps 2 --trace "$W/no/such/dir/t.json" >"$W/b.out" 2>&1; rc=$?
   [ $rc -eq 2 ] && grep -q "cannot create a file there" "$W/b.out" && ! grep -q "step" "$W/b.out" || { cat "$W/b.out"; fail "uncreatable --trace path: exit $rc"; }
   run 1 $A --max-steps 2 --trace "$W/u.json" --profile "$W/p.json" >"$W/c.out" 2>&1; rc=$?
