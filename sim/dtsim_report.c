@@ -61,11 +61,14 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
                 o->epochs, o->dataset);
     if (!o->sweep && o->has_profile)
         fprintf(f, "profiled: %s (%s, %d per GPU, %.3f ms per step measured on %s): every "
-                   "layer kind takes its measured time%s\n", o->profile_path, o->profile.model,
+                   "layer kind takes its measured time%s%s\n", o->profile_path, o->profile.model,
                 o->profile.batch, 1e3 * o->profile.step_s,
                 o->profile.device[0] ? o->profile.device : "?",
                 o->profile.intra.beta > 0 || o->profile.inter.beta > 0
-                    ? ", the links their fitted latency and bandwidth" : "");
+                    ? ", the links their fitted latency and bandwidth" : "",
+                strcmp(o->profile.device, "cpu") ? ""
+                    : "; the allreduce after backward, as on the cpu device, whose rank "
+                      "copies and computes on one core");
     if (!o->sweep && r->time_scale != 1)
         fprintf(f, "calibrated: one GPU trains %.1f images/s at %d per GPU in %s (--gpu-img-s); "
                    "the roofline alone gives %.1f, so every modelled kernel takes x%.3f\n",

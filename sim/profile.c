@@ -12,6 +12,7 @@
 #include "profile.h"
 
 #define MAX_FILE (1 << 20)  // bytes: a profile is a few hundred
+#define MAX_FIT_ROWS 4096  // rows of a dtcoll-bench table: a sweep has tens
 
 static int kind_of(const char *name) {
     char buf[32];
@@ -230,9 +231,30 @@ int dt_profile_write(const char *path, const dt_profile *p, dt_error *err) {
 
 // ---- the links: α and β from dtcoll-bench ----
 
-int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt_error *err) {
-    memset(fit, 0, sizeof *fit);
+typedef struct {
+    double x, y;  // x = 2(P-1)/P·n bytes, y = seconds
+} fit_row;
+
+static int by_x(const void *a, const void *b) {
+    double u = ((const fit_row *)a)->x, v = ((const fit_row *)b)->x;
+    return (u > v) - (u < v);
+}
+
+// The least-squares line y = c + s·x through rows [lo, hi), centred (x reaches 1e8 bytes).
+static void fit_line(const fit_row *r, int lo, int hi, double *c, double *s) {
+    double mx = 0, my = 0, sxx = 0, sxy = 0;
+    for (int i = lo; i < hi; i++) mx += r[i].x, my += r[i].y;
+    mx /= hi - lo, my /= hi - lo;
+    for (int i = lo; i < hi; i++)
+        sxx += (r[i].x - mx) * (r[i].x - mx), sxy += (r[i].x - mx) * (r[i].y - my);
+    *s = sxx > 0 ? sxy / sxx : 0;
+    *c = my - *s * mx;
+}
+
+// Reads the rows of `algo` (sorted by size) from a dtcoll-bench table; their count, or -1.
+static int read_rows(const char *csv, const char *algo, fit_row **rows, int *P, dt_error *err) {
     FILE *f = fopen(csv, "r");
+    *rows = NULL;
     if (!f) return dt_fail(err, DT_EXIT_USAGE, "%s: cannot open it: %s", csv, strerror(errno));
     char line[1024];
     if (!fgets(line, sizeof line, f) || strncmp(line, "ranks,bytes,count,algo,time_us,", 31)) {
@@ -240,44 +262,65 @@ int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt
         return dt_fail(err, DT_EXIT_USAGE, "%s: line 1: expected dtcoll-bench's CSV header "
                        "(ranks,bytes,count,algo,time_us,...)", csv);
     }
-    // weighted least squares of t = c0 + β·x, x = 2(P-1)/P·n, weights 1/t² (relative error)
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, xmin = INFINITY, xmax = 0;
-    int rows = 0, P = 0, lineno = 1;
+    int n = 0, lineno = 1;
+    *rows = mallocCheck(MAX_FIT_ROWS * sizeof **rows), *P = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         int ranks;
         double bytes, t_us;
         char name[32];
+        const char *bad = NULL;
         if (sscanf(line, "%d,%lf,%*[^,],%31[^,],%lf,", &ranks, &bytes, name, &t_us) != 4 ||
-            ranks < 2 || !(bytes > 0) || !isfinite(bytes) || !(t_us > 0) || !isfinite(t_us)) {
-            fclose(f);
-            return dt_fail(err, DT_EXIT_USAGE, "%s: line %d: expected ranks >= 2, bytes > 0, an "
-                           "algorithm and time_us > 0", csv, lineno);
+            ranks < 2 || !(bytes > 0) || !isfinite(bytes) || !(t_us > 0) || !isfinite(t_us))
+            bad = "expected ranks >= 2, bytes > 0, an algorithm and time_us > 0";
+        else if (strcmp(name, algo)) continue;
+        else if (*P && ranks != *P) bad = "a rank count unlike the earlier rows': one table per rank count";
+        else if (n == MAX_FIT_ROWS) bad = "more than 4096 rows of the algorithm";
+        if (bad) {
+            fclose(f), free(*rows), *rows = NULL;
+            return dt_fail(err, DT_EXIT_USAGE, "%s: line %d: %s", csv, lineno, bad);
         }
-        if (strcmp(name, algo)) continue;
-        if (P && ranks != P) {
-            fclose(f);
-            return dt_fail(err, DT_EXIT_USAGE, "%s: line %d: %d ranks, but earlier rows have %d: "
-                           "one table per rank count", csv, lineno, ranks, P);
-        }
-        P = ranks;
-        double x = 2.0 * (P - 1) / P * bytes, y = t_us * 1e-6, w = 1 / (y * y);
-        sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
-        if (x < xmin) xmin = x;
-        if (x > xmax) xmax = x;
-        rows++;
+        *P = ranks;
+        (*rows)[n++] = (fit_row){2.0 * (ranks - 1) / ranks * bytes, t_us * 1e-6};
     }
     fclose(f);
-    if (rows < 2 || !(xmax > xmin))
+    if (n) qsort(*rows, (size_t)n, sizeof **rows, by_x);
+    return n;
+}
+
+// Hockney's t(n) = t0 + n/r∞ (Parallel Computing 20, 1994): the bandwidth is the asymptotic
+// one, so β is the slope over the large end of the sweep — sizes at least 1/16 of the largest,
+// and at least two sizes — where a real link runs once the data has left the caches (the
+// sizes of a step's fusion buckets); t0 = 2(P−1)·α is the intercept of the line through the
+// two smallest sizes, kept within [0, their fastest time].
+int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt_error *err) {
+    memset(fit, 0, sizeof *fit);
+    fit_row *r;
+    int P, n = read_rows(csv, algo, &r, &P, err);
+    if (n < 0) return -1;
+    if (n < 2 || !(r[n - 1].x > r[0].x)) {
+        free(r);
         return dt_fail(err, DT_EXIT_USAGE, "%s: %d row(s) of algorithm %s at distinct sizes: "
                        "expected at least 2 (run dtcoll-bench --algos %s over a range of "
-                       "sizes)", csv, rows, algo, algo);
-    double det = sw * sxx - sx * sx;
-    double beta = (sw * sxy - sx * sy) / det, c0 = (sy - beta * sx) / sw;
+                       "sizes)", csv, n, algo, algo);
+    }
+    int lo = n - 1;  // the large end: [lo, n)
+    while (lo > 0 && (r[lo - 1].x >= r[n - 1].x / 16 || r[lo].x == r[n - 1].x)) lo--;
+    while (lo > 0 && r[lo - 1].x == r[lo].x) lo--;  // every row of its smallest size
+    int hi = 1;      // the small end: [0, hi), the two smallest sizes
+    while (r[hi].x == r[0].x) hi++;
+    for (hi++; hi < n && r[hi].x == r[hi - 1].x;) hi++;
+    double c_big, beta, c0, s_small, y_min = INFINITY;
+    fit_line(r, lo, n, &c_big, &beta);
+    fit_line(r, 0, hi, &c0, &s_small);
+    for (int i = 0; i < hi; i++) y_min = fmin(y_min, r[i].y);
+    fit->fit_from = r[lo].x * P / (2.0 * (P - 1)), fit->fit_to = r[n - 1].x * P / (2.0 * (P - 1));
+    free(r);
     if (!(beta > 0) || !isfinite(beta))
-        return dt_fail(err, DT_EXIT_USAGE, "%s: the %s times do not grow with the size (fitted "
-                       "%g s per byte): expected a bandwidth-bound table", csv, algo, beta);
-    fit->alpha = c0 > 0 ? c0 / (2.0 * (P - 1)) : 0;  // a negative intercept: no latency seen
+        return dt_fail(err, DT_EXIT_USAGE, "%s: the %s times do not grow with the size from %.0f "
+                       "to %.0f bytes (fitted %g s per byte): expected a bandwidth-bound table",
+                       csv, algo, fit->fit_from, fit->fit_to, beta);
+    fit->alpha = fmin(fmax(c0, 0), y_min) / (2.0 * (P - 1));
     fit->beta = beta;
     snprintf(fit->from, sizeof fit->from, "%s", csv);
     return 0;

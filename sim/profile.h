@@ -22,6 +22,7 @@
 typedef struct {
     double alpha, beta;  // seconds per message, seconds per byte (0, 0: not measured)
     char from[160];      // the table it was fitted to
+    double fit_from, fit_to;  // bytes: the sizes β was fitted over (not in the file)
 } dt_link_fit;
 
 typedef struct {
@@ -40,9 +41,10 @@ int dt_profile_read(const char *path, dt_profile *p, dt_error *err);
 int dt_profile_write(const char *path, const dt_profile *p, dt_error *err);
 
 // Fits t = 2(P-1)·α + 2(P-1)/P·n·β (the ring allreduce, nn/coll's cost model, its
-// reductions folded into β) to the rows of a dtcoll-bench --csv table for `algo` (ring),
-// weighted least squares on the relative error. -1 with DT_EXIT_USAGE on a malformed table
-// or one with fewer than 2 sizes of that algorithm.
+// reductions folded into β) to the rows of a dtcoll-bench --csv table for `algo` (ring):
+// β the slope over the large end of the sweep (sizes ≥ 1/16 of the largest), α from the
+// intercept at the two smallest sizes (Hockney's r∞ and t0). -1 with DT_EXIT_USAGE on a
+// malformed table or one with fewer than 2 sizes of that algorithm.
 int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt_error *err);
 
 #endif

@@ -201,7 +201,7 @@ profile)
   # GPU's step to be exactly the measured one (1e-6); its 2 GPUs' iteration without overlap
   # grows by exactly the allreduces' extra latency when alpha is 10x (the fitted link is the
   # one SimGrid simulates). Bad files and mismatches exit 2, writing nothing.
-  R=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+  R=$(od -An -N4 -tu4 /dev/urandom | awk '{ print $1 % 2147483000 }')  # mawk's srand clamps at 2^31 - 1
   echo "# seed $R"
   mkprof() { awk -v r="$R" -v skip="$1" 'BEGIN { srand(r); n = split("conv.forward conv.backward bn.forward bn.backward relu.forward relu.backward add.forward add.backward avgpool.forward avgpool.backward linear.forward linear.backward rest", k, " ");
     printf "{\"dtlab_profile\": 1, \"model\": \"resnet8\", \"device\": \"cpu\", \"precision\": \"fp32\", \"batch\": 32, \"image_size\": 32, \"channels\": 3, \"classes\": 10, \"steps\": 7, \"kinds\": {";
@@ -220,6 +220,18 @@ profile)
   fa=$(num alpha_s "$W/cal.json"); fb=$(num beta_s_per_byte "$W/cal.json")
   close "$fa" "$A" 1e-6 && close "$fb" "$B" 1e-6 || fail "fitted alpha $fa beta $fb, made from $A and $B"
   "$DTSIM" calibrate --step "$W/step.json" --intra "$W/slow.csv" --out "$W/slow.json" >/dev/null 2>&1 || fail "calibrate (slow)"
+  # a link whose bytes beyond the first 4 MB (the caches) go a fresh random factor F (1.5-4)
+  # slower (4 KB-64 MB, factor 4, rows in a random order): beta is the large sizes' F x B,
+  # alpha the small sizes' A (1e-6; one line over all sizes gives neither, and the large
+  # sizes' intercept is 2A - (F - 1) x 4 MB x B)
+  F=$(awk -v r="$R" 'BEGIN { srand(r + 3); printf "%.6g", 1.5 + 2.5 * rand() }')
+  { echo "ranks,bytes,count,algo,time_us,algbw_gbs,busbw_gbs,mpi_time_us,mpi_busbw_gbs,ratio,check"
+    for n in 1048576 67108864 4096 262144 16777216 16384 4194304 65536; do awk -v a="$A" -v b="$B" -v f="$F" -v n=$n 'BEGIN { printf "2,%d,%d,ring,%.6f,1,1,1,1,1,OK\n", n, n / 4, (2 * a + n * b + (n > 4194304 ? (f - 1) * (n - 4194304) * b : 0)) * 1e6 }'; done; } >"$W/cache.csv"
+  "$DTSIM" calibrate --step "$W/step.json" --intra "$W/cache.csv" --out "$W/cache.json" >"$W/c.out" 2>&1 || { cat "$W/c.out"; fail "calibrate (caches)"; }
+  grep -q "intra: alpha .* GB/s (fitted over 4194304-67108864 bytes)" "$W/c.out" || { cat "$W/c.out"; fail "calibrate does not say which sizes it fitted"; }
+  ca=$(num alpha_s "$W/cache.json"); cb=$(num beta_s_per_byte "$W/cache.json"); FB=$(awk -v f="$F" -v b="$B" 'BEGIN { printf "%.9g", f * b }')
+  close "$ca" "$A" 1e-6 && close "$cb" "$FB" 1e-6 || fail "bandwidth falling by $F at 4 MB: fitted alpha $ca beta $cb, expected $A and $FB"
+  echo "ok: bandwidth falling by $F at 4 MB: alpha $ca, beta $cb (the large sizes')"
   G="--gpus 2 --gpus-per-node 2 --algo ring --no-overlap --iters 1 --json --quiet"
   "$DTSIM" --profile "$W/cal.json" $G >"$W/o" 2>&1 || { cat "$W/o"; fail "dtsim --profile"; }
   one=$(num single_gpu_iter_s "$W/o"); step=$(num step_s "$W/step.json")
@@ -240,6 +252,14 @@ profile)
   echo "ok: alpha $fa beta $fb recovered; one GPU $one s = measured $step s; 10x alpha: +$grow s over $nb bucket(s), the BN statistics and the loss (expected $want s)"
   "$DTSIM" --profile "$W/cal.json" --gpus 2 --gpus-per-node 2 --iters 1 >"$W/txt" 2>&1 || fail "dtsim --profile (table)"
   grep -q "^profiled: $W/cal.json (resnet8, 32 per GPU" "$W/txt" || { cat "$W/txt"; fail "no profiled line"; }
+  # measured on the cpu device (one core computes and copies): the allreduce after backward;
+  # the same profile measured on a GPU keeps the overlap, and its iteration is shorter
+  grep -q "after backward\$" "$W/txt" && grep -q "the allreduce after backward, as on the cpu device" "$W/txt" ||
+    { cat "$W/txt"; fail "a cpu profile simulated with overlap"; }
+  sed 's/"device": "cpu"/"device": "cuda"/' "$W/cal.json" >"$W/gpu.json"
+  "$DTSIM" --profile "$W/gpu.json" --gpus 2 --gpus-per-node 2 --iters 1 >"$W/gtxt" 2>&1 || { cat "$W/gtxt"; fail "dtsim --profile (cuda)"; }
+  grep -q "overlapping backward\$" "$W/gtxt" && ! grep -q "as on the cpu device" "$W/gtxt" || { cat "$W/gtxt"; fail "a cuda profile lost its overlap"; }
+  echo "ok: cpu profile: allreduce after backward; the same on a GPU overlaps"
   bad() { what=$1; pat=$2; shift 2; rm -f "$W/bad.json"; out=$("$DTSIM" "$@" 2>&1); rc=$?
     [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }
     echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }
