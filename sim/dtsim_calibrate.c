@@ -25,7 +25,9 @@ static void usage(FILE *f) {
         "  --inter B.csv      the same with the ranks on two nodes: the network's\n"
         "  --algo NAME        the table's rows to fit (default ring)\n"
         "  --out FILE.json    the profile for `dtsim --profile FILE.json` (written atomically)\n"
-        "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table.\n");
+        "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table: beta\n"
+        "over its large end (sizes >= 1/16 of the largest: sweep up to your fusion buckets' size,\n"
+        "--max-bytes), alpha from its two smallest sizes (Hockney's r-infinity and t0).\n");
 }
 
 #define MAX_STEPS 64  // --step files
