@@ -270,11 +270,14 @@ static int read_rows(const char *csv, const char *algo, fit_row **rows, int *P, 
         double bytes, t_us;
         char name[32];
         const char *bad = NULL;
+        char why[96];
         if (sscanf(line, "%d,%lf,%*[^,],%31[^,],%lf,", &ranks, &bytes, name, &t_us) != 4 ||
             ranks < 2 || !(bytes > 0) || !isfinite(bytes) || !(t_us > 0) || !isfinite(t_us))
             bad = "expected ranks >= 2, bytes > 0, an algorithm and time_us > 0";
         else if (strcmp(name, algo)) continue;
-        else if (*P && ranks != *P) bad = "a rank count unlike the earlier rows': one table per rank count";
+        else if (*P && ranks != *P)
+            snprintf(why, sizeof why, "%d ranks, but earlier rows have %d: one table per rank "
+                     "count", ranks, *P), bad = why;
         else if (n == MAX_FIT_ROWS) bad = "more than 4096 rows of the algorithm";
         if (bad) {
             fclose(f), free(*rows), *rows = NULL;
