@@ -57,6 +57,8 @@ static void usage(FILE *f) {
         "output:\n"
         "  --csv FILE --json --trace FILE.json --trace-ranks N (2) --plot FILE.png (sweep)\n"
         "  --coarsen K         merge K ring steps per simulated message (default: automatic)\n"
+        "  --coarsen-dbtree K  merge K of dbtree's pipeline segments likewise (default 1: none;\n"
+        "                      minutes saved above 1024 GPUs, the time moved: bench/DTSIM-SPEED.md)\n"
         "  --keep --quiet --help\n"
         "  --no-memory-check   simulate even past the memory estimate (bench/DTSIM-SPEED.md)\n"
         "real numbers (small scale):\n"
@@ -107,7 +109,7 @@ static int parse_list(const char *s, int *out, int max) {
 
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
-       TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN,
+       TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN, COARSENT,
        KEEP, QUIET, NOMEMCHK, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
        GPUIMGS, PROFILE };
 
@@ -155,7 +157,8 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"iters", 1, 0, ITERS}, {"warmup", 1, 0, WARMUP}, {"dataset-size", 1, 0, DATASET},
         {"epochs", 1, 0, EPOCHS}, {"csv", 1, 0, CSV}, {"json", 0, 0, JSON},
         {"trace", 1, 0, TRACE}, {"trace-ranks", 1, 0, TRACER}, {"plot", 1, 0, PLOT},
-        {"coarsen", 1, 0, COARSEN}, {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
+        {"coarsen", 1, 0, COARSEN}, {"coarsen-dbtree", 1, 0, COARSENT},
+        {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
         {"no-memory-check", 0, 0, NOMEMCHK},
         {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
@@ -241,6 +244,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case TRACER: if (to_int(optarg, 1, 1 << 20, &o->trace_ranks)) return bad("--trace-ranks", optarg, "a positive count"); break;
         case PLOT: snprintf(o->plot, sizeof o->plot, "%s", optarg); break;
         case COARSEN: if (to_int(optarg, 1, 1 << 20, &o->coarsen)) return bad("--coarsen", optarg, "a positive count"); break;
+        case COARSENT: if (to_int(optarg, 1, 1 << 20, &o->coll.coarsen_tree)) return bad("--coarsen-dbtree", optarg, "a positive count"); break;
         case KEEP: o->keep = 1; break;
         case NOMEMCHK: o->no_memory_check = 1; break;
         case QUIET: o->quiet = 1; break;

@@ -42,8 +42,10 @@ static double wall_now(void) {
 // here (bytes) or at twice the largest buffer. A modelled GPU's memory then costs the
 // simulation no memory in proportion to the batch (SimGrid maps the arena at full size).
 #define ARENA_CAP ((size_t)2 << 30)
-// Automatic coarsening cuts ring phases to about this many rounds (auto_coarsen)
+// Automatic coarsening cuts ring phases to about this many rounds up to COARSEN_UNTIL GPUs,
+// and above it to fewer in proportion (auto_coarsen)
 #define COARSEN_ROUNDS 16
+#define COARSEN_UNTIL 1024
 // A reduction reads two operands and writes their sum: bytes of memory traffic per byte
 // reduced, which make the cost model's γ from the GPU's memory bandwidth
 #define REDUCE_TRAFFIC 3
@@ -153,9 +155,15 @@ static int profile_scales(const dtsim_opts *o, dtsim_result *r) {
 // Automatic coarsening: ring phases of more than COARSEN_ROUNDS steps are cut to about
 // COARSEN_ROUNDS rounds. It keeps the simulated time (tests/coll: coarsened schedules match
 // the cost model) and cuts SimGrid's work, which grows with the number of messages times the
-// flows in flight.
+// flows in flight: P ranks' rounds of P flows each. Above COARSEN_UNTIL GPUs the rounds per
+// phase shrink as 1/P (4096 GPUs: 4, 16,384: 1), so that this work grows like P, not P²
+// (bench/DTSIM-SPEED.md: a 4096-GPU ring 99 s -> 57 s, its iteration time moved 0.05 %).
 static int auto_coarsen(int gpus) {
-    return gpus > COARSEN_ROUNDS ? (gpus + COARSEN_ROUNDS - 1) / COARSEN_ROUNDS : 1;
+    if (gpus <= COARSEN_ROUNDS) return 1;
+    long rounds = COARSEN_ROUNDS;
+    if (gpus > COARSEN_UNTIL) rounds = (long)COARSEN_ROUNDS * COARSEN_UNTIL / gpus;
+    if (rounds < 1) rounds = 1;
+    return (int)((gpus + rounds - 1) / rounds);
 }
 
 // A file installed next to the dtsim executable, else the build's copy.
@@ -444,6 +452,17 @@ static int memory_check(const dtsim_opts *o, double ram) {
     return 2;
 }
 
+// dbtree's pipeline is simulated segment by segment unless asked (--coarsen-dbtree), which
+// SimGrid pays for as P² above a thousand GPUs: say so before the minutes start.
+static void dbtree_hint(const dtsim_opts *o) {
+    if (o->quiet || o->coll.algo != DT_ALGO_DBTREE || o->coll.coarsen_tree > 1 || o->gpus < 2048)
+        return;
+    fprintf(stderr, "dtsim: dbtree over %d GPUs is simulated segment by segment of its pipeline "
+            "and takes minutes (4096 GPUs: about 13 on a 2-core machine); --coarsen-dbtree 16 "
+            "merges them, several times faster, but gives a shorter iteration (bench/"
+            "DTSIM-SPEED.md)\n", o->gpus);
+}
+
 // ---- one run ----
 
 int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
@@ -476,6 +495,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
         return 2;
     }
     if (!o->no_memory_check && (rc = memory_check(o, ram))) return rc;
+    dbtree_hint(o);
     run_files f;
     if ((rc = make_run_files(&f))) return rc;
     const dt_cluster *c = &o->cluster;

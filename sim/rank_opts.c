@@ -37,6 +37,8 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("tx", DT_RANK_OPT_INT, coll.tx, "torus2d: X (0: automatic)"),
     OPT("ty", DT_RANK_OPT_INT, coll.ty, "torus2d: Y (0: automatic)"),
     OPT("coarsen", DT_RANK_OPT_INT, coll.coarsen, "ring rounds merged per simulated message"),
+    OPT("coarsen-dbtree", DT_RANK_OPT_INT, coll.coarsen_tree,
+        "dbtree pipeline segments merged per simulated message"),
     OPT("alpha", DT_RANK_OPT_REAL, coll.cost.alpha, "cost model: seconds per message"),
     OPT("beta", DT_RANK_OPT_REAL, coll.cost.beta, "cost model: seconds per byte sent"),
     OPT("alpha-intra", DT_RANK_OPT_REAL, coll.cost.alpha_intra, "the same inside a node"),

@@ -124,6 +124,11 @@ typedef struct {
     // time is kept while SimGrid handles k times fewer messages (a ring over 1024 ranks:
     // 2046 rounds become 64). The sums are then meaningless. 0 or 1: off.
     int coarsen;
+    // The same for dbtree's pipeline (coll_tree.c): up to `coarsen_tree` consecutive
+    // segments per simulated message. Exact on an uncontended fabric (tests/coll); on a
+    // shared one it moves the simulated time (bench/DTSIM-SPEED.md), so dtsim merges them
+    // only when asked (--coarsen-dbtree). 0 or 1: off.
+    int coarsen_tree;
     // dbtree's depth for this many ranks; dt_coll_create fills it for algo dbtree and auto
     // (0: computed on demand, O(P log P) each time, which the fusion planner's thousands of
     // cost calls cannot afford)

@@ -3,7 +3,9 @@
 // same peers into one round of one message k times longer, and let the device wait the
 // (k-1)·α the merged messages would have cost first, so the simulated time is kept while
 // SimGrid handles k times fewer messages (a ring over 1024 ranks: 2046 rounds become 64).
-// The sums are then meaningless. dtsim turns it on above 16 GPUs (coll.h, opts.coarsen).
+// The sums are then meaningless. dtsim turns it on for rings above 16 GPUs (coll.h,
+// opts.coarsen); dbtree's pipeline only when asked (opts.coarsen_tree, dtsim
+// --coarsen-dbtree), as it moves the simulated time on a shared fabric (bench/DTSIM-SPEED.md).
 #include <string.h>
 
 #include "coll_layers.h"
@@ -12,14 +14,15 @@
 // cuts its steps at the same step numbers, so what a rank sends right in window w is what
 // its neighbour receives from the left in window w (the counts match even where some steps
 // carry nothing). The ops of a window are summed per (kind, communicator, peer).
-static void coarsen_lane(dt_lane *l, int k, double alpha, double alpha_intra) {
+static void coarsen_lane(dt_lane *l, int k_ring, int k_tree, double alpha, double alpha_intra) {
     if (l->n_rounds < 2) return;
     dt_lane out = {0};
     double *delay = callocCheck((size_t)l->n_rounds, sizeof(double));
     dt_op *acc = mallocCheck((size_t)(l->n_ops + 1) * sizeof(dt_op));
     int n_out = 0;
     for (int a = 0; a < l->n_rounds;) {
-        int key = l->key[a], b = a + 1;
+        int key = l->key[a], b = a + 1, k = key & DT_KEY_TREE ? k_tree : k_ring;
+        if (k < 1) k = 1;
         int phase = key >> 20, w = (key & 0xFFFFF) / k;
         while (key && b < l->n_rounds && l->key[b] >> 20 == phase &&
                (l->key[b] & 0xFFFFF) / k == w)
@@ -39,7 +42,9 @@ static void coarsen_lane(dt_lane *l, int k, double alpha, double alpha_intra) {
         for (int j = 0; j < n_acc; j++)
             dt_lane_op(&out, acc[j].kind, acc[j].comm, acc[j].peer, acc[j].off, acc[j].count);
         int steps = key ? (l->key[b - 1] & 0xFFFFF) - (key & 0xFFFFF) : 0;
-        delay[n_out++] = steps * (intra ? alpha_intra : alpha);
+        delay[n_out] = steps * (intra ? alpha_intra : alpha);
+        for (int i = a; l->delay && i < b; i++) delay[n_out] += l->delay[i];  // merged before
+        n_out++;
         a = b;
     }
     free(acc);
@@ -48,9 +53,10 @@ static void coarsen_lane(dt_lane *l, int k, double alpha, double alpha_intra) {
     l->delay = delay;
 }
 
-void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra) {
-    if (k <= 1) return;
-    for (int i = 0; i < s->n_lanes; i++) coarsen_lane(&s->lanes[i], k, alpha, alpha_intra);
+void dt_sched_coarsen(dt_sched *s, int k_ring, int k_tree, double alpha, double alpha_intra) {
+    if (k_ring <= 1 && k_tree <= 1) return;
+    for (int i = 0; i < s->n_lanes; i++)
+        coarsen_lane(&s->lanes[i], k_ring, k_tree, alpha, alpha_intra);
 }
 
 // Before a merged round is posted: the latencies of the messages it stands for.

@@ -48,8 +48,8 @@ void dt_native_post(dt_run *x, const dt_op *op, void *p, int count, MPI_Request 
 // ---- timing-only simulation (coll_coarsen.c) ----
 // Merge runs of up to k rounds with the same ops (kinds, communicators, peers) into one,
 // counts summed from offset 0, and a delay of (merged-1)·α, α_intra for rounds on a
-// group's or a row's communicator (coll.h, coarsen).
-void dt_sched_coarsen(dt_sched *s, int k, double alpha, double alpha_intra);
+// group's or a row's communicator (coll.h, coarsen; dbtree's pipeline: coarsen_tree).
+void dt_sched_coarsen(dt_sched *s, int k_ring, int k_tree, double alpha, double alpha_intra);
 void dt_coarsen_delay(const dt_run *x, dt_device *dev);  // the round's merged latencies
 
 // ---- polling under SMPI (coll_sweep.c) ----

@@ -33,7 +33,7 @@ static void hook_after_round(dt_run *x) { dt_stage_sync(x); }
 // Does this request need any layer? (else its runners run bare)
 static int needs_layers(const dt_coll_req *r) {
     return r->wire16 || r->stage.dbuf || r->native || (r->ldev && r->ldev->device_memory) ||
-           r->c->o.coarsen > 1;
+           r->c->o.coarsen > 1 || r->c->o.coarsen_tree > 1;
 }
 
 // ---- the libraries' own allreduce, called as a whole ----
@@ -205,8 +205,8 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     }
     if (r->native) r->native_seq = c->native.started++;
     if (!ops) stage = 0, r->ldev = c->dev;  // nothing to send (P = 1): nothing to stage
-    if (c->o.coarsen > 1)
-        dt_sched_coarsen(&r->s, c->o.coarsen, c->o.cost.alpha, c->o.cost.alpha_intra);
+    dt_sched_coarsen(&r->s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
+                     c->o.cost.alpha_intra);
     setup_runners(r, stage);
     if (stage) {  // from the chunk the first round touches
         const dt_lane *l = &r->s.lanes[0];

@@ -44,10 +44,13 @@ typedef struct {
     int n_rounds, cap_rounds;
     double *delay;     // seconds to wait before posting round k (coll_coarsen.c); NULL: none
     // coarsening (coll_coarsen.c): key[k] = (phase << 20) | step for the rounds of a ring
-    // phase, whose step s is the same step on every rank of the ring; 0 for any other round
+    // phase, whose step s is the same step on every rank of the ring, with DT_KEY_TREE set
+    // for a tree's pipeline (coll_tree.c); 0 for any other round
     int *key;
     int next_key, phases;
 } dt_lane;
+
+#define DT_KEY_TREE (1 << 30)  // a key of dbtree's pipeline: merged by opts.coarsen_tree
 
 #define DT_MAX_LANES 2
 

@@ -40,7 +40,8 @@ typedef struct {
     const char *algos, *counts, *timing_csv;
     size_t large;
     uint64_t seed;
-    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen, sweep;
+    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
+    int coarsen_tree, sweep;
     int cuda, gpu_direct, share_comm;
     double timing_bytes, alpha, beta, alpha_intra, beta_intra, share;
 } args_t;
@@ -187,6 +188,7 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
     o.segments = a->segments;
     o.tx = a->tx, o.ty = a->ty;
     o.coarsen = a->coarsen;
+    o.coarsen_tree = a->coarsen_tree;
     o.sweep = a->sweep;
     if (a->alpha > 0) {
         o.cost.alpha = o.cost.alpha_intra = a->alpha;
@@ -244,7 +246,7 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
     for (int k = 0; k < n_cf; k++) {
         dt_coll_opts o = opts_for(a, &cf[k]);
         dt_error err;
-        dt_device *clk = a->coarsen > 1 ? clock_device() : NULL;
+        dt_device *clk = a->coarsen > 1 || a->coarsen_tree > 1 ? clock_device() : NULL;
         dt_coll *c = dt_coll_create(MPI_COMM_WORLD, clk, &o, &err);
         if (!c) { if (r == 0) fprintf(stderr, "coll_check: %s\n", err.msg); exit(2); }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -302,6 +304,7 @@ int main(int argc, char **argv) {
         {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
         {"beta", 1, 0, 'B'}, {"alpha-intra", 1, 0, 1001}, {"beta-intra", 1, 0, 1002},
         {"share", 1, 0, 1003}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
+        {"coarsen-dbtree", 1, 0, 1006},
         {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'},
         {"timing-csv", 1, 0, 1004}, {"share-comm", 0, 0, 1005}, {0, 0, 0, 0}};
     int ch;
@@ -330,6 +333,7 @@ int main(int argc, char **argv) {
         case 1005: a.share_comm = 1; break;  // the library on MPI_COMM_WORLD itself
         case 'b': a.blocking_only = 1; break;
         case 'C': a.coarsen = atoi(optarg); break;
+        case 1006: a.coarsen_tree = atoi(optarg); break;
         case 'G': a.cuda = 1; break;
         case 'D': a.gpu_direct = a.cuda = 1; break;
         default:

@@ -286,6 +286,21 @@ profile)
   bad "a kind the network has" "has no add.forward" --profile "$W/noadd.json" --gpus 2 --gpus-per-node 2
   bad "with --gpu-img-s" "not with --gpu-img-s" --profile "$W/cal.json" --gpu-img-s 100 --gpus 2
   echo "PASS profile" ;;
+coarsen_dbtree)
+  # --coarsen-dbtree K: dbtree's pipeline merged K segments per simulated message
+  # (nn/coll/coll_coarsen.c; within 1 % of the cost model on an uncontended fabric, tests/coll
+  # coarsened cases). Here on the default fat tree, the allreduce after backward: the option
+  # reaches the ranks (the time moves), the iteration moves by at most 2 %, and the
+  # coarsened allreduce stays within 3 % of the α-β-γ model.
+  O="--gpus 32 --algo dbtree --no-overlap --iters 1 --json --quiet"
+  "$DTSIM" $O >"$W/fine" 2>&1 || { cat "$W/fine"; fail "fine dbtree"; }
+  "$DTSIM" $O --coarsen-dbtree 4 >"$W/coarse" 2>&1 || { cat "$W/coarse"; fail "--coarsen-dbtree 4"; }
+  a=$(num iter_s "$W/fine"); b=$(num iter_s "$W/coarse"); c=$(num comm_s "$W/coarse"); m=$(num model_comm_s "$W/coarse")
+  [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "--coarsen-dbtree 4 changed nothing: $a s, $b s"
+  close "$b" "$a" 0.02 || fail "--coarsen-dbtree 4: iteration $b s, segment by segment $a s: more than 2 % apart"
+  close "$c" "$m" 0.03 || fail "--coarsen-dbtree 4: allreduces $c s, model $m s: more than 3 % apart"
+  echo "ok: dbtree coarsened by 4: iteration $b s (segment by segment $a s), allreduces $c s (model $m s)"
+  echo "PASS coarsen_dbtree" ;;
 sweep)
   "$DTSIM" sweep --model resnet20 --sweep-gpus 8,16,32 --sweep-algos ring,hier --iters 1 --plot "$W/s.png" --csv "$W/s.csv" --quiet >"$W/out" 2>&1 || { cat "$W/out"; fail "sweep"; }
   [ "$(wc -l <"$W/s.csv")" -eq 7 ] || fail "sweep: expected 6 rows"
@@ -305,6 +320,7 @@ bad_input)
   printf '<platform version="4.1"><zone id="z"' >"$W/bad.xml"
   expect2 "malformed platform" "bad.xml" --platform "$W/bad.xml" --gpus 2
   expect2 "bad option value" "--iters" --iters zero
+  expect2 "bad coarsening" "--coarsen-dbtree" --gpus 16 --algo dbtree --coarsen-dbtree 0
   # a per-GPU batch whose single largest buffer cannot be mapped: exit 2 before simulating,
   # saying what to change (the whole modelled memory never needs to fit)
   expect2 "absurd per-GPU batch" "lower --per-gpu-batch" --gpus 16 --per-gpu-batch 60000

@@ -24,7 +24,7 @@ static dt_rank_opts unusual_opts(void) {
     o.batch = 7, o.iters = 5, o.warmup = 0, o.lars = 1, o.overlap = 0, o.accumulate = 3;
     o.coll.algo = DT_ALGO_TORUS2D, o.coll.inner = DT_ALGO_RHD;
     o.coll.wire_f16 = 1, o.coll.group = 4, o.coll.hier_rs = 1;
-    o.coll.tx = 2, o.coll.ty = 3, o.coll.coarsen = 4;
+    o.coll.tx = 2, o.coll.ty = 3, o.coll.coarsen = 4, o.coll.coarsen_tree = 5;
     o.coll.cost.alpha = 1.25e-6, o.coll.cost.beta = 8.00000001e-11;
     o.coll.cost.alpha_intra = 7e-7, o.coll.cost.beta_intra = 4e-11;
     o.coll.cost.gamma = 1.23456789e-10, o.coll.cost.share = 8;
