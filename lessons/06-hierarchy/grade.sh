@@ -2,11 +2,12 @@
 # grade.sh — lesson 06's driver (run by lessons/kit/run_grader.sh, which sets
 # LESSON_GRADER, LESSON_GRADER_SMPI, MPIRUN, SMPIRUN, LESSON_DIR, DT_SOURCE): the grader
 # under mpirun for P = 1..8 (groups of 2, 3 and 4: uneven wherever P is not a multiple;
-# every torus shape X×Y = P), then under smpirun at P = 1024: 128 nodes of 8 GPUs on the fat
-# tree of fattree128.xml (hier in groups of 8, the 32×32 torus), and hier timed on the flat
-# platform of tests/coll with 8 ranks per host. One seed for every run (DT_LESSON_SEED
-# replays them all). A run that crashes or hangs (cut at LESSON_RUN_TIMEOUT seconds) is
-# reported as a FAIL line with a hint, and after a hang the other runs are skipped.
+# every torus shape X×Y = P), then under smpirun at P = 1024: hier timed on the flat
+# platform of tests/coll with 8 ranks per host, and 128 nodes of 8 GPUs on the fat tree of
+# fattree128.xml (hier in groups of 8, the 32×32 torus). One seed for every run
+# (DT_LESSON_SEED replays them all). A run that crashes or hangs (cut at
+# LESSON_RUN_TIMEOUT seconds) is reported as a FAIL line with a hint, and after a hang the
+# other runs are skipped.
 set -u
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
 limit=${LESSON_RUN_TIMEOUT:-90}
@@ -54,12 +55,14 @@ for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; don
 smpi=(--cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/crosstraffic:0
       --cfg=smpi/test:0 --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning
       --log=smpi_kernel.thres:error)
-run "smpirun -np 1024 (fat tree)" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
-    -hostfile "$hosts" -no-privatize "${smpi[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
-    --groups 8 --tori 32x32 --large 10007 --few
-# flat1024.xml: α = 2 µs and β = 0.8 ns/B between hosts, α' = 0.1 µs and β' = 10 ps/B inside
+# The timing first (2 s; the fat tree's data run takes 25), so that a mutant only the timing
+# catches stops there (LESSON_STOP_AT_FAIL). flat1024.xml: α = 2 µs and β = 0.8 ns/B
+# between hosts, α' = 0.1 µs and β' = 10 ps/B inside
 run "smpirun -np 1024 (timing)" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
     -hostfile "$hosts" -no-privatize "${smpi[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
     --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 --alpha-intra 1e-7 \
     --beta-intra 1e-11
+run "smpirun -np 1024 (fat tree)" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
+    -hostfile "$hosts" -no-privatize "${smpi[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
+    --groups 8 --tori 32x32 --large 10007 --few
 exit $status
