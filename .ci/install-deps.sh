@@ -6,7 +6,7 @@
 # python3-pandas, python3-nbclient and python3-ipykernel run notebooks/ headless in the tests.
 set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libopenmpi-dev openmpi-bin
-      libsimgrid-dev libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
+      libsimgrid-dev libjemalloc2 libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
       dataset-fashion-mnist python3 python3-torchvision python3-matplotlib
       python3-pandas python3-nbclient python3-ipykernel"
 missing=""

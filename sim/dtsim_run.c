@@ -187,23 +187,43 @@ static char *rank_program_path(void) {
     return beside_dtsim("dtsim_rank.so", DT_RANK_SO);
 }
 
-// SimGrid runs with sim/cputime_shim.c preloaded (its comment says why); a missing shim
-// only costs speed. DTSIM_CPUTIME_SHIM=0 turns it off, a path replaces it.
-static void preload_cputime_shim(void) {
-    const char *env = getenv("DTSIM_CPUTIME_SHIM");
+// SimGrid runs with two libraries preloaded, each only for speed (same results without):
+// - sim/cputime_shim.c (its comment says why); DTSIM_CPUTIME_SHIM=0 turns it off, a path
+//   replaces it;
+// - jemalloc, where the build found it (DT_MALLOC_SO): SimGrid allocates and frees several
+//   small objects per simulated message, and with glibc's malloc a 4096-GPU rhd run took
+//   1.5x as long (bench/DTSIM-SPEED.md, 2026-11-27 "a faster malloc"); DTSIM_MALLOC=0 turns
+//   it off, a path replaces it (another allocator, e.g. mimalloc).
+static void preload(const char *var, const char *name, const char *fallback) {
+    const char *env = getenv(var);
     if (env && !strcmp(env, "0")) return;
-    char *shim = env && *env ? strdup(env) : beside_dtsim("dtsim_cputime.so", DT_CPUTIME_SO);
-    if (access(shim, R_OK) == 0) {
+    if (!(env && *env) && !fallback) return;
+    char *lib = env && *env ? strdup(env)
+                : name      ? beside_dtsim(name, fallback)
+                            : strdup(fallback);
+    if (access(lib, R_OK) == 0) {
         const char *old = getenv("LD_PRELOAD");
-        char *v = mallocCheck(strlen(shim) + (old ? strlen(old) : 0) + 2);
-        sprintf(v, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+        char *v = mallocCheck(strlen(lib) + (old ? strlen(old) : 0) + 2);
+        sprintf(v, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
         setenv("LD_PRELOAD", v, 1);
         free(v);
     } else if (env && *env) {
-        fprintf(stderr, "dtsim: DTSIM_CPUTIME_SHIM=%s: cannot read it; running without the "
-                "shim (slower, same results)\n", env);
+        fprintf(stderr, "dtsim: %s=%s: cannot read it; running without it (slower, same "
+                "results)\n", var, env);
     }
-    free(shim);
+    free(lib);
+}
+
+static void preload_speedups(void) {
+    preload("DTSIM_CPUTIME_SHIM", "dtsim_cputime.so", DT_CPUTIME_SO);
+#ifdef DT_MALLOC_SO
+    preload("DTSIM_MALLOC", NULL, DT_MALLOC_SO);  // a system library, not one beside dtsim
+#else
+    preload("DTSIM_MALLOC", NULL, NULL);
+#endif
+    if (getenv("DTSIM_VERBOSE"))
+        fprintf(stderr, "dtsim: SimGrid runs with LD_PRELOAD=%s\n",
+                getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
 }
 
 // ---- set-up: the run's files, the cluster's cost figures, the rank program's options ----
@@ -372,7 +392,7 @@ static int run_simgrid(const arg_list *a, const char *out_path) {
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
-        preload_cputime_shim();
+        preload_speedups();
         FILE *f = freopen(out_path, "w", stdout);
         (void)f;
         execvp(a->v[0], a->v);

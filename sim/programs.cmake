@@ -36,6 +36,9 @@ function(dt_add_dtsim name)
   target_compile_definitions(${name} PRIVATE DT_SMPIRUN="${SMPIRUN_EXECUTABLE}"
                              DT_RANK_SO="${A_OUTPUT_DIR}/dtsim_rank.so"
                              DT_CPUTIME_SO="${CMAKE_BINARY_DIR}/dtsim_cputime.so")
+  if(DT_JEMALLOC_LIBRARY)  # cmake/dtlab_deps.cmake
+    target_compile_definitions(${name} PRIVATE DT_MALLOC_SO="${DT_JEMALLOC_LIBRARY}")
+  endif()
   set_target_properties(${name} PROPERTIES OUTPUT_NAME dtsim RUNTIME_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
   add_dependencies(${name} ${name}_rank dtsim_cputime)
 endfunction()

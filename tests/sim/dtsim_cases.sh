@@ -301,6 +301,31 @@ coarsen_dbtree)
   close "$c" "$m" 0.03 || fail "--coarsen-dbtree 4: allreduces $c s, model $m s: more than 3 % apart"
   echo "ok: dbtree coarsened by 4: iteration $b s (segment by segment $a s), allreduces $c s (model $m s)"
   echo "PASS coarsen_dbtree" ;;
+preloads)
+  # SimGrid runs with jemalloc (where the build found it: DT_JEMALLOC) and the CPU-time shim
+  # preloaded (sim/dtsim_run.c), for speed only: every figure of the result is the same to
+  # the last digit without them, for each algorithm whose polls differ (hier, rhd, dbtree);
+  # and jemalloc is the run's allocator (its statistics, MALLOC_CONF=stats_print:true, are
+  # printed at exit by jemalloc alone). The JSON line is compared; the table has the wall time.
+  for a in hier rhd dbtree; do
+    O="--gpus 32 --algo $a --iters 1 --json --quiet"
+    "$DTSIM" $O >"$W/with" 2>&1 || { cat "$W/with"; fail "$a with the preloads"; }
+    DTSIM_MALLOC=0 DTSIM_CPUTIME_SHIM=0 "$DTSIM" $O >"$W/without" 2>&1 ||
+      { cat "$W/without"; fail "$a without the preloads"; }
+    [ -n "$(num iter_s "$W/with")" ] || { cat "$W/with"; fail "$a: no result"; }
+    grep '^\[{' "$W/with" >"$W/with.json"; grep '^\[{' "$W/without" >"$W/without.json"
+    cmp -s "$W/with.json" "$W/without.json" ||
+      { diff "$W/with.json" "$W/without.json"; fail "$a: the preloads changed the result"; }
+    echo "ok: $a: $(num iter_s "$W/with") s per iteration with and without the preloads"
+  done
+  n() { MALLOC_CONF=stats_print:true "$@" "$DTSIM" --gpus 4 --iters 1 --quiet 2>&1 | grep -c "Begin jemalloc statistics"; }
+  case "${DT_JEMALLOC:-}" in
+  ""|*NOTFOUND) echo "SKIPPED: the build found no jemalloc (apt-get install libjemalloc2)" ;;
+  *) [ "$(n env)" -ge 1 ] || fail "jemalloc ($DT_JEMALLOC) is not SimGrid's allocator"
+     [ "$(n env DTSIM_MALLOC=0)" -eq 0 ] || fail "DTSIM_MALLOC=0 still runs jemalloc"
+     echo "ok: SimGrid allocates with $DT_JEMALLOC; DTSIM_MALLOC=0 turns it off" ;;
+  esac
+  echo "PASS preloads" ;;
 sweep)
   "$DTSIM" sweep --model resnet20 --sweep-gpus 8,16,32 --sweep-algos ring,hier --iters 1 --plot "$W/s.png" --csv "$W/s.csv" --quiet >"$W/out" 2>&1 || { cat "$W/out"; fail "sweep"; }
   [ "$(wc -l <"$W/s.csv")" -eq 7 ] || fail "sweep: expected 6 rows"
