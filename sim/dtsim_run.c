@@ -27,6 +27,9 @@
 #ifndef DT_RANK_SO
 #define DT_RANK_SO "dtsim_rank.so"
 #endif
+#ifndef DT_MALLOC_SO  // the build found no jemalloc: glibc's malloc unless DTSIM_MALLOC names one
+#define DT_MALLOC_SO NULL
+#endif
 
 static double wall_now(void) {
     struct timeval tv;
@@ -216,11 +219,7 @@ static void preload(const char *var, const char *name, const char *fallback) {
 
 static void preload_speedups(void) {
     preload("DTSIM_CPUTIME_SHIM", "dtsim_cputime.so", DT_CPUTIME_SO);
-#ifdef DT_MALLOC_SO
     preload("DTSIM_MALLOC", NULL, DT_MALLOC_SO);  // a system library, not one beside dtsim
-#else
-    preload("DTSIM_MALLOC", NULL, NULL);
-#endif
     if (getenv("DTSIM_VERBOSE"))
         fprintf(stderr, "dtsim: SimGrid runs with LD_PRELOAD=%s\n",
                 getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
