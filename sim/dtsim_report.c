@@ -9,6 +9,7 @@
 
 #include "atomic_file.h"
 #include "dtsim.h"
+#include "json.h"
 #include "plot.h"
 
 static const char *intra_name(dt_intra_kind k) {
@@ -87,8 +88,8 @@ int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
     fprintf(a.f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
                  "efficiency,epoch_s,train_s,single_gpu_iter_s\n");
     for (int i = 0; i < n; i++)
-        fprintf(a.f, "%d,%d,%s,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.9g\n", r[i].gpus,
-                r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
+        fprintf(a.f, "%d,%d,%s,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+                r[i].gpus, r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
                 r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
                 r[i].train_s, r[i].single_iter_s);
     if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err)) {
@@ -98,20 +99,34 @@ int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
     return 0;
 }
 
+// Every real with 17 significant digits (the writer's default): the bits of the simulated
+// figures, so two runs compare exactly (docs/conventions.md, "Same bits everywhere").
 void dtsim_print_json(const dtsim_result *r, int n) {
-    printf("[");
-    for (int i = 0; i < n; i++)
-        printf("%s{\"gpus\": %d, \"global_batch\": %d, \"algo\": \"%s\", \"buckets\": %d, "
-               "\"iter_s\": %.9g, \"compute_s\": %.9g, \"comm_s\": %.9g, \"exposed_s\": %.9g, "
-               "\"images_per_s\": %.6g, \"efficiency\": %.6g, \"epoch_s\": %.6g, "
-               "\"train_s\": %.6g, \"single_gpu_iter_s\": %.9g, \"model_comm_s\": %.9g, "
-               "\"roofline_single_gpu_iter_s\": %.9g, \"time_scale\": %.9g, \"params\": %lld}",
-               i ? ",\n " : "", r[i].gpus,
-               r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
-               r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
-               r[i].train_s, r[i].single_iter_s, r[i].model_comm_s, r[i].roofline_iter_s,
-               r[i].time_scale, r[i].params);
-    printf("]\n");
+    dt_json_writer w;
+    dt_json_writer_init(&w, stdout);
+    dt_json_begin_array(&w, NULL);
+    for (int i = 0; i < n; i++) {
+        dt_json_begin_object(&w, NULL);
+        dt_json_write_int(&w, "gpus", r[i].gpus);
+        dt_json_write_int(&w, "global_batch", r[i].global_batch);
+        dt_json_write_string(&w, "algo", r[i].algo);
+        dt_json_write_int(&w, "buckets", r[i].buckets);
+        dt_json_write_real(&w, "iter_s", r[i].iter_s);
+        dt_json_write_real(&w, "compute_s", r[i].compute_s);
+        dt_json_write_real(&w, "comm_s", r[i].comm_s);
+        dt_json_write_real(&w, "exposed_s", r[i].exposed_s);
+        dt_json_write_real(&w, "images_per_s", r[i].images_s);
+        dt_json_write_real(&w, "efficiency", r[i].efficiency);
+        dt_json_write_real(&w, "epoch_s", r[i].epoch_s);
+        dt_json_write_real(&w, "train_s", r[i].train_s);
+        dt_json_write_real(&w, "single_gpu_iter_s", r[i].single_iter_s);
+        dt_json_write_real(&w, "model_comm_s", r[i].model_comm_s);
+        dt_json_write_real(&w, "roofline_single_gpu_iter_s", r[i].roofline_iter_s);
+        dt_json_write_real(&w, "time_scale", r[i].time_scale);
+        dt_json_write_int(&w, "params", r[i].params);
+        dt_json_end_object(&w);
+    }
+    dt_json_end_array(&w);
 }
 
 // The paper's published efficiency point against one GPU, in %: as published when its

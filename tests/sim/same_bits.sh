@@ -1,0 +1,108 @@
+#!/bin/sh
+# same_bits.sh SRC BUILD WORK — every simulated figure is the same bits whatever the CPU and
+# the build options (docs/conventions.md, "Same bits everywhere").
+#
+# BUILD is the project's build (defaults: Release, DT_NATIVE=ON). Under WORK this script
+# builds dtsim again with the most different settings the project supports and runs the same
+# simulations with each; their JSON, CSV and trace files must be identical byte for byte
+# (JSON and CSV print every real with 17 significant digits, i.e. every bit):
+#   libm   BUILD's own dtsim, with glibc told the CPU has no AVX, AVX2, FMA or AVX-512
+#          (GLIBC_TUNABLES): the libm variants an older CPU runs, SimGrid's included
+#   O0     Debug (-O0), DT_NATIVE=OFF, the compiler's default instruction set
+#   v3     RelWithDebInfo (-O2), DT_NATIVE=OFF, and a user's CMAKE_C_FLAGS asking for FMA
+#          and contraction (-march=x86-64-v3 -ffp-contract=fast), which the project's
+#          -ffp-contract=off must overrule
+# and the mutant the comparison must catch: v3 with contraction let into the fusion planner
+# and its cost model (DT_CONTRACT_MUTANT), which must change some figure. Where the CPU
+# lacks x86-64-v3, the v3 build and the mutant are skipped, saying so.
+#
+# The simulations: the README's default run, notebook 04's fusion table (64 GPUs), lesson
+# 07's runs at 256 GPUs, a dtsim sweep, a preset in fp16, dbtree, and one Chrome trace.
+set -u
+SRC=$1 BUILD=$2 WORK=$3
+mkdir -p "$WORK"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# runs DTSIM OUT: every simulation of the comparison, its machine-readable output in OUT/
+runs() {
+  d=$1 o=$2
+  rm -rf "$o" && mkdir -p "$o"
+  one() {  # one NAME ARGS...: the JSON summary (the last line that starts with '[')
+    n=$1; shift
+    "$d" "$@" --json --quiet >"$o/$n.out" 2>"$o/$n.err" ||
+      { cat "$o/$n.out" "$o/$n.err"; fail "$d $*"; }
+    grep '^\[' "$o/$n.out" | tail -n 1 >"$o/$n.json"
+    [ -s "$o/$n.json" ] || { cat "$o/$n.out"; fail "$d $*: no JSON"; }
+  }
+  one readme_default
+  for f in 1MB 4MB 25MB 64MB 256MB segments:1 segments:2 segments:3 segments:4 auto; do
+    one "nb04_$(echo $f | tr : -)" --gpus 64 --fusion "$f"
+  done
+  one lesson07_auto --gpus 256 --fusion auto
+  one lesson07_segments4 --gpus 256 --fusion segments:4
+  one lesson07_no_overlap --gpus 256 --fusion segments:2 --no-overlap
+  one jia2018_fp16 --preset jia2018 --gpus 256
+  one dbtree_64 --gpus 64 --algo dbtree
+  one trace_64MB --gpus 64 --fusion 64MB --trace "$o/trace.json"
+  "$d" sweep --sweep-gpus 8,64,256 --sweep-algos ring,rhd,hier,dbtree --csv "$o/sweep.csv" \
+      >"$o/sweep.out" 2>&1 || { cat "$o/sweep.out"; fail "$d sweep"; }
+  rm -f "$o"/*.out "$o"/*.err
+}
+
+# same A B LABEL: 0 if every file of A/ is byte for byte in B/, else prints the first difference
+same() {
+  for f in "$1"/*; do
+    g="$2/$(basename "$f")"
+    if ! cmp -s "$f" "$g"; then
+      echo "  $(basename "$f") differs ($3):"
+      diff "$f" "$g" | head -n 6 | cut -c 1-400
+      return 1
+    fi
+  done
+  return 0
+}
+
+# build DIR ARGS...: dtsim configured with ARGS, built (only dtsim and what it needs)
+build() {
+  b=$1; shift
+  cmake -S "$SRC" -B "$b" "$@" >"$b.log" 2>&1 &&
+    cmake --build "$b" -j2 --target dtsim >>"$b.log" 2>&1 ||
+    { tail -n 30 "$b.log"; fail "building dtsim in $b ($*)"; }
+}
+
+runs "$BUILD/dtsim" "$WORK/ref"
+echo "ok: the reference runs ($(ls "$WORK/ref" | wc -l) files) from $BUILD"
+
+GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-FMA,-AVX512F runs "$BUILD/dtsim" "$WORK/libm"
+same "$WORK/ref" "$WORK/libm" "glibc's libm for a CPU without AVX/FMA" ||
+  fail "a simulated figure depends on which libm variant the CPU selects"
+echo "ok: the same bits with the libm of a CPU without AVX, FMA or AVX-512"
+
+build "$WORK/O0" -DCMAKE_BUILD_TYPE=Debug -DDT_NATIVE=OFF -DDT_CONTRACT_MUTANT=
+runs "$WORK/O0/dtsim" "$WORK/O0-out"
+same "$WORK/ref" "$WORK/O0-out" "Debug -O0, DT_NATIVE=OFF" ||
+  fail "a simulated figure depends on the optimisation level or DT_NATIVE"
+echo "ok: the same bits from a Debug (-O0) build with DT_NATIVE=OFF"
+
+if ! /lib64/ld-linux-x86-64.so.2 --help 2>/dev/null | grep -q "x86-64-v3 (supported"; then
+  echo "SKIPPED (part): this CPU lacks x86-64-v3 (FMA, AVX2): no FMA build or mutant here"
+  echo "PASS same_bits"
+  exit 0
+fi
+V3="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_NATIVE=OFF"
+build "$WORK/v3" $V3 "-DCMAKE_C_FLAGS=-march=x86-64-v3 -ffp-contract=fast" -DDT_CONTRACT_MUTANT=
+runs "$WORK/v3/dtsim" "$WORK/v3-out"
+same "$WORK/ref" "$WORK/v3-out" "-O2 -march=x86-64-v3 -ffp-contract=fast in CMAKE_C_FLAGS" ||
+  fail "a simulated figure depends on FMA contraction or the instruction set"
+echo "ok: the same bits from -O2 -march=x86-64-v3 with the user's -ffp-contract=fast"
+
+build "$WORK/v3" $V3 "-DCMAKE_C_FLAGS=-march=x86-64-v3 -ffp-contract=fast" \
+      "-DDT_CONTRACT_MUTANT=nn/coll/fusion.c;nn/coll/coll_cost.c"
+runs "$WORK/v3/dtsim" "$WORK/mutant-out"
+if same "$WORK/ref" "$WORK/mutant-out" "mutant" >/dev/null; then
+  fail "the mutant (FMA contraction in nn/coll/fusion.c and coll_cost.c) changed no figure:" \
+       "this comparison cannot see contraction"
+fi
+echo "ok: the mutant (contraction in the fusion planner and cost model) is caught:"
+same "$WORK/ref" "$WORK/mutant-out" "mutant"
+echo "PASS same_bits"
