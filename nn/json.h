@@ -81,5 +81,6 @@ void dt_json_end_array(dt_json_writer *w);
 void dt_json_write_string(dt_json_writer *w, const char *key, const char *s);
 void dt_json_write_int(dt_json_writer *w, const char *key, int64_t v);
 void dt_json_write_real(dt_json_writer *w, const char *key, double v);
+void dt_json_write_bool(dt_json_writer *w, const char *key, int v);  // true or false
 
 #endif

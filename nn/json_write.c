@@ -82,6 +82,12 @@ void dt_json_write_int(dt_json_writer *w, const char *key, int64_t v) {
     end_value(w);
 }
 
+void dt_json_write_bool(dt_json_writer *w, const char *key, int v) {
+    begin_value(w, key);
+    fputs(v ? "true" : "false", w->f);
+    end_value(w);
+}
+
 void dt_json_write_real(dt_json_writer *w, const char *key, double v) {
     begin_value(w, key);
     if (isfinite(v)) fprintf(w->f, "%.*g", w->digits, v);

@@ -26,10 +26,14 @@ static void usage(FILE *f) {
         "cluster:\n"
         "  --preset NAME       %s\n"
         "  --gpus N            GPUs (default 1024, or the preset's)\n"
-        "  --gpu NAME          GPU profile: %s (default v100)\n"
+        "  --gpu NAME          GPU profile: %s (default v100); without a preset it\n"
+        "                      brings its generation's node and NIC (docs/hardware.md: h100\n"
+        "                      NVSwitch 450 GB/s + 400 Gb/s NDR, a100 NVSwitch 300 + 200 Gb/s)\n"
         "  --gpus-per-node N   (default 8)\n"
-        "  --intra KIND        nvlink | nvswitch | pcie\n"
-        "  --intra-bw GB/s     --net-bw GB/s (per NIC)  --nics N  --net-lat us\n"
+        "  --intra KIND        nvlink | nvswitch | pcie (alone: that link of the GPU's generation)\n"
+        "  --intra-bw BW       one direction per GPU pair   --net-bw BW  per NIC, one direction\n"
+        "                      BW: 400Gb, 400Gb/s, 50GB, 50GB/s; a plain number is GB/s\n"
+        "  --nics N (default 1)  --net-lat us   --strict  refuse a bandwidth beyond any link\n"
         "  --topology KIND     flat | fat-tree | torus | dragonfly\n"
         "  --platform FILE.xml your own SimGrid platform (ranks on its hosts in turn)\n"
         "training:\n"
@@ -47,7 +51,7 @@ static void usage(FILE *f) {
         "                      preset's paper figure; 0 = the roofline's)\n"
         "  --optimizer lars|sgd  (default lars)\n"
         "  --algo NAME         %s (default hier; nccl\n"
-        "                      only on real GPUs, with dtrain)\n"
+        "                      only on real GPUs; auto: the fastest simulated, bench/AUTO.md)\n"
         "  --fusion SPEC       %s (default segments:2)\n"
         "  --no-overlap        allreduce after backward instead of during it\n"
         "  --fp16-grads        gradients in fp16 on the wire\n"
@@ -55,7 +59,8 @@ static void usage(FILE *f) {
         "  --iters N --warmup N  iterations simulated after warm-up (2, 1)\n"
         "  --dataset-size N --epochs N  for time per epoch and time-to-train (ImageNet: 1281167, 90)\n"
         "output:\n"
-        "  --csv FILE --json --trace FILE.json --trace-ranks N (2) --plot FILE.png (sweep)\n"
+        "  --csv FILE|- --json (stdout: nothing else) --trace FILE.json --trace-ranks N (2)\n"
+        "  --plot FILE.png (sweep)   --price-gpu-hour X: the cost of the GPU-hours to train\n"
         "  --coarsen K         merge K ring steps per simulated message (default: automatic)\n"
         "  --coarsen-dbtree K  merge K of dbtree's pipeline segments likewise (default 1: none;\n"
         "                      minutes saved above 1024 GPUs, the time moved: bench/DTSIM-SPEED.md)\n"
@@ -96,45 +101,62 @@ static int to_double(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
+// The most GPUs dtsim simulates: SimGrid's ranks are threads of one process, and the
+// memory of a run grows as the square of its ranks (bench/DTSIM-SPEED.md)
+#define MAX_GPUS (1 << 20)
+
+// A GPU count: 0, or 2 with a message that says what is wrong with it
+static int gpu_count(const char *opt, const char *s, int *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < 1) return bad(opt, s, "a positive count of GPUs");
+    if (errno || v > MAX_GPUS) {
+        fprintf(stderr, "dtsim: option %s: %s GPUs is too many: dtsim simulates at most %d "
+                        "(2^20), and this machine's memory about %d (bench/DTSIM-SPEED.md)\n",
+                opt, s, MAX_GPUS, dtsim_gpus_that_fit());
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+// A comma-separated list of GPU counts: their number, or -2 with a message printed
 static int parse_list(const char *s, int *out, int max) {
     int n = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (n == max || to_int(t, 1, 1 << 20, &out[n])) return -1;
+        if (n == max) return bad("--sweep-gpus", s, "a list of at most 32 GPU counts"), -2;
+        if (gpu_count("--sweep-gpus", t, &out[n])) return -2;
         n++;
     }
+    if (!n) return bad("--sweep-gpus", s, "a comma-separated list of GPU counts"), -2;
     return n;
+}
+
+// A bandwidth option: 0, or 2 with a message
+static int bandwidth(const char *opt, const char *s, double *bw, dt_bw_unit *unit,
+                     const char **typed) {
+    dt_error err;
+    if (dt_parse_bandwidth(s, opt, bw, unit, &err))
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    *typed = s;
+    return 0;
 }
 
 enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, PLATFORM,
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN, COARSENT,
        KEEP, QUIET, NOMEMCHK, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
-       GPUIMGS, PROFILE };
-
-// A preset's paper set-up (sim/platform.c): its precision, optimizer, allreduce and wire
-// format, where the user did not choose their own.
-static int apply_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set,
-                                 int optim_set, int algo_set, int inner_set) {
-    dt_error err;
-    if (!prec_set && !strcmp(c->precision, "fp16")) o->prec = DT_PREC_FP16;
-    if (!prec_set && !strcmp(c->precision, "tf32")) o->prec = DT_PREC_TF32;
-    if (!optim_set && c->optimizer[0]) o->lars = !strcmp(c->optimizer, "lars");
-    if (!algo_set && c->algo[0] && dt_algo_parse(c->algo, "--preset", &o->coll.algo, &err))
-        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
-    if (!inner_set && c->inner[0] && dt_algo_parse(c->inner, "--preset", &o->coll.inner, &err))
-        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
-    if (c->fp16_grads) o->coll.wire_f16 = 1;
-    return 0;
-}
+       GPUIMGS, PROFILE, STRICT, PRICE };
 
 static int parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1, o->lr = 0.1;
-    int gpus = 0, batch = 0, pgb = 0, gpn = 0, nics = 0;
-    double intra_bw = 0, net_bw = 0, net_lat = 0;
-    const char *preset = NULL, *gpu = NULL, *intra = NULL, *topo = NULL;
+    int gpus = 0, batch = 0, pgb = 0;
+    dtsim_cluster_args ca = {0};
+    const char *preset = NULL, *gpu = NULL;
     snprintf(o->model, sizeof o->model, "resnet50");
     o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
     o->accumulate = 1;
@@ -160,6 +182,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"coarsen", 1, 0, COARSEN}, {"coarsen-dbtree", 1, 0, COARSENT},
         {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
         {"no-memory-check", 0, 0, NOMEMCHK},
+        {"strict", 0, 0, STRICT}, {"price-gpu-hour", 1, 0, PRICE},
         {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
@@ -174,15 +197,17 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         const char *name = argv[optind - 1];
         switch (c) {
         case PRESET: preset = optarg; break;
-        case GPUS: if (to_int(optarg, 1, 1 << 20, &gpus)) return bad("--gpus", optarg, "a positive count"); break;
+        case GPUS: if (gpu_count("--gpus", optarg, &gpus)) return 2; break;
         case GPU: gpu = optarg; break;
-        case GPN: if (to_int(optarg, 1, 1024, &gpn)) return bad("--gpus-per-node", optarg, "1..1024"); break;
-        case INTRA: intra = optarg; break;
-        case INTRABW: if (to_double(optarg, 1e-3, 1e5, &intra_bw)) return bad("--intra-bw", optarg, "GB/s > 0"); break;
-        case NETBW: if (to_double(optarg, 1e-3, 1e5, &net_bw)) return bad("--net-bw", optarg, "GB/s > 0"); break;
-        case NICS: if (to_int(optarg, 1, 64, &nics)) return bad("--nics", optarg, "1..64"); break;
-        case NETLAT: if (to_double(optarg, 0, 1e6, &net_lat)) return bad("--net-lat", optarg, "microseconds >= 0"); break;
-        case TOPO: topo = optarg; break;
+        case GPN: if (to_int(optarg, 1, 1024, &ca.gpn)) return bad("--gpus-per-node", optarg, "1..1024"); break;
+        case INTRA: ca.intra = optarg; break;
+        case INTRABW: if (bandwidth("--intra-bw", optarg, &ca.intra_bw, &ca.intra_unit, &ca.intra_typed)) return 2; break;
+        case NETBW: if (bandwidth("--net-bw", optarg, &ca.net_bw, &ca.net_unit, &ca.net_typed)) return 2; break;
+        case NICS: if (to_int(optarg, 1, 64, &ca.nics)) return bad("--nics", optarg, "1..64"); break;
+        case NETLAT: if (to_double(optarg, 0, 1e6, &ca.net_lat)) return bad("--net-lat", optarg, "microseconds >= 0"); ca.net_lat *= 1e-6; break;
+        case TOPO: ca.topo = optarg; break;
+        case STRICT: o->strict = 1; break;
+        case PRICE: if (to_double(optarg, 1e-9, 1e12, &o->price)) return bad("--price-gpu-hour", optarg, "a price per GPU-hour > 0"); break;
         case PLATFORM: snprintf(o->platform_file, sizeof o->platform_file, "%s", optarg); break;
         case MODEL: snprintf(o->model, sizeof o->model, "%s", optarg), model_set = 1; break;
         case PROFILE: snprintf(o->profile_path, sizeof o->profile_path, "%s", optarg), o->has_profile = 1; break;
@@ -238,7 +263,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case WARMUP: if (to_int(optarg, 0, 1000, &o->warmup)) return bad("--warmup", optarg, "0..1000"); break;
         case DATASET: if (to_double(optarg, 1, 1e12, &o->dataset)) return bad("--dataset-size", optarg, "a positive count"); break;
         case EPOCHS: if (to_double(optarg, 1e-3, 1e6, &o->epochs)) return bad("--epochs", optarg, "a positive number"); break;
-        case CSV: snprintf(o->csv, sizeof o->csv, "%s", optarg); break;
+        case CSV: snprintf(o->csv, sizeof o->csv, "%s", optarg), o->csv_stdout = !strcmp(optarg, "-"); break;
         case JSON: o->json = 1; break;
         case TRACE: snprintf(o->trace, sizeof o->trace, "%s", optarg); break;
         case TRACER: if (to_int(optarg, 1, 1 << 20, &o->trace_ranks)) return bad("--trace-ranks", optarg, "a positive count"); break;
@@ -249,8 +274,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         case NOMEMCHK: o->no_memory_check = 1; break;
         case QUIET: o->quiet = 1; break;
         case SGPUS:
-            if ((o->n_sweep_gpus = parse_list(optarg, o->sweep_gpus, 32)) < 1)
-                return bad("--sweep-gpus", optarg, "a comma-separated list of GPU counts");
+            if ((o->n_sweep_gpus = parse_list(optarg, o->sweep_gpus, 32)) < 1) return 2;
             break;
         case SALGOS: {
             char buf[256];
@@ -308,7 +332,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         if (!pgb && !batch) pgb = o->cluster.per_gpu_batch;
         if (o->cluster.model[0] && !strcmp(o->model, "resnet50"))
             snprintf(o->model, sizeof o->model, "%s", o->cluster.model);
-        if (apply_preset_training(&o->cluster, o, prec_set, optim_set, algo_set, inner_set))
+        if (dtsim_preset_training(&o->cluster, o, prec_set, optim_set, algo_set, inner_set))
             return 2;
         if (gpu_img_s < 0 && o->cluster.gpu_img_s > 0) {  // the paper's framework
             gpu_img_s = o->cluster.gpu_img_s;
@@ -319,8 +343,6 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         o->cluster = dt_cluster_default(gpus ? gpus : 1024);
     }
     dt_cluster *c = &o->cluster;
-    if (gpn) c->gpus_per_node = gpn;
-    if (gpus) c->nodes = (gpus + c->gpus_per_node - 1) / c->gpus_per_node;
     if (gpu) {
         if (!dt_gpu_find(gpu)) {
             fprintf(stderr, "dtsim: option --gpu: unknown GPU '%s' (valid: %s)\n", gpu, dt_gpu_names());
@@ -330,14 +352,14 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             o->calib_batch = 0;
             if (gpu_img_s >= 0 && gpu_img_s == c->gpu_img_s) gpu_img_s = 0;
         }
-        snprintf(c->gpu, sizeof c->gpu, "%s", gpu);
     }
-    if (intra) {
-        if (!strcmp(intra, "nvlink")) c->intra = DT_INTRA_NVLINK;
-        else if (!strcmp(intra, "nvswitch")) c->intra = DT_INTRA_NVSWITCH;
-        else if (!strcmp(intra, "pcie")) c->intra = DT_INTRA_PCIE;
-        else return bad("--intra", intra, "nvlink, nvswitch or pcie");
-    }
+    ca.preset = preset, ca.gpu = gpu, ca.gpus = gpus;
+    if (dtsim_cluster_begin(o, &ca)) return 2;
+    const dt_gpu_profile *gp = dt_gpu_find(c->gpu);
+    snprintf(o->src.prec, sizeof o->src.prec, "%s", prec_set ? "--precision"
+             : preset && c->precision[0] ? "preset"
+             : gp && gp->peak_tf32 > 0 ? "default; its tensor cores: --precision tf32|fp16"
+                                       : "default");
     if (o->has_profile) {
         if (img_s_given || o->cpu) {
             fprintf(stderr, "dtsim: --profile calibrates from measurements: not with %s\n",
@@ -348,18 +370,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         if (dtsim_apply_profile(o, c, model_set, prec_set)) return 2;
         if (!pgb && !batch) pgb = o->profile.batch;
     }
-    if (intra_bw) c->intra_bw = intra_bw * 1e9;
-    if (net_bw) c->nic_bw = net_bw * 1e9;
-    if (nics) c->nics = nics;
-    if (net_lat) c->net_lat = net_lat * 1e-6;
-    if (topo) {
-        if (!strcmp(topo, "flat")) c->topo = DT_TOPO_FLAT;
-        else if (!strcmp(topo, "fat-tree")) c->topo = DT_TOPO_FAT_TREE;
-        else if (!strcmp(topo, "torus")) c->topo = DT_TOPO_TORUS;
-        else if (!strcmp(topo, "dragonfly")) c->topo = DT_TOPO_DRAGONFLY;
-        else return bad("--topology", topo, "flat, fat-tree, torus or dragonfly");
-        c->topo_params[0] = 0;
-    }
+    if (dtsim_cluster_finish(o, &ca)) return 2;
     o->gpus = gpus ? gpus : c->nodes * c->gpus_per_node;
     if (o->platform_file[0]) {
         int hosts, cores;
@@ -415,6 +426,16 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
         for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
     }
+    if (o->json && o->csv_stdout) {
+        fprintf(stderr, "dtsim: --json and --csv - both print on stdout: give --csv a file\n");
+        return 2;
+    }
+    if (o->cpu && (o->json || o->csv[0])) {
+        fprintf(stderr, "dtsim: --device cpu prints the real losses, not simulated times: "
+                        "not with %s\n", o->json ? "--json" : "--csv");
+        return 2;
+    }
+    if (!o->cpu) dtsim_batch_warning(o);
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
@@ -429,7 +450,8 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         return 2;
     }
     // the output files must be creatable before minutes of simulation, not after
-    const char *outs[3][2] = {{o->csv, "--csv"}, {o->trace, "--trace"}, {o->plot, "--plot"}};
+    const char *outs[3][2] = {{o->csv_stdout ? "" : o->csv, "--csv"}, {o->trace, "--trace"},
+                              {o->plot, "--plot"}};
     for (int i = 0; i < 3; i++) {
         dt_atomic_file a;
         dt_error err;
@@ -455,15 +477,31 @@ static int run_cpu(const dtsim_opts *o) {
     return 0;
 }
 
+// Where the human-readable report goes: stdout, or stderr when stdout carries the JSON or
+// the CSV (--json, --csv -), and nowhere then with --quiet
+static FILE *report_stream(const dtsim_opts *o) {
+    if (o->json || o->csv_stdout) return o->quiet ? NULL : stderr;
+    return stdout;
+}
+
+static int machine_output(const dtsim_opts *o, const dtsim_result *r, int n) {
+    int rc = 0;
+    if (o->csv[0] && dtsim_write_csv(o, o->csv, r, n)) rc = 1;
+    if (o->json) dtsim_print_json(o, r, n);
+    fflush(stdout);
+    return rc;
+}
+
 static int run_single(const dtsim_opts *o) {
     dtsim_result r;
-    if (!o->quiet) dtsim_print_header(stdout, o);
-    int rc = dtsim_run_one(o, &r);
+    FILE *out = report_stream(o);
+    int rc = dtsim_prepare(o, &r);  // every refusal before the header
     if (rc) return rc;
-    dtsim_print_result(stdout, o, &r, 0);
-    if (o->csv[0] && dtsim_write_csv(o->csv, &r, 1)) return 1;
-    if (o->json) dtsim_print_json(&r, 1);
-    return 0;
+    if (out && !o->quiet) dtsim_print_header(out, o);
+    rc = o->coll.algo == DT_ALGO_AUTO ? dtsim_auto(o, &r) : dtsim_simulate(o, &r);
+    if (rc) return rc;
+    if (out) dtsim_print_result(out, o, &r, 0);
+    return machine_output(o, &r, 1);
 }
 
 // The sweep's configuration of g GPUs and algorithm a: o's cluster with g GPUs. 0, or 2 when
@@ -483,28 +521,33 @@ static int sweep_point(const dtsim_opts *o, int g, dt_algo a, dtsim_opts *p) {
     return 0;
 }
 
-// Every GPU count × algorithm, the per-GPU batch held fixed (weak scaling); one table, then
-// the CSV, JSON and plots of all rows.
+// Every GPU count x algorithm, the per-GPU batch held fixed (weak scaling): every point
+// prepared (its refusals) before the header, then simulated; one table, then the CSV, JSON
+// and plots of all rows.
 static int run_sweep(const dtsim_opts *o) {
-    int n = 0, cap = o->n_sweep_gpus * o->n_sweep_algos, rc = 0;
-    dtsim_result *res = calloc((size_t)cap, sizeof *res);
-    if (!o->quiet) dtsim_print_header(stdout, o);
-    for (int a = 0; a < o->n_sweep_algos && !rc; a++)
-        for (int g = 0; g < o->n_sweep_gpus && !rc; g++) {
-            dtsim_opts p;
-            if ((rc = sweep_point(o, o->sweep_gpus[g], o->sweep_algos[a], &p))) break;
-            if (!p.quiet) fprintf(stderr, "[dtsim] sweep %d/%d: %d GPUs, %s\n", n + 1, cap, p.gpus,
-                                  dt_algo_name(p.coll.algo));
-            if ((rc = dtsim_run_one(&p, &res[n]))) break;
-            dtsim_print_result(stdout, &p, &res[n], n > 0);
-            n++;
-        }
+    int n = o->n_sweep_gpus * o->n_sweep_algos, rc = 0;
+    dtsim_result *res = calloc((size_t)n, sizeof *res);
+    dtsim_opts *pts = calloc((size_t)n, sizeof *pts);
+    FILE *out = report_stream(o);
+    for (int a = 0, i = 0; a < o->n_sweep_algos && !rc; a++)
+        for (int g = 0; g < o->n_sweep_gpus && !rc; g++, i++)
+            if (!(rc = sweep_point(o, o->sweep_gpus[g], o->sweep_algos[a], &pts[i])))
+                rc = dtsim_prepare(&pts[i], &res[i]);
+    if (!rc && out && !o->quiet) dtsim_print_header(out, o);
+    for (int i = 0; i < n && !rc; i++) {
+        const dtsim_opts *p = &pts[i];
+        if (!p->quiet) fprintf(stderr, "[dtsim] sweep %d/%d: %d GPUs, %s\n", i + 1, n, p->gpus,
+                               dt_algo_name(p->coll.algo));
+        rc = p->coll.algo == DT_ALGO_AUTO ? dtsim_auto(p, &res[i]) : dtsim_simulate(p, &res[i]);
+        if (!rc && out) dtsim_print_result(out, p, &res[i], i > 0);
+    }
     if (!rc) {  // a failed CSV still leaves the JSON and the plots
-        if (o->csv[0] && dtsim_write_csv(o->csv, res, n)) rc = 1;
-        if (o->json) dtsim_print_json(res, n);
+        if (out) dtsim_print_sweep_band(out, o, res, n);
+        rc = machine_output(o, res, n);
         if (o->plot[0] && dtsim_plot(o->plot, o, res, n)) rc = 1;
     }
     free(res);
+    free(pts);
     return rc;
 }
 

@@ -6,9 +6,17 @@
 
 #include "coll/coll.h"
 #include "coll/fusion.h"
+#include "generation.h"
 #include "gpu.h"
 #include "platform.h"
 #include "profile.h"
+
+// Where each figure of the run's cluster came from, as the description prints it: "default",
+// the option ("--nics"), "preset NAME", "h100 generation: <the link>", "profile FILE".
+typedef struct {
+    char gpu[48], gpn[48], intra[48], intra_bw[112], intra_lat[48], nics[80], nic_bw[112];
+    char net_lat[48], topo[48], prec[64];
+} dtsim_sources;
 
 typedef struct {
     dt_cluster cluster;        // --preset / --gpus / --gpu / --gpus-per-node / --topology ...
@@ -41,6 +49,12 @@ typedef struct {
     int trace_ranks;           // --trace-ranks
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
     int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
+    dtsim_sources src;         // where the cluster's figures came from
+    int strict;                // --strict: an implausible figure is an error, not a warning
+    double price;              // --price-gpu-hour (0: none)
+    int csv_stdout;            // --csv -: the CSV on stdout
+    int batch_beyond;          // the global batch (largest of a sweep) is beyond what the
+                               // optimizer is published to train ResNet-50 to accuracy at
     // sweep
     int sweep;
     int sweep_gpus[32], n_sweep_gpus;
@@ -66,11 +80,58 @@ typedef struct {
     double model_comm_s;                           // the cost model's allreduce time per step
     double images_s, efficiency, epoch_s, train_s;
     double wall_s;                                 // real seconds the simulation took
+    double band;                                   // time-to-train's relative error band
+    double gpu_hours;                              // GPUs x time-to-train
+    // --algo auto (sim/dtsim_auto.c): the algorithms simulated, each one's iteration, and
+    // the cost model's choice for the whole gradient
+    int auto_n;
+    char auto_algo[8][16];
+    double auto_iter_s[8];
+    char auto_model_pick[16];
+    size_t arena;                                  // the rank program's arena (dtsim_prepare)
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
-// already printed (2: bad input, 1: SimGrid failed).
+// already printed (2: bad input, 1: SimGrid failed). It is dtsim_prepare, then
+// dtsim_simulate (or dtsim_auto's choice with --algo auto).
 int dtsim_run_one(const dtsim_opts *o, dtsim_result *r);
+// Everything that can refuse a run before SimGrid starts (the model, one GPU's step, the
+// calibration, the memory it needs): r's single-GPU figures; 0, or 2 with a message
+int dtsim_prepare(const dtsim_opts *o, dtsim_result *r);
+// SimGrid on a prepared run: r's multi-GPU figures; 0, or the exit code with a message
+int dtsim_simulate(const dtsim_opts *o, dtsim_result *r);
+// --algo auto (sim/dtsim_auto.c): simulates each algorithm the cost model does not rule out
+// on a prepared run and keeps the fastest; 0, or the exit code
+int dtsim_auto(const dtsim_opts *o, dtsim_result *r);
+// The allreduce options of a run with the cluster's α-β-γ figures (sim/dtsim_run.c)
+dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c);
+// The most GPUs this machine's memory can simulate (the estimate of bench/DTSIM-SPEED.md)
+int dtsim_gpus_that_fit(void);
+
+// The cluster of the command line (sim/dtsim_cluster.c): the preset or dtsim's default, the
+// GPU generation's links where the user named none, the user's figures, each figure's source
+// in o->src, and the plausibility of the bandwidths (a warning, or under --strict an error).
+typedef struct {
+    const char *preset, *gpu, *intra, *topo;
+    int gpus, gpn, nics;
+    double intra_bw, net_bw, net_lat;   // bytes/s, seconds; 0: not given
+    dt_bw_unit intra_unit, net_unit;
+    const char *intra_typed, *net_typed;
+} dtsim_cluster_args;
+// Before the profile: 0, or 2 with a message
+int dtsim_cluster_begin(dtsim_opts *o, const dtsim_cluster_args *a);
+// After it (the user's figures over the profile's): 0, or 2 with a message
+int dtsim_cluster_finish(dtsim_opts *o, const dtsim_cluster_args *a);
+// A preset's paper set-up (its precision, optimizer, allreduce, wire format) where the user
+// chose none; 0, or 2 with a message
+int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set, int optim_set,
+                          int algo_set, int inner_set);
+
+// 1 when a global batch of o's model and optimizer is beyond the largest published to reach
+// its accuracy (sim/dtsim_report.c says which papers); dtsim_batch_warning says so on
+// stderr for the run's (a sweep's largest) batch and sets o->batch_beyond
+int dtsim_batch_beyond(const dtsim_opts *o, long long global_batch);
+void dtsim_batch_warning(dtsim_opts *o);
 
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
 int dtsim_calibrate_main(int argc, char **argv);
@@ -80,8 +141,13 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
 
 void dtsim_print_header(FILE *f, const dtsim_opts *o);
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep);
-int dtsim_write_csv(const char *path, const dtsim_result *r, int n);  // atomic; -1 on error
-void dtsim_print_json(const dtsim_result *r, int n);
+// After a sweep's table: the band of its time-to-train and GPU-hours
+void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n);
+// The error band of time-to-train for o's configuration and what it rests on
+double dtsim_band(const dtsim_opts *o, const char **basis);
+// --csv PATH (atomic) or "-" (stdout); -1 on error
+int dtsim_write_csv(const dtsim_opts *o, const char *path, const dtsim_result *r, int n);
+void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n);
 // sweep plots: PATH (images/s) and PATH with "-efficiency" before ".png"
 int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n);
 

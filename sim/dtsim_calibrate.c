@@ -152,7 +152,12 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
     // run beside its kernels, as dtsim's model device assumes; a cpu rank's do not.
     if (!strcmp(p->device, "cpu")) o->overlap = 0;
     if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
-    if (p->intra.beta > 0) c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;
+    if (!prec_set) snprintf(o->src.prec, sizeof o->src.prec, "--profile");
+    if (p->intra.beta > 0) {
+        c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;
+        snprintf(o->src.intra_bw, sizeof o->src.intra_bw, "--profile, measured");
+        snprintf(o->src.intra_lat, sizeof o->src.intra_lat, "--profile, measured");
+    }
     if (p->inter.beta > 0) {
         // α = net_lat × the mean links of a route (platform.c, dt_cluster_cost); β = 1/(nics·bw)
         double a, a1;
@@ -162,6 +167,8 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
         a = p->inter.alpha;
         c->net_lat = isfinite(a1) && a1 > 0 ? a / a1 : a / 2;
         c->nic_bw = 1 / (p->inter.beta * c->nics);
+        snprintf(o->src.nic_bw, sizeof o->src.nic_bw, "--profile, measured");
+        snprintf(o->src.net_lat, sizeof o->src.net_lat, "--profile, measured");
     }
     return 0;
 }

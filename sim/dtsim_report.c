@@ -1,6 +1,7 @@
-// dtsim_report.c — what dtsim prints: the set-up, one table row per simulated
-// configuration, the same as CSV (--csv, atomic) and JSON (--json), and the sweep's scaling
-// curves as PNG (--plot: images/s, and scaling efficiency against one GPU).
+// dtsim_report.c — what dtsim prints: the set-up (every figure of the cluster and where it
+// came from), one table row per simulated configuration, time-to-train and GPU-hours with
+// their error band, the same as CSV (--csv, atomic, or stdout) and JSON (--json), and the
+// sweep's scaling curves as PNG (--plot: images/s, and scaling efficiency against one GPU).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,57 @@
 #include "json.h"
 #include "plot.h"
 
-static const char *intra_name(dt_intra_kind k) {
-    return k == DT_INTRA_NVSWITCH ? "NVSwitch" : k == DT_INTRA_PCIE ? "PCIe" : "NVLink";
+// The error band of time-to-train (and so of GPU-hours and cost). The landmark runs of
+// bench/PAPERS.md ("Scores": each preset at its paper's size, calibrated to one figure of
+// its paper) land within 1.7 % to 7.1 % of the papers' times: 7.1 %. A profile of measured
+// steps is validated by bench/VALIDATION.md, whose goal every committed step meets: 10 %.
+// tests/sim (dtsim_cases.sh band) checks both against the committed files.
+#define BAND_PAPERS 0.071
+#define BAND_VALIDATION 0.10
+
+double dtsim_band(const dtsim_opts *o, const char **basis) {
+    if (basis) *basis = o->has_profile ? "measured runs, bench/VALIDATION.md"
+                                       : "landmark runs, bench/PAPERS.md";
+    return o->has_profile ? BAND_VALIDATION : BAND_PAPERS;
+}
+
+// The GPU speeds the band rests on: a figure measured in the user's or the paper's framework
+// (--gpu-img-s, a preset, --profile), or a profile fitted to a published throughput
+// (sim/gpu_profiles.c: V100 fp32 and fp16, A100 TF32 and fp16). NULL, or what is not.
+static const char *unvalidated_gpu(const dtsim_opts *o, char *buf, size_t n) {
+    const char *g = o->cluster.gpu;
+    int fitted = (!strcmp(g, "v100") && (o->prec == DT_PREC_FP32 || o->prec == DT_PREC_FP16)) ||
+                 (!strcmp(g, "a100") && (o->prec == DT_PREC_TF32 || o->prec == DT_PREC_FP16));
+    if (o->gpu_img_s > 0 || o->has_profile || fitted) return NULL;
+    snprintf(buf, n, "one %s's speed in %s is the roofline's, fitted to no published figure: "
+             "--gpu-img-s X calibrates it", g, dt_precision_name(o->prec));
+    return buf;
+}
+
+// The largest global batch at which ResNet-50 is published to reach its accuracy in 90
+// epochs: SGD 8K (Goyal et al. 2017, 76.3 % top-1, worse beyond), LARS 32K (You et al.
+// 2017) and 64K (Jia et al. 2018, with mixed precision). Nothing is said of other models.
+#define SGD_BATCH_PUBLISHED 8192
+#define LARS_BATCH_PUBLISHED 65536
+
+int dtsim_batch_beyond(const dtsim_opts *o, long long global_batch) {
+    long long lim = o->lars ? LARS_BATCH_PUBLISHED : SGD_BATCH_PUBLISHED;
+    return !strcmp(o->model, "resnet50") && global_batch > lim;
+}
+
+void dtsim_batch_warning(dtsim_opts *o) {
+    long long most = o->gpus;
+    for (int i = 0; o->sweep && i < o->n_sweep_gpus; i++)
+        if (i == 0 || o->sweep_gpus[i] > most) most = o->sweep_gpus[i];
+    long long gb = most * o->per_gpu_batch;
+    if (!dtsim_batch_beyond(o, gb)) return;
+    o->batch_beyond = 1;
+    fprintf(stderr, "dtsim: warning: global batch %lld%s is beyond the largest at which "
+                    "ResNet-50 is published to reach its accuracy with %s (%s): the %g epochs "
+                    "of the time-to-train may not reach it\n", gb,
+            o->sweep ? " (the sweep's largest)" : "", o->lars ? "LARS" : "SGD",
+            o->lars ? "32K, You et al. 2017; 64K, Jia et al. 2018"
+                    : "8K, Goyal et al. 2017; LARS: 32K-64K", o->epochs);
 }
 static const char *topo_name(dt_topo_kind k) {
     return k == DT_TOPO_FAT_TREE ? "fat tree" : k == DT_TOPO_TORUS ? "torus"
@@ -27,21 +77,73 @@ static void hms(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
+// The description: the cluster's figures on one line, where each came from on the next
+// (sim/dtsim_cluster.c), then the training set-up.
 void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     const dt_cluster *c = &o->cluster;
-    char fus[64];
+    const dtsim_sources *s = &o->src;
+    char fus[64], over[32] = "";
     dt_fusion_format(&o->fusion, fus, sizeof fus);
-    if (o->platform_file[0])
+    if (c->topo == DT_TOPO_FAT_TREE && c->oversubscription > 1)
+        snprintf(over, sizeof over, " %g:1", c->oversubscription);
+    if (o->platform_file[0]) {
         fprintf(f, "dtsim: platform %s, GPU %s\n", o->platform_file, c->gpu);
-    else
-        fprintf(f, "dtsim: %s: %d nodes x %d %s, %s %.0f GB/s inside a node, %d x %.1f GB/s "
-                   "NIC, %s\n", c->name, c->nodes, c->gpus_per_node, c->gpu,
-                intra_name(c->intra), c->intra_bw / 1e9, c->nics, c->nic_bw / 1e9,
-                topo_name(c->topo));
-    fprintf(f, "       %s, %d images per GPU, %s, %s, allreduce %s%s, fusion %s, %s\n",
-            o->model, o->per_gpu_batch, dt_precision_name(o->prec), o->lars ? "LARS" : "SGD",
+        fprintf(f, "       from: %s (%s), the links of the platform file\n", c->gpu, s->gpu);
+    } else {
+        fprintf(f, "dtsim: %s: %d nodes x %d %s, %s %g GB/s %g us inside a node, %d x %g Gb/s "
+                   "(%g GB/s) NIC, %g us per link, %s%s\n", c->name, c->nodes,
+                c->gpus_per_node, c->gpu, dt_intra_kind_name(c->intra), c->intra_bw / 1e9,
+                c->intra_lat * 1e6, c->nics, 8 * c->nic_bw / 1e9, c->nic_bw / 1e9,
+                c->net_lat * 1e6, topo_name(c->topo), over);
+        fprintf(f, "       from: %s (%s), %d per node (%s), %s (%s) at %g GB/s (%s), %g us "
+                   "(%s), %d NIC%s (%s) at %g Gb/s (%s), %g us per link (%s), %s (%s), %s (%s)\n",
+                c->gpu, s->gpu, c->gpus_per_node, s->gpn, dt_intra_kind_name(c->intra),
+                s->intra, c->intra_bw / 1e9, s->intra_bw, c->intra_lat * 1e6, s->intra_lat,
+                c->nics, c->nics > 1 ? "s" : "", s->nics, 8 * c->nic_bw / 1e9, s->nic_bw,
+                c->net_lat * 1e6, s->net_lat, topo_name(c->topo), s->topo,
+                dt_precision_name(o->prec), s->prec);
+    }
+    char gb[40] = "";
+    if (!o->sweep) snprintf(gb, sizeof gb, " (global batch %d)", o->global_batch);
+    fprintf(f, "       %s, %d images per GPU%s, %s, %s, allreduce %s%s, fusion %s, %s\n",
+            o->model, o->per_gpu_batch, gb, dt_precision_name(o->prec),
+            o->lars ? "LARS" : "SGD",
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
             fus, o->overlap ? "overlapping backward" : "after backward");
+}
+
+// Time-to-train with its band, GPU-hours (and cost, --price-gpu-hour) with the same band,
+// and what the band does not cover.
+static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
+    const char *basis, *gpu;
+    char t[32], lo[32], hi[32], buf[200];
+    double b = dtsim_band(o, &basis);
+    hms(r->train_s, t, sizeof t);
+    hms(r->train_s * (1 - b), lo, sizeof lo);
+    hms(r->train_s * (1 + b), hi, sizeof hi);
+    fprintf(f, "time-to-train: %s ±%.1f %% (%s to %s; %s), %g epochs of %.0f images%s\n", t,
+            100 * b, lo, hi, basis, o->epochs, o->dataset,
+            dtsim_batch_beyond(o, r->global_batch) ? " (if they reach the accuracy at this "
+                                                      "batch: see the warning)" : "");
+    fprintf(f, "GPU-hours: %.1f ±%.1f %% (%.1f to %.1f)", r->gpu_hours, 100 * b,
+            r->gpu_hours * (1 - b), r->gpu_hours * (1 + b));
+    if (o->price > 0)
+        fprintf(f, "; cost at %g per GPU-hour: %.2f (%.2f to %.2f)", o->price,
+                r->gpu_hours * o->price, r->gpu_hours * o->price * (1 - b),
+                r->gpu_hours * o->price * (1 + b));
+    fprintf(f, "; two runs closer than the band are a tie\n");
+    if ((gpu = unvalidated_gpu(o, buf, sizeof buf))) fprintf(f, "not in the band: %s\n", gpu);
+}
+
+void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n) {
+    const char *basis, *gpu;
+    char buf[200];
+    double b = dtsim_band(o, &basis);
+    int beyond = 0;
+    for (int i = 0; i < n; i++) beyond |= dtsim_batch_beyond(o, r[i].global_batch);
+    fprintf(f, "train: ±%.1f %% (%s), %g epochs of %.0f images%s\n", 100 * b, basis, o->epochs,
+            o->dataset, beyond ? "; some batches beyond the published (see the warning)" : "");
+    if ((gpu = unvalidated_gpu(o, buf, sizeof buf))) fprintf(f, "not in the band: %s\n", gpu);
 }
 
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep_row) {
@@ -56,10 +158,18 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
             r->gpus, r->global_batch, r->algo, r->buckets, 1e3 * r->iter_s, 1e3 * r->compute_s,
             1e3 * r->comm_s, 1e3 * r->exposed_s, r->images_s, 100 * r->efficiency, ep, tt,
             r->wall_s);
-    if (!o->sweep)
-        fprintf(f, "one GPU: %.2f ms per iteration (%.0f images/s); time-to-train: %.0f epochs "
-                   "of %.0f images\n", 1e3 * r->single_iter_s, r->per_gpu_batch / r->single_iter_s,
-                o->epochs, o->dataset);
+    if (!o->sweep && r->auto_n) {
+        fprintf(f, "auto: the fastest simulated step of");
+        for (int i = 0; i < r->auto_n; i++)
+            fprintf(f, "%s %s %.2f ms", i ? "," : "", r->auto_algo[i], 1e3 * r->auto_iter_s[i]);
+        fprintf(f, " (the algorithms the cost model priced within 4x of its cheapest); the cost "
+                   "model alone picks %s\n", r->auto_model_pick);
+    }
+    if (!o->sweep) {
+        fprintf(f, "one GPU: %.2f ms per iteration (%.0f images/s)\n", 1e3 * r->single_iter_s,
+                r->per_gpu_batch / r->single_iter_s);
+        print_band(f, o, r);
+    }
     if (!o->sweep && o->has_profile)
         fprintf(f, "profiled: %s (%s, %d per GPU, %.3f ms per step measured on %s): every "
                    "layer kind takes its measured time%s%s\n", o->profile_path, o->profile.model,
@@ -78,20 +188,32 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
     fflush(f);
 }
 
-int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
+static void write_csv_rows(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n) {
+    fprintf(f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
+               "efficiency,epoch_s,train_s,single_gpu_iter_s,band,gpu_hours,cost\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d,%d,%s,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
+                   "%.17g,",
+                r[i].gpus, r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s,
+                r[i].compute_s, r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency,
+                r[i].epoch_s, r[i].train_s, r[i].single_iter_s, r[i].band, r[i].gpu_hours);
+        if (o->price > 0) fprintf(f, "%.17g", r[i].gpu_hours * o->price);
+        fprintf(f, "\n");
+    }
+}
+
+int dtsim_write_csv(const dtsim_opts *o, const char *path, const dtsim_result *r, int n) {
     dt_atomic_file a;
     dt_error err;
+    if (!strcmp(path, "-")) {
+        write_csv_rows(stdout, o, r, n);
+        return fflush(stdout) ? -1 : 0;
+    }
     if (dt_atomic_open(&a, path, "--csv", &err)) {
         fprintf(stderr, "dtsim: %s\n", err.msg);
         return -1;
     }
-    fprintf(a.f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
-                 "efficiency,epoch_s,train_s,single_gpu_iter_s\n");
-    for (int i = 0; i < n; i++)
-        fprintf(a.f, "%d,%d,%s,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n",
-                r[i].gpus, r[i].global_batch, r[i].algo, r[i].buckets, r[i].iter_s, r[i].compute_s,
-                r[i].comm_s, r[i].exposed_s, r[i].images_s, r[i].efficiency, r[i].epoch_s,
-                r[i].train_s, r[i].single_iter_s);
+    write_csv_rows(a.f, o, r, n);
     if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err)) {
         fprintf(stderr, "dtsim: --csv %s: %s\n", path, err.msg);
         return -1;
@@ -99,33 +221,82 @@ int dtsim_write_csv(const char *path, const dtsim_result *r, int n) {
     return 0;
 }
 
-// Every real with 17 significant digits (the writer's default): the bits of the simulated
+// One row: the simulated figures, the cluster's and where each came from, the band. Every
+// real with 17 significant digits (nn/json_write.c's default): the bits of the simulated
 // figures, so two runs compare exactly (docs/conventions.md, "Same bits everywhere").
-void dtsim_print_json(const dtsim_result *r, int n) {
+static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r,
+                     const char *basis) {
+    const dt_cluster *c = &o->cluster;
+    dt_json_begin_object(w, NULL);
+    dt_json_write_int(w, "gpus", r->gpus);
+    dt_json_write_int(w, "global_batch", r->global_batch);
+    dt_json_write_string(w, "algo", r->algo);
+    dt_json_write_int(w, "buckets", r->buckets);
+    dt_json_write_real(w, "iter_s", r->iter_s);
+    dt_json_write_real(w, "compute_s", r->compute_s);
+    dt_json_write_real(w, "comm_s", r->comm_s);
+    dt_json_write_real(w, "exposed_s", r->exposed_s);
+    dt_json_write_real(w, "images_per_s", r->images_s);
+    dt_json_write_real(w, "efficiency", r->efficiency);
+    dt_json_write_real(w, "epoch_s", r->epoch_s);
+    dt_json_write_real(w, "train_s", r->train_s);
+    dt_json_write_real(w, "single_gpu_iter_s", r->single_iter_s);
+    dt_json_write_real(w, "model_comm_s", r->model_comm_s);
+    dt_json_write_real(w, "roofline_single_gpu_iter_s", r->roofline_iter_s);
+    dt_json_write_real(w, "time_scale", r->time_scale);
+    dt_json_write_int(w, "params", r->params);
+    dt_json_write_real(w, "band", r->band);
+    dt_json_write_real(w, "train_s_low", r->train_s * (1 - r->band));
+    dt_json_write_real(w, "train_s_high", r->train_s * (1 + r->band));
+    dt_json_write_real(w, "gpu_hours", r->gpu_hours);
+    dt_json_write_real(w, "gpu_hours_low", r->gpu_hours * (1 - r->band));
+    dt_json_write_real(w, "gpu_hours_high", r->gpu_hours * (1 + r->band));
+    if (o->price > 0) {
+        double cost = r->gpu_hours * o->price;
+        dt_json_write_real(w, "price_gpu_hour", o->price);
+        dt_json_write_real(w, "cost", cost);
+        dt_json_write_real(w, "cost_low", cost * (1 - r->band));
+        dt_json_write_real(w, "cost_high", cost * (1 + r->band));
+    }
+    dt_json_write_string(w, "band_basis", basis);
+    dt_json_write_bool(w, "batch_beyond_published", dtsim_batch_beyond(o, r->global_batch));
+    dt_json_write_string(w, "gpu", c->gpu);
+    dt_json_write_string(w, "precision", dt_precision_name(o->prec));
+    if (!o->platform_file[0]) {
+        dt_json_write_int(w, "gpus_per_node", c->gpus_per_node);
+        dt_json_write_string(w, "intra", dt_intra_kind_name(c->intra));
+        dt_json_write_real(w, "intra_bw_gbs", c->intra_bw / 1e9);
+        dt_json_write_int(w, "nics", c->nics);
+        dt_json_write_real(w, "nic_bw_gbs", c->nic_bw / 1e9);
+        dt_json_write_real(w, "net_lat_us", c->net_lat * 1e6);
+        // the sources as one object (key: the figure, value: where it came from)
+        dt_json_begin_object(w, "sources");
+        const char *keys[] = {"gpu", "gpus_per_node", "intra", "intra_bw", "intra_lat", "nics",
+                              "nic_bw", "net_lat", "topology", "precision"};
+        const char *vals[] = {o->src.gpu, o->src.gpn, o->src.intra, o->src.intra_bw,
+                              o->src.intra_lat, o->src.nics, o->src.nic_bw, o->src.net_lat,
+                              o->src.topo, o->src.prec};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            dt_json_write_string(w, keys[k], vals[k]);
+        dt_json_end_object(w);
+    }
+    if (r->auto_n) {
+        dt_json_write_string(w, "auto_model_pick", r->auto_model_pick);
+        dt_json_begin_object(w, "auto_iter_s");
+        for (int k = 0; k < r->auto_n; k++)
+            dt_json_write_real(w, r->auto_algo[k], r->auto_iter_s[k]);
+        dt_json_end_object(w);
+    }
+    dt_json_end_object(w);
+}
+
+void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n) {
+    const char *basis;
+    dtsim_band(o, &basis);
     dt_json_writer w;
     dt_json_writer_init(&w, stdout);
     dt_json_begin_array(&w, NULL);
-    for (int i = 0; i < n; i++) {
-        dt_json_begin_object(&w, NULL);
-        dt_json_write_int(&w, "gpus", r[i].gpus);
-        dt_json_write_int(&w, "global_batch", r[i].global_batch);
-        dt_json_write_string(&w, "algo", r[i].algo);
-        dt_json_write_int(&w, "buckets", r[i].buckets);
-        dt_json_write_real(&w, "iter_s", r[i].iter_s);
-        dt_json_write_real(&w, "compute_s", r[i].compute_s);
-        dt_json_write_real(&w, "comm_s", r[i].comm_s);
-        dt_json_write_real(&w, "exposed_s", r[i].exposed_s);
-        dt_json_write_real(&w, "images_per_s", r[i].images_s);
-        dt_json_write_real(&w, "efficiency", r[i].efficiency);
-        dt_json_write_real(&w, "epoch_s", r[i].epoch_s);
-        dt_json_write_real(&w, "train_s", r[i].train_s);
-        dt_json_write_real(&w, "single_gpu_iter_s", r[i].single_iter_s);
-        dt_json_write_real(&w, "model_comm_s", r[i].model_comm_s);
-        dt_json_write_real(&w, "roofline_single_gpu_iter_s", r[i].roofline_iter_s);
-        dt_json_write_real(&w, "time_scale", r[i].time_scale);
-        dt_json_write_int(&w, "params", r[i].params);
-        dt_json_end_object(&w);
-    }
+    for (int i = 0; i < n; i++) json_row(&w, o, &r[i], basis);
     dt_json_end_array(&w);
 }
 

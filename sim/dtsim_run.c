@@ -264,7 +264,7 @@ static int write_platform(const dtsim_opts *o, const dt_cluster *c, run_files *f
 
 // The allreduce's options with the cluster's α-β-γ figures (docs/formulas.md, α-β-γ
 // collective costs).
-static dt_coll_opts coll_for(const dtsim_opts *o, const dt_cluster *c) {
+dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c) {
     dt_coll_opts co = o->coll;
     int own_platform = o->platform_file[0] != 0;
     if (!own_platform)
@@ -290,7 +290,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->accumulate = o->accumulate;
     ro->iters = o->iters, ro->warmup = o->warmup;
     ro->lars = o->lars;
-    ro->coll = coll_for(o, c);
+    ro->coll = dtsim_coll_for(o, c);
     ro->fusion = o->fusion;
     ro->overlap = o->overlap;
     ro->arena = arena;
@@ -441,6 +441,8 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
+    r->gpu_hours = o->gpus * r->train_s / 3600;
+    r->band = dtsim_band(o, NULL);
 }
 
 // ---- will it fit? ----
@@ -457,13 +459,27 @@ static double memory_estimate_gib(double P) {
     return MEM_BASE_GIB + MEM_PER_RANK_GIB * P + MEM_PER_PAIR_GIB * P * P;
 }
 
+static double ram_bytes(void) {
+    return (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+}
+
+// The largest P whose estimate fits in `have` GiB
+static double gpus_fitting(double have) {
+    double b = MEM_PER_RANK_GIB, c = MEM_PER_PAIR_GIB, d = have - MEM_BASE_GIB;
+    return d > 0 ? (-b + sqrt(b * b + 4 * c * d)) / (2 * c) : 0;
+}
+
+int dtsim_gpus_that_fit(void) {
+    double ram = ram_bytes();
+    return ram > 0 ? (int)gpus_fitting(ram / 1073741824.0) : 0;
+}
+
 // Refuse (exit 2) before simulating a run the kernel would kill half-way: the estimate
 // against the machine's physical memory, and the largest GPU count that fits.
 static int memory_check(const dtsim_opts *o, double ram) {
     double need = memory_estimate_gib(o->gpus), have = ram / 1073741824.0;
     if (ram <= 0 || need <= have) return 0;
-    double b = MEM_PER_RANK_GIB, c = MEM_PER_PAIR_GIB, d = have - MEM_BASE_GIB;
-    double fits = d > 0 ? (-b + sqrt(b * b + 4 * c * d)) / (2 * c) : 0;
+    double fits = gpus_fitting(have);
     fprintf(stderr, "dtsim: simulating %d GPUs needs about %.0f GiB of memory (measured growth: "
             "bench/DTSIM-SPEED.md), more than this machine's %.1f GiB; about %d GPUs fit "
             "here: lower --gpus, use a machine with more memory, or --no-memory-check to try "
@@ -484,9 +500,8 @@ static void dbtree_hint(const dtsim_opts *o) {
 
 // ---- one run ----
 
-int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
+int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     memset(r, 0, sizeof *r);
-    double t_wall = wall_now();
     size_t used, params;
     dt_model_stats one;
     int rc = single_gpu(o, o->per_gpu_batch, o->prec, o->accumulate, &one, &used, &params);
@@ -504,7 +519,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     }
     size_t arena = used + ARENA_MARGIN, least = 2 * max_alloc + ARENA_MARGIN;
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
-    double ram = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    double ram = ram_bytes();
     if (ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps the arena at full size
         fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d images "
                 "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
@@ -514,6 +529,13 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
         return 2;
     }
     if (!o->no_memory_check && (rc = memory_check(o, ram))) return rc;
+    r->arena = arena;
+    return 0;
+}
+
+int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
+    double t_wall = wall_now();
+    int rc;
     dbtree_hint(o);
     run_files f;
     if ((rc = make_run_files(&f))) return rc;
@@ -523,7 +545,7 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
         return rc;
     }
     dt_rank_opts ro;
-    rank_opts_for(o, c, arena, &f, &ro);
+    rank_opts_for(o, c, r->arena, &f, &ro);
     ro.time_scale = r->time_scale;
     if (o->has_profile) {
         size_t at = 0;
@@ -555,4 +577,10 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
     fill_result(o, &rr, r);
     r->wall_s = wall_now() - t_wall;
     return 0;
+}
+
+int dtsim_run_one(const dtsim_opts *o, dtsim_result *r) {
+    int rc = dtsim_prepare(o, r);
+    if (rc) return rc;
+    return o->coll.algo == DT_ALGO_AUTO && !o->cpu ? dtsim_auto(o, r) : dtsim_simulate(o, r);
 }

@@ -5,12 +5,186 @@ set -u
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_${CASE}_XXXXXX")
 trap 'rm -rf "$W"' EXIT
+PY=${PYTHON:-/usr/bin/python3}  # Debian's, for its json and csv
 fail() { echo "FAIL: $*"; exit 1; }
 num() { sed -n "s/.*\"$1\": \([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 # |a - b| <= tol * |b|
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t * (b < 0 ? -b : b)) }'; }
 
 case "$CASE" in
+defaults)
+  # A GPU generation brings its node and network (docs/hardware.md, "Per-generation
+  # defaults"; the figures recomputed here from the published links): the description line
+  # and the JSON say each figure and where it came from. 16 GPUs, resnet20: seconds.
+  R="--model resnet20 --iters 1 --warmup 0"
+  desc() { what=$1; want=$2; from=$3; shift 3; out=$("$DTSIM" "$@" $R 2>&1); rc=$?
+    [ $rc -eq 0 ] || { echo "$out"; fail "$what: exit $rc"; }
+    echo "$out" | grep -q -F -- "$want" || { echo "$out"; fail "$what: not described as '$want'"; }
+    echo "$out" | grep -q -F -- "$from" || { echo "$out"; fail "$what: the sources lack '$from'"; }
+    echo "ok: $what: $want; $from"; }
+  # V100 (dtsim's default cluster, unchanged): NVLink 2.0 one link per pair 300/2/6 GB/s, EDR
+  desc "no options" "2 nodes x 8 v100, NVLink 25 GB/s 1 us inside a node, 1 x 100 Gb/s (12.5 GB/s) NIC, 1 us per link, fat tree" \
+    "v100 (default), 8 per node (default), NVLink (v100 generation) at 25 GB/s (v100 generation: NVLink 2.0" --gpus 16
+  # H100: NVSwitch with all 18 NVLink 4 links, 900/2 GB/s; NDR 400 Gb/s
+  desc "--gpu h100" "2 nodes x 8 h100, NVSwitch 450 GB/s 1 us inside a node, 1 x 400 Gb/s (50 GB/s) NIC" \
+    "h100 (--gpu), 8 per node (default), NVSwitch (h100 generation) at 450 GB/s (h100 generation: NVLink 4 / NVSwitch" --gpus 16 --gpu h100
+  desc "--gpu h100: NDR" "1 x 400 Gb/s" "at 400 Gb/s (h100 generation: NDR InfiniBand, 400 Gb/s)" --gpus 16 --gpu h100
+  # A100: NVSwitch with 12 NVLink 3 links, 600/2; HDR 200 Gb/s; 4-GPU boards: 12 links / 3 peers
+  desc "--gpu a100" "NVSwitch 300 GB/s 1 us inside a node, 1 x 200 Gb/s (25 GB/s) NIC" "(a100 generation: HDR InfiniBand, 200 Gb/s)" --gpus 16 --gpu a100
+  desc "--gpu a100 --gpus-per-node 4" "4 nodes x 4 a100, NVLink 100 GB/s" "NVLink (a100 generation) at 100 GB/s (a100 generation: NVLink 3, 4 links per GPU pair" --gpus 16 --gpu a100 --gpus-per-node 4
+  # --intra KIND alone: that kind's figure for the GPU (V100's NVSwitch is DGX-2's 6 links;
+  # PCIe 5.0 for H100, 2 us)
+  desc "--intra nvswitch on v100" "NVSwitch 150 GB/s" "NVSwitch (--intra) at 150 GB/s (v100 generation: NVSwitch of DGX-2" --gpus 16 --intra nvswitch
+  desc "--gpu h100 --intra pcie" "PCIe 48 GB/s 2 us inside a node, 1 x 400 Gb/s (50 GB/s) NIC" "PCIe (--intra) at 48 GB/s (h100 generation: PCIe 5.0" --gpus 16 --gpu h100 --intra pcie
+  # the user's figures over the generation's, and a preset keeps its paper's hardware
+  desc "--gpu h100 --intra-bw 200GB" "NVSwitch 200 GB/s" "at 200 GB/s (--intra-bw)" --gpus 16 --gpu h100 --intra-bw 200GB
+  desc "--preset goyal2017 --gpu h100" "goyal2017: 2 nodes x 8 h100, NVLink 20 GB/s 1 us inside a node, 1 x 50 Gb/s (6.25 GB/s) NIC" \
+    "h100 (--gpu), 8 per node (preset goyal2017), NVLink (preset goyal2017) at 20 GB/s (preset goyal2017)" --preset goyal2017 --gpus 16 --gpu h100
+  desc "--preset dgx-h100" "dgx-h100: 2 nodes x 8 h100, NVSwitch 450 GB/s 1 us inside a node, 8 x 400 Gb/s (50 GB/s) NIC" "fp16 (preset)" --preset dgx-h100 --gpus 16 --per-gpu-batch 32
+  out=$("$DTSIM" --gpus 16 --gpu p40 --intra nvlink $R 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q "the p40 has no NVLink; give its bandwidth with --intra-bw" ||
+    { echo "$out"; fail "--gpu p40 --intra nvlink: exit $rc"; }
+  # the JSON carries the same figures and sources
+  "$DTSIM" --gpus 16 --gpu h100 --json --quiet $R >"$W/h.json" 2>"$W/h.err" || { cat "$W/h.err"; fail "h100 --json"; }
+  "$PY" - "$W/h.json" <<'PYEOF' || fail "h100 JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+want = dict(gpu="h100", intra="NVSwitch", intra_bw_gbs=450, nic_bw_gbs=50, nics=1, gpus_per_node=8)
+bad = {k: (r.get(k), v) for k, v in want.items() if r.get(k) != v}
+assert not bad, bad
+assert r["sources"]["intra_bw"].startswith("h100 generation: NVLink 4"), r["sources"]
+assert r["sources"]["gpu"] == "--gpu" and r["sources"]["nics"].startswith("default"), r["sources"]
+print("ok: the JSON: h100, NVSwitch 450 GB/s, 1 x 50 GB/s, with their sources")
+PYEOF
+  # the buyer's two offers, typed the obvious way, described as offered, with their band
+  "$DTSIM" --gpu h100 --intra nvswitch --nics 4 --net-bw 400Gb --gpus 512 --iters 1 >"$W/o1" 2>&1 || { cat "$W/o1"; fail "the H100 offer"; }
+  "$DTSIM" --gpu a100 --gpus-per-node 4 --net-bw 200Gb --gpus 512 --iters 1 >"$W/o2" 2>&1 || { cat "$W/o2"; fail "the A100 offer"; }
+  grep -q "64 nodes x 8 h100, NVSwitch 450 GB/s 1 us inside a node, 4 x 400 Gb/s (50 GB/s) NIC" "$W/o1" || { cat "$W/o1"; fail "the H100 offer is not described as offered"; }
+  grep -q "128 nodes x 4 a100, NVLink 100 GB/s 1 us inside a node, 1 x 200 Gb/s (25 GB/s) NIC" "$W/o2" || { cat "$W/o2"; fail "the A100 offer is not described as offered"; }
+  for o in o1 o2; do
+    grep -q "^time-to-train: .* ±7.1 % (.* to .*; landmark runs, bench/PAPERS.md)" "$W/$o" && grep -q "^GPU-hours: .* ±7.1 %" "$W/$o" ||
+      { cat "$W/$o"; fail "$o: no time-to-train or GPU-hours with their band"; }
+    ! grep -q "warning" "$W/$o" || { cat "$W/$o"; fail "$o: a warning for a plausible offer"; }
+  done
+  echo "ok: the offers: $(grep '^GPU-hours' "$W/o1" | cut -d';' -f1) (H100), $(grep '^GPU-hours' "$W/o2" | cut -d';' -f1) (A100)"
+  echo "PASS defaults" ;;
+units)
+  # Bandwidths with units (400Gb = 400Gb/s = 400Gbps = 50GB = 50GB/s = 50, GB/s) reach the
+  # platform as the same figure; bad units exit 2 naming the fix; a figure beyond any link
+  # warns with the likely unit mistake before the header (the run goes on), --strict refuses.
+  R="--gpus 16 --model resnet20 --iters 1 --warmup 0"
+  for v in 400Gb 400Gb/s 400Gbps "400 Gb/s" 50GB 50GB/s 50 0.4Tb 50000MB; do
+    "$DTSIM" $R --net-bw "$v" --intra-bw 1200Gb --json --quiet >"$W/u.json" 2>"$W/u.err" || { cat "$W/u.err"; fail "--net-bw $v"; }
+    [ ! -s "$W/u.err" ] || { cat "$W/u.err"; fail "--net-bw $v: said something on stderr"; }
+    [ "$(num nic_bw_gbs "$W/u.json")" = 50 ] && [ "$(num intra_bw_gbs "$W/u.json")" = 150 ] ||
+      fail "--net-bw $v --intra-bw 1200Gb: NIC $(num nic_bw_gbs "$W/u.json") GB/s, intra $(num intra_bw_gbs "$W/u.json") GB/s; expected 50 and 150"
+  done
+  echo "ok: 400Gb, 400Gb/s, 400Gbps, 50GB, 50GB/s, 50, 0.4Tb, 50000MB: 50 GB/s each"
+  expect() { what=$1; rc_want=$2; pat=$3; shift 3; "$DTSIM" "$@" >"$W/e.out" 2>"$W/e.err"; rc=$?
+    [ $rc -eq $rc_want ] || { cat "$W/e.out" "$W/e.err"; fail "$what: exit $rc, expected $rc_want"; }
+    grep -q -F -- "$pat" "$W/e.err" || { cat "$W/e.err"; fail "$what: stderr lacks '$pat'"; }
+    echo "ok: $what -> $(grep -m1 -F -- "$pat" "$W/e.err" | cut -c1-160)"; }
+  expect "lower-case unit" 2 "option --net-bw: '400gb': write the prefix in capitals and b for bits or B for bytes (e.g. 400Gb or 400GB)" $R --net-bw 400gb
+  expect "no b or B" 2 "'400G': bits or bytes? write 400Gb (bits/s) or 400GB (bytes/s)" $R --net-bw 400G
+  expect "not a bandwidth" 2 "option --intra-bw: 'fast' is not a bandwidth" $R --intra-bw fast
+  W400="dtsim: warning: --net-bw 400: 400 GB/s (3200 Gb/s) per NIC is beyond any NIC that exists (the fastest: 800 Gb/s = 100 GB/s); a plain number is GB/s: if you meant 400 Gb/s (50 GB/s), write 400Gb"
+  expect "Gb/s typed as GB/s" 0 "$W400" $R --net-bw 400
+  head -1 "$W/e.err" | grep -q -F "$W400" || fail "the warning is not the first line"
+  grep -q "1 x 3200 Gb/s (400 GB/s) NIC" "$W/e.out" || { cat "$W/e.out"; fail "the warned figure is not the one described"; }
+  expect "bytes beyond any NIC" 0 "GB is bytes: if you meant 200 Gb/s (25 GB/s), write 200Gb" $R --net-bw 200GB
+  expect "bits beyond any NIC" 0 "give one NIC's bandwidth and their count with --nics" $R --net-bw 3200Gb
+  expect "beyond NVLink 5" 0 "dtsim: warning: --intra-bw 3600: 3600 GB/s (28800 Gb/s) per direction inside a node is beyond the fastest NVLink (NVLink 5: 900 GB/s one direction, 1.8 TB/s both); a plain number is GB/s: if you meant 3600 Gb/s (450 GB/s), write 3600Gb" $R --intra-bw 3600
+  expect "--strict" 2 "dtsim: --net-bw 400: 400 GB/s (3200 Gb/s) per NIC is beyond any NIC that exists" $R --net-bw 400 --strict
+  grep -q "(--strict: refused)" "$W/e.err" && [ ! -s "$W/e.out" ] || { cat "$W/e.out" "$W/e.err"; fail "--strict: printed a header or did not say it refused"; }
+  expect "--strict, inside a node" 2 "(--strict: refused)" $R --intra-bw 3600 --strict
+  "$DTSIM" $R --net-bw 800Gb --intra-bw 900 --strict >"$W/e.out" 2>&1 || { cat "$W/e.out"; fail "800 Gb/s and 900 GB/s refused under --strict: they exist"; }
+  echo "PASS units" ;;
+json)
+  # --json and --csv - print the machine-readable output alone on stdout, parsed here by a
+  # JSON parser (CSV reader) in every mode; every refusal comes before any header, on stderr.
+  R="--model resnet20 --iters 1 --warmup 0"
+  for mode in "--gpus 16" "--gpus 16 --quiet" "--gpus 16 --algo auto" "--gpus 16 --algo auto --quiet" \
+              "sweep --sweep-gpus 8,16 --sweep-algos ring,hier" "sweep --sweep-gpus 8,16 --sweep-algos ring,auto --quiet" \
+              "--gpus 16 --price-gpu-hour 2.5" "--gpus 16 --accumulate 2 --trace $W/t.json"; do
+    "$DTSIM" $mode $R --json >"$W/j.out" 2>"$W/j.err" || { cat "$W/j.err"; fail "$mode --json"; }
+    n=$("$PY" -c 'import json,sys; d=json.load(sys.stdin); assert isinstance(d, list) and all("iter_s" in r for r in d); print(len(d))' <"$W/j.out") ||
+      { cat "$W/j.out"; fail "$mode --json: stdout is not JSON alone"; }
+    case "$mode" in *--quiet*) [ ! -s "$W/j.err" ] || { cat "$W/j.err"; fail "$mode --json: stderr not quiet"; } ;;
+                    *) grep -q "^dtsim: " "$W/j.err" || fail "$mode --json: the description did not go to stderr" ;; esac
+    "$DTSIM" $mode $R --csv - >"$W/c.out" 2>"$W/c.err" || { cat "$W/c.err"; fail "$mode --csv -"; }
+    m=$("$PY" -c 'import csv,sys; r=list(csv.DictReader(sys.stdin)); assert r and all(len(x) == 16 and None not in x and float(x["iter_s"]) > 0 for x in r); print(len(r))' <"$W/c.out") ||
+      { cat "$W/c.out"; fail "$mode --csv -: stdout is not the CSV alone"; }
+    [ "$n" = "$m" ] || fail "$mode: $n JSON rows, $m CSV rows"
+    echo "ok: $mode: $n JSON rows, $m CSV rows, nothing else on stdout"
+  done
+  # refusals before any header: nothing on stdout
+  refuse() { what=$1; pat=$2; shift 2; "$DTSIM" "$@" >"$W/r.out" 2>"$W/r.err"; rc=$?
+    [ $rc -eq 2 ] || { cat "$W/r.out" "$W/r.err"; fail "$what: exit $rc, expected 2"; }
+    [ ! -s "$W/r.out" ] && ! grep -q "^dtsim: [a-z0-9-]*: [0-9]* nodes" "$W/r.err" || { cat "$W/r.out" "$W/r.err"; fail "$what: a header before the refusal"; }
+    grep -q -F -- "$pat" "$W/r.err" || { cat "$W/r.err"; fail "$what: the message lacks '$pat'"; }
+    echo "ok: $what -> $(head -1 "$W/r.err" | cut -c1-150)"; }
+  refuse "unknown model" "option --model: unknown model 'gpt2'" --gpus 16 --model gpt2
+  refuse "unknown model in a sweep" "unknown model 'gpt2'" sweep --sweep-gpus 8,16 --model gpt2
+  refuse "too many GPUs" "option --gpus: 10000000 GPUs is too many: dtsim simulates at most 1048576 (2^20), and this machine's memory about" --gpus 10000000
+  refuse "too many in a sweep" "option --sweep-gpus: 99999999 GPUs is too many" sweep --sweep-gpus 8,99999999
+  refuse "a sweep point that will not fit" "GPUs fit here" sweep --sweep-gpus 8,1048576 $R
+  refuse "--json with --csv -" "--json and --csv - both print on stdout" --gpus 16 --json --csv -
+  # the batch beyond what ResNet-50 is published to train to accuracy at: SGD 8K
+  "$DTSIM" --gpus 512 --optimizer sgd --iters 1 --warmup 0 --json >"$W/b.out" 2>"$W/b.err" || { cat "$W/b.err"; fail "SGD 16K"; }
+  head -1 "$W/b.err" | grep -q -F "dtsim: warning: global batch 16384 is beyond the largest at which ResNet-50 is published to reach its accuracy with SGD (8K, Goyal et al. 2017; LARS: 32K-64K): the 90 epochs of the time-to-train may not reach it" ||
+    { cat "$W/b.err"; fail "SGD at 16K: no warning first"; }
+  "$PY" -c 'import json,sys; assert json.load(sys.stdin)[0]["batch_beyond_published"] is True' <"$W/b.out" || fail "SGD at 16K: the JSON does not say so"
+  "$DTSIM" --gpus 256 --optimizer sgd --iters 1 --warmup 0 --json >"$W/b.out" 2>"$W/b.err" || fail "SGD 8K"
+  ! grep -q "warning" "$W/b.err" || { cat "$W/b.err"; fail "SGD at 8K warned"; }
+  # LARS: 64K (Jia et al.) holds, 128K does not; the warning comes before a refusal, too
+  "$DTSIM" --gpus 2048 --per-gpu-batch 64 --gpu-img-s 1e8 >"$W/b.out" 2>"$W/b.err"; rc=$?
+  [ $rc -eq 2 ] && grep -q -F "global batch 131072 is beyond the largest at which ResNet-50 is published to reach its accuracy with LARS (32K, You et al. 2017; 64K, Jia et al. 2018)" "$W/b.err" ||
+    { cat "$W/b.err"; fail "LARS at 128K: no warning"; }
+  echo "ok: batch beyond the published: SGD 16K and LARS 128K warned, SGD 8K not"
+  echo "PASS json" ;;
+band)
+  # Time-to-train, GPU-hours and cost carry the band of the committed validation: at least
+  # every landmark run's time error in bench/PAPERS.md ("Scores"), at most 0.5 point more;
+  # GPU-hours = GPUs x time, cost = GPU-hours x price, each low/high = x (1 -/+ band).
+  P=$(dirname "$0")/../../bench/PAPERS.md
+  "$DTSIM" --gpus 32 --model resnet20 --iters 1 --price-gpu-hour 2.5 --json >"$W/b.json" 2>"$W/b.err" || { cat "$W/b.err"; fail "run"; }
+  "$PY" - "$W/b.json" "$P" <<'PYEOF' || fail "the band"
+import json, re, sys
+r = json.load(open(sys.argv[1]))[0]
+errs = []
+for line in open(sys.argv[2]):
+    c = [x.strip() for x in line.split("|")]
+    if len(c) > 8 and re.match(r"^[a-z]+20\d\d$", c[1]) and c[8].endswith("%"):
+        errs.append(abs(float(c[8].replace("%", ""))) / 100)
+assert len(errs) == 5, errs
+b = r["band"]
+assert max(errs) <= b <= max(errs) + 0.005, (b, errs)
+close = lambda a, e: abs(a - e) <= 1e-5 * abs(e)
+assert close(r["gpu_hours"], r["gpus"] * r["train_s"] / 3600), r
+assert close(r["cost"], 2.5 * r["gpu_hours"]), r
+for k in ("train_s", "gpu_hours", "cost"):
+    assert close(r[k + "_low"], r[k] * (1 - b)) and close(r[k + "_high"], r[k] * (1 + b)), (k, r)
+assert r["band_basis"] == "landmark runs, bench/PAPERS.md", r
+print("ok: band %.3f covers the landmark runs' %s; GPU-hours %.3f, cost %.3f" % (b, errs, r["gpu_hours"], r["cost"]))
+PYEOF
+  grep -q "^time-to-train: .* ±7.1 % (.* to .*; landmark runs, bench/PAPERS.md), 90 epochs of 1281167 images" "$W/b.err" &&
+    grep -q "^GPU-hours: .* ±7.1 % (.* to .*); cost at 2.5 per GPU-hour: .* (.* to .*); two runs closer than the band are a tie" "$W/b.err" ||
+    { cat "$W/b.err"; fail "the text lacks the band"; }
+  # a GPU whose speed no published figure checks says so
+  grep -q "^not in the band" "$W/b.err" && fail "V100 fp32 (fitted to a published figure) said it is not in the band"
+  "$DTSIM" --gpus 16 --gpu h100 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "h100"
+  grep -q "^not in the band: one h100's speed in fp32 is the roofline's, fitted to no published figure: --gpu-img-s X calibrates it" "$W/h" || { cat "$W/h"; fail "h100: no caveat"; }
+  echo "PASS band" ;;
+auto)
+  # --algo auto against the simulated best on a small grid (bench/auto_grid.py --quick: every
+  # algorithm simulated on its own, and auto): auto's pick is the fastest, and its candidates'
+  # times are those of the same algorithms run alone.
+  G=$(dirname "$0")/../../bench/auto_grid.py
+  "$PY" "$G" --dtsim "$DTSIM" --quick --check --out "$W/AUTO.md" || { cat "$W/AUTO.md" 2>/dev/null; fail "auto grid"; }
+  cat "$W/AUTO.md"
+  out=$("$DTSIM" --gpus 16 --model resnet20 --iters 1 --algo auto 2>&1) || { echo "$out"; fail "auto"; }
+  echo "$out" | grep -q "^auto: the fastest simulated step of .*; the cost model alone picks " || { echo "$out"; fail "auto does not say what it simulated"; }
+  echo "PASS auto" ;;
 cpu_matches_dtrain)
   # The same step, two worlds: dtsim --device cpu runs nn/'s trainer under SimGrid with real
   # numbers on 3 simulated GPUs, and `mpirun -np 3 dtrain` runs it for real, both on the

@@ -1,0 +1,137 @@
+// dtsim_cluster.c — the cluster of dtsim's command line and where each of its figures came
+// from. A preset keeps its paper's hardware; otherwise the GPU's generation brings its node
+// and network (sim/generation.c, docs/hardware.md "Per-generation defaults": an H100 node is
+// NVSwitch at 450 GB/s with a 400 Gb/s NDR NIC, a V100 node the NVLink 2.0 cube-mesh and EDR
+// of dtsim's default cluster), and `--intra KIND` alone takes that kind's figure for the
+// GPU. The user's figures go over both; a bandwidth beyond any link that exists is most
+// likely a unit mistake (Gb/s typed where GB/s is meant): a warning that says so, an error
+// under --strict.
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dtsim.h"
+
+#define US 1e-6
+
+static void set(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set(char *dst, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, n, fmt, ap);
+    va_end(ap);
+}
+#define SET(field, ...) set(o->src.field, sizeof o->src.field, __VA_ARGS__)
+
+// The intra-node link of kind k for the cluster's GPU: its bandwidth and latency (1 us over
+// NVLink and NVSwitch, 2 us over PCIe: sim/platform.c), with the source. 2 when the GPU has
+// no such link and the user gave no bandwidth.
+static int intra_of_generation(dtsim_opts *o, dt_intra_kind k, int bw_given) {
+    dt_cluster *c = &o->cluster;
+    const dt_generation *g = dt_generation_find(c->gpu);
+    c->intra = k;
+    c->intra_lat = k == DT_INTRA_PCIE ? 2 * US : 1 * US;
+    SET(intra_lat, "default for %s", dt_intra_kind_name(k));
+    if (bw_given) return 0;
+    if (!g || !(g->intra_bw[k] > 0)) {
+        fprintf(stderr, "dtsim: option --intra %s: the %s has no %s; give its bandwidth with "
+                        "--intra-bw to model one anyway\n", k == DT_INTRA_NVSWITCH ? "nvswitch"
+                : k == DT_INTRA_PCIE ? "pcie" : "nvlink", c->gpu, dt_intra_kind_name(k));
+        return 2;
+    }
+    c->intra_bw = g->intra_bw[k];
+    SET(intra_bw, "%s generation: %s", g->gpu, g->intra_what[k]);
+    return 0;
+}
+
+int dtsim_cluster_begin(dtsim_opts *o, const dtsim_cluster_args *a) {
+    dt_cluster *c = &o->cluster;
+    char base[48];
+    if (a->preset) snprintf(base, sizeof base, "preset %s", c->name);
+    else snprintf(base, sizeof base, "default");
+    SET(gpu, "%s", a->gpu ? "--gpu" : base);
+    SET(gpn, "%s", a->gpn ? "--gpus-per-node" : base);
+    SET(intra, "%s", base), SET(intra_bw, "%s", base), SET(intra_lat, "%s", base);
+    SET(nics, "%s", base), SET(nic_bw, "%s", base), SET(net_lat, "%s", base);
+    SET(topo, "%s", base);
+    if (a->gpn) c->gpus_per_node = a->gpn;
+    if (a->gpus) c->nodes = (a->gpus + c->gpus_per_node - 1) / c->gpus_per_node;
+    if (a->gpu) snprintf(c->gpu, sizeof c->gpu, "%s", a->gpu);
+    const dt_generation *g = dt_generation_find(c->gpu);
+    dt_intra_kind kind = c->intra;
+    if (a->intra) {
+        if (!strcmp(a->intra, "nvlink")) kind = DT_INTRA_NVLINK;
+        else if (!strcmp(a->intra, "nvswitch")) kind = DT_INTRA_NVSWITCH;
+        else if (!strcmp(a->intra, "pcie")) kind = DT_INTRA_PCIE;
+        else {
+            fprintf(stderr, "dtsim: option --intra: '%s' is not nvlink, nvswitch or pcie (see "
+                            "dtsim --help)\n", a->intra);
+            return 2;
+        }
+        SET(intra, "--intra");
+        if (intra_of_generation(o, kind, a->intra_bw > 0)) return 2;
+    }
+    if (a->preset || !g) return 0;  // a preset's hardware is its paper's
+    // a custom cluster: the GPU generation's node and network
+    if (!a->intra) {
+        SET(intra, "%s generation", g->gpu);
+        if (intra_of_generation(o, dt_generation_intra(g, c->gpus_per_node), a->intra_bw > 0))
+            return 2;
+    }
+    c->nic_bw = g->nic_bw;
+    SET(nic_bw, "%s generation: %s", g->gpu, g->nic_what);
+    if (g->nic_bw > 12.5e9)  // the generations whose reference node is a DGX of 8 NICs
+        SET(nics, "default; a DGX %s has one per GPU", g->gpu);
+    return 0;
+}
+
+// An implausible bandwidth: a warning, or under --strict an error (2)
+static int plausible(const dtsim_opts *o, const char *opt, const char *typed, double bw,
+                     dt_bw_unit unit, int nic) {
+    char msg[512];
+    if (!typed || !dt_bandwidth_check(opt, typed, bw, unit, nic, msg, sizeof msg)) return 0;
+    fprintf(stderr, "dtsim: %s%s%s\n", o->strict ? "" : "warning: ", msg,
+            o->strict ? " (--strict: refused)" : "");
+    return o->strict ? 2 : 0;
+}
+
+int dtsim_cluster_finish(dtsim_opts *o, const dtsim_cluster_args *a) {
+    dt_cluster *c = &o->cluster;
+    if (a->intra_bw > 0) c->intra_bw = a->intra_bw, SET(intra_bw, "--intra-bw");
+    if (a->net_bw > 0) c->nic_bw = a->net_bw, SET(nic_bw, "--net-bw");
+    if (a->nics) c->nics = a->nics, SET(nics, "--nics");
+    if (a->net_lat > 0) c->net_lat = a->net_lat, SET(net_lat, "--net-lat");
+    if (a->topo) {
+        if (!strcmp(a->topo, "flat")) c->topo = DT_TOPO_FLAT;
+        else if (!strcmp(a->topo, "fat-tree")) c->topo = DT_TOPO_FAT_TREE;
+        else if (!strcmp(a->topo, "torus")) c->topo = DT_TOPO_TORUS;
+        else if (!strcmp(a->topo, "dragonfly")) c->topo = DT_TOPO_DRAGONFLY;
+        else {
+            fprintf(stderr, "dtsim: option --topology: '%s' is not flat, fat-tree, torus or "
+                            "dragonfly (see dtsim --help)\n", a->topo);
+            return 2;
+        }
+        c->topo_params[0] = 0;
+        SET(topo, "--topology");
+    }
+    if (plausible(o, "--intra-bw", a->intra_typed, a->intra_bw, a->intra_unit, 0) ||
+        plausible(o, "--net-bw", a->net_typed, a->net_bw, a->net_unit, 1))
+        return 2;
+    return 0;
+}
+
+// A preset's paper set-up (sim/platform.c): its precision, optimizer, allreduce and wire
+// format, where the user did not choose their own.
+int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set,
+                          int optim_set, int algo_set, int inner_set) {
+    dt_error err;
+    if (!prec_set && !strcmp(c->precision, "fp16")) o->prec = DT_PREC_FP16;
+    if (!prec_set && !strcmp(c->precision, "tf32")) o->prec = DT_PREC_TF32;
+    if (!optim_set && c->optimizer[0]) o->lars = !strcmp(c->optimizer, "lars");
+    if (!algo_set && c->algo[0] && dt_algo_parse(c->algo, "--preset", &o->coll.algo, &err))
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    if (!inner_set && c->inner[0] && dt_algo_parse(c->inner, "--preset", &o->coll.inner, &err))
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    if (c->fp16_grads) o->coll.wire_f16 = 1;
+    return 0;
+}
