@@ -37,6 +37,11 @@ void dt_device_model_set_kind(dt_device *d, int kind) {
     ctx_of(d)->kind = kind;
 }
 
+void dt_device_model_set_slowdown(dt_device *d, double factor) {
+    DT_ASSERT(isfinite(factor) && factor > 0);
+    ctx_of(d)->slowdown = factor;
+}
+
 void dt_device_model_set_kind_scales(dt_device *d, const double *factor, int n) {
     dt_model_ctx *c = ctx_of(d);
     DT_ASSERT(n >= 0 && n <= DT_MODEL_MAX_KINDS);
@@ -51,7 +56,7 @@ void dt_device_model_set_kind_scales(dt_device *d, const double *factor, int n) 
 static void charge_at(dt_device *d, double flops_s, double flops, double bytes) {
     dt_model_ctx *c = ctx_of(d);
     double t_math = flops / flops_s, t_mem = bytes / c->mem_bytes_s;
-    double t = ((t_math > t_mem ? t_math : t_mem) + c->gpu->launch_s) * scale_of(d);
+    double t = ((t_math > t_mem ? t_math : t_mem) + c->gpu->launch_s) * scale_of(d) * c->slowdown;
     c->pending += t;
     c->stats.seconds += t;
     if (d != c->unscaled) c->stats.kind_seconds[c->kind] += t;
@@ -304,6 +309,7 @@ dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err) 
     dt_model_ctx *c = callocCheck(1, sizeof *c);
     c->cfg = *cfg;
     c->time_scale = cfg->time_scale > 0 ? cfg->time_scale : 1.0;
+    c->slowdown = 1.0;
     c->gpu = g;
     c->act_bytes = cfg->precision == DT_PREC_FP16 ? 2.0 : 4.0;
     c->gemm_flops_s = pk * ek;

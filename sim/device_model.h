@@ -50,6 +50,9 @@ dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err);
 // so that a measured profile of every kind, host work included, is reproduced.
 void dt_device_model_set_kind(dt_device *d, int kind);
 void dt_device_model_set_kind_scales(dt_device *d, const double *factor, int n);
+// A straggler (sim/straggler.h): every kernel on d, through either handle, takes
+// `factor` times as long from now on (1: as modelled).
+void dt_device_model_set_slowdown(dt_device *d, double factor);
 // Makes net tell d whose work follows (net->on_layer): each layer's kind (nn/net.h, 2 * type +
 // phase) before its forward and backward, DT_KIND_REST outside them; the kind is REST now.
 struct dt_net;

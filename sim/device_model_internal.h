@@ -14,6 +14,7 @@ typedef struct {
     double cuda_flops_s;   // peak_fp32 * eff_gemm: every other kernel (CUDA cores, fp32 math)
     double mem_bytes_s;    // mem_bw * eff_mem
     double time_scale;     // cfg.time_scale, 1 when not given
+    double slowdown;       // a straggler's factor this step (1: none): every kernel
     const dt_device *unscaled;  // dt_device_model_unscaled's handle: charged at scale 1
     int kind;              // dt_device_model_set_kind
     int has_kind_scale;

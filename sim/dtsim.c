@@ -76,6 +76,7 @@ static void usage(FILE *f) {
         "sweep:\n"
         "  --sweep-gpus LIST   (8,16,32,...,1024)   --sweep-algos LIST (ring,rhd,hier,dbtree)\n",
         dt_cluster_preset_names(), dt_gpu_names(), DT_ALGO_VALID, DT_FUSION_VALID);
+    dtsim_fault_usage(f);
 }
 
 static int bad(const char *opt, const char *val, const char *want) {
@@ -187,13 +188,20 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
         {0, 0, 0, 0}};
+    // and the options of slow GPUs and failures (sim/dtsim_faults.c), terminator included
+    struct option all[sizeof lo / sizeof *lo + 16];
+    DT_ASSERT(dtsim_fault_option_count < 16);
+    memcpy(all, lo, sizeof lo - sizeof *lo);
+    memcpy(all + sizeof lo / sizeof *lo - 1, dtsim_fault_options,
+           (size_t)(dtsim_fault_option_count + 1) * sizeof *lo);
+    o->restart_s = -1;
     dt_error err;
     int algo_set = 0, fusion_set = 0, optim_set = 0, prec_set = 0, inner_set = 0, model_set = 0;
     double gpu_img_s = -1;  // -1: not given
     int img_s_given = 0;
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "", all, NULL)) != -1;) {
         const char *name = argv[optind - 1];
         switch (c) {
         case PRESET: preset = optarg; break;
@@ -315,6 +323,11 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         }
         case HELP: usage(stdout); return 1;
         default:
+            {
+                int fr = dtsim_fault_option(c, optarg, o);
+                if (fr > 0) return fr;
+                if (fr == 0) break;
+            }
             fprintf(stderr, "dtsim: unknown option or missing value: %s (see dtsim --help)\n", name);
             return 2;
         }
@@ -436,6 +449,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         return 2;
     }
     if (!o->cpu) dtsim_batch_warning(o);
+    if (dtsim_faults_check(o)) return 2;
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
@@ -499,8 +513,10 @@ static int run_single(const dtsim_opts *o) {
     if (rc) return rc;
     if (out && !o->quiet) dtsim_print_header(out, o);
     rc = o->coll.algo == DT_ALGO_AUTO ? dtsim_auto(o, &r) : dtsim_simulate(o, &r);
+    if (!rc) rc = dtsim_faults_run(o, &r);
     if (rc) return rc;
     if (out) dtsim_print_result(out, o, &r, 0);
+    if (out) dtsim_faults_report(out, o, &r);
     return machine_output(o, &r, 1);
 }
 

@@ -4,6 +4,9 @@
 #ifndef DT_SIM_DTSIM_H
 #define DT_SIM_DTSIM_H
 
+#include <getopt.h>
+#include <stdio.h>
+
 #include "coll/coll.h"
 #include "coll/fusion.h"
 #include "generation.h"
@@ -65,6 +68,14 @@ typedef struct {
     long synthetic_n;
     unsigned long long seed;
     double lr;
+    // slow GPUs and failures (sim/dtsim_faults.c)
+    char straggler[256];        // --straggler SPEC ("": none), drawn from --seed
+    double mtbf_h;              // --mtbf: the job's, hours (0: from the rates, or none)
+    double fail_gpu_h, fail_node_h;  // --fail-rate, --node-fail-rate: per GPU-/node-hour
+    double ckpt_interval_s;     // --ckpt-interval (0: auto, the best goodput)
+    double storage_bw, fs_bw;   // --storage-bw per node, --fs-bw shared cap (bytes/s; 0: default)
+    double restart_s;           // --restart: relaunch seconds (-1: default)
+    int ckpt_async;             // --ckpt-async
 } dtsim_opts;
 
 typedef struct {
@@ -89,6 +100,14 @@ typedef struct {
     double auto_iter_s[8];
     char auto_model_pick[16];
     size_t arena;                                  // the rank program's arena (dtsim_prepare)
+    double iter_p50_s, iter_p95_s, iter_max_s;     // rank 0's timed steps (stragglers)
+    double perfect_iter_s, perfect_compute_s;      // --straggler: the cluster without them
+    // --mtbf / --fail-rate (sim/dtsim_faults.c, sim/goodput.h)
+    int has_goodput;
+    double mtbf_s, ckpt_bytes, ckpt_interval_s, ckpt_stall_s, ckpt_save_s, restart_total_s;
+    double young_s, daly_s;                        // the classic intervals
+    double failures, goodput, wall_train_s;        // expected: closed form
+    double mc_wall_s, mc_ci_s;                     // Monte-Carlo: mean, 95 % half-width
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
@@ -132,6 +151,18 @@ int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set, int 
 // stderr for the run's (a sweep's largest) batch and sets o->batch_beyond
 int dtsim_batch_beyond(const dtsim_opts *o, long long global_batch);
 void dtsim_batch_warning(dtsim_opts *o);
+
+// Slow GPUs and failures (sim/dtsim_faults.c): their long options (codes from 512), usage,
+// parsing (0, 2 with a message, or -1: not one of them), the check before the header, the
+// perfect cluster's simulation and the goodput after a run, and their report lines.
+extern const struct option dtsim_fault_options[];
+extern const int dtsim_fault_option_count;
+void dtsim_fault_usage(FILE *f);
+int dtsim_fault_option(int code, const char *arg, dtsim_opts *o);
+int dtsim_has_failures(const dtsim_opts *o);
+int dtsim_faults_check(const dtsim_opts *o);
+int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r);
+void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
 int dtsim_calibrate_main(int argc, char **argv);

@@ -280,6 +280,27 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
             dt_json_write_string(w, keys[k], vals[k]);
         dt_json_end_object(w);
     }
+    dt_json_write_real(w, "iter_p50_s", r->iter_p50_s);
+    dt_json_write_real(w, "iter_p95_s", r->iter_p95_s);
+    dt_json_write_real(w, "iter_max_s", r->iter_max_s);
+    if (o->straggler[0]) {
+        dt_json_write_string(w, "straggler", o->straggler);
+        dt_json_write_real(w, "perfect_iter_s", r->perfect_iter_s);
+    }
+    if (r->has_goodput) {
+        dt_json_write_real(w, "mtbf_s", r->mtbf_s);
+        dt_json_write_real(w, "ckpt_bytes", r->ckpt_bytes);
+        dt_json_write_real(w, "ckpt_interval_s", r->ckpt_interval_s);
+        dt_json_write_real(w, "ckpt_stall_s", r->ckpt_stall_s);
+        dt_json_write_real(w, "restart_s", r->restart_total_s);
+        dt_json_write_real(w, "young_interval_s", r->young_s);
+        dt_json_write_real(w, "daly_interval_s", r->daly_s);
+        dt_json_write_real(w, "failures", r->failures);
+        dt_json_write_real(w, "goodput", r->goodput);
+        dt_json_write_real(w, "train_with_failures_s", r->wall_train_s);
+        dt_json_write_real(w, "train_with_failures_mc_s", r->mc_wall_s);
+        dt_json_write_real(w, "train_with_failures_mc_ci_s", r->mc_ci_s);
+    }
     if (r->auto_n) {
         dt_json_write_string(w, "auto_model_pick", r->auto_model_pick);
         dt_json_begin_object(w, "auto_iter_s");

@@ -304,6 +304,8 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->synthetic_n = o->synthetic_n;
     ro->seed = o->seed;
     ro->lr = o->lr;
+    snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
+    ro->gpus_per_node = c->gpus_per_node;
 }
 
 // ---- running SimGrid ----
@@ -436,6 +438,7 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->exposed_s = rr->exposed_s;
     r->buckets = rr->buckets;
     r->model_comm_s = rr->model_comm_s;
+    r->iter_p50_s = rr->iter_p50_s, r->iter_p95_s = rr->iter_p95_s, r->iter_max_s = rr->iter_max_s;
     snprintf(r->algo, sizeof r->algo, "%s", rr->algo);
     r->images_s = r->global_batch / r->iter_s;
     r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);

@@ -22,12 +22,12 @@ function(dt_add_dtsim name)
   set(S ${PROJECT_SOURCE_DIR}/sim)
   set(R ${PROJECT_SOURCE_DIR}/real)  # --device cpu: dtrain's synthetic data and its shards
   dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c
+                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c
                       ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c ${A_SOURCES})
   target_include_directories(${name}_rank PRIVATE ${S} ${R} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
-  add_executable(${name} ${S}/dtsim.c ${S}/dtsim_cluster.c ${S}/dtsim_run.c
+  add_executable(${name} ${S}/dtsim.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_run.c
                  ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c ${A_SOURCES})
   target_link_libraries(${name} PRIVATE dtsim_core)
   if(A_INCLUDES)

@@ -36,6 +36,7 @@
 #include "optim.h"
 #include "rank_opts.h"
 #include "rank_result.h"
+#include "straggler.h"
 #include "train_trace.h"
 #include "train.h"
 
@@ -78,10 +79,12 @@ typedef struct {
     dt_trainer tr;
     int32_t *y;          // the host batch's labels (its images: the arena); never read
     dt_trace *trace;     // NULL: this rank is not traced
+    dt_straggler strag;  // slow GPUs (o->straggler): this rank's factor, step by step
 } model_run;
 
 typedef struct {
     double iter, compute, comm, exposed;  // seconds, summed over the timed steps
+    double *steps;                        // each timed step's iteration (rank 0's)
 } iter_stats;
 
 // The process's arena: the first rank to arrive maps it, the others share it.
@@ -134,6 +137,8 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes, 1,
                              o->time_scale};
     if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
+    if (dt_straggler_parse(o->straggler, "--straggler", &m->strag, &err))
+        return failed(rank, &err, DT_EXIT_USAGE);
     if (o->kind_scales[0] && set_kind_scales(m->dev, o->kind_scales, &err))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_model_config cfg = dt_model_config_default();
@@ -168,10 +173,14 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
 // Warm-up steps, then timed ones, all ranks starting together; the timed ones summed.
 static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int P) {
     iter_stats sum = {0};
+    sum.steps = callocCheck((size_t)o->iters, sizeof(double));
     int steps = o->warmup + o->iters;
     for (int it = 0; it < steps; it++) {
         int timed = it >= o->warmup;
         MPI_Barrier(MPI_COMM_WORLD);
+        if (dt_straggler_any(&m->strag))
+            dt_device_model_set_slowdown(m->dev, dt_straggler_factor(&m->strag, o->seed, rank,
+                                                                     o->gpus_per_node, it));
         dt_device_model_reset_stats(m->dev);
         double t0 = MPI_Wtime();
         // the host batch is the arena: its bytes are charged as a copy to the GPU, never
@@ -182,6 +191,7 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
         dt_model_stats ms = dt_device_model_stats(m->dev);
         if (m->trace && timed) dt_trace_step(m->trace, &m->tr, t0, MPI_Wtime());
         if (timed) {
+            sum.steps[it - o->warmup] = t;
             sum.iter += t, sum.compute += ms.seconds;
             sum.comm += m->tr.last_comm, sum.exposed += t - ms.seconds;
         }
@@ -212,6 +222,21 @@ static const char *gradient_algo(const dt_trainer *tr, const dt_net *net) {
     return dt_algo_name(dt_coll_resolve(tr->coll, net->n_trainable * FP32_BYTES));
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// Rank 0's timed steps, sorted: the median, the 95th percentile (nearest rank) and the
+// longest. With stragglers they differ; on the perfect cluster they are one figure.
+static void step_percentiles(double *t, int n, dt_rank_result *r) {
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    r->iter_p50_s = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    int k = (int)ceil(0.95 * n) - 1;
+    r->iter_p95_s = t[k < 0 ? 0 : k];
+    r->iter_max_s = t[n - 1];
+}
+
 static int write_result(const dt_rank_opts *o, const dt_rank_result *r) {
     dt_error err = {0};
     if (!dt_rank_result_write(o->result, r, &err)) return 0;
@@ -236,6 +261,7 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                         .params = (int64_t)m->net->n_trainable,
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
                         .model_comm_s = modeled_allreduce_s(m, P)};
+    step_percentiles(sum->steps, o->iters, &r);
     snprintf(r.algo, sizeof r.algo, "%s", gradient_algo(&m->tr, m->net));
     return write_result(o, &r);
 }
@@ -256,6 +282,7 @@ static int run_model(const dt_rank_opts *o, int rank, int P) {
     if (rc) return rc;
     iter_stats sum = model_loop(o, &m, rank, P);
     rc = model_report(o, &m, &sum, rank, P);
+    free(sum.steps);
     model_free(&m);
     return rc;
 }

@@ -60,10 +60,13 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("image-size", DT_RANK_OPT_INT, image_size, "cpu: synthetic images' side"),
     OPT("classes", DT_RANK_OPT_INT, classes, "cpu: synthetic classes"),
     OPT("synthetic-examples", DT_RANK_OPT_I64, synthetic_n, "cpu: synthetic examples"),
-    OPT("seed", DT_RANK_OPT_U64, seed, "cpu: seed of weights and data"),
+    OPT("seed", DT_RANK_OPT_U64, seed, "seed of the cpu device's weights and data, and of "
+        "the stragglers' draws"),
     OPT("lr", DT_RANK_OPT_REAL, lr, "cpu: learning rate"),
     OPT("momentum", DT_RANK_OPT_REAL, momentum, "cpu: SGD momentum"),
     OPT("wd", DT_RANK_OPT_REAL, wd, "cpu: weight decay"),
+    OPT("straggler", DT_RANK_OPT_STRING, straggler, "slow GPUs (sim/straggler.h; \"\": none)"),
+    OPT("gpus-per-node", DT_RANK_OPT_INT, gpus_per_node, "GPUs per node, for node: stragglers"),
 };
 const int dt_rank_opt_count = (int)(sizeof dt_rank_opt_table / sizeof *dt_rank_opt_table);
 
@@ -76,6 +79,7 @@ void dt_rank_opts_default(dt_rank_opts *o) {
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1;
     o->lr = 0.1, o->momentum = 0.9, o->wd = 5e-4;  // dtrain's defaults
+    o->gpus_per_node = 8;
 }
 
 // Where the option's value lives in o; checks that the table's row fits its type.

@@ -50,6 +50,10 @@ typedef struct {
     int64_t synthetic_n;     // examples in the synthetic dataset
     uint64_t seed;
     double lr, momentum, wd;
+    // slow GPUs (sim/straggler.h): the spec ("": none), drawn from `seed`; GPUs per node
+    // for node: terms
+    char straggler[256];
+    int gpus_per_node;
 } dt_rank_opts;
 
 // The arena when none is given: enough for ResNet-50 at batch 32 and then some (bytes)

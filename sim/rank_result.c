@@ -28,7 +28,8 @@ static const struct {
     FIELD(gpus, RESULT_INT),       FIELD(iter_s, RESULT_REAL),   FIELD(compute_s, RESULT_REAL),
     FIELD(comm_s, RESULT_REAL),    FIELD(exposed_s, RESULT_REAL), FIELD(buckets, RESULT_INT),
     FIELD(algo, RESULT_STRING),    FIELD(params, RESULT_I64),    FIELD(arena_used, RESULT_I64),
-    FIELD(model_comm_s, RESULT_REAL),
+    FIELD(model_comm_s, RESULT_REAL), FIELD(iter_p50_s, RESULT_REAL),
+    FIELD(iter_p95_s, RESULT_REAL), FIELD(iter_max_s, RESULT_REAL),
 #undef FIELD
 };
 #define N_FIELDS (sizeof fields / sizeof *fields)

@@ -18,6 +18,8 @@ typedef struct {
     int64_t params;       // trainable parameters
     int64_t arena_used;   // bytes of rank 0's device arena in use
     double model_comm_s;  // the α-β-γ model's time of the step's allreduces, one after another
+    double iter_p50_s, iter_p95_s, iter_max_s;  // rank 0's timed steps: median, 95th
+                                                // percentile (nearest rank), longest
 } dt_rank_result;
 
 // To path (atomically), or stdout when path is "". 0, or -1 with err.

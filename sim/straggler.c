@@ -107,8 +107,7 @@ double dt_straggler_expected_max(double cv, int p) {
     for (int i = 0; i <= n; i++) {
         double t = a + i * h;
         double F = 0.5 * erfc(-(t - mu) / (sigma * sqrt(2.0)));
-        double g = -expm1(p * log1p(-fmin(F, 1 - 1e-300))) * exp(t);  // (1 - F^p) e^t
-        if (F >= 1) g = 0;
+        double g = -expm1(p * log(F)) * exp(t);  // (1 - F^p) e^t; F = 0: e^t
         sum += g * (i == 0 || i == n ? 1 : (i % 2 ? 4 : 2));
     }
     return exp(a) + sum * h / 3;

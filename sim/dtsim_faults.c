@@ -1,0 +1,227 @@
+// dtsim_faults.c — dtsim's answers for a cluster that is not perfect: slow GPUs
+// (--straggler, simulated: the model device of each slow rank takes longer, sim/straggler.h)
+// and failures with checkpoints (--mtbf, --fail-rate, ...: the simulated step composed with
+// the failure process, sim/goodput.h). Their options, the second simulation of the perfect
+// cluster that a straggler's penalty is measured against, and their lines of the report.
+// Not here: the models themselves (straggler.c, goodput.c); the rest of the report.
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtsim.h"
+#include "goodput.h"
+#include "gpu.h"
+#include "straggler.h"
+
+enum { STRAG = 512, MTBF, FRATE, NFRATE, CKINT, STBW, FSBW, RESTART, CKASYNC };
+
+const struct option dtsim_fault_options[] = {
+    {"straggler", 1, 0, STRAG},     {"mtbf", 1, 0, MTBF},          {"fail-rate", 1, 0, FRATE},
+    {"node-fail-rate", 1, 0, NFRATE}, {"ckpt-interval", 1, 0, CKINT},
+    {"storage-bw", 1, 0, STBW},     {"fs-bw", 1, 0, FSBW},         {"restart", 1, 0, RESTART},
+    {"ckpt-async", 0, 0, CKASYNC},  {0, 0, 0, 0}};
+const int dtsim_fault_option_count = sizeof dtsim_fault_options / sizeof *dtsim_fault_options - 1;
+
+// Bytes of a checkpoint per trainable parameter: fp32 weights and the momentum of SGD or
+// LARS (in mixed precision the fp32 master weights; the half copy is rebuilt from them).
+#define CKPT_BYTES_PER_PARAM 8.0
+#define DEFAULT_STORAGE_BW 2e9  // bytes/s a node writes to the checkpoint store
+#define DEFAULT_RESTART_S 300.0 // relaunch: scheduler, process start, communicator set-up
+#define MC_TRIALS 1000
+
+void dtsim_fault_usage(FILE *f) {
+    fprintf(f,
+            "slow GPUs and failures (docs/formulas.md, \"Failures, checkpoints, goodput\"):\n"
+            "  --straggler SPEC    slow GPUs, simulated: rank:R:F, node:N:F (F times slower),\n"
+            "                      cv:X (every rank, every step: lognormal, mean 1, CV X,\n"
+            "                      seeded by --seed); e.g. node:3:1.3,cv:0.05. Reports the step's\n"
+            "                      median, p95 and max against the perfect cluster\n"
+            "  --mtbf HOURS        the job's mean time between failures, or\n"
+            "  --fail-rate X       failures per GPU-hour (Llama 3: 2e-5) and/or\n"
+            "  --node-fail-rate X  failures per node-hour\n"
+            "  --ckpt-interval M   minutes of training between checkpoints (default: auto,\n"
+            "                      the best goodput), --ckpt-async: copy to host, write behind\n"
+            "  --storage-bw BW     per node (default 2GB/s)   --fs-bw BW  the shared cap\n"
+            "  --restart S         seconds to relaunch, before reading the checkpoint (300)\n");
+}
+
+static int bad(const char *opt, const char *val, const char *want) {
+    fprintf(stderr, "dtsim: option %s: '%s' is not %s (see dtsim --help)\n", opt, val, want);
+    return 2;
+}
+
+static int number(const char *opt, const char *s, double lo, double hi, const char *want,
+                  double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < lo || v > hi) return bad(opt, s, want);
+    *out = v;
+    return 0;
+}
+
+int dtsim_fault_option(int code, const char *arg, dtsim_opts *o) {
+    dt_error err;
+    dt_bw_unit unit;
+    dt_straggler s;
+    switch (code) {
+    case STRAG:
+        if (dt_straggler_parse(arg, "--straggler", &s, &err))
+            return fprintf(stderr, "dtsim: option %s\n", err.msg), 2;
+        snprintf(o->straggler, sizeof o->straggler, "%s", arg);
+        return 0;
+    case MTBF: return number("--mtbf", arg, 1e-3, 1e9, "a number of hours > 0", &o->mtbf_h);
+    case FRATE:
+        return number("--fail-rate", arg, 0, 1, "failures per GPU-hour in [0, 1]", &o->fail_gpu_h);
+    case NFRATE:
+        return number("--node-fail-rate", arg, 0, 1, "failures per node-hour in [0, 1]",
+                      &o->fail_node_h);
+    case CKINT:
+        if (!strcmp(arg, "auto")) return o->ckpt_interval_s = 0, 0;
+        if (number("--ckpt-interval", arg, 1e-3, 1e7, "a number of minutes > 0 or auto",
+                   &o->ckpt_interval_s))
+            return 2;
+        o->ckpt_interval_s *= 60;
+        return 0;
+    case STBW:
+    case FSBW:
+        if (dt_parse_bandwidth(arg, code == STBW ? "--storage-bw" : "--fs-bw",
+                               code == STBW ? &o->storage_bw : &o->fs_bw, &unit, &err))
+            return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+        return 0;
+    case RESTART:
+        return number("--restart", arg, 0, 1e7, "a number of seconds >= 0", &o->restart_s);
+    case CKASYNC: o->ckpt_async = 1; return 0;
+    }
+    return -1;
+}
+
+int dtsim_has_failures(const dtsim_opts *o) {
+    return o->mtbf_h > 0 || o->fail_gpu_h > 0 || o->fail_node_h > 0;
+}
+
+// Before the header: the straggler's ranks and nodes within the cluster, failure options
+// only with a failure rate. 0, or 2 with a message.
+int dtsim_faults_check(const dtsim_opts *o) {
+    dt_straggler s;
+    dt_error err;
+    if (dt_straggler_parse(o->straggler, "--straggler", &s, &err)) return 2;
+    int rank, node, gpn = o->cluster.gpus_per_node > 0 ? o->cluster.gpus_per_node : 1;
+    dt_straggler_max_index(&s, &rank, &node);
+    int gpus = o->sweep ? o->sweep_gpus[0] : o->gpus;
+    for (int i = 1; o->sweep && i < o->n_sweep_gpus; i++)
+        if (o->sweep_gpus[i] < gpus) gpus = o->sweep_gpus[i];
+    if (rank >= gpus || node >= (gpus + gpn - 1) / gpn) {
+        fprintf(stderr, "dtsim: option --straggler: %s %d is beyond the cluster's %d %s\n",
+                rank >= gpus ? "rank" : "node", rank >= gpus ? rank : node,
+                rank >= gpus ? gpus : (gpus + gpn - 1) / gpn, rank >= gpus ? "GPUs" : "nodes");
+        return 2;
+    }
+    int ck = o->ckpt_interval_s > 0 || o->storage_bw > 0 || o->fs_bw > 0 || o->restart_s >= 0 ||
+             o->ckpt_async;
+    if (ck && !dtsim_has_failures(o)) {
+        fprintf(stderr, "dtsim: checkpoint options need a failure rate: --mtbf HOURS, "
+                        "--fail-rate X or --node-fail-rate X\n");
+        return 2;
+    }
+    if (o->mtbf_h > 0 && (o->fail_gpu_h > 0 || o->fail_node_h > 0)) {
+        fprintf(stderr, "dtsim: --mtbf gives the job's MTBF; --fail-rate and --node-fail-rate "
+                        "derive it: give one or the other\n");
+        return 2;
+    }
+    return 0;
+}
+
+// The failure process and the checkpoint of run r (its simulated step and time-to-train).
+static void goodput_of(const dtsim_opts *o, dtsim_result *r) {
+    int gpn = o->cluster.gpus_per_node > 0 ? o->cluster.gpus_per_node : 1;
+    double nodes = ceil((double)r->gpus / gpn);
+    r->mtbf_s = o->mtbf_h > 0 ? 3600 * o->mtbf_h
+                              : 3600 / (o->fail_gpu_h * r->gpus + o->fail_node_h * nodes);
+    r->ckpt_bytes = CKPT_BYTES_PER_PARAM * (double)r->params;
+    // every node writes its share (ranks hold identical copies), up to the shared cap
+    double bw = nodes * (o->storage_bw > 0 ? o->storage_bw : DEFAULT_STORAGE_BW);
+    if (o->fs_bw > 0 && o->fs_bw < bw) bw = o->fs_bw;
+    r->ckpt_save_s = r->ckpt_bytes / bw;
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    double copy = r->ckpt_bytes / r->gpus / (g ? g->host_bw : 12e9);  // its share over PCIe
+    dt_goodput_in in = {.work_s = r->train_s, .mtbf_s = r->mtbf_s,
+                        .stall_s = o->ckpt_async ? copy : r->ckpt_save_s,
+                        .save_s = o->ckpt_async ? r->ckpt_save_s : 0,
+                        .restart_s = (o->restart_s >= 0 ? o->restart_s : DEFAULT_RESTART_S) +
+                                     r->ckpt_save_s,  // reading back, at the writing rate
+                        .async = o->ckpt_async};
+    in.interval_s = o->ckpt_interval_s > 0 ? o->ckpt_interval_s : dt_goodput_best_interval(&in);
+    dt_goodput e = dt_goodput_expected(&in);
+    dt_goodput m = dt_goodput_monte_carlo(&in, MC_TRIALS, o->seed, &r->mc_ci_s);
+    r->has_goodput = 1;
+    r->ckpt_interval_s = in.interval_s;
+    r->ckpt_stall_s = in.stall_s;
+    r->restart_total_s = in.restart_s;
+    r->young_s = dt_goodput_young_interval(in.stall_s, in.mtbf_s);
+    r->daly_s = dt_goodput_daly_interval(in.stall_s, in.mtbf_s);
+    r->failures = e.failures;
+    r->goodput = e.goodput;
+    r->wall_train_s = e.wall_s;
+    r->mc_wall_s = m.wall_s;
+}
+
+int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r) {
+    if (o->straggler[0]) {  // the same cluster without its stragglers
+        dtsim_opts perfect = *o;
+        perfect.straggler[0] = 0;
+        perfect.trace[0] = 0;
+        dtsim_result p = *r;
+        int rc = dtsim_simulate(&perfect, &p);
+        if (rc) return rc;
+        r->perfect_iter_s = p.iter_s;
+        r->perfect_compute_s = p.compute_s;
+    }
+    if (dtsim_has_failures(o)) goodput_of(o, r);
+    return 0;
+}
+
+static void duration(char *buf, size_t n, double s) {
+    if (!isfinite(s)) snprintf(buf, n, "never");
+    else if (s < 60) snprintf(buf, n, "%.1f s", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
+    if (o->straggler[0]) {
+        dt_straggler s;
+        dt_error err;
+        dt_straggler_parse(o->straggler, "--straggler", &s, &err);
+        fprintf(f, "stragglers (%s): step median %.2f ms, p95 %.2f, max %.2f over %d timed "
+                   "steps; mean %.2f ms, %+.1f %% against the perfect cluster (%.2f ms)\n",
+                o->straggler, 1e3 * r->iter_p50_s, 1e3 * r->iter_p95_s, 1e3 * r->iter_max_s,
+                o->iters, 1e3 * r->iter_s, 100 * (r->iter_s / r->perfect_iter_s - 1),
+                1e3 * r->perfect_iter_s);
+        if (s.cv > 0)
+            fprintf(f, "  order statistics: the slowest of %d GPUs draws %.3f on average (cv "
+                       "%.3g), so a step of %.2f ms compute alone would take %.2f ms\n",
+                    r->gpus, dt_straggler_expected_max(s.cv, r->gpus), s.cv,
+                    1e3 * r->perfect_compute_s,
+                    1e3 * r->perfect_compute_s * dt_straggler_expected_max(s.cv, r->gpus));
+    }
+    if (!r->has_goodput) return;
+    char iv[32], yg[32], dl[32], rs[32], w[32], mc[32], ci[32];
+    duration(iv, sizeof iv, r->ckpt_interval_s);
+    duration(yg, sizeof yg, r->young_s);
+    duration(dl, sizeof dl, r->daly_s);
+    duration(rs, sizeof rs, r->restart_total_s);
+    duration(w, sizeof w, r->wall_train_s);
+    duration(mc, sizeof mc, r->mc_wall_s);
+    duration(ci, sizeof ci, r->mc_ci_s);
+    fprintf(f, "failures: MTBF %.2f h for the job; checkpoint %.0f MB (fp32 weights + momentum) "
+               "%s %.3g s; restart %s\n", r->mtbf_s / 3600, r->ckpt_bytes / 1e6,
+            o->ckpt_async ? "stalls training (copy to host) for" : "blocks training for",
+            r->ckpt_stall_s, rs);
+    fprintf(f, "  every %s of training (%s; Young %s, Daly %s): %.2f interruptions expected, "
+               "goodput %.1f %%\n", iv, o->ckpt_interval_s > 0 ? "--ckpt-interval" : "auto",
+            yg, dl, r->failures, 100 * r->goodput);
+    fprintf(f, "  time-to-train with failures: %s ±%.1f %% (Monte-Carlo over %d runs: %s ± %s)\n",
+            w, 100 * r->band, MC_TRIALS, mc, ci);
+}
