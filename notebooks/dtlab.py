@@ -98,7 +98,7 @@ def _with_csv(argv, flag="--csv", timeout=None):
         run(argv + [flag, path], timeout=timeout)
         if not os.path.isfile(path):
             raise DtlabError(f"{os.path.basename(argv[0])} wrote no {flag} file")
-        return pd.read_csv(path)
+        return pd.read_csv(path, float_precision="round_trip")  # every bit dtsim wrote
 
 
 # ---------------------------------------------------------------- dtsim
@@ -169,7 +169,7 @@ def dtrain(np_=1, timeout=None, **options):
 def read_dtrain_log(path):
     """dtrain's --log CSV (one row per epoch) as a DataFrame."""
     try:
-        return pd.read_csv(path)
+        return pd.read_csv(path, float_precision="round_trip")  # every bit dtsim wrote
     except (OSError, ValueError) as e:
         raise DtlabError(f"{path}: not a dtrain --log file ({e})") from None
 
@@ -182,7 +182,7 @@ def coll_bench(np_=2, algos=("ring", "rhd"), timeout=None, **options):
         path = os.path.join(tmp, "bench.csv")
         mpirun(np_, [program("dtcoll-bench")] + flags(dict(options, algos=list(algos)))
                + ["--csv", path], timeout=timeout)
-        return pd.read_csv(path)
+        return pd.read_csv(path, float_precision="round_trip")  # every bit dtsim wrote
 
 
 # ---------------------------------------------------------------- the simulated allreduce
@@ -222,7 +222,7 @@ def coll_timing(ranks, sizes, algos=("ring", "rhd", "dbtree", "hier", "torus2d")
                  "--tx", str(group),
                  "--coarsen", str(max(1, (ranks + 15) // 16)), "--timing-csv", path],
                 timeout=timeout)
-        frames.append(pd.read_csv(path))
+        frames.append(pd.read_csv(path, float_precision="round_trip"))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -230,7 +230,8 @@ def coll_timing(ranks, sizes, algos=("ring", "rhd", "dbtree", "hier", "torus2d")
 
 def papers():
     """What the landmark papers report (bench/papers.py's PAPERS): one row per preset with
-    its GPUs, time-to-train (s), efficiency points and their sources."""
+    its GPUs, time-to-train (s), efficiency points, their sources and the dtsim flags a
+    point needs beyond its preset (args: "--per-gpu-batch 32", or "")."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("dtlab_papers",
                                                   os.path.join(REPO, "bench", "papers.py"))
@@ -241,5 +242,6 @@ def papers():
         for point in p["eff"]:
             rows.append(dict(preset=p["preset"], who=p["who"], paper_gpus=p["gpus"],
                              time_s=p["time_s"], eff_gpus=point[0], efficiency=point[1],
-                             base_gpus=p["base"], source=p["eff_src"]))
+                             base_gpus=p["base"], source=p["eff_src"],
+                             args=" ".join(point[2]) if len(point) > 2 else ""))
     return pd.DataFrame(rows)
