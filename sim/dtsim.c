@@ -58,6 +58,8 @@ static void usage(FILE *f) {
         "  --group N --inner ring|rhd --hier-rs --torus XxY   algorithm shape\n"
         "  --iters N --warmup N  iterations simulated after warm-up (2, 1)\n"
         "  --dataset-size N --epochs N  for time per epoch and time-to-train (ImageNet: 1281167, 90)\n"
+        "  --analytic          the cost model, roofline and fusion schedule without SimGrid:\n"
+        "                      milliseconds at any GPU count (its error: bench/ANALYTIC.md)\n"
         "output:\n"
         "  --csv FILE|- --json (stdout: nothing else) --trace FILE.json --trace-ranks N (2)\n"
         "  --plot FILE.png (sweep)   --price-gpu-hour X: the cost of the GPU-hours to train\n"
@@ -150,7 +152,7 @@ enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, 
        MODEL, BATCH, PGB, PREC, OPTIM, ALGO, FUSION, NOOVL, FP16G, GROUP, INNER, HIERRS,
        TORUS, ITERS, WARMUP, DATASET, EPOCHS, CSV, JSON, TRACE, TRACER, PLOT, COARSEN, COARSENT,
        KEEP, QUIET, NOMEMCHK, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
-       GPUIMGS, PROFILE, STRICT, PRICE };
+       GPUIMGS, PROFILE, STRICT, PRICE, ANALYTIC };
 
 static int parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
@@ -183,7 +185,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
         {"coarsen", 1, 0, COARSEN}, {"coarsen-dbtree", 1, 0, COARSENT},
         {"keep", 0, 0, KEEP}, {"quiet", 0, 0, QUIET},
         {"no-memory-check", 0, 0, NOMEMCHK},
-        {"strict", 0, 0, STRICT}, {"price-gpu-hour", 1, 0, PRICE},
+        {"strict", 0, 0, STRICT}, {"price-gpu-hour", 1, 0, PRICE}, {"analytic", 0, 0, ANALYTIC},
         {"help", 0, 0, HELP}, {"sweep-gpus", 1, 0, SGPUS}, {"sweep-algos", 1, 0, SALGOS},
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
@@ -321,6 +323,7 @@ static int parse(int argc, char **argv, dtsim_opts *o) {
             o->synthetic_n = v;
             break;
         }
+        case ANALYTIC: o->analytic = 1; break;
         case HELP: usage(stdout); return 1;
         default:
             {
@@ -517,6 +520,7 @@ static int run_single(const dtsim_opts *o) {
     if (rc) return rc;
     if (out) dtsim_print_result(out, o, &r, 0);
     if (out) dtsim_faults_report(out, o, &r);
+    if (out && o->analytic) dtsim_analytic_note(out);
     return machine_output(o, &r, 1);
 }
 
@@ -559,6 +563,7 @@ static int run_sweep(const dtsim_opts *o) {
     }
     if (!rc) {  // a failed CSV still leaves the JSON and the plots
         if (out) dtsim_print_sweep_band(out, o, res, n);
+        if (out && o->analytic) dtsim_analytic_note(out);
         rc = machine_output(o, res, n);
         if (o->plot[0] && dtsim_plot(o->plot, o, res, n)) rc = 1;
     }

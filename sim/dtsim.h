@@ -76,6 +76,7 @@ typedef struct {
     double storage_bw, fs_bw;   // --storage-bw per node, --fs-bw shared cap (bytes/s; 0: default)
     double restart_s;           // --restart: relaunch seconds (-1: default)
     int ckpt_async;             // --ckpt-async
+    int analytic;               // --analytic: the cost model instead of SimGrid
 } dtsim_opts;
 
 typedef struct {
@@ -119,6 +120,11 @@ int dtsim_run_one(const dtsim_opts *o, dtsim_result *r);
 int dtsim_prepare(const dtsim_opts *o, dtsim_result *r);
 // SimGrid on a prepared run: r's multi-GPU figures; 0, or the exit code with a message
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r);
+// --analytic (sim/dtsim_analytic.c): r's multi-GPU figures from the cost model, the roofline
+// and the fusion schedule, without SimGrid, on a prepared run; 0, or 2 with a message. And
+// the line the report prints under its table.
+int dtsim_analytic(const dtsim_opts *o, dtsim_result *r);
+void dtsim_analytic_note(FILE *f);
 // --algo auto (sim/dtsim_auto.c): simulates each algorithm the cost model does not rule out
 // on a prepared run and keeps the fastest; 0, or the exit code
 int dtsim_auto(const dtsim_opts *o, dtsim_result *r);

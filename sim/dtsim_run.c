@@ -537,6 +537,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
 }
 
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
+    if (o->analytic) return dtsim_analytic(o, r);
     double t_wall = wall_now();
     int rc;
     dbtree_hint(o);

@@ -152,17 +152,21 @@ static void make_comms(dt_coll *c, int r, int p) {
     }
 }
 
+int dt_coll_opts_resolve(dt_coll_opts *o, int p, dt_error *err) {
+    if (resolve_opts(o, p, err)) return -1;
+    if (dt_dbtree_shares_links(&o->cost, p, o->group)) dt_dbtree_links_of(&o->cost, p, o->group);
+    return 0;
+}
+
 dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt_error *err) {
     int p, r;
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &r);
     dt_coll_opts ro = o ? *o : dt_coll_opts_default();
-    if (resolve_opts(&ro, p, err)) return NULL;
+    if (dt_coll_opts_resolve(&ro, p, err)) return NULL;
     dt_coll *c = callocCheck(1, sizeof *c);
     c->dev = dev;
     c->o = ro;
-    if (dt_dbtree_shares_links(&ro.cost, p, ro.group))  // dbtree's cost (coll_cost.c)
-        dt_dbtree_links_of(&c->o.cost, p, ro.group);
     for (int i = 0; i < DT_COMM_COUNT; i++) c->comms[i] = MPI_COMM_NULL, c->rank[i] = -1;
     if (ro.share_comm) c->comms[DT_COMM_ALL] = comm;
     else MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);

@@ -199,6 +199,11 @@ typedef struct {
 // allreduce with algo nccl fails with a message.
 void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext);
 
+// The options as dt_coll_create settles them for p ranks (defaults filled, shapes checked,
+// dbtree's depth and link crossings for its cost), without a communicator: for pricing a
+// configuration with the cost model alone (dtsim --analytic). 0, or -1 with DT_EXIT_USAGE.
+int dt_coll_opts_resolve(dt_coll_opts *o, int p, dt_error *err);
+
 // The algorithm a call of `bytes` payload would run (auto resolved).
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes);
 
