@@ -15,11 +15,10 @@
 // that walks the list; no caller keeps an entry across a call that advances the list; a
 // caller waits on MPI handles, which stay valid until the application's own call frees them.
 // MPI_Request_free of an active request of ours (MPI-3.1 §5.12 calls this erroneous for a
-// nonblocking collective; tolerated, as MPI allows it for others): the allreduce goes on,
-// advanced by any of the calls above, and completes at MPI_Finalize at the latest. MPI_Cancel:
-// no effect (the other ranks' allreduce cannot be withdrawn); the request completes normally
-// and MPI_Test_cancelled says false. Limit: a rank blocked in a call not intercepted here
-// (MPI_Recv, MPI_Barrier, ...) does not advance its allreduces.
+// nonblocking collective; Open MPI's own tolerate it): the allreduce goes on, advanced by any
+// of the calls above, and completes at MPI_Finalize at the latest. MPI_Cancel: see cancel_fn.
+// Limit: a rank blocked in a call not intercepted here (MPI_Recv, MPI_Barrier, ...) does not
+// advance its allreduces.
 #include "dtcoll_mpi.h"
 
 #include <sched.h>
@@ -49,7 +48,9 @@ static int query_fn(void *extra, MPI_Status *st) {
     return MPI_SUCCESS;
 }
 static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int cancel_fn(void *extra, int done) { (void)extra, (void)done; return MPI_SUCCESS; }
+// Cancelling a nonblocking collective is erroneous (MPI-3.1 §5.12): the error Open MPI's own
+// requests give, through MPI_COMM_WORLD's error handler; the allreduce goes on.
+static int cancel_fn(void *extra, int done) { (void)extra, (void)done; return MPI_ERR_REQUEST; }
 
 void dtc_track(dt_coll_req *r, dtc_comm *s, MPI_Request *greq) {
     pending *p = callocCheck(1, sizeof *p);

@@ -60,3 +60,5 @@ foreach(algo ring auto)
                        PROCESSORS 3 TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS preload_stress"
                        FAIL_REGULAR_EXPRESSION "FAIL")
 endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/preload.cmake)  # requests, threads, attributes, mpi4py
