@@ -282,15 +282,14 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     to_recvbuf(sendbuf, recvbuf, count, t);
     dt_error err;
     dtc_lock();
-    if (!g.multiple && !atomic_load(&dtc_inflight)) {  // alone: nn/coll's blocking call
-        if (dt_allreduce(c, recvbuf, (size_t)count, t, &err)) dtc_fail(comm, &err);
-        dtc_unlock();
-        return MPI_SUCCESS;
-    }
+    // Always a request, never nn/coll's blocking dt_allreduce: its `mpi` is MPI_Allreduce,
+    // which would not match the MPI_Iallreduce of a rank that has others in flight.
     dt_coll_req *r = dt_allreduce_start(c, recvbuf, (size_t)count, t, &err);
     if (!r) dtc_fail(comm, &err);
     s->busy++;
-    for (;;) {  // ours in flight may be what another rank waits for: advance them all
+    // alone below MPI_THREAD_MULTIPLE: nn/coll's wait blocks efficiently
+    while (g.multiple || atomic_load(&dtc_inflight)) {
+        // ours in flight may be what another rank waits for: advance them all
         int done = dt_allreduce_progress(r);
         dtc_step();
         if (done) break;
