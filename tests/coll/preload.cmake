@@ -9,7 +9,8 @@
 #    library's communicators ran it);
 #  - every completion call over several requests in each order, mixed with the program's own
 #    requests, MPI_Request_free, MPI_Cancel, a communicator freed and MPI_Finalize with
-#    requests in flight, np 2-4 (preload_requests.c), sums against PMPI_Allreduce's;
+#    requests in flight, np 2-4 and at MPI_THREAD_MULTIPLE (preload_requests.c), sums against
+#    PMPI_Allreduce's;
 #  - mpi4py's own test suite through the library (preload_mpi4py.sh).
 # Included from plain.cmake (which sets _preload). Labels "coll;mpi;preload".
 set(_algos "mpi ps ring rhd dbtree hier torus2d")
@@ -41,6 +42,9 @@ foreach(np 2 3 4)
   _preload_test(requests_every_call_and_order_every_algorithm ${np} "${_algos}" 1
                 $<TARGET_FILE:preload_requests>)
 endforeach()
+# the same at MPI_THREAD_MULTIPLE (one thread), where every wait polls
+_preload_test(requests_thread_multiple_every_algorithm 3 "${_algos}" 1
+              $<TARGET_FILE:preload_requests> 3 multiple)
 # PROCESSORS 2: their ranks poll without pause (a test beside them slows both)
 set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
                      ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 2)

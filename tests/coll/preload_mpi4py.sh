@@ -12,7 +12,8 @@
 set -u
 mpirun=$1 lib=$2 algos=$3 nps=$4
 version=3.1.4
-modules="test_cco_buf test_cco_nb_buf test_request test_grequest test_comm test_op"
+modules="test_cco_buf test_cco_nb_buf test_cco_vec test_cco_nb_vec test_cco_obj test_op
+         test_request test_grequest test_comm test_comm_topo"
 python=/usr/bin/python3  # Debian's, with Debian's mpi4py
 here=$(cd "$(dirname "$0")" && pwd)
 if ! "$python" -c "import mpi4py.MPI" 2>/dev/null; then
@@ -70,4 +71,4 @@ for np in $nps; do
              "communicators taken over"
     done
 done
-echo "PASS preload_mpi4py: mpi4py $version's $modules, np $nps, $algos"
+echo "PASS preload_mpi4py: mpi4py $version's" $modules "at np $nps for $algos"

@@ -19,7 +19,8 @@
 // message's status (source, tag) where the call returns one per index; each completed request
 // is MPI_REQUEST_NULL; MPI_Request_get_status's flag is followed by an immediate MPI_Test
 // flag. Prints "PASS preload_requests" on rank 0; "FAIL: ..." and exit 1 on any rank.
-// usage: preload_requests [ROUNDS]   (scenarios: 10 calls x 3 orders x ROUNDS, default 3)
+// usage: preload_requests [ROUNDS [multiple]]   (10 calls x 3 orders x ROUNDS scenarios, default
+// 3; `multiple`: MPI initialised with MPI_THREAD_MULTIPLE, where the library never blocks)
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -281,9 +282,16 @@ static void scenario(int call, int order, MPI_Comm *comms, int n_comms, int tag)
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int want = argc > 2 && strcmp(argv[2], "multiple") == 0 ? MPI_THREAD_MULTIPLE
+                                                             : MPI_THREAD_SINGLE, got;
+    MPI_Init_thread(&argc, &argv, want, &got);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (got < want) {
+        if (rank == 0) printf("SKIPPED: this MPI library gives no MPI_THREAD_MULTIPLE\n");
+        MPI_Finalize();
+        return 77;
+    }
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
     if (rank == 0) {
         FILE *u = fopen("/dev/urandom", "rb");
