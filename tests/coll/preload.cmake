@@ -50,7 +50,7 @@ set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
                      ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 2)
 
 # mpi4py's suite (not in the sanitized build: the interpreter is not built with the sanitizer).
-# About 70 s on two cores; skips when mpi4py or its source distribution is missing.
+# About 40 s on two cores; skips when mpi4py or its source distribution is missing.
 if(NOT DT_SANITIZE)
   set(t coll.preload_mpi4py_suite_np2_np3_same_outcomes_every_algorithm)
   add_test(NAME ${t} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/preload_mpi4py.sh ${MPIRUN_EXECUTABLE}
