@@ -59,3 +59,11 @@ if(NOT DT_SANITIZE)
                        ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 900 SKIP_RETURN_CODE 77
                        PROCESSORS 2)
 endif()
+
+# DTCOLL_CHECK=1 (a blocking check inside each call) at MPI_THREAD_MULTIPLE: refused, exit 2
+set(t coll.preload_np2_check_refused_at_thread_multiple_exit_2)
+add_test(NAME ${t}
+         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_CHECK=1 \"$2\" threads 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -q '^dtcoll: DTCOLL_CHECK=1 .*not at MPI_THREAD_MULTIPLE'"
+                 ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:preload_defects>)
+set_tests_properties(${t} PROPERTIES LABELS "coll;mpi;preload" ENVIRONMENT "${DT_COLL_ENV}"
+                     TIMEOUT 60)
