@@ -1,14 +1,17 @@
-# real/coll.cmake — libdtcoll_mpi.so (real/dtcoll_mpi.c): dtlab's allreduce algorithms under
-# any MPI program through the MPI profiling interface (mpirun -x LD_PRELOAD=...). Built from
-# nn/coll's sources compiled again, position-independent and with hidden visibility, so the
-# library exports only its MPI_* functions and needs no libdtnn (no OpenBLAS, no OpenMP:
-# the local sums are host loops, dev = NULL). Included from real/CMakeLists.txt.
+# real/coll.cmake — libdtcoll_mpi.so (real/dtcoll_mpi.c, real/dtcoll_mpi_wait.c): dtlab's
+# allreduce algorithms under any MPI program through the MPI profiling interface (mpirun -x
+# LD_PRELOAD=...). Built from nn/coll's sources compiled again, position-independent and with
+# hidden visibility, so the library exports only its MPI_* functions and needs no libdtnn (no
+# OpenBLAS, no OpenMP: the local sums are host loops, dev = NULL). Included from
+# real/CMakeLists.txt.
 if(DT_HAVE_MPI)
   file(GLOB DTCOLL_MPI_CORE CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/nn/coll/coll*.c)
-  add_library(dtcoll_mpi SHARED ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi.c ${DTCOLL_MPI_CORE}
+  find_package(Threads REQUIRED)  # the library's lock (MPI_THREAD_MULTIPLE)
+  add_library(dtcoll_mpi SHARED ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi.c
+                                ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_wait.c ${DTCOLL_MPI_CORE}
                                 ${PROJECT_SOURCE_DIR}/nn/dt.c)
   target_include_directories(dtcoll_mpi PRIVATE ${PROJECT_SOURCE_DIR}/nn)
-  target_link_libraries(dtcoll_mpi PRIVATE MPI::MPI_C m)
+  target_link_libraries(dtcoll_mpi PRIVATE MPI::MPI_C Threads::Threads m)
   target_link_options(dtcoll_mpi PRIVATE -Wl,--no-undefined)
   set_target_properties(dtcoll_mpi PROPERTIES C_VISIBILITY_PRESET hidden
                         POSITION_INDEPENDENT_CODE ON

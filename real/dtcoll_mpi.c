@@ -1,9 +1,11 @@
 // dtcoll_mpi.c — libdtcoll_mpi.so: dtlab's allreduce algorithms (nn/coll) under an existing
 // MPI program, through the MPI profiling interface. `mpirun -x LD_PRELOAD=libdtcoll_mpi.so
 // -x DTCOLL_ALGO=rhd ./prog` runs prog's MPI_Allreduce and MPI_Iallreduce of MPI_FLOAT or
-// MPI_DOUBLE with MPI_SUM, on any intra-communicator, on our algorithms; every other call,
-// and every other type, operation or inter-communicator, goes to PMPI unchanged.
-// Not here: the algorithms (nn/coll), or a progress thread (see "Progress" below).
+// MPI_DOUBLE with MPI_SUM, count > 0, on any intra-communicator, on our algorithms, at every
+// thread level; every other call, and every other type, operation or inter-communicator,
+// goes to PMPI unchanged. This file: configuration, the per-communicator state, the two
+// allreduces, MPI_Comm_free / MPI_Comm_disconnect and MPI_Finalize. Our requests and every
+// MPI completion call: dtcoll_mpi_wait.c. Not here: the algorithms (nn/coll).
 //
 // Environment (read once, at the first intercepted call; the same on every rank):
 //   DTCOLL_ALGO     mpi ps ring rhd dbtree hier torus2d auto (default ring); an unknown name
@@ -12,79 +14,76 @@
 //   DTCOLL_GROUP=G  hier's ranks per group (default: the launcher's ranks per node),
 //                   capped at each communicator's size
 //   DTCOLL_INNER    ring or rhd: hier's and torus2d's inner allreduce (default ring)
-//   DTCOLL_VERBOSE=1  MPI_COMM_WORLD's rank 0 prints once "dtcoll: MPI_Allreduce via ALGO"
-//   DTCOLL_CHECK=1  (read by nn/coll) every call checks that the ranks passed one count
+//   DTCOLL_VERBOSE=1  rank 0 of each communicator prints one line when the library takes
+//                   it over: "dtcoll: MPI_Allreduce via ALGO on N ranks (...)"
+//   DTCOLL_CHECK=1  (read by nn/coll) every call checks that the ranks passed one count; a
+//                   blocking check inside the call, so refused under MPI_THREAD_MULTIPLE
 //
 // Design choices:
-//  - One dt_coll per communicator, created lazily by the first intercepted call on it (a
-//    collective call, so every rank of the communicator creates it at the same point) and
-//    cached as an MPI attribute of the communicator (MPI_Comm_create_keyval). The copy
-//    callback is MPI_COMM_NULL_COPY_FN (a duplicate gets its own on first use); the delete
-//    callback, run by MPI_Comm_free, completes that communicator's requests and frees the
-//    dt_coll. Under fp16 wire a second, full-precision dt_coll serves MPI_DOUBLE.
-//  - The library's own MPI calls (MPI_Testall, MPI_Waitsome inside nn/coll's runner) come
-//    back through the MPI_* symbols defined here: a depth counter sends every call made
-//    while inside the library straight to PMPI. The `mpi` algorithm calls PMPI_Iallreduce
-//    and DTCOLL_CHECK's count check PMPI_Allreduce, so nothing recurses.
+//  - One state per communicator (dtc_comm), created by the first intercepted call on it (a
+//    collective call, so every rank creates it at the same point) and cached as an MPI
+//    attribute of the communicator, so a handle MPI reuses for a new communicator never
+//    finds an old state. The copy callback is MPI_COMM_NULL_COPY_FN (a duplicate gets its
+//    own state on first use). The delete callback (MPI_Comm_free, MPI_Finalize) only marks
+//    the state freed: Open MPI 4.1 runs it holding its attribute lock, under which an MPI
+//    call on another communicator (freeing ours) deadlocks at MPI_THREAD_MULTIPLE. A freed
+//    state's allreduces in flight go on (MPI_Comm_free lets pending operations complete,
+//    MPI-3.1 §6.4.3) and the state is freed with its last one (dtc_reap), at the latest in
+//    MPI_Finalize.
+//  - The library's communicators are MPI_Comm_split copies of the application's, made once
+//    per state (base); nn/coll uses base itself (share_comm) and makes its sub-communicators
+//    from it. MPI copies attributes only in MPI_Comm_dup and MPI_Comm_idup (MPI-3.1 §6.7.2),
+//    and Open MPI 4.1's MPI_Comm_create_group copies them too: so the application's copy
+//    callbacks never see the library's communicators. Under fp16 wire a second dt_coll on a
+//    second base serves MPI_DOUBLE (two contexts on one communicator would reuse tags).
+//  - Threads: one lock (dtc_lock) around the library's state and every nn/coll call; a
+//    thread-local depth counter sends the MPI calls nn/coll makes back to PMPI. No call
+//    blocks while holding the lock at MPI_THREAD_MULTIPLE (a thread blocked in our allreduce
+//    on one communicator would stop another thread's on another, whose peers may be the
+//    ones the first waits for), so there every wait polls; and a state is built (collective
+//    calls) without the lock. Below MPI_THREAD_MULTIPLE one thread calls at a time, and a
+//    wait on the only allreduce of ours in flight blocks in nn/coll (no polling).
 //  - sendbuf != MPI_IN_PLACE: sendbuf is copied into recvbuf first (memmove), then the sum
 //    runs in place in recvbuf. count 0, a NULL recvbuf, a negative count: passed to PMPI,
 //    which does nothing or reports the error in its own way.
-//  - Under MPI_THREAD_MULTIPLE everything passes to PMPI (this file's state is not locked).
 //  - Only the C bindings are intercepted (Fortran's mpi_allreduce_ is not).
-//  - Symbols: the library is built with hidden visibility, so only the MPI_* functions below
-//    are exported and nn/coll's dt_* functions cannot clash with a program's own copy.
-//
-// Progress. MPI_Iallreduce starts our nonblocking allreduce and returns a generalized request
-// (MPI_Grequest_start); a list of (generalized request, dt_coll_req) holds those in flight.
-// With no progress thread, our requests advance only inside the calls intercepted here:
-// MPI_Test/Testall/Testany/Testsome advance every one of ours once (nonblocking) and then
-// pass on; MPI_Wait/Waitall/Waitany/Waitsome, while any of ours are in flight, poll (advance
-// ours, PMPI_Test* the caller's requests) until the caller's condition holds — so waiting on
-// a plain request never starves a collective that another rank is waiting on; a blocking
-// MPI_Allreduce, while others are in flight, polls them all likewise. A finished one is
-// completed with MPI_Grequest_complete, after which PMPI's own Wait/Test returns it.
-// MPI_Finalize first completes all of ours (blocking), then frees every cached dt_coll.
-// Limit: a rank blocked in a call not intercepted here (MPI_Recv, MPI_Barrier, ...) does not
-// advance its Iallreduce, so a program that needs that progress to make its MPI_Recv match
-// can hang (as with any MPI library lacking asynchronous progress).
-#include <mpi.h>
-#include <stdint.h>
+//  - Symbols: the library is built with hidden visibility, so only the MPI_* functions are
+//    exported and nn/coll's dt_* functions cannot clash with a program's own copy.
+#include "dtcoll_mpi.h"
+
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-// The state of one communicator (the attribute's value).
-typedef struct comm_state {
-    MPI_Comm comm;            // the caller's communicator (for MPI_Finalize's clean-up)
-    int inter;                // an inter-communicator: everything passes to PMPI
-    dt_coll *c32, *c64;       // for MPI_FLOAT and MPI_DOUBLE (the same one unless fp16 wire)
-    struct comm_state *next;  // every state, for MPI_Finalize
-} comm_state;
-
-// One MPI_Iallreduce in flight.
-typedef struct pending {
-    MPI_Request greq;  // what the caller holds
-    dt_coll_req *req;
-    comm_state *s;
-    struct pending *next;
-} pending;
-
-// This library's state: one MPI process, one thread in MPI at a time (real/, not nn/).
+// This library's state: one MPI process (real/, not nn/), guarded by `lock`.
 static struct {
-    int ready;          // the environment has been read
-    int passthrough;    // MPI_THREAD_MULTIPLE: intercept nothing
-    int verbose, printed;
+    int ready;         // the environment has been read
+    int multiple;      // MPI_THREAD_MULTIPLE
+    int verbose;
+    const char *level; // the thread level's name, for the verbose line
     dt_coll_opts opts;
     int keyval;
-    int depth;          // > 0 while inside nn/coll: every call goes to PMPI
-    pending *inflight;  // our MPI_Iallreduce requests, newest first
-    comm_state *states;
-} g = {0, 0, 0, 0, {0}, MPI_KEYVAL_INVALID, 0, NULL, NULL};
+    dtc_comm *states;
+} g = {0, 0, 0, "single", {0}, MPI_KEYVAL_INVALID, NULL};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int orphans;  // states marked freed and not yet reaped
+_Thread_local int dtc_depth;
+
+void dtc_lock(void) {
+    pthread_mutex_lock(&lock);
+    dtc_depth++;
+}
+
+void dtc_unlock(void) {
+    dtc_depth--;
+    pthread_mutex_unlock(&lock);
+}
+
+int dtc_multiple(void) { return g.multiple; }
 
 // ---- configuration ----
 
@@ -103,6 +102,12 @@ static void usage_abort(MPI_Comm comm, const char *msg) {
     exit(DT_EXIT_USAGE);
 }
 
+void dtc_fail(MPI_Comm comm, const dt_error *err) {
+    fprintf(stderr, "dtcoll: %s\n", err->msg);
+    fflush(stderr);
+    PMPI_Abort(comm, err->code ? err->code : DT_EXIT_RUNTIME);
+}
+
 static int env_flag(MPI_Comm comm, const char *name) {
     const char *v = getenv(name);
     if (!v || !*v || strcmp(v, "0") == 0) return 0;
@@ -118,7 +123,9 @@ static void configure(MPI_Comm comm) {
     g.ready = 1;
     int level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&level);
-    g.passthrough = level == MPI_THREAD_MULTIPLE;
+    g.multiple = level == MPI_THREAD_MULTIPLE;
+    g.level = level == MPI_THREAD_MULTIPLE ? "multiple" : level == MPI_THREAD_SERIALIZED ?
+              "serialized" : level == MPI_THREAD_FUNNELED ? "funneled" : "single";
     g.verbose = env_flag(comm, "DTCOLL_VERBOSE");
     dt_coll_opts o = dt_coll_opts_default();
     dt_error err;
@@ -146,93 +153,112 @@ static void configure(MPI_Comm comm) {
     if (o.wire_f16 && o.algo == DT_ALGO_MPI)
         usage_abort(comm, "DTCOLL_FP16=1 needs one of our algorithms (the MPI library's "
                     "MPI_Allreduce has no fp16 sum); not DTCOLL_ALGO=mpi");
+    v = getenv("DTCOLL_CHECK");
+    if (g.multiple && v && *v && strcmp(v, "0"))
+        usage_abort(comm, "DTCOLL_CHECK=1 adds a blocking check inside every allreduce, which "
+                    "can deadlock threads calling allreduces on different communicators: "
+                    "not at MPI_THREAD_MULTIPLE (unset it, or initialise MPI with a lower "
+                    "thread level)");
     g.opts = o;
 }
 
-// ---- the communicator cache ----
+// ---- the communicator's state ----
 
-static void complete(pending *p);
-static void wait_for(dt_coll_req *target);
-
-static int delete_state(MPI_Comm comm, int keyval, void *val, void *extra) {
+// The attribute's delete callback (MPI_Comm_free, MPI_Comm_disconnect, MPI_Finalize): no MPI
+// call and no lock here (see the top of this file); dtc_reap frees the state.
+static int on_delete(MPI_Comm comm, int keyval, void *val, void *extra) {
     (void)comm, (void)keyval, (void)extra;
-    comm_state *s = val;
-    g.depth++;
-    for (pending *p = g.inflight, *nx; p; p = nx) {  // MPI_Comm_free lets them finish
-        nx = p->next;
-        if (p->s == s) {
-            wait_for(p->req);
-            complete(p);
-            nx = g.inflight;  // the list changed under us
-        }
-    }
-    if (s->c64 && s->c64 != s->c32) dt_coll_free(s->c64);
-    dt_coll_free(s->c32);
-    for (comm_state **q = &g.states; *q; q = &(*q)->next)
-        if (*q == s) {
-            *q = s->next;
-            break;
-        }
-    free(s);
-    g.depth--;
+    dtc_comm *s = val;
+    atomic_store(&s->freed, 1);
+    atomic_fetch_add(&orphans, 1);
     return MPI_SUCCESS;
 }
 
-static dt_coll *make_coll(MPI_Comm comm, int wire_f16) {
-    int p;
+static void free_state(dtc_comm *s) {
+    if (s->c64 && s->c64 != s->c32) dt_coll_free(s->c64);
+    dt_coll_free(s->c32);
+    for (int i = 0; i < 2; i++)
+        if (s->base[i] != MPI_COMM_NULL) PMPI_Comm_free(&s->base[i]);
+    free(s);
+}
+
+void dtc_reap(void) {
+    if (!atomic_load(&orphans)) return;
+    for (dtc_comm **q = &g.states; *q;) {
+        dtc_comm *s = *q;
+        if (!atomic_load(&s->freed) || s->busy) {
+            q = &s->next;
+            continue;
+        }
+        *q = s->next;
+        free_state(s);
+        atomic_fetch_sub(&orphans, 1);
+    }
+}
+
+// A dt_coll on a fresh split of comm (see "The library's communicators" above).
+static dt_coll *make_coll(MPI_Comm comm, int wire_f16, MPI_Comm *base) {
+    int r, p;
+    PMPI_Comm_rank(comm, &r);
     PMPI_Comm_size(comm, &p);
+    PMPI_Comm_split(comm, 0, r, base);
     dt_coll_opts o = g.opts;
     o.wire_f16 = wire_f16;
+    o.share_comm = 1;
     if (o.group > p) o.group = p;
     dt_error err;
-    dt_coll *c = dt_coll_create(comm, NULL, &o, &err);
+    dt_coll *c = dt_coll_create(*base, NULL, &o, &err);
     if (!c) usage_abort(comm, err.msg);
-    if (g.verbose && !g.printed) {
-        int wr;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &wr);
-        const dt_coll_opts *ro = dt_coll_get_opts(c);
-        if (wr == 0)
-            printf("dtcoll: MPI_Allreduce via %s (fp16 wire %s, group %d, inner %s; first "
-                   "communicator has %d ranks)\n", dt_algo_name(ro->algo), ro->wire_f16 ?
-                   "on" : "off", ro->group, dt_algo_name(ro->inner), p);
-        fflush(stdout);
-        g.printed = 1;
-    }
     return c;
 }
 
-static comm_state *state_of(MPI_Comm comm) {
-    if (g.keyval == MPI_KEYVAL_INVALID)
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g.keyval, NULL);
-    comm_state *s = NULL;
-    int flag = 0;
-    PMPI_Comm_get_attr(comm, g.keyval, &s, &flag);
-    if (flag) return s;
-    s = callocCheck(1, sizeof *s);
+// Collective over comm; called without the lock (dtc_depth raised: nn/coll's calls to PMPI).
+static dtc_comm *new_state(MPI_Comm comm) {
+    dtc_comm *s = callocCheck(1, sizeof *s);
     s->comm = comm;
+    s->base[0] = s->base[1] = MPI_COMM_NULL;
     PMPI_Comm_test_inter(comm, &s->inter);
-    if (!s->inter) {
-        g.depth++;
-        s->c32 = make_coll(comm, g.opts.wire_f16);
-        s->c64 = g.opts.wire_f16 ? make_coll(comm, 0) : s->c32;
-        g.depth--;
+    if (s->inter) return s;
+    dtc_depth++;
+    s->c32 = make_coll(comm, g.opts.wire_f16, &s->base[0]);
+    s->c64 = g.opts.wire_f16 ? make_coll(comm, 0, &s->base[1]) : s->c32;
+    dtc_depth--;
+    int r, p;
+    PMPI_Comm_rank(comm, &r);
+    PMPI_Comm_size(comm, &p);
+    if (g.verbose && r == 0) {
+        const dt_coll_opts *ro = dt_coll_get_opts(s->c32);
+        printf("dtcoll: MPI_Allreduce via %s on %d ranks (fp16 wire %s, group %d, inner %s, "
+               "thread level %s)\n", dt_algo_name(ro->algo), p, ro->wire_f16 ? "on" : "off",
+               ro->group, dt_algo_name(ro->inner), g.level);
+        fflush(stdout);
     }
-    PMPI_Comm_set_attr(comm, g.keyval, s);
-    s->next = g.states;
-    g.states = s;
     return s;
 }
 
 // Is this call ours? Sets *s (the communicator's state), *c (the context) and *t (the
 // element type) when it is.
 static int ours(void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                comm_state **s, dt_coll **c, dt_dtype *t) {
-    if (g.depth || op != MPI_SUM || (dt != MPI_FLOAT && dt != MPI_DOUBLE) || count <= 0 ||
+                dtc_comm **s, dt_coll **c, dt_dtype *t) {
+    if (dtc_depth || op != MPI_SUM || (dt != MPI_FLOAT && dt != MPI_DOUBLE) || count <= 0 ||
         !recvbuf || comm == MPI_COMM_NULL)
         return 0;
+    int flag = 0;
+    dtc_lock();
     configure(comm);
-    if (g.passthrough) return 0;
-    *s = state_of(comm);
+    dtc_reap();
+    if (g.keyval == MPI_KEYVAL_INVALID)
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_delete, &g.keyval, NULL);
+    PMPI_Comm_get_attr(comm, g.keyval, s, &flag);
+    dtc_unlock();
+    if (!flag) {
+        *s = new_state(comm);
+        dtc_lock();
+        PMPI_Comm_set_attr(comm, g.keyval, *s);
+        (*s)->next = g.states;
+        g.states = *s;
+        dtc_unlock();
+    }
     if ((*s)->inter) return 0;
     *t = dt == MPI_FLOAT ? DT_F32 : DT_F64;
     *c = *t == DT_F32 ? (*s)->c32 : (*s)->c64;
@@ -244,191 +270,89 @@ static void to_recvbuf(const void *sendbuf, void *recvbuf, int count, dt_dtype t
         memmove(recvbuf, sendbuf, (size_t)count * (t == DT_F32 ? sizeof(float) : sizeof(double)));
 }
 
-static void fail(MPI_Comm comm, const dt_error *err) {
-    fprintf(stderr, "dtcoll: %s\n", err->msg);
-    fflush(stderr);
-    PMPI_Abort(comm, err->code ? err->code : DT_EXIT_RUNTIME);
-}
-
-// ---- our requests in flight ----
-
-static pending *find(MPI_Request r) {
-    if (r == MPI_REQUEST_NULL) return NULL;
-    for (pending *p = g.inflight; p; p = p->next)
-        if (p->greq == r) return p;
-    return NULL;
-}
-
-// The allreduce of p has finished (or finishes now): free it and complete the caller's request.
-static void complete(pending *p) {
-    g.depth++;
-    dt_allreduce_wait(p->req);
-    PMPI_Grequest_complete(p->greq);
-    g.depth--;
-    for (pending **q = &g.inflight; *q; q = &(*q)->next)
-        if (*q == p) {
-            *q = p->next;
-            break;
-        }
-    free(p);
-}
-
-// Advance every one of ours once; complete those that finished.
-static void progress_all(void) {
-    g.depth++;
-    for (pending *p = g.inflight, *nx; p; p = nx) {
-        nx = p->next;
-        if (dt_allreduce_progress(p->req)) complete(p);
-    }
-    g.depth--;
-}
-
-// Run `target` (not in the list, or in it) to completion while advancing every other one;
-// the runner's own blocking wait when nothing else is in flight.
-static void wait_for(dt_coll_req *target) {
-    g.depth++;
-    int others = 0;
-    for (pending *p = g.inflight; p; p = p->next) others += p->req != target;
-    if (!others) {
-        g.depth--;
-        return;  // the caller's dt_allreduce_wait blocks efficiently
-    }
-    while (!dt_allreduce_progress(target)) progress_all();
-    g.depth--;
-}
-
-// Every one of ours to completion (MPI_Finalize).
-static void complete_all(void) {
-    while (g.inflight) {
-        wait_for(g.inflight->req);
-        complete(g.inflight);
-    }
-}
-
-static int query_fn(void *extra, MPI_Status *st) {
-    (void)extra;
-    MPI_Status_set_elements(st, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int cancel_fn(void *extra, int done) { (void)extra, (void)done; return MPI_SUCCESS; }
-
 // ---- the intercepted calls ----
 
-EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                         MPI_Op op, MPI_Comm comm) {
-    comm_state *s;
+DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm) {
+    dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
     if (!ours(recvbuf, count, dt, op, comm, &s, &c, &t))
         return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     to_recvbuf(sendbuf, recvbuf, count, t);
-    g.depth++;
     dt_error err;
+    dtc_lock();
+    // Always a request, never nn/coll's blocking dt_allreduce: its `mpi` is MPI_Allreduce,
+    // which would not match the MPI_Iallreduce of a rank that has others in flight.
     dt_coll_req *r = dt_allreduce_start(c, recvbuf, (size_t)count, t, &err);
-    if (!r) fail(comm, &err);
-    wait_for(r);
+    if (!r) dtc_fail(comm, &err);
+    s->busy++;
+    // alone below MPI_THREAD_MULTIPLE: nn/coll's wait blocks efficiently
+    while (g.multiple || atomic_load(&dtc_inflight)) {
+        // ours in flight may be what another rank waits for: advance them all
+        int done = dt_allreduce_progress(r);
+        dtc_step();
+        if (done) break;
+        if (g.multiple) {  // let the other threads in between polls
+            dtc_unlock();
+            sched_yield();
+            dtc_lock();
+        }
+    }
     dt_allreduce_wait(r);
-    g.depth--;
+    s->busy--;
+    dtc_unlock();
     return MPI_SUCCESS;
 }
 
-EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
-                          MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-    comm_state *s;
+DTC_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
     if (!ours(recvbuf, count, dt, op, comm, &s, &c, &t))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
     to_recvbuf(sendbuf, recvbuf, count, t);
-    g.depth++;
     dt_error err;
-    pending *p = callocCheck(1, sizeof *p);
-    p->req = dt_allreduce_start(c, recvbuf, (size_t)count, t, &err);
-    if (!p->req) fail(comm, &err);
-    p->s = s;
-    PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &p->greq);
-    p->next = g.inflight;
-    g.inflight = p;
-    *request = p->greq;
-    g.depth--;
+    dtc_lock();
+    dt_coll_req *r = dt_allreduce_start(c, recvbuf, (size_t)count, t, &err);
+    if (!r) dtc_fail(comm, &err);
+    dtc_track(r, s, request);
+    dtc_unlock();
     return MPI_SUCCESS;
 }
 
-EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st) {
-    if (!g.depth && g.inflight) progress_all();
-    return PMPI_Test(req, flag, st);
-}
-
-EXPORT int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[]) {
-    if (!g.depth && g.inflight) progress_all();
-    return PMPI_Testall(n, reqs, flag, sts);
-}
-
-EXPORT int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st) {
-    if (!g.depth && g.inflight) progress_all();
-    return PMPI_Testany(n, reqs, idx, flag, st);
-}
-
-EXPORT int MPI_Testsome(int n, MPI_Request reqs[], int *n_out, int idx[], MPI_Status sts[]) {
-    if (!g.depth && g.inflight) progress_all();
-    return PMPI_Testsome(n, reqs, n_out, idx, sts);
-}
-
-EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st) {
-    if (g.depth || !g.inflight) return PMPI_Wait(req, st);
-    pending *p = find(*req);
-    if (p) {  // one of ours: run it to completion, advancing the others
-        wait_for(p->req);
-        complete(p);
-        return PMPI_Wait(req, st);
+// The delete callback has marked the state; free it now unless ours are still in flight.
+DTC_EXPORT int MPI_Comm_free(MPI_Comm *comm) {
+    int rc = PMPI_Comm_free(comm);
+    if (!dtc_depth && atomic_load(&orphans)) {
+        dtc_lock();
+        dtc_reap();
+        dtc_unlock();
     }
-    for (;;) {
-        int flag = 0, rc = PMPI_Test(req, &flag, st);
-        if (rc != MPI_SUCCESS || flag) return rc;
-        progress_all();
-        if (!g.inflight) return PMPI_Wait(req, st);
-    }
+    return rc;
 }
 
-EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
-    for (;;) {
-        if (g.depth || !g.inflight) return PMPI_Waitall(n, reqs, sts);
-        int flag = 0, rc = PMPI_Testall(n, reqs, &flag, sts);
-        if (rc != MPI_SUCCESS || flag) return rc;
-        progress_all();
+DTC_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm) {
+    int rc = PMPI_Comm_disconnect(comm);
+    if (!dtc_depth && atomic_load(&orphans)) {
+        dtc_lock();
+        dtc_reap();
+        dtc_unlock();
     }
+    return rc;
 }
 
-EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st) {
-    for (;;) {
-        if (g.depth || !g.inflight) return PMPI_Waitany(n, reqs, idx, st);
-        int flag = 0, rc = PMPI_Testany(n, reqs, idx, &flag, st);
-        if (rc != MPI_SUCCESS || flag) return rc;
-        progress_all();
-    }
-}
-
-EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *n_out, int idx[], MPI_Status sts[]) {
-    for (;;) {
-        if (g.depth || !g.inflight) return PMPI_Waitsome(n, reqs, n_out, idx, sts);
-        int rc = PMPI_Testsome(n, reqs, n_out, idx, sts);
-        if (rc != MPI_SUCCESS || *n_out != 0) return rc;  // MPI_UNDEFINED: none active
-        progress_all();
-    }
-}
-
-EXPORT int MPI_Finalize(void) {
-    if (g.depth) return PMPI_Finalize();
-    complete_all();
-    while (g.states) {  // the delete callback frees the dt_coll and unlinks the state
-        comm_state *s = g.states;
-        PMPI_Comm_delete_attr(s->comm, g.keyval);
-        if (g.states == s) g.states = s->next;  // (not ours after all: do not loop)
-    }
+// Every allreduce of ours still in flight completes first (requests the application freed or
+// never waited for, on communicators it freed or not), then every state is freed.
+DTC_EXPORT int MPI_Finalize(void) {
+    if (dtc_depth) return PMPI_Finalize();
+    dtc_lock();
+    dtc_drain();
+    for (dtc_comm *s = g.states; s; s = s->next)
+        if (!atomic_load(&s->freed)) PMPI_Comm_delete_attr(s->comm, g.keyval);
+    dtc_reap();
     if (g.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g.keyval);
+    dtc_unlock();
     return PMPI_Finalize();
 }

@@ -1,0 +1,69 @@
+# tests/coll/preload.cmake — libdtcoll_mpi.so's requests, threads and communicators
+# (real/dtcoll_mpi.c, real/dtcoll_mpi_wait.c) under MPI programs that know nothing of dtlab,
+# every algorithm in one test per program and np (preload_run.sh: one mpirun per algorithm,
+# each must say it used our library):
+#  - one regression test per defect found with an outside client (preload_defects.c):
+#    MPI_Wait on requests in flight oldest first (it crashed), MPI_Request_get_status polling
+#    (it never completed), MPI_THREAD_MULTIPLE with threads on their own communicators (the
+#    library passed everything through), an application's attribute copy callback (the
+#    library's communicators ran it);
+#  - every completion call over several requests in each order, mixed with the program's own
+#    requests, MPI_Request_free, MPI_Cancel, a communicator freed and MPI_Finalize with
+#    requests in flight, np 2-4 and at MPI_THREAD_MULTIPLE (preload_requests.c), sums against
+#    PMPI_Allreduce's;
+#  - mpi4py's own test suite through the library (preload_mpi4py.sh).
+# Included from plain.cmake (which sets _preload). Labels "coll;mpi;preload".
+set(_algos "mpi ps ring rhd dbtree hier torus2d")
+set(_run sh ${CMAKE_CURRENT_LIST_DIR}/preload_run.sh ${MPIRUN_EXECUTABLE} ${_preload})
+find_package(Threads REQUIRED)
+add_executable(preload_defects ${CMAKE_CURRENT_LIST_DIR}/preload_defects.c)
+target_link_libraries(preload_defects PRIVATE MPI::MPI_C Threads::Threads)
+add_executable(preload_requests ${CMAKE_CURRENT_LIST_DIR}/preload_requests.c)
+target_link_libraries(preload_requests PRIVATE MPI::MPI_C)
+set(_pre_tests "")
+macro(_preload_test name np algos min_lines)
+  add_test(NAME coll.preload_np${np}_${name}
+           COMMAND ${_run} ${np} "${algos}" ${min_lines} ${ARGN})
+  list(APPEND _pre_tests coll.preload_np${np}_${name})
+endmacro()
+_preload_test(defect_wait_oldest_first_every_algorithm 2 "${_algos}" 1
+              $<TARGET_FILE:preload_defects> wait_oldest)
+_preload_test(defect_get_status_polling_completes 1 "ring" 1
+              $<TARGET_FILE:preload_defects> get_status)
+_preload_test(defect_get_status_polling_completes_every_algorithm 3 "${_algos}" 1
+              $<TARGET_FILE:preload_defects> get_status)
+# three threads, three communicators: three lines per run
+_preload_test(defect_thread_multiple_taken_over_every_algorithm 3 "${_algos}" 3
+              $<TARGET_FILE:preload_defects> threads)
+# np 4: hier and torus2d make the most communicators there
+_preload_test(defect_no_attribute_copied_every_algorithm 4 "${_algos}" 1
+              $<TARGET_FILE:preload_defects> attributes)
+foreach(np 2 3 4)
+  _preload_test(requests_every_call_and_order_every_algorithm ${np} "${_algos}" 1
+                $<TARGET_FILE:preload_requests>)
+endforeach()
+# the same at MPI_THREAD_MULTIPLE (one thread), where every wait polls
+_preload_test(requests_thread_multiple_every_algorithm 3 "${_algos}" 1
+              $<TARGET_FILE:preload_requests> 3 multiple)
+# PROCESSORS 2: their ranks poll without pause (a test beside them slows both)
+set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
+                     ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 600 SKIP_RETURN_CODE 77 PROCESSORS 2)
+
+# mpi4py's suite (not in the sanitized build: the interpreter is not built with the sanitizer).
+# About 40 s on two cores; skips when mpi4py or its source distribution is missing.
+if(NOT DT_SANITIZE)
+  set(t coll.preload_mpi4py_suite_np2_np3_same_outcomes_every_algorithm)
+  add_test(NAME ${t} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/preload_mpi4py.sh ${MPIRUN_EXECUTABLE}
+                             $<TARGET_FILE:dtcoll_mpi> "${_algos}" "2 3")
+  set_tests_properties(${t} PROPERTIES LABELS "preload;preload_mpi4py;slow"
+                       ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 900 SKIP_RETURN_CODE 77
+                       PROCESSORS 2)
+endif()
+
+# DTCOLL_CHECK=1 (a blocking check inside each call) at MPI_THREAD_MULTIPLE: refused, exit 2
+set(t coll.preload_np2_check_refused_at_thread_multiple_exit_2)
+add_test(NAME ${t}
+         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_CHECK=1 \"$2\" threads 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -q '^dtcoll: DTCOLL_CHECK=1 .*not at MPI_THREAD_MULTIPLE'"
+                 ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:preload_defects>)
+set_tests_properties(${t} PROPERTIES LABELS "coll;mpi;preload" ENVIRONMENT "${DT_COLL_ENV}"
+                     TIMEOUT 60)
