@@ -2,13 +2,16 @@
 # run_grader.sh — runs one built variant of a lesson's grader and counts its checks.
 #   run_grader.sh NN VARIANT BUILD_DIR [--expect-fail [CHECK]]
 # VARIANT: student (the lesson's own files: the skeleton or the student's work), solution,
-# or mutant_CHECK. The lesson's grade.sh, if it has one, drives the grader (several mpirun
-# or smpirun runs); else the grader runs alone. Every check prints one line,
-# "PASS name ..." or "FAIL name: hint". Exit 0 only when every check passed (and at least
-# one ran); 1 otherwise, with the score. A crash or a hang (over LESSON_TIMEOUT seconds,
-# 240 by default) is reported as such and fails too.
+# or mutant_CHECK. First the check no_library_answer (kit/no_library_answer.py: the
+# student's objects call nothing of dtlab's library beyond the lesson's calls.txt); then
+# the lesson's grade.sh, if it has one, drives the grader (several mpirun or smpirun runs),
+# else the grader runs alone. Every check prints one line, "PASS name ..." or
+# "FAIL name: hint". Exit 0 only when every check passed (and at least one ran); 1
+# otherwise, with the score. A crash or a hang (over LESSON_TIMEOUT seconds, 240 by
+# default) is reported as such, fails too, and counts in the score as a failed check.
 # --expect-fail (CI): exit 0 when the variant fails cleanly — FAIL lines, no crash, no
-# hang — and, with CHECK, when the check named CHECK is among the failed ones.
+# hang — and, with CHECK, when the check named CHECK is among the failed ones (CHECK
+# no_library_answer: the cheat; once refused, the grader is not run).
 set -u
 num=${1:?usage: run_grader.sh NN VARIANT BUILD_DIR [--expect-fail [CHECK]]}
 variant=${2:?variant}
@@ -35,27 +38,43 @@ if [ ! -x "$LESSON_GRADER" ]; then
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# no_library_answer: the student's files call no implementation of dtlab's that the lesson
+# grades (their objects' undefined symbols against the lesson's calls.txt)
+"${PYTHON:-python3}" "$DT_SOURCE/lessons/kit/no_library_answer.py" "$LESSON_DIR" \
+    "$LESSON_GRADER" "$build/lessons/$num/$variant/student_files.txt" >"$out" 2>&1
+librc=$?
+cat "$out"
+if [ "$librc" -gt 1 ]; then
+  echo "run_grader: the check no_library_answer could not run (see above)" >&2
+  exit 2
+fi
+if [ "$librc" -eq 1 ] && [ "$expect" = "--expect-fail" ] && [ "$want" = no_library_answer ]; then
+  echo "score: 0/1 checks passed (lesson $num, $variant: refused before grading)"
+  exit 0
+fi
 # CI's mutants only need their own check to fail: a grade.sh may skip its remaining runs once
 # the check named here has failed (lesson 06's does; its 1024-rank runs take half a minute)
 [ "$expect" = "--expect-fail" ] && [ -n "$want" ] && export LESSON_STOP_AT_FAIL="$want"
 limit=${LESSON_TIMEOUT:-240}
 if [ -f "$LESSON_DIR/grade.sh" ]; then
-  timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee "$out"
+  timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee -a "$out"
 else
-  timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee "$out"
+  timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee -a "$out"
 fi
 rc=${PIPESTATUS[0]}
 passed=$(grep -c '^PASS ' "$out")
 failed=$(grep -c '^FAIL ' "$out")
-crashed=0
+crashed=0 note=""
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
   echo "HANG: the grader ran past ${limit} s and was stopped"
-  crashed=1
+  crashed=1 note=": a run HUNG"
 elif [ "$rc" -gt 1 ]; then
-  echo "CRASH: the grader exited with status $rc (a signal or an error before its checks)"
-  crashed=1
+  echo "CRASH: the grader exited with status $rc (a signal, a failed assertion, or an error before its checks)"
+  crashed=1 note=": a run CRASHED"
 fi
-echo "score: $passed/$((passed + failed)) checks passed (lesson $num, $variant)"
+# a crash or a hang is a failed check of its own: the checks it cut short never reported
+[ "$crashed" -eq 0 ] || note="$note (counted as a failed check; the checks after it did not run)"
+echo "score: $passed/$((passed + failed + crashed)) checks passed (lesson $num, $variant)$note"
 if [ "$expect" = "--expect-fail" ]; then
   if [ "$crashed" -eq 1 ] || [ "$failed" -eq 0 ] || [ "$rc" -eq 0 ]; then
     echo "EXPECTED a clean failure (FAIL lines, exit 1), got exit $rc with $failed FAIL lines"
