@@ -529,15 +529,17 @@ int main(int argc, char **argv) {
             allreduce(ring, b, n, mode);  // (the same requests: the same chunks)
             memcpy(c0, a, n * sizeof(float));
             MPI_Bcast(c0, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-            for (size_t i = 0; i < n && !mine[1][0]; i++)
-                if (memcmp(&a[i], &c0[i], sizeof(float)))
+            int differ = 0;
+            for (size_t i = 0; i < n && !differ; i++)
+                if (memcmp(&a[i], &c0[i], sizeof(float)) && (differ = 1) && !mine[1][0])
                     snprintf(mine[1], MSG, "P=%d count %zu %s: element %zu (chunk %d of %d) is "
                              "%.9g on rank %d but %.9g on rank 0: each element must be summed "
                              "once, on one rank, and then copied", P, n, how, i,
                              chunk_of(n, P, i), P, a[i], r, c0[i]);
             // the same bits everywhere, and the right sum: the float64 sum of the P values,
-            // within the rounding of P-1 float additions
-            for (size_t i = 0; i < n && !mine[1][0]; i++) {
+            // within the rounding of P-1 float additions (asked once the ranks agree)
+            MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            for (size_t i = 0; i < n && !differ && !mine[1][0]; i++) {
                 double sum = 0, mag = 0;
                 for (int q = 0; q < P; q++) {
                     double v = input(g.seed + (uint64_t)j, 1, q, i);
