@@ -6,14 +6,9 @@
 #include "student_ring.h"
 
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
-    // TODO(student): append the 2(p-1) rounds of the ring allreduce of [off, off+n) to l.
-    //   right = r+1 and left = r-1, modulo p (careful: in C, -1 % p is -1).
-    //   chunk c of the range is [off + dt_chunk_lo(n, p, c), off + dt_chunk_lo(n, p, c+1)).
-    //   reduce-scatter, p-1 rounds (dt_lane_round(l) opens one): in step s,
-    //     dt_lane_op(l, DT_OP_SEND, comm, right, <chunk r-s-1>) and
-    //     dt_lane_op(l, DT_OP_RECV_ADD, comm, left, <chunk r-s-2>);
-    //   allgather, p-1 rounds: in step s, send chunk r-s to the right and receive chunk
-    //     r-s-1 from the left with DT_OP_RECV_COPY.
-    // As it stands, the schedule is empty: every rank keeps its own values.
+    // TODO(student): append this rank's rounds of the ring allreduce of [off, off+n) to l.
+    //   The contract — the result, the order of each chunk's sum, the shape and the cost —
+    //   is in student_ring.h and the README ("What you write"); stuck: HINTS.md, one hint
+    //   at a time. As it stands, the schedule is empty: every rank keeps its own values.
     (void)l, (void)comm, (void)r, (void)p, (void)off, (void)n;
 }

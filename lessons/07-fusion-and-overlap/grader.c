@@ -108,14 +108,27 @@ static void check_bytes(grade_t *g, uint64_t *rng) {
                        want[j].last_event == got[j].last_event;
             cases++;
             if (!same) {
-                char d[700], w[200], gt[200];
+                char d[700], w[200], gt[200], why[200] = "";
                 describe(&p, d, sizeof d);
                 buckets_str(want, nw, w, sizeof w);
                 buckets_str(got, ng < 0 ? 0 : ng > MAX_EV ? MAX_EV : ng, gt, sizeof gt);
+                // the one difference a hint can name: the last bucket's end (trailing empty
+                // events), or the first bucket's close at a threshold met exactly
+                int tail_only = ng == nw && nw > 0, first_differs = ng > 0 && nw > 0 &&
+                    got[0].last_event != want[0].last_event;
+                for (int j = 0; tail_only && j < nw; j++)
+                    tail_only = got[j].first_event == want[j].first_event &&
+                                (j == nw - 1 || got[j].last_event == want[j].last_event);
+                if (tail_only && got[nw - 1].last_event < p.n_ev - 1)
+                    snprintf(why, sizeof why, " (events %d..%d come after the last gradient and "
+                             "are empty: they join the last bucket, which ends at event n_ev-1 = "
+                             "%d)", got[nw - 1].last_event + 1, p.n_ev - 1, p.n_ev - 1);
+                else if (ths[t] == prefix && t == 0 && first_differs)
+                    snprintf(why, sizeof why, " (the threshold equals the bytes of the first "
+                             "events: >= closes there)");
                 snprintf(hint, sizeof hint, "threshold %zu bytes, %zu bytes per element; %s: "
                          "expected %s (first..last event), got %s%s", ths[t], p.elem_bytes, d,
-                         w, gt, ths[t] == prefix && t == 0 && ng > 0 ? " (the threshold equals the bytes "
-                         "of the first events: >= closes there)" : "");
+                         w, gt, why);
                 ok = 0;
             }
         }

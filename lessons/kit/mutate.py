@@ -4,9 +4,14 @@
 usage: mutate.py LESSON_DIR OUT_DIR
 
 LESSON_DIR/mutations.tsv has one mutation a line, tab-separated:
-    check-name <TAB> file under solution/ <TAB> text to find <TAB> replacement
+    check-name <TAB> file under solution/ <TAB> text to find <TAB> replacement [<TAB> expect]
 "\\n" in either text stands for a newline, "\\t" for a tab; lines starting with # are
-comments. The text must occur exactly once in the file. Each mutant is written to
+comments. The optional fifth field, an extended regular expression, is what the failed
+check's line must say (a hint that names the bug), written to mutant_<check>/EXPECT. A
+second mutant of one check is named CHECK__what (the part before "__" is the check).
+Two check names are not checks: `crash` (a submission that crashes part-way: its score
+must say so, and its grade must print the fifth field's match, the reason) and
+`no_library_answer` (the cheat, refused by kit/no_library_answer.py). The text must occur exactly once in the file. Each mutant is written to
 OUT_DIR/mutant_<check>/ (every file of solution/, the one file changed), rewriting a file
 only when its content changes (so builds stay incremental). Prints the check names, one a
 line. Exit 2 with a message naming the line on a malformed file.
@@ -48,10 +53,11 @@ def main():
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split("\t")
-        if len(fields) != 4:
-            fail(f"{tsv}:{no}: expected 4 tab-separated fields (check, file, find, "
-                 f"replace), got {len(fields)}")
-        check, name, find, repl = fields
+        if len(fields) not in (4, 5) or (len(fields) == 4 and fields[0] == "crash"):
+            fail(f"{tsv}:{no}: expected 4 or 5 tab-separated fields (check, file, find, "
+                 f"replace[, what the failure must say]; `crash` needs the fifth), got "
+                 f"{len(fields)}")
+        check, name, find, repl = fields[:4]
         find = find.replace("\\n", "\n").replace("\\t", "\t")
         repl = repl.replace("\\n", "\n").replace("\\t", "\t")
         if not check.isidentifier() or check in seen:
@@ -71,6 +77,8 @@ def main():
                 body = g.read()
             write_if_changed(os.path.join(mdir, fn),
                              text.replace(find, repl) if fn == name else body)
+        if len(fields) == 5:
+            write_if_changed(os.path.join(mdir, "EXPECT"), fields[4] + "\n")
         print(check)
 
 

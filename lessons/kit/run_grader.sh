@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # run_grader.sh — runs one built variant of a lesson's grader and counts its checks.
-#   run_grader.sh NN VARIANT BUILD_DIR [--expect-fail [CHECK]]
+#   run_grader.sh NN VARIANT BUILD_DIR [--expect-fail [CHECK [REGEX]] | --expect-crash REGEX]
 # VARIANT: student (the lesson's own files: the skeleton or the student's work), solution,
-# or mutant_CHECK. The lesson's grade.sh, if it has one, drives the grader (several mpirun
-# or smpirun runs); else the grader runs alone. Every check prints one line,
-# "PASS name ..." or "FAIL name: hint". Exit 0 only when every check passed (and at least
-# one ran); 1 otherwise, with the score. A crash or a hang (over LESSON_TIMEOUT seconds,
-# 240 by default) is reported as such and fails too.
+# or mutant_CHECK. First the check no_library_answer (kit/no_library_answer.py: the
+# student's objects call nothing of dtlab's library beyond the lesson's calls.txt); then
+# the lesson's grade.sh, if it has one, drives the grader (several mpirun or smpirun runs),
+# else the grader runs alone. Every check prints one line, "PASS name ..." or
+# "FAIL name: hint". Exit 0 only when every check passed (and at least one ran); 1
+# otherwise, with the score. A crash or a hang (over LESSON_TIMEOUT seconds, 240 by
+# default) is reported as such, fails too, and counts in the score as a failed check.
 # --expect-fail (CI): exit 0 when the variant fails cleanly — FAIL lines, no crash, no
-# hang — and, with CHECK, when the check named CHECK is among the failed ones.
+# hang — and, with CHECK, when the check named CHECK is among the failed ones, its line
+# matching REGEX when given (the hint names the bug) (CHECK
+# no_library_answer: the cheat; once refused, the grader is not run).
+# --expect-crash REGEX (CI): exit 0 when the variant crashed or hung, the score says so,
+# and its output matches REGEX (the reason shown: a failed assertion, not only the
+# launcher's notice).
 set -u
 num=${1:?usage: run_grader.sh NN VARIANT BUILD_DIR [--expect-fail [CHECK]]}
 variant=${2:?variant}
 build=${3:?build dir}
 expect=${4:-}
 want=${5:-}
+say=${6:-}
 env_file="$build/lessons/kit.env"
 if [ ! -f "$env_file" ]; then
   echo "run_grader: $env_file is missing: configure the build first (cmake -S . -B $build)" >&2
@@ -29,33 +37,72 @@ fi
 export LESSON_DIR=${dir%/} LESSON_GRADER="$build/lessons/$num/$variant/grader"
 export LESSON_GRADER_SMPI="$build/lessons/$num/$variant/grader_smpi.so"
 export MPIRUN SMPIRUN DT_BUILD DT_SOURCE
+# mpirun refuses root unless told (containers and CI run as root); harmless otherwise
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ ! -x "$LESSON_GRADER" ]; then
   echo "run_grader: $LESSON_GRADER is not built (cmake --build $build --target lesson${num}_$variant)" >&2
   exit 2
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# no_library_answer: the student's files call no implementation of dtlab's that the lesson
+# grades (their objects' undefined symbols against the lesson's calls.txt)
+"${PYTHON:-python3}" "$DT_SOURCE/lessons/kit/no_library_answer.py" "$LESSON_DIR" \
+    "$LESSON_GRADER" "$build/lessons/$num/$variant/student_files.txt" >"$out" 2>&1
+librc=$?
+cat "$out"
+if [ "$librc" -gt 1 ]; then
+  echo "run_grader: the check no_library_answer could not run (see above)" >&2
+  exit 2
+fi
+if [ "$librc" -eq 1 ] && [ "$expect" = "--expect-fail" ] && [ "$want" = no_library_answer ]; then
+  echo "score: 0/1 checks passed (lesson $num, $variant: refused before grading)"
+  exit 0
+fi
 # CI's mutants only need their own check to fail: a grade.sh may skip its remaining runs once
 # the check named here has failed (lesson 06's does; its 1024-rank runs take half a minute)
 [ "$expect" = "--expect-fail" ] && [ -n "$want" ] && export LESSON_STOP_AT_FAIL="$want"
 limit=${LESSON_TIMEOUT:-240}
 if [ -f "$LESSON_DIR/grade.sh" ]; then
-  timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee "$out"
+  timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee -a "$out"
 else
-  timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee "$out"
+  timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee -a "$out"
 fi
 rc=${PIPESTATUS[0]}
 passed=$(grep -c '^PASS ' "$out")
 failed=$(grep -c '^FAIL ' "$out")
-crashed=0
+crashed=0 note=""
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-  echo "HANG: the grader ran past ${limit} s and was stopped"
-  crashed=1
+  echo "HANG: the grader ran past ${limit} s and was stopped" | tee -a "$out"
+  crashed=1 note=": a run HUNG"
 elif [ "$rc" -gt 1 ]; then
-  echo "CRASH: the grader exited with status $rc (a signal or an error before its checks)"
-  crashed=1
+  if [ -f "$LESSON_DIR/grade.sh" ]; then
+    echo "CRASH: a run of the grader crashed or hung (above: which, and what it printed)"
+  else
+    echo "CRASH: the grader exited with status $rc (a signal, a failed assertion, or an error before its checks)"
+  fi | tee -a "$out"
+  crashed=1 note=": a run CRASHED"
 fi
-echo "score: $passed/$((passed + failed)) checks passed (lesson $num, $variant)"
+# a crash or a hang is a failed check of its own: the checks it cut short never reported
+[ "$crashed" -eq 0 ] || note="$note (counted as a failed check; the checks after it did not run)"
+total=$((passed + failed + crashed))
+score="score: $passed/$total checks passed (lesson $num, $variant)$note"
+echo "$score"
+if [ "$expect" = "--expect-crash" ]; then
+  if [ "$crashed" -eq 0 ]; then
+    echo "EXPECTED a crash or a hang, got exit $rc"
+    exit 1
+  fi
+  if [ "$passed" -ge "$total" ] || ! echo "$score" | grep -Eq 'CRASHED|HUNG'; then
+    echo "EXPECTED the score to show the crash or the hang"
+    exit 1
+  fi
+  if ! grep -Eq -- "$want" "$out"; then
+    echo "EXPECTED the grade to say why it crashed (to print /$want/)"
+    exit 1
+  fi
+  exit 0
+fi
 if [ "$expect" = "--expect-fail" ]; then
   if [ "$crashed" -eq 1 ] || [ "$failed" -eq 0 ] || [ "$rc" -eq 0 ]; then
     echo "EXPECTED a clean failure (FAIL lines, exit 1), got exit $rc with $failed FAIL lines"
@@ -63,6 +110,10 @@ if [ "$expect" = "--expect-fail" ]; then
   fi
   if [ -n "$want" ] && ! grep -q "^FAIL $want\b" "$out"; then
     echo "EXPECTED check $want to fail; the failed ones:"; grep '^FAIL ' "$out" | cut -d' ' -f2 | sort -u
+    exit 1
+  fi
+  if [ -n "$say" ] && ! grep "^FAIL $want\b" "$out" | grep -Eq -- "$say"; then
+    echo "EXPECTED the FAIL line of $want to say /$say/"
     exit 1
   fi
   exit 0

@@ -1,0 +1,105 @@
+# runs.sh — sourced by a lesson's grade.sh that runs its grader several times (mpirun for
+# several P, smpirun): one convention for every lesson, one line per CHECK over all runs,
+# so that a lesson's score counts its checks, not its checks times its runs.
+#   runs_begin                       a work folder ($RUNS_W), removed on exit
+#   run_launch LABEL LIMIT CMD...    one run under `timeout LIMIT` (foreground; put it in
+#                                    the background with & to run several at once)
+#   runs_report LABEL...             after the runs (and `wait`): what each crashed or hung
+#                                    run printed that says why, then one line per check,
+#                                    in the order the checks first appear:
+#       PASS name [P=1,2,3] <the details of the last run it passed in>
+#       FAIL name: <the first failure's hint> [fails at P=2,3]
+#   Its status: 0 every check passed; 1 a check failed; 124 a run hung; 3 a run crashed (or
+#   ended before its last check line); lessons/kit/run_grader.sh reports the last two as
+#   such, and counts them in the score.
+# RUNS_HANG_HINT (optional): the lesson's guess at why a run hangs, shown after HANG.
+# A run's lines are the grader's "PASS name ..." / "FAIL name: ..."; it ends with the
+# grader's "# N of M checks passed".
+
+runs_begin() {
+  RUNS_W=$(mktemp -d "${TMPDIR:-/tmp}/lesson_runs_XXXXXX")
+  trap 'rm -rf "$RUNS_W"' EXIT
+}
+
+# the file name of a label ("P=2", "smpirun -np 64")
+runs_key() { printf '%s' "$1" | tr -c 'A-Za-z0-9=_-' '_'; }
+
+run_launch() {
+  local label=$1 limit=$2 key
+  shift 2
+  key=$(runs_key "$label")
+  timeout -k 5 "$limit" "$@" >"$RUNS_W/$key.out" 2>&1
+  echo $? >"$RUNS_W/$key.rc"
+}
+
+# Why a run crashed, from what it printed: the failed assertion or the signal first (Open
+# MPI's and SimGrid's own notices, which repeat for every rank, left out), then a hint for
+# the assertions of the schedule builder that a student's code reaches.
+runs_story() {
+  local f=$1
+  grep -v -E '^\[[^]]*\] (\[ *[0-9]+\]|\*\*\*|Signal code|Associated errno|Failing at)|^(PASS|FAIL|#) |^-{20,}|^\s*$|Primary job|prterun|mpirun has exited|^(This|Per user-direction|the job to be terminated|process returned|a non-zero exit|job\. The first process|  Process name|  Exit code|  Node|  PID|  Local host|  Signal)|^Execution failed|_smpi.so --cfg=' "$f" |
+    awk '/Assertion|assert|Segmentation|Aborted|signal|SIGSEGV|SIGABRT|Floating point|double free|corrupted|stack smashing|Deadlock|error/ { hot[++h] = $0; next }
+         { cold[++c] = $0 }
+         END { n = 0
+               for (i = 1; i <= h && n < 4; i++) { print "#   " hot[i]; n++ }
+               for (i = (c > 4 - n ? c - (4 - n) + 1 : 1); i <= c && n < 4; i++) { print "#   " cold[i]; n++ } }' |
+    awk '!seen[$0]++'
+  if grep -q 'n_rounds > 0' "$f"; then
+    echo "#   (dt_lane_op was called before the lane's first dt_lane_round: open a round first)"
+  fi
+}
+
+runs_report() {
+  local label key rc status=0
+  : >"$RUNS_W/all"
+  for label in "$@"; do
+    key=$(runs_key "$label")
+    rc=$(cat "$RUNS_W/$key.rc" 2>/dev/null || echo 2)
+    sed -n "s/^\(PASS\|FAIL\) /$key \1 /p" "$RUNS_W/$key.out" >>"$RUNS_W/all"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      echo "HANG $label: no result in time, the run was stopped${RUNS_HANG_HINT:+ ($RUNS_HANG_HINT)}"
+      status=124
+    elif grep -q 'Deadlock detected' "$RUNS_W/$key.out"; then
+      echo "HANG $label: SimGrid found every rank waiting for a message no rank will send${RUNS_HANG_HINT:+ ($RUNS_HANG_HINT)}"
+      status=124
+    elif [ "$rc" -gt 1 ] || ! grep -Eq '^# [0-9]+ of [0-9]+ checks passed' "$RUNS_W/$key.out"; then
+      echo "CRASH $label: the run ended (exit $rc) before its last check; what it printed:"
+      runs_story "$RUNS_W/$key.out"
+      [ "$status" -eq 124 ] || status=3
+    fi
+  done
+  if [ ! -s "$RUNS_W/all" ]; then
+    echo "# no check ran"
+    [ "$status" -ne 0 ] || status=3
+    return "$status"
+  fi
+  awk '{ label = $1; verdict = $2; name = $3; sub(/:$/, "", name)
+         if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+         if (verdict == "FAIL") {
+           if (!(name in fail)) { line = $0; sub(/^[^ ]+ /, "", line); fail[name] = line }
+           failed_in[name] = failed_in[name] (nf[name]++ ? "," : "") label
+         } else {
+           passed_in[name] = passed_in[name] (np[name]++ ? "," : "") label
+           line = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", line); last[name] = line
+         } }
+       END { bad = 0
+         for (i = 1; i <= n; i++) {
+           k = order[i]
+           if (k in fail) { bad = 1; print fail[k] (nf[k] + np[k] > 1 ? " [fails at " runs(failed_in[k]) "]" : "") }
+           else print "PASS " k " [" runs(passed_in[k]) "] " last[k]
+         }
+         exit bad }
+       # "P=1,P=2,P=64" -> "P=1,2,64"
+       function runs(s,   a, k, out, pre, p, i2) {
+         k = split(s, a, ",")
+         for (i2 = 1; i2 <= k; i2++) {
+           p = a[i2]; sub(/=.*/, "=", p)
+           if (p == pre) { sub(/^[^=]*=/, "", a[i2]) }
+           pre = p
+           out = out (i2 > 1 ? "," : "") a[i2]
+         }
+         return out }' "$RUNS_W/all"
+  local bad=$?
+  [ "$status" -ne 0 ] && return "$status"
+  return $bad
+}
