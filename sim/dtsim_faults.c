@@ -118,6 +118,11 @@ int dtsim_faults_check(const dtsim_opts *o) {
                 rank >= gpus ? gpus : (gpus + gpn - 1) / gpn, rank >= gpus ? "GPUs" : "nodes");
         return 2;
     }
+    if (o->straggler[0] && o->analytic) {
+        fprintf(stderr, "dtsim: --straggler is simulated (the model device of each slow rank "
+                        "takes longer): not with --analytic\n");
+        return 2;
+    }
     int ck = o->ckpt_interval_s > 0 || o->storage_bw > 0 || o->fs_bw > 0 || o->restart_s >= 0 ||
              o->ckpt_async;
     if (ck && !dtsim_has_failures(o)) {
