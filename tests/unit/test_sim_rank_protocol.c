@@ -39,6 +39,8 @@ static dt_rank_opts unusual_opts(void) {
     o.image_size = 16, o.classes = 4, o.synthetic_n = 48;
     o.seed = UINT64_MAX;
     o.lr = 0.05, o.momentum = 0.8, o.wd = 1e-4;
+    snprintf(o.straggler, sizeof o.straggler, "node:1:1.5,cv:0.05");
+    o.gpus_per_node = 4;
     return o;
 }
 
