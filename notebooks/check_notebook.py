@@ -7,8 +7,11 @@ usage: check_notebook.py NOTEBOOK.ipynb [--update] [--timeout SECONDS]
 Executes a copy of the notebook with nbclient (the "python3" kernel, in the notebook's own
 folder, DTLAB_BUILD passed on), then compares every cell's text outputs (printed text, and
 the plain-text form of results and tables) with the committed ones. Cells tagged
-"nondeterministic" (wall-clock timings of real runs) are run but not compared; figures are
-not compared byte for byte (their data comes from the cells that are). Exit 0 when they
+"nondeterministic" (figures of real runs on this machine) must print the same text around
+their numbers, and each number within the cell's stated relative tolerance (its metadata
+"dtlab_tolerance", e.g. 0.1 for real losses on another CPU), or, where it states none
+(wall-clock times), their numbers are not compared; the check says which. Figures are not
+compared byte for byte (their data comes from the cells that are). Exit 0 when they
 agree, 1 with the first difference (a stale notebook: rerun with --update and commit), 2 on
 a failing cell, 77 (a skip, for CTest) when Jupyter's Python packages are missing.
 
@@ -18,6 +21,7 @@ changing dtlab, before committing.
 import argparse
 import difflib
 import os
+import re
 import sys
 import tempfile
 
@@ -37,6 +41,23 @@ def texts(cell):
         elif o.get("output_type") == "error":
             out.append(f"ERROR {o.get('ename')}: {o.get('evalue')}")
     return "\n".join(t if isinstance(t, str) else "".join(t) for t in out).rstrip()
+
+
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def loose_difference(t0, t1, rel):
+    """Why t1 differs from the committed t0 beyond the stated tolerance: other words around
+    the numbers, or (rel given) a number further than rel x its committed value. "" if none."""
+    if NUMBER.sub("#", t0) != NUMBER.sub("#", t1):
+        return f"other text: {NUMBER.sub('#', t1)[:200]!r} vs {NUMBER.sub('#', t0)[:200]!r}"
+    if rel is None:
+        return ""
+    for x0, x1 in zip(NUMBER.findall(t0), NUMBER.findall(t1)):
+        a, b = float(x0), float(x1)
+        if abs(b - a) > rel * abs(a):
+            return f"{x1} against the committed {x0} (tolerance {100 * rel:g} %)"
+    return ""
 
 
 def main():
@@ -91,9 +112,19 @@ def main():
     compared = 0
     for i, (c0, c1) in enumerate(zip(old, new)):
         if "nondeterministic" in c0.get("metadata", {}).get("tags", []):
-            # a real run's wall-clock figures: no tolerance would hold on another machine
-            print(f"check_notebook: {a.notebook}: code cell {i + 1} is tagged "
-                  f"nondeterministic (wall-clock figures of real runs): run, not compared")
+            # a real run's figures: the same text around them, and each number within the
+            # cell's stated relative tolerance (metadata dtlab_tolerance), or not compared
+            # where it states none (wall-clock times: another machine, another figure)
+            rel = c0.get("metadata", {}).get("dtlab_tolerance")
+            why = loose_difference(texts(c0), texts(c1), rel)
+            if why:
+                print(f"check_notebook: {a.notebook}: code cell {i + 1} (nondeterministic) "
+                      f"printed something else than the committed output: {why}")
+                return 1
+            print(f"check_notebook: {a.notebook}: code cell {i + 1} is tagged nondeterministic "
+                  f"(figures of real runs on this machine): the same text, " +
+                  (f"each number within {100 * rel:g} % of the committed one" if rel is not None
+                   else "its numbers not compared"))
             continue
         t0, t1 = texts(c0), texts(c1)
         compared += 1
