@@ -49,8 +49,10 @@ NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 def loose_difference(t0, t1, rel):
     """Why t1 differs from the committed t0 beyond the stated tolerance: other words around
     the numbers, or (rel given) a number further than rel x its committed value. "" if none."""
-    if NUMBER.sub("#", t0) != NUMBER.sub("#", t1):
-        return f"other text: {NUMBER.sub('#', t1)[:200]!r} vs {NUMBER.sub('#', t0)[:200]!r}"
+    def skeleton(t):  # the words, numbers masked, blanks collapsed (a table's column widths)
+        return " ".join(NUMBER.sub("#", t).split())
+    if skeleton(t0) != skeleton(t1):
+        return f"other text: {skeleton(t1)[:200]!r} vs {skeleton(t0)[:200]!r}"
     if rel is None:
         return ""
     for x0, x1 in zip(NUMBER.findall(t0), NUMBER.findall(t1)):
