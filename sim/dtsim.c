@@ -23,6 +23,8 @@ static void usage(FILE *f) {
         "       dtsim sweep [options]      over --sweep-gpus and --sweep-algos, with --plot\n"
         "       dtsim calibrate --step P.json [--intra A.csv] [--inter B.csv] --out F.json\n"
         "                                  a profile from your measurements (--help there)\n"
+        "       dtsim plan --price h100=6,... [--deadline H] [--budget USD]  the cheapest\n"
+        "                                  cluster that meets them, ranked (--help there)\n"
         "cluster:\n"
         "  --preset NAME       %s\n"
         "  --gpus N            GPUs (default 1024, or the preset's)\n"
@@ -154,7 +156,7 @@ enum { PRESET = 256, GPUS, GPU, GPN, INTRA, INTRABW, NETBW, NICS, NETLAT, TOPO, 
        KEEP, QUIET, NOMEMCHK, HELP, SGPUS, SALGOS, DEVICE, SEED, LR, IMGS, CLASSES, SYNN, ACCUM,
        GPUIMGS, PROFILE, STRICT, PRICE, ANALYTIC };
 
-static int parse(int argc, char **argv, dtsim_opts *o) {
+int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
     memset(o, 0, sizeof *o);
     o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1, o->lr = 0.1;
     int gpus = 0, batch = 0, pgb = 0;
@@ -574,8 +576,9 @@ static int run_sweep(const dtsim_opts *o) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "calibrate")) return dtsim_calibrate_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "plan")) return dtsim_plan_main(argc - 1, argv + 1);
     dtsim_opts o;
-    int rc = parse(argc, argv, &o);
+    int rc = dtsim_parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;  // 1: --help was printed
     if (o.cpu) return run_cpu(&o);
     return o.sweep ? run_sweep(&o) : run_single(&o);

@@ -101,6 +101,7 @@ typedef struct {
     double auto_iter_s[8];
     char auto_model_pick[16];
     size_t arena;                                  // the rank program's arena (dtsim_prepare)
+    double device_bytes;                           // one modelled GPU's memory need, uncapped
     double iter_p50_s, iter_p95_s, iter_max_s;     // rank 0's timed steps (stragglers)
     double perfect_iter_s, perfect_compute_s;      // --straggler: the cluster without them
     // --mtbf / --fail-rate (sim/dtsim_faults.c, sim/goodput.h)
@@ -170,6 +171,10 @@ int dtsim_faults_check(const dtsim_opts *o);
 int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r);
 void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 
+// The command line of one run into o: 0, 1 (--help printed), or 2 with a message
+int dtsim_parse(int argc, char **argv, dtsim_opts *o);
+// `dtsim plan ...` (sim/dtsim_plan.c): argv[0] is "plan"; an exit code
+int dtsim_plan_main(int argc, char **argv);
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
 int dtsim_calibrate_main(int argc, char **argv);
 // --profile FILE: reads it into o and makes it the run's defaults (model, per-GPU batch,

@@ -533,6 +533,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     }
     if (!o->no_memory_check && (rc = memory_check(o, ram))) return rc;
     r->arena = arena;
+    r->device_bytes = (double)used;
     return 0;
 }
 

@@ -1,0 +1,273 @@
+// dtsim_plan_out.c — `dtsim plan`'s confirmation and output. The top K candidates are
+// simulated with SimGrid, each in its own process (fork: the parent prepares, the child runs
+// dtsim_simulate and the goodput exactly as `dtsim` with the row's flags does, and hands its
+// result back through a pipe), -j at a time; then the ranked table, the CSV and the JSON.
+// Not here: the search and the ranking (dtsim_plan.c).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "dtsim_plan.h"
+#include "json.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double time_of(const dtsim_result *r) {
+    return r->has_goodput ? r->wall_train_s : r->train_s;
+}
+
+// Starts row's simulation: its pid with *fd the pipe's reading end, or -1 (refused: the
+// message printed, e.g. more GPUs than this machine's memory can simulate)
+static pid_t start(const plan_opts *p, plan_row *row, int *fd) {
+    char store[PLAN_MAX_ARGS][64], *argv[PLAN_MAX_ARGS];
+    int argc = plan_argv(p, &row->c, 0, store, argv);
+    dtsim_opts o;
+    dtsim_result r;
+    int pfd[2];
+    if (dtsim_parse(argc, argv, &o) || dtsim_prepare(&o, &r) || pipe(pfd)) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        int rc = o.coll.algo == DT_ALGO_AUTO ? dtsim_auto(&o, &r) : dtsim_simulate(&o, &r);
+        if (!rc) rc = dtsim_faults_run(&o, &r);
+        if (!rc && write(pfd[1], &r, sizeof r) != (ssize_t)sizeof r) rc = 1;
+        _exit(rc);
+    }
+    close(pfd[1]);
+    if (pid < 0) return close(pfd[0]), -1;
+    *fd = pfd[0];
+    return pid;
+}
+
+// The child's result, once it has exited with status st: 0, or -1
+static int finish(int fd, int st, dtsim_result *r) {
+    size_t got = 0;
+    for (ssize_t k; got < sizeof *r && (k = read(fd, (char *)r + got, sizeof *r - got)) > 0;)
+        got += (size_t)k;
+    close(fd);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && got == sizeof *r ? 0 : -1;
+}
+
+int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
+    pid_t pid[256];
+    int fd[256], which[256], running = 0, next = 0, done = 0;
+    double t0 = now_s();
+    while (done < k) {
+        while (running < p->jobs && next < k) {
+            plan_row *row = &rows[next];
+            if (!p->quiet)
+                fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, "
+                        "batch %d/GPU (%.0f s so far)\n", next + 1, k, row->c.gpus, row->c.gpu,
+                        row->c.algo, row->c.pgb, now_s() - t0);
+            pid_t id = start(p, row, &fd[running]);
+            if (id < 0) {
+                row->confirmed = -1, done++, next++;
+                continue;
+            }
+            pid[running] = id, which[running++] = next++;
+        }
+        if (!running) continue;
+        int st;
+        pid_t id = wait(&st);
+        int s = 0;
+        while (s < running && pid[s] != id) s++;
+        if (s == running) continue;  // not one of ours
+        plan_row *row = &rows[which[s]];
+        row->confirmed = finish(fd[s], st, &row->s) ? -1 : 1;
+        if (row->confirmed > 0) {
+            row->sim_time_s = time_of(&row->s);
+            row->sim_cost = row->sim_time_s / 3600 * row->c.gpus * row->price;
+        }
+        pid[s] = pid[running - 1], fd[s] = fd[running - 1], which[s] = which[running - 1];
+        running--, done++;
+    }
+    if (!p->quiet && k)
+        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - t0);
+    return 0;
+}
+
+// A row's relative difference, simulated against analytic (NAN: not confirmed)
+static double diff(const plan_row *r) {
+    return r->confirmed > 0 ? r->sim_time_s / r->time_s - 1 : NAN;
+}
+
+// Counts of the rejected by the start of their reason
+static void print_rejected(FILE *f, const plan_row *rows, int n, int n_all) {
+    if (n_all == n) return;
+    fprintf(f, "rejected: %d of %d candidates\n", n_all - n, n_all);
+    int seen[64] = {0}, ns = 0;
+    for (int i = n; i < n_all && ns < 64; i++) {
+        int dup = 0;
+        for (int j = 0; j < ns && !dup; j++) dup = !strncmp(rows[seen[j]].reason, rows[i].reason, 12);
+        if (dup) continue;
+        seen[ns++] = i;
+        int count = 0;
+        for (int j = n; j < n_all; j++) count += !strncmp(rows[j].reason, rows[i].reason, 12);
+        fprintf(f, "  %4d like: %s\n        %s\n", count, rows[i].reason, rows[i].flags);
+    }
+}
+
+void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_all) {
+    int meeting = 0, goodput = rows[0].a.has_goodput;
+    for (int i = 0; i < n; i++) meeting += rows[i].meets;
+    fprintf(f, "dtsim plan: %s, %d candidates searched with the analytic model: %d can train, "
+               "%d meet", p->model, n_all, n, meeting);
+    if (p->deadline_h > 0) fprintf(f, " the deadline of %g h", p->deadline_h);
+    if (p->deadline_h > 0 && p->budget > 0) fprintf(f, " and");
+    if (p->budget > 0) fprintf(f, " the budget of %.0f USD", p->budget);
+    if (!(p->deadline_h > 0) && !(p->budget > 0)) fprintf(f, " (no deadline, no budget)");
+    fprintf(f, "; ranked by %s\n", p->budget > 0 && !(p->deadline_h > 0) ? "time-to-train"
+                                                                         : "cost-to-train");
+    fprintf(f, "%3s %-5s %5s %4s %4s %-6s %-10s %5s %-4s %16s %18s %5s %9s%s %12s %7s\n", "#",
+            "gpu", "GPUs", "/nod", "nics", "algo", "fusion", "b/GPU", "prec",
+            "time-to-train h", "cost USD", "eff", "mem/GPU", goodput ? " goodput" : "",
+            "simulated h", "sim-an");
+    int shown = n < p->top ? n : p->top;
+    for (int i = 0; i < shown; i++) {
+        const plan_row *r = &rows[i];
+        char sim[32] = "-", d[16] = "-";
+        if (r->confirmed > 0) {
+            snprintf(sim, sizeof sim, "%.3f", r->sim_time_s / 3600);
+            snprintf(d, sizeof d, "%+.1f%%", 100 * diff(r));
+        } else if (r->confirmed < 0) {
+            snprintf(sim, sizeof sim, "failed");
+        }
+        char gp[16] = "";
+        if (goodput) snprintf(gp, sizeof gp, " %6.1f%%", 100 * r->a.goodput);
+        fprintf(f, "%3d %-5s %5d %4d %4d %-6s %-10s %5d %-4s %8.3f ±%4.1f%% %10.2f ±%4.1f%% "
+                   "%4.0f%% %5.1f GiB%s %12s %7s%s\n", i + 1, r->c.gpu, r->c.gpus, r->c.gpn,
+                r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->time_s / 3600,
+                100 * r->a.band, r->cost, 100 * r->a.band, 100 * r->a.efficiency,
+                r->a.device_bytes / 1073741824.0, gp, sim, d, r->meets ? "" : "  misses");
+    }
+    if (n > shown) fprintf(f, "... %d more (--top N, --csv, --json)\n", n - shown);
+    fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price; ± the error band "
+               "(dtsim --help); eff: scaling efficiency against one GPU; mem/GPU: one modelled "
+               "GPU's buffers for its batch; sim-an: SimGrid against the analytic model\n",
+            goodput ? "with failures and checkpoints (goodput)" : "the analytic model's");
+    // the answer: the best confirmed row by the simulation's own figures
+    int best = -1;
+    for (int i = 0; i < shown; i++) {
+        const plan_row *r = &rows[i];
+        int ok = r->confirmed > 0 && (!(p->deadline_h > 0) || r->sim_time_s <= 3600 * p->deadline_h)
+                 && (!(p->budget > 0) || r->sim_cost <= p->budget);
+        if (!ok) continue;
+        double key = p->budget > 0 && !(p->deadline_h > 0) ? r->sim_time_s : r->sim_cost;
+        double bk = best < 0 ? INFINITY : p->budget > 0 && !(p->deadline_h > 0)
+                                              ? rows[best].sim_time_s : rows[best].sim_cost;
+        if (key < bk) best = i;
+    }
+    if (best >= 0)
+        fprintf(f, "answer: #%d, simulated %.3f h and %.2f USD: dtsim %s\n", best + 1,
+                rows[best].sim_time_s / 3600, rows[best].sim_cost, rows[best].flags);
+    else if (rows[0].confirmed)
+        fprintf(f, "answer: none of the confirmed rows meets the targets in the simulation; "
+                   "confirm more (--confirm K)\n");
+    print_rejected(f, rows, n, n_all);
+}
+
+static void csv_rows(FILE *f, const plan_row *rows, int n_all) {
+    fprintf(f, "rank,gpu,gpus,gpus_per_node,nics,algo,fusion,per_gpu_batch,precision,"
+               "price_gpu_hour,time_to_train_s,band,cost,efficiency,mem_bytes_per_gpu,goodput,"
+               "meets,sim_time_to_train_s,sim_cost,reason,flags\n");
+    for (int i = 0; i < n_all; i++) {
+        const plan_row *r = &rows[i];
+        int ok = !r->reason[0];
+        fprintf(f, "%d,%s,%d,%d,%d,%s,%s,%d,%s,%.17g,", ok ? i + 1 : 0, r->c.gpu, r->c.gpus,
+                r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->price);
+        if (ok)
+            fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,", r->time_s, r->a.band, r->cost,
+                    r->a.efficiency, r->a.device_bytes);
+        else
+            fprintf(f, ",,,,,");
+        if (ok && r->a.has_goodput) fprintf(f, "%.17g", r->a.goodput);
+        fprintf(f, ",%d,", ok && r->meets);
+        if (r->confirmed > 0) fprintf(f, "%.17g,%.17g", r->sim_time_s, r->sim_cost);
+        else fprintf(f, ",");
+        fprintf(f, ",\"%s\",\"%s\"\n", r->reason, r->flags);
+    }
+}
+
+int plan_write_csv(const plan_opts *p, const plan_row *rows, int n, int n_all) {
+    (void)n;
+    if (p->csv_stdout) {
+        csv_rows(stdout, rows, n_all);
+        return fflush(stdout) ? -1 : 0;
+    }
+    dt_atomic_file a;
+    dt_error err;
+    if (dt_atomic_open(&a, p->csv, "--csv", &err))
+        return fprintf(stderr, "dtsim plan: %s\n", err.msg), -1;
+    csv_rows(a.f, rows, n_all);
+    if (dt_atomic_finish(&a, &err) || dt_atomic_commit(&a, &err))
+        return fprintf(stderr, "dtsim plan: --csv %s: %s\n", p->csv, err.msg), -1;
+    return 0;
+}
+
+void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all) {
+    dt_json_writer w;
+    dt_json_writer_init(&w, stdout);
+    dt_json_begin_object(&w, NULL);
+    dt_json_write_string(&w, "model", p->model);
+    if (p->deadline_h > 0) dt_json_write_real(&w, "deadline_h", p->deadline_h);
+    if (p->budget > 0) dt_json_write_real(&w, "budget", p->budget);
+    dt_json_write_string(&w, "rank_by", p->budget > 0 && !(p->deadline_h > 0) ? "time" : "cost");
+    dt_json_write_int(&w, "candidates", n_all);
+    dt_json_begin_array(&w, "ranked");
+    for (int i = 0; i < n; i++) {
+        const plan_row *r = &rows[i];
+        dt_json_begin_object(&w, NULL);
+        dt_json_write_int(&w, "rank", i + 1);
+        dt_json_write_string(&w, "flags", r->flags);
+        dt_json_write_string(&w, "gpu", r->c.gpu);
+        dt_json_write_int(&w, "gpus", r->c.gpus);
+        dt_json_write_int(&w, "gpus_per_node", r->c.gpn);
+        dt_json_write_int(&w, "nics", r->c.nics);
+        dt_json_write_string(&w, "algo", r->c.algo);
+        dt_json_write_string(&w, "fusion", r->c.fusion);
+        dt_json_write_int(&w, "per_gpu_batch", r->c.pgb);
+        dt_json_write_string(&w, "precision", r->c.prec);
+        dt_json_write_real(&w, "price_gpu_hour", r->price);
+        dt_json_write_real(&w, "train_s", r->a.train_s);
+        dt_json_write_real(&w, "time_to_train_s", r->time_s);
+        dt_json_write_real(&w, "time_low_s", r->time_s * (1 - r->a.band));
+        dt_json_write_real(&w, "time_high_s", r->time_s * (1 + r->a.band));
+        dt_json_write_real(&w, "cost", r->cost);
+        dt_json_write_real(&w, "cost_low", r->cost * (1 - r->a.band));
+        dt_json_write_real(&w, "cost_high", r->cost * (1 + r->a.band));
+        dt_json_write_real(&w, "efficiency", r->a.efficiency);
+        dt_json_write_real(&w, "mem_bytes_per_gpu", r->a.device_bytes);
+        if (r->a.has_goodput) dt_json_write_real(&w, "goodput", r->a.goodput);
+        dt_json_write_bool(&w, "meets", r->meets);
+        dt_json_write_bool(&w, "confirmed", r->confirmed > 0);
+        if (r->confirmed > 0) {
+            dt_json_write_real(&w, "sim_train_s", r->s.train_s);
+            dt_json_write_real(&w, "sim_time_to_train_s", r->sim_time_s);
+            dt_json_write_real(&w, "sim_cost", r->sim_cost);
+            dt_json_write_real(&w, "sim_vs_analytic", diff(r));
+        }
+        dt_json_end_object(&w);
+    }
+    dt_json_end_array(&w);
+    dt_json_begin_array(&w, "rejected");
+    for (int i = n; i < n_all; i++) {
+        dt_json_begin_object(&w, NULL);
+        dt_json_write_string(&w, "flags", rows[i].flags);
+        dt_json_write_string(&w, "reason", rows[i].reason);
+        dt_json_end_object(&w);
+    }
+    dt_json_end_array(&w);
+    dt_json_end_object(&w);
+    fflush(stdout);
+}
