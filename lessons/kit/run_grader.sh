@@ -68,6 +68,7 @@ fi
 # CI's mutants only need their own check to fail: a grade.sh may skip its remaining runs once
 # the check named here has failed (lesson 06's does; its 1024-rank runs take half a minute)
 [ "$expect" = "--expect-fail" ] && [ -n "$want" ] && export LESSON_STOP_AT_FAIL="$want"
+[ "$expect" = "--expect-instructor-fail" ] && export LESSON_STOP_AT_FAIL=instructor
 limit=${LESSON_TIMEOUT:-240}
 rc=0
 if [ "${LESSON_SKIP_PUBLIC:-0}" = 1 ] && [ "${LESSON_INSTRUCTOR:-0}" = 1 ]; then
