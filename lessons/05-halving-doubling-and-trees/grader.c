@@ -12,6 +12,11 @@
 //  - --timing BYTES (smpirun on tests/coll/flat1024.xml, CM02): the simulated time of one
 //    allreduce against the closed form (docs/formulas.md, "Collective costs"), within 5 %
 //    (--no-data: the schedule and the time only).
+//  - --versus-ring BYTES (smpirun; grade.sh: 64 KiB at P = 64 and 256, below n*): the
+//    performance target, CS149-style: student_rhd's simulated time against the target (the
+//    closed form, which the reference schedule meets), full marks up to 5 % above it, and
+//    faster than dtlab's ring simulated on the same platform (round by round); the line
+//    says how far above or below the target it is and how many times faster than the ring.
 // --race LIST (the README's experiment, smpirun): the ring against student_rhd, simulated
 // and by the model, for each size in LIST; no checks (--coarsen K: merge K of the ring's
 // rounds, 1: none; by default ⌈P/16⌉ above 16 ranks, as dtsim). Only rank 0 prints.
@@ -36,10 +41,12 @@
 #define CHECK_OTHER "non_power_of_two_ranks_match_mpi_allreduce_exactly"
 #define CHECK_BITS "every_rank_holds_the_bit_identical_result"
 #define CHECK_TIME "simulated_time_within_5pc_of_closed_form"
+#define CHECK_RACE "beats_the_ring_below_n_star_in_simulated_time"
+#define RACE_MARGIN 0.05  // full marks up to 5 % above the target
 
 typedef struct {
     size_t large;
-    double timing, alpha, beta, alpha_in, beta_in, share;
+    double timing, versus, alpha, beta, alpha_in, beta_in, share;
     int group, no_data, coarsen;  // coarsen: the race's ring (-1: automatic, as dtsim)
     const char *race;
 } args_t;
@@ -428,6 +435,32 @@ static void timing_check(grade_t *g, const args_t *a, int sched_ok) {
                 model, ratio, why);
 }
 
+// (d) performance below n*: student_rhd against the target and against the ring, both
+// simulated on the same platform. Simulated time is the same bits on every machine
+// (docs/conventions.md, "Same bits everywhere"), so the verdict is too.
+static void race_check(grade_t *g, const args_t *a, int sched_ok) {
+    int nprocs = world_size();
+    size_t count = (size_t)(a->versus / 4);
+    double bytes = (double)count * 4;
+    if (!sched_ok) {
+        grade_check(g, 0, CHECK_RACE, "P %d: not timed: the schedule fails %s or %s (above)",
+                    nprocs, CHECK_RANGE, CHECK_MATCH);
+        return;
+    }
+    double th = time_one(a, student_algo(), count, 0), tr = time_one(a, DT_ALGO_RING, count, 0);
+    double target = closed_form(a, nprocs, bytes), off = th / target - 1.0;
+    int ok = th < tr && off <= RACE_MARGIN;
+    grade_check(g, ok, CHECK_RACE, "P %d, %.0f bytes: student_rhd %.4e s, the ring %.4e s "
+                "(%.2fx %s); target (the closed form) %.4e s: %.1f %% %s it (full marks up to "
+                "%.0f %% above)%s", nprocs, bytes, th, tr, th > 0 ? tr / th : 0.0,
+                th < tr ? "faster" : "the ring's speed, or slower", target, fabs(off) * 100,
+                off > 0 ? "above" : "below", RACE_MARGIN * 100,
+                ok ? "" : th >= tr ? ": no faster than the ring: lg p rounds, not p-1 "
+                                     "(see " CHECK_SIZES ")"
+                               : ": slower than the target: more rounds or bytes than "
+                                 "Rabenseifner's");
+}
+
 // ---- the README's experiment: the ring against student_rhd, simulated and modelled ----
 static double parse_size(const char *s) {
     char *end;
@@ -508,7 +541,7 @@ int main(int argc, char **argv) {
         {"large", 1, 0, 'L'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'}, {"beta", 1, 0, 'B'},
         {"alpha-intra", 1, 0, 'a'}, {"beta-intra", 1, 0, 'b'}, {"group", 1, 0, 'g'},
         {"share", 1, 0, 's'}, {"no-data", 0, 0, 'n'}, {"race", 1, 0, 'r'},
-        {"coarsen", 1, 0, 'c'}, {0, 0, 0, 0}};
+        {"coarsen", 1, 0, 'c'}, {"versus-ring", 1, 0, 'v'}, {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         switch (ch) {
         case 'L': a.large = strtoull(optarg, NULL, 10); break;
@@ -522,10 +555,11 @@ int main(int argc, char **argv) {
         case 'n': a.no_data = 1; break;
         case 'r': a.race = optarg; break;
         case 'c': a.coarsen = atoi(optarg); break;
+        case 'v': a.versus = parse_size(optarg); break;
         default:
             if (rank == 0) fprintf(stderr, "grader: options: --large N --timing BYTES --alpha "
                                     "--beta --alpha-intra --beta-intra --group G --share S "
-                                    "--no-data --race SIZES --coarsen K (see grader.c's header)\n");
+                                    "--no-data --race SIZES --coarsen K --versus-ring BYTES (see grader.c's header)\n");
             MPI_Finalize();
             return 2;
         }
@@ -561,6 +595,7 @@ int main(int argc, char **argv) {
         }
     }
     if (a.timing > 0) timing_check(&g, &a, sched_ok);
+    if (a.versus > 0) race_check(&g, &a, sched_ok);
     int rc = grade_end(&g);  // the same on every rank (they agreed on every check)
     MPI_Finalize();
     return rank == 0 ? rc : 0;  // one exit status for mpirun / smpirun to pass on

@@ -12,7 +12,17 @@
 //    a large one (--few: the large one only, for the 1024-rank run);
 //  - random floats: every rank must end with rank 0's bits;
 //  - --timing BYTES (smpirun): the simulated time of hier at --group G against its closed
-//    form (student_hier.h), within 5 % (--no-data: the schedules and the time only).
+//    form (student_hier.h), within 5 % (--no-data: the schedules and the time only);
+//  - --versus-flat (with --timing; grade.sh: P = 1024 in nodes of 8, 4 MiB): the
+//    performance target, CS149-style: the flat ring (dtlab's, every rank in one ring) timed
+//    on the same platform, and hier's simulated speedup over it against the speedup the
+//    cost model predicts, 2(P-1)(α + nβ/P) over hier's closed form: full marks down to 5 %
+//    under it; the line says how far above or below. --flat-ring-time S: the flat ring's
+//    simulated time given instead (grade.sh: simulated once; 1024 ranks round by round take
+//    ~40 s, and simulated time is the same bits on every machine); with --versus-flat too
+//    (the instructor's cases) the ring is simulated and must give S (to 1e-9)
+//    (flat_ring_reference_time_is_the_simulated_one). --coarsen K merges K of the flat
+//    ring's rounds (coll_coarsen.c).
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -35,6 +45,9 @@
 #define CHECK_TORUS "torus2d_every_shape_matches_mpi_allreduce_exactly"
 #define CHECK_BITS "every_rank_holds_the_bit_identical_result"
 #define CHECK_TIME "hier_simulated_time_within_5pc_of_closed_form"
+#define CHECK_RACE "hier_beats_the_flat_ring_by_the_models_margin"
+#define CHECK_RING_REF "flat_ring_reference_time_is_the_simulated_one"
+#define RACE_MARGIN 0.05  // full marks down to 5 % under the speedup the model predicts
 
 #define MAX_SHAPES 64
 
@@ -42,6 +55,8 @@ typedef struct {
     size_t large;
     double timing, alpha, beta, alpha_in, beta_in;
     int group, no_data, few;  // few: the large count only (the 1024-rank run)
+    int versus, coarsen;      // versus: also time the flat ring (coarsen: its rounds merged)
+    double ring_time;         // the flat ring's simulated time, given (--flat-ring-time)
     const char *groups, *tori;
 } args_t;
 
@@ -387,6 +402,50 @@ static void timing_check(grade_t *g, const args_t *a, int sched_ok) {
                 bytes, a->alpha, a->beta, a->alpha_in, a->beta_in, t, model, ratio, why);
 }
 
+// (perf) hier against the flat ring at the same P and size, both simulated: the speedup the
+// cost model predicts, within RACE_MARGIN. Simulated time is the same bits on every machine
+// (docs/conventions.md, "Same bits everywhere"), so the verdict is too.
+static void race_check(grade_t *g, const args_t *a, int sched_ok) {
+    int p = world_size();
+    size_t count = (size_t)(a->timing / 4);
+    double bytes = (double)count * 4;
+    if (!sched_ok) {
+        grade_check(g, 0, CHECK_RACE, "P %d: not timed: the schedule fails %s or %s (above)",
+                    p, CHECK_FORM, CHECK_MATCH);
+        return;
+    }
+    sc_shape sh = {p, 0, a->group, 0, 0};
+    dt_coll_opts o = shape_opts(&sh);
+    o.cost.alpha = a->alpha, o.cost.beta = a->beta, o.cost.gamma = 0.0;
+    o.cost.alpha_intra = a->alpha_in, o.cost.beta_intra = a->beta_in;
+    double th = timing_one(&o, count), tr = a->ring_time;
+    if (a->versus) {  // the flat ring simulated here (1024 ranks round by round: ~40 s)
+        o.algo = algo_named("ring"), o.coarsen = a->coarsen;
+        tr = timing_one(&o, count);
+        if (a->ring_time > 0) {  // grade.sh's reference time must be this one (to 1e-9:
+            int same = fabs(tr / a->ring_time - 1.0) <= 1e-9;  // runs differ in the last bit)
+            grade_check(g, same, CHECK_RING_REF, "P %d, %.0f bytes: the flat ring simulated "
+                        "%.17g s, grade.sh's --flat-ring-time %.17g s%s", p, bytes, tr,
+                        a->ring_time, same ? "" : ": update grade.sh");
+        }
+    }
+    // the flat ring's step is as slow as its slowest hop, one between two nodes
+    double ring_model = 2.0 * (p - 1) * (a->alpha + bytes / p * a->beta);
+    double want = ring_model / closed_form(a, p, bytes), got = th > 0 ? tr / th : 0.0;
+    double off = got / want - 1.0;
+    int ok = off >= -RACE_MARGIN;
+    grade_check(g, ok, CHECK_RACE, "P %d in groups of %d, %.0f bytes: hier %.4e s, the flat "
+                "ring %.4e s%s: %.3fx faster; the model predicts %.3fx (ring 2(P-1)(α + nβ/P) "
+                "= %.4e s over hier's closed form): %.1f %% %s it (full marks down to %.0f %% "
+                "under)%s", p, a->group, bytes, th, tr,
+                a->coarsen > 1   ? " (its rounds merged by --coarsen)"
+                : !a->versus     ? " (simulated once, the same bits on every machine)"
+                                 : "", got, want, ring_model,
+                fabs(off) * 100, off >= 0 ? "above" : "below", RACE_MARGIN * 100,
+                ok ? "" : ": slower than three phases should be: more rounds among the leaders, "
+                          "or more bytes across the network than a ring of n/L chunks");
+}
+
 static double parse_size(const char *s) {
     char *end;
     double v = strtod(s, &end);
@@ -404,6 +463,7 @@ int main(int argc, char **argv) {
         {"large", 1, 0, 'L'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'}, {"beta", 1, 0, 'B'},
         {"alpha-intra", 1, 0, 'a'}, {"beta-intra", 1, 0, 'b'}, {"group", 1, 0, 'g'},
         {"groups", 1, 0, 'G'}, {"tori", 1, 0, 'T'}, {"no-data", 0, 0, 'n'}, {"few", 0, 0, 'f'},
+        {"versus-flat", 0, 0, 'v'}, {"coarsen", 1, 0, 'c'}, {"flat-ring-time", 1, 0, 'R'},
         {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         switch (ch) {
@@ -418,10 +478,13 @@ int main(int argc, char **argv) {
         case 'T': a.tori = optarg; break;
         case 'n': a.no_data = 1; break;
         case 'f': a.few = 1; break;
+        case 'v': a.versus = 1; break;
+        case 'c': a.coarsen = atoi(optarg); break;
+        case 'R': a.ring_time = atof(optarg); break;
         default:
             if (rank == 0) fprintf(stderr, "grader: options: --large N --groups LIST --tori "
                                    "all|XxY,... --timing BYTES --group G --alpha --beta "
-                                   "--alpha-intra --beta-intra --no-data --few (grader.c's header)\n");
+                                   "--alpha-intra --beta-intra --no-data --few --versus-flat --flat-ring-time S --coarsen K (grader.c's header)\n");
             MPI_Finalize();
             return 2;
         }
@@ -450,6 +513,7 @@ int main(int argc, char **argv) {
         }
     }
     if (a.timing > 0) timing_check(&g, &a, sched_ok);
+    if (a.timing > 0 && (a.versus || a.ring_time > 0)) race_check(&g, &a, sched_ok);
     int rc = grade_end(&g);  // the same on every rank (they agreed on every check)
     MPI_Finalize();
     return rank == 0 ? rc : 0;

@@ -11,7 +11,9 @@ check's line must say (a hint that names the bug), written to mutant_<check>/EXP
 second mutant of one check is named CHECK__what (the part before "__" is the check).
 Two check names are not checks: `crash` (a submission that crashes part-way: its score
 must say so, and its grade must print the fifth field's match, the reason) and
-`no_library_answer` (the cheat, refused by kit/no_library_answer.py). The text must occur exactly once in the file. Each mutant is written to
+`no_library_answer` (the cheat, refused by kit/no_library_answer.py). A name
+`instructor__what` is a bug the public grade passes and only the lesson's
+instructor-only cases (instructor/grade.sh) catch. The text must occur exactly once in the file. Each mutant is written to
 OUT_DIR/mutant_<check>/ (every file of solution/, the one file changed), rewriting a file
 only when its content changes (so builds stay incremental). Prints the check names, one a
 line. Exit 2 with a message naming the line on a malformed file.

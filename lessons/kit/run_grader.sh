@@ -13,6 +13,12 @@
 # hang — and, with CHECK, when the check named CHECK is among the failed ones, its line
 # matching REGEX when given (the hint names the bug) (CHECK
 # no_library_answer: the cheat; once refused, the grader is not run).
+# --expect-instructor-fail [REGEX] (CI, with LESSON_INSTRUCTOR=1): exit 0 when every public
+# check passed and an instructor check failed cleanly (a bug only the instructor's cases
+# catch), its FAIL line matching REGEX when given.
+# LESSON_INSTRUCTOR=1 (lessons/grade NN --instructor): after the public grade, the lesson's
+# instructor-only cases (instructor/grade.sh), checks named instructor.<check>;
+# LESSON_SKIP_PUBLIC=1 with it (CI) runs those alone.
 # --expect-crash REGEX (CI): exit 0 when the variant crashed or hung, the score says so,
 # and its output matches REGEX (the reason shown: a failed assertion, not only the
 # launcher's notice).
@@ -62,13 +68,36 @@ fi
 # CI's mutants only need their own check to fail: a grade.sh may skip its remaining runs once
 # the check named here has failed (lesson 06's does; its 1024-rank runs take half a minute)
 [ "$expect" = "--expect-fail" ] && [ -n "$want" ] && export LESSON_STOP_AT_FAIL="$want"
+[ "$expect" = "--expect-instructor-fail" ] && export LESSON_STOP_AT_FAIL=instructor
 limit=${LESSON_TIMEOUT:-240}
-if [ -f "$LESSON_DIR/grade.sh" ]; then
+rc=0
+if [ "${LESSON_SKIP_PUBLIC:-0}" = 1 ] && [ "${LESSON_INSTRUCTOR:-0}" = 1 ]; then
+  echo "# the public runs left out (LESSON_SKIP_PUBLIC: CI's solution_passes ran them)"
+elif [ -f "$LESSON_DIR/grade.sh" ]; then
   timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee -a "$out"
+  rc=${PIPESTATUS[0]}
 else
   timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee -a "$out"
+  rc=${PIPESTATUS[0]}
 fi
-rc=${PIPESTATUS[0]}
+# --instructor (LESSON_INSTRUCTOR=1): then the lesson's instructor-only cases, a driver kept
+# beside solution/ (instructor/grade.sh, left out of the handout, written like grade.sh),
+# whose checks are named instructor.<check> in the same score. A crash or a hang there
+# counts as in the public runs.
+if [ "${LESSON_INSTRUCTOR:-0}" = 1 ]; then
+  if [ ! -f "$LESSON_DIR/instructor/grade.sh" ]; then
+    echo "run_grader: lesson $num has no instructor cases ($LESSON_DIR/instructor/grade.sh;" \
+         "a handout has none)" >&2
+    exit 2
+  fi
+  echo "# instructor-only cases ($LESSON_DIR/instructor/grade.sh)"
+  timeout -k 5 "$limit" bash "$LESSON_DIR/instructor/grade.sh" 2>&1 |
+    sed -u 's/^\(PASS\|FAIL\) /\1 instructor./' | tee -a "$out"
+  irc=${PIPESTATUS[0]}
+  # the worse of the two: a hang, then a crash, then a failed check
+  for v in 124 137; do [ "$irc" -eq "$v" ] && rc=$irc; done
+  if [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$irc" -gt "$rc" ]; then rc=$irc; fi
+fi
 passed=$(grep -c '^PASS ' "$out")
 failed=$(grep -c '^FAIL ' "$out")
 crashed=0 note=""
@@ -86,7 +115,9 @@ fi
 # a crash or a hang is a failed check of its own: the checks it cut short never reported
 [ "$crashed" -eq 0 ] || note="$note (counted as a failed check; the checks after it did not run)"
 total=$((passed + failed + crashed))
-score="score: $passed/$total checks passed (lesson $num, $variant)$note"
+scope=""
+[ "${LESSON_INSTRUCTOR:-0}" = 1 ] && scope=", with the instructor's cases"
+score="score: $passed/$total checks passed (lesson $num, $variant$scope)$note"
 echo "$score"
 if [ "$expect" = "--expect-crash" ]; then
   if [ "$crashed" -eq 0 ]; then
@@ -99,6 +130,21 @@ if [ "$expect" = "--expect-crash" ]; then
   fi
   if ! grep -Eq -- "$want" "$out"; then
     echo "EXPECTED the grade to say why it crashed (to print /$want/)"
+    exit 1
+  fi
+  exit 0
+fi
+if [ "$expect" = "--expect-instructor-fail" ]; then
+  # (CI: a mutant only the instructor's cases catch) every public check passed, and an
+  # instructor check failed cleanly, its line matching REGEX when given
+  public_failed=$(grep '^FAIL ' "$out" | grep -vc '^FAIL instructor\.')
+  if [ "$crashed" -eq 1 ] || [ "$public_failed" -ne 0 ] || ! grep -q '^FAIL instructor\.' "$out"; then
+    echo "EXPECTED the public checks to pass and an instructor check to fail cleanly;" \
+         "got exit $rc, $public_failed public FAIL lines"
+    exit 1
+  fi
+  if [ -n "$want" ] && ! grep '^FAIL instructor\.' "$out" | grep -Eq -- "$want"; then
+    echo "EXPECTED an instructor check's FAIL line to say /$want/"
     exit 1
   fi
   exit 0

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# instructor/grade.sh — lesson 06's instructor-only cases (lessons/grade 06 --instructor;
+# kept beside solution/, so the handout has neither): group sizes and shapes the public
+# grade.sh never runs, under smpirun on tests/coll/flat1024.xml with its flags. P = 64, one
+# rank per host: hier in groups of 5, 6 and 16 (public: 2, 3, 4 and 8), the tori 8×8, 4×16
+# and 16×4, exact on a count of 10,007; then P = 256 with 4 ranks per host: hier in groups of
+# 4 timed against its closed form (public: groups of 8 at P = 1024); and the public
+# performance target at P = 1024 with the flat ring simulated here (~40 s) instead of taken
+# from grade.sh's FLAT_RING_TIME, which it must reproduce (to 1e-9). One line per check over the
+# runs (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>.
+set -u
+: "${LESSON_GRADER_SMPI:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
+export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+. "$LESSON_DIR/../kit/runs.sh"
+runs_begin
+RUNS_HANG_HINT="an endless loop in student_hier.c, or ranks waiting for each other"
+for i in $(seq 0 63); do echo "node-$i"; done >"$RUNS_W/hosts64"
+for h in $(seq 0 63); do for _ in 1 2 3 4; do echo "node-$h"; done; done >"$RUNS_W/hosts256"
+for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; done >"$RUNS_W/hosts1024"
+ring=$(sed -n 's/^FLAT_RING_TIME=//p' "$LESSON_DIR/grade.sh")
+smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -no-privatize
+      --cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/crosstraffic:0
+      --cfg=smpi/test:0 --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning
+      --log=smpi_kernel.thres:error)
+run_launch "P=64" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts64" -np 64 \
+    "$LESSON_GRADER_SMPI" --groups 5,6,16 --tori 8x8,4x16,16x4 --large 10007 --few
+run_launch "P=256" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts256" -np 256 \
+    "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 4 --alpha 2e-6 --beta 8e-10 \
+    --alpha-intra 1e-7 --beta-intra 1e-11
+labels=("P=64" "P=256")
+# (CI's mutant that only these cases catch, LESSON_STOP_AT_FAIL: once a check has failed,
+# the 40 s of the live flat ring add nothing)
+if [ -n "${LESSON_STOP_AT_FAIL:-}" ] && grep -q '^FAIL ' "$RUNS_W"/*.out; then
+  echo "# a check failed: the P = 1024 run is skipped (LESSON_STOP_AT_FAIL)"
+  runs_report "${labels[@]}"
+  exit $?
+fi
+run_launch "P=1024" 120 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts1024" -np 1024 \
+    "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 \
+    --alpha-intra 1e-7 --beta-intra 1e-11 --versus-flat --flat-ring-time "$ring"
+runs_report "P=64" "P=256" "P=1024"
