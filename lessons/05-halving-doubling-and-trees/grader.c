@@ -4,9 +4,8 @@
 // it under mpirun for P = 1..8 and under smpirun at P = 64 and 96. On each run:
 //  - the schedule, read before it runs (schedule_check.c): ops inside the range on valid
 //    peers; every send meets its receive, with no deadlock; Rabenseifner's rounds and sizes;
-//  - integer-valued floats (exact in any order of summation) summed by student_rhd, blocking
-//    and as 3 requests in flight, against MPI_Allreduce, element for element, for counts
-//    0, 1, P-1, P+1, 1009 and a large one;
+//  - integer-valued floats (exact in any order) summed by student_rhd, blocking and as 3
+//    requests in flight, against MPI_Allreduce, for counts 0, 1, P-1, P+1, 1009, a large one;
 //  - random floats: every rank must end with the same bits (each element summed once, on
 //    one rank, then copied: docs/architecture.md, "Invariants");
 //  - --timing BYTES (smpirun on tests/coll/flat1024.xml, CM02): the simulated time of one
@@ -17,9 +16,8 @@
 //    closed form, which the reference schedule meets), full marks up to 5 % above it, and
 //    faster than dtlab's ring simulated on the same platform (round by round); the line
 //    says how far above or below the target it is and how many times faster than the ring.
-// --race LIST (the README's experiment, smpirun): the ring against student_rhd, simulated
-// and by the model, for each size in LIST; no checks (--coarsen K: merge K of the ring's
-// rounds, 1: none; by default ⌈P/16⌉ above 16 ranks, as dtsim). Only rank 0 prints.
+// --race LIST (the README's experiment): the ring against student_rhd, simulated and modelled,
+// per size; no checks (--coarsen K: as dtsim, ⌈P/16⌉ above 16 ranks). Rank 0 prints.
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
