@@ -88,6 +88,10 @@ static int bad(const char *opt, const char *val, const char *want) {
     return 2;
 }
 
+int dtsim_bad_option(const char *opt, const char *val, const char *want) {
+    return bad(opt, val, want);
+}
+
 static int to_int(const char *s, long lo, long hi, int *out) {
     char *end;
     errno = 0;

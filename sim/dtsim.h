@@ -165,6 +165,10 @@ void dtsim_batch_warning(dtsim_opts *o);
 extern const struct option dtsim_fault_options[];
 extern const int dtsim_fault_option_count;
 void dtsim_fault_usage(FILE *f);
+// "dtsim: option OPT: 'VAL' is not WANT (see dtsim --help)" on stderr; returns 2
+int dtsim_bad_option(const char *opt, const char *val, const char *want);
+// seconds as "12.3 s", "4m05s" or "2h07m" ("-" when not finite), into buf
+void dtsim_duration(double s, char *buf, size_t n);
 int dtsim_fault_option(int code, const char *arg, dtsim_opts *o);
 int dtsim_has_failures(const dtsim_opts *o);
 int dtsim_faults_check(const dtsim_opts *o);

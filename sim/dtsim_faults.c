@@ -47,16 +47,11 @@ void dtsim_fault_usage(FILE *f) {
             "  --restart S         seconds to relaunch, before reading the checkpoint (300)\n");
 }
 
-static int bad(const char *opt, const char *val, const char *want) {
-    fprintf(stderr, "dtsim: option %s: '%s' is not %s (see dtsim --help)\n", opt, val, want);
-    return 2;
-}
-
 static int number(const char *opt, const char *s, double lo, double hi, const char *want,
                   double *out) {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < lo || v > hi) return bad(opt, s, want);
+    if (end == s || *end || !isfinite(v) || v < lo || v > hi) return dtsim_bad_option(opt, s, want);
     *out = v;
     return 0;
 }
@@ -188,10 +183,8 @@ int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r) {
 }
 
 static void duration(char *buf, size_t n, double s) {
-    if (!isfinite(s)) snprintf(buf, n, "never");
-    else if (s < 60) snprintf(buf, n, "%.1f s", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    if (isfinite(s)) dtsim_duration(s, buf, n);
+    else snprintf(buf, n, "never");
 }
 
 void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {

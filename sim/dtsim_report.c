@@ -70,7 +70,7 @@ static const char *topo_name(dt_topo_kind k) {
          : k == DT_TOPO_DRAGONFLY ? "dragonfly" : "flat";
 }
 
-static void hms(double s, char *buf, size_t n) {
+void dtsim_duration(double s, char *buf, size_t n) {
     if (!isfinite(s)) snprintf(buf, n, "-");
     else if (s < 60) snprintf(buf, n, "%.1f s", s);
     else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
@@ -118,9 +118,9 @@ static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     const char *basis, *gpu;
     char t[32], lo[32], hi[32], buf[200];
     double b = dtsim_band(o, &basis);
-    hms(r->train_s, t, sizeof t);
-    hms(r->train_s * (1 - b), lo, sizeof lo);
-    hms(r->train_s * (1 + b), hi, sizeof hi);
+    dtsim_duration(r->train_s, t, sizeof t);
+    dtsim_duration(r->train_s * (1 - b), lo, sizeof lo);
+    dtsim_duration(r->train_s * (1 + b), hi, sizeof hi);
     fprintf(f, "time-to-train: %s ±%.1f %% (%s to %s; %s), %g epochs of %.0f images%s\n", t,
             100 * b, lo, hi, basis, o->epochs, o->dataset,
             dtsim_batch_beyond(o, r->global_batch) ? " (if they reach the accuracy at this "
@@ -148,8 +148,8 @@ void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r,
 
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep_row) {
     char ep[32], tt[32];
-    hms(r->epoch_s, ep, sizeof ep);
-    hms(r->train_s, tt, sizeof tt);
+    dtsim_duration(r->epoch_s, ep, sizeof ep);
+    dtsim_duration(r->train_s, tt, sizeof tt);
     if (!sweep_row)
         fprintf(f, "%6s %8s %7s %6s %10s %10s %10s %10s %11s %6s %9s %9s %7s\n", "GPUs",
                 "batch", "algo", "bucket", "iter ms", "compute", "comm", "exposed",
