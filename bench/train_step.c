@@ -268,6 +268,8 @@ int main(int argc, char **argv) {
 
     if (cuda) printf("device: %s%s (sgemm column: OpenBLAS on the host)\n", gpu,
                      determ ? ", deterministic fp32" : ", TF32 gemms (and TF32 in PyTorch)");
+    else printf("device: cpu, gemms on %s (sgemm column: OpenBLAS)\n",
+                dt_device_cpu_gemm_name(dev));
     printf("| model | precision | batch | size | threads | dtlab img/s | PyTorch img/s | ratio | "
            "dtlab GFLOP/s | sgemm GFLOP/s | of sgemm |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -16,6 +16,39 @@ target_include_directories(dt_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
 target_link_libraries(dt_openblas INTERFACE ${OPENBLAS_LIBRARY})
 message(STATUS "dtlab: OpenBLAS ${OPENBLAS_LIBRARY}")
 
+# oneDNN [libdnnl-dev] (optional, DT_ONEDNN): the cpu device's gemm backend where found, with
+# AVX-512 kernels and bf16 gemms (nn/device_cpu_gemm.c, docs/cpu-backends.md); without it
+# the gemms run on OpenBLAS, the reference path.
+option(DT_ONEDNN "use oneDNN for the cpu device's gemms where it is found" ON)
+set(DT_HAVE_DNNL OFF)
+if(DT_ONEDNN)
+  find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.h)
+  find_library(DNNL_LIBRARY dnnl)
+endif()
+if(DT_ONEDNN AND DNNL_INCLUDE_DIR AND DNNL_LIBRARY)
+  set(DT_HAVE_DNNL ON)
+  add_library(dt_dnnl INTERFACE)
+  target_include_directories(dt_dnnl INTERFACE ${DNNL_INCLUDE_DIR})
+  target_link_libraries(dt_dnnl INTERFACE ${DNNL_LIBRARY})
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_INCLUDES ${DNNL_INCLUDE_DIR})
+  set(CMAKE_REQUIRED_LIBRARIES ${DNNL_LIBRARY})
+  check_c_source_compiles("
+    #include <stdint.h>
+    #include <oneapi/dnnl/dnnl.h>
+    dnnl_status_t dnnl_gemm_bf16bf16f32(char, char, dnnl_dim_t, dnnl_dim_t, dnnl_dim_t, float,
+        const uint16_t *, dnnl_dim_t, const uint16_t *, dnnl_dim_t, float, float *, dnnl_dim_t);
+    int main(void) { return (int)(intptr_t)&dnnl_gemm_bf16bf16f32 == 1; }" DT_HAVE_DNNL_BF16_GEMM)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  message(STATUS "dtlab: oneDNN ${DNNL_LIBRARY}: the cpu device's gemms run on it")
+elseif(DT_ONEDNN)
+  message(STATUS "dtlab: oneDNN not found — the cpu device's gemms run on OpenBLAS only, "
+                 "no bf16 gemms (apt-get install libdnnl-dev)")
+else()
+  message(STATUS "dtlab: oneDNN off (DT_ONEDNN=OFF) — the cpu device's gemms run on OpenBLAS")
+endif()
+
 # Open MPI [libopenmpi-dev openmpi-bin]: real runs and the mpirun tests.
 find_package(MPI COMPONENTS C)
 find_program(MPIRUN_EXECUTABLE NAMES mpirun mpiexec)

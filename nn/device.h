@@ -1,7 +1,7 @@
 // device.h — the execution interface: every number a layer, an optimizer or an allreduce
 // computes goes through one of these primitives (darknet's layer/_gpu split, turned into a
 // table of function pointers). Three implementations: `cpu` (nn/device_cpu.c: OpenMP +
-// OpenBLAS), `cuda` (real/cuda: kernels + cuBLAS) and `model` (sim/: no data, each call
+// oneDNN or OpenBLAS), `cuda` (real/cuda: kernels + cuBLAS) and `model` (sim/: no data, each call
 // advances simulated time by a roofline). Layers never touch tensor memory themselves, so the
 // same layer code runs in all three.
 //
@@ -199,8 +199,9 @@ struct dt_device {
     // Set by the network while a layer runs under --precision fp16 (1) or bf16 (2), else 0:
     // the gemm inputs are then half values held in fp32 (widened activations, half-rounded
     // weights), so a device may multiply them as halfs with fp32 accumulation and output.
-    // cuda does (tensor cores, real/cuda/device_cuda.c); cpu ignores it: its fp32 gemm on
-    // the same inputs computes the same exact products (a product of two halfs fits fp32).
+    // cuda does (tensor cores, real/cuda/device_cuda.c); cpu does for bf16 where the CPU has
+    // AVX512_BF16 or AMX (oneDNN, nn/device_cpu_gemm.c), else its fp32 gemm on the same
+    // inputs computes the same exact products (a product of two halfs fits fp32).
     int gemm_half;
     // Relu, the residual add and batch norm on half storage (optional: NULL where a device
     // lacks them, and the network then runs the fp32 ops on widened views). fmt is
@@ -244,7 +245,11 @@ struct dt_device {
 
 // The cpu device (nn/device_cpu.c): real math with OpenMP and OpenBLAS on `threads` threads
 // (0: all cores). Returns NULL only if threads < 0.
+// Its gemms run on oneDNN where the build has it, else on OpenBLAS (nn/device_cpu_gemm.c;
+// DT_CPU_GEMM=reference|onednn|auto in the environment chooses, docs/cpu-backends.md).
 dt_device *dt_device_cpu_create(int threads);
+// Which gemm backend a cpu device runs, in words ("" for another device).
+const char *dt_device_cpu_gemm_name(const dt_device *d);
 
 // Convenience wrappers so call sites read like math: DT_CALL(d, add, y, x, n).
 #define DT_CALL(d, fn, ...) ((d)->fn((d), __VA_ARGS__))

@@ -1,10 +1,10 @@
-// device_cpu.c — the cpu device (nn/device.h) with OpenMP and OpenBLAS (the OpenMP build, so
-// BLAS threads and ours share one pool): memory, gemm and its batched forms, elementwise ops,
-// reductions, optimizer updates and fp16 casts. The network primitives (im2col, batchnorm,
-// pooling, loss) are in device_cpu_nn.c. Real math, synchronous: sync is a no-op.
+// device_cpu.c — the cpu device (nn/device.h) with OpenMP (the BLAS libraries' OpenMP builds,
+// so their threads and ours share one pool): memory, elementwise ops, reductions, optimizer
+// updates and fp16 casts. The network primitives (im2col, batchnorm, pooling, loss) are in
+// device_cpu_nn.c, the gemms and their backends in device_cpu_gemm.c. Real math,
+// synchronous: sync is a no-op.
 // Not here: the per-element formulas (nn/kernels.h, shared with the cuda device) or any
 // allocation policy beyond aligned, zeroed blocks.
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -56,204 +56,9 @@ static void cpu_sync(dt_device *d) { (void)d; }
 static void cpu_destroy(dt_device *d) {
     if (!d) return;
     dt_cpu_ctx *ctx = d->ctx;
-    if (ctx) free(ctx->scratch);
+    if (ctx) free(ctx->scratch), free(ctx->bf16);
     free(ctx);
     free(d);
-}
-
-// ---- dense linear algebra ----
-
-// C = beta*C for an (M,N) block with row stride ldc; beta == 0 writes zeros (as BLAS does:
-// NaN in C does not survive a zero beta).
-static void scale_block(float *C, int M, int N, int ldc, float beta) {
-    if (beta == 1.0f) return;
-    for (int i = 0; i < M; i++) {
-        float *c = C + (size_t)i * ldc;
-        if (beta == 0.0f) {
-            memset(c, 0, (size_t)N * sizeof(float));
-        } else {
-            for (int j = 0; j < N; j++) c[j] *= beta;
-        }
-    }
-}
-
-// One cblas_sgemm (row-major). Degenerate sizes are handled here (OpenBLAS rejects a zero
-// leading dimension). Inside a parallel region OpenBLAS runs single-threaded.
-static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-                   const float *B, int ldb, float beta, float *C, int ldc) {
-    if (M <= 0 || N <= 0) return;
-    if (K <= 0 || alpha == 0.0f) {
-        scale_block(C, M, N, ldc, beta);
-        return;
-    }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-// One sgemm on `threads` threads: OpenBLAS's OpenMP build follows omp_get_max_threads() of
-// the calling thread, so we set it for the call and restore it after.
-static void sgemm_threads(int threads, int ta, int tb, int M, int N, int K, float alpha,
-                          const float *A, int lda, const float *B, int ldb, float beta,
-                          float *C, int ldc) {
-    int saved = omp_get_max_threads();
-    if (saved != threads && !omp_in_parallel()) omp_set_num_threads(threads);
-    sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (saved != threads && !omp_in_parallel()) omp_set_num_threads(saved);
-}
-
-// C(M,N) = alpha*op(A)*op(B) + beta*C
-static void cpu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
-                     const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                     int ldc) {
-    sgemm_threads(d->threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-// Below this many FLOPs a gemm call runs on one thread: a parallel region would cost more.
-#define DT_CPU_GEMM_PAR_MIN 2e6
-
-// [*lo, *hi): the part of 0..n-1 that thread t of nt takes, cut at multiples of 16 floats
-// (a cache line), so no two threads write the same line of C.
-static void split16(int n, int t, int nt, int *lo, int *hi) {
-    long units = (n + 15) / 16;
-    long l = units * t / nt * 16, h = units * (t + 1) / nt * 16;
-    *lo = (int)(l < n ? l : n);
-    *hi = (int)(h < n ? h : n);
-}
-
-// Thread t's share of C = alpha*op(A)op(B) + beta*C: a band of columns of C when N >= M
-// (op(B) is cut the same way), else a band of rows (op(A) is cut). Single-threaded gemm.
-static void sgemm_slice(int t, int nt, int ta, int tb, int M, int N, int K, float alpha,
-                        const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                        int ldc) {
-    int lo, hi;
-    if (N >= M) {
-        split16(N, t, nt, &lo, &hi);
-        sgemm1(ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + (size_t)lo * ldb : B + lo, ldb,
-               beta, C + lo, ldc);
-    } else {
-        split16(M, t, nt, &lo, &hi);
-        sgemm1(ta, tb, hi - lo, N, K, alpha, ta ? A + lo : A + (size_t)lo * lda, lda, B, ldb,
-               beta, C + (size_t)lo * ldc, ldc);
-    }
-}
-
-// Scratch owned by the device (d->ctx), grown on demand and kept between calls.
-static float *cpu_scratch(dt_device *d, size_t floats) {
-    dt_cpu_ctx *ctx = d->ctx;
-    if (ctx->scratch_floats < floats) {
-        free(ctx->scratch);
-        ctx->scratch = cpu_alloc(d, floats * sizeof(float));
-        ctx->scratch_floats = floats;
-    }
-    return ctx->scratch;
-}
-
-// Narrow gemms (N columns, e.g. the 7x7 = 49 pixels of ResNet's last stage) run far below
-// peak. With a shared A and plain B_i, the B_i are copied side by side into P (K, g*N), one
-// wide gemm Q = alpha*op(A)*P runs (its rows cut among the threads), and Q is copied back
-// into the C_i (C_i = Q_i + beta*C_i). g items per group make P about DT_CPU_PACK_COLS wide.
-#define DT_CPU_PACK_BELOW 128
-#define DT_CPU_PACK_COLS 512
-static void gemm_batched_packed(dt_device *d, int ta, int M, int N, int K, float alpha,
-                                const float *A, int lda, const float *B, int ldb, size_t sb,
-                                float beta, float *C, int ldc, size_t sc, int batch) {
-    int g = (DT_CPU_PACK_COLS + N - 1) / N;
-    if (g > batch) g = batch;
-    size_t wide = (size_t)g * N;
-    float *P = cpu_scratch(d, ((size_t)K + M) * wide), *Q = P + (size_t)K * wide;
-    for (int i0 = 0; i0 < batch; i0 += g) {
-        int n = batch - i0 < g ? batch - i0 : g, NW = n * N;
-        const float *Bg = B + i0 * sb;
-        float *Cg = C + i0 * sc;
-#pragma omp parallel num_threads(d->threads)
-        {
-            int nt = omp_get_num_threads(), t = omp_get_thread_num();
-#pragma omp for schedule(static)
-            for (long r = 0; r < (long)n * K; r++) {
-                long j = r / K, k = r % K;
-                memcpy(P + k * NW + j * N, Bg + j * sb + k * ldb, (size_t)N * sizeof(float));
-            }
-            sgemm_slice(t, nt, ta, 0, M, NW, K, alpha, A, lda, P, NW, 0.0f, Q, NW);
-#pragma omp barrier
-#pragma omp for schedule(static)
-            for (long r = 0; r < (long)n * M; r++) {
-                long j = r / M, m = r % M;
-                float *c = Cg + j * sc + m * ldc;
-                const float *q = Q + m * NW + j * N;
-                if (beta == 0.0f) {
-                    memcpy(c, q, (size_t)N * sizeof(float));
-                } else {
-                    for (int x = 0; x < N; x++) c[x] = q[x] + beta * c[x];
-                }
-            }
-        }
-    }
-}
-
-// C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*stride_x, in one parallel region:
-// whole gemms are dealt out (each single-threaded; OpenBLAS's OpenMP build runs one thread
-// inside a parallel region) as far as the batch divides by the threads, and each of the
-// remaining gemms is cut into bands of C, one per thread. No barrier between gemms.
-static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
-                             const float *A, int lda, size_t sa, const float *B, int ldb,
-                             size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
-    if (batch <= 0 || M <= 0 || N <= 0) return;
-    int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
-    if (!small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW) {
-        gemm_batched_packed(d, ta, M, N, K, alpha, A, lda, B, ldb, sb, beta, C, ldc, sc, batch);
-        return;
-    }
-    if (T <= 1 || small) {
-        for (int i = 0; i < batch; i++) {
-            sgemm_threads(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
-                          C + i * sc, ldc);
-        }
-        return;
-    }
-#pragma omp parallel num_threads(T)
-    {
-        int nt = omp_get_num_threads(), t = omp_get_thread_num();
-        int whole = batch - batch % nt;
-        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
-        for (int i = lo; i < hi; i++) {
-            sgemm1(ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc,
-                   ldc);
-        }
-        for (int i = whole; i < batch; i++) {
-            sgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
-                        C + i * sc, ldc);
-        }
-    }
-}
-
-// C = alpha * sum_i op(A_i)*op(B_i) + beta*C (conv2d's dW += sum_b dY_b col_b^T). Each
-// thread owns a band of C (columns, or rows when C is tall) and runs the whole batch into
-// it: no partial sums, no reduction, one parallel region, the same bits on every run.
-static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int K,
-                                 float alpha, const float *A, int lda, size_t sa,
-                                 const float *B, int ldb, size_t sb, float beta, float *C,
-                                 int ldc, int batch) {
-    if (M <= 0 || N <= 0) return;
-    if (batch <= 0) {
-        scale_block(C, M, N, ldc, beta);
-        return;
-    }
-    int T = d->threads;
-    if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
-        for (int i = 0; i < batch; i++) {
-            sgemm_threads(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
-                          i == 0 ? beta : 1.0f, C, ldc);
-        }
-        return;
-    }
-#pragma omp parallel num_threads(T)
-    {
-        int nt = omp_get_num_threads(), t = omp_get_thread_num();
-        for (int i = 0; i < batch; i++) {
-            sgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
-                        i == 0 ? beta : 1.0f, C, ldc);
-        }
-    }
 }
 
 // ---- elementwise and reductions ----
@@ -509,9 +314,7 @@ dt_device *dt_device_cpu_create(int threads) {
     d->sync = cpu_sync;
     d->destroy = cpu_destroy;
 
-    d->gemm = cpu_gemm;
-    d->gemm_batched = cpu_gemm_batched;
-    d->gemm_batched_sum = cpu_gemm_batched_sum;
+    dt_cpu_install_gemm(d);
 
     d->fill = cpu_fill;
     d->scale = cpu_scale;

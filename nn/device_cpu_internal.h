@@ -5,6 +5,7 @@
 #define DT_DEVICE_CPU_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device.h"
 
@@ -29,11 +30,23 @@
 
 // The cpu device's own state (d->ctx): scratch for packing narrow gemms side by side,
 // grown on demand and kept, so a training step does not fault in fresh pages every call.
+// The gemm backend (nn/device_cpu_gemm.c) and its bf16 state are kept here too.
+enum { DT_CPU_GEMM_REFERENCE, DT_CPU_GEMM_ONEDNN };
 typedef struct {
     float *scratch;
     size_t scratch_floats;
     int f16c;  // the CPU has F16C (x86 half <-> float conversion instructions)
+    int gemm;       // DT_CPU_GEMM_*
+    int bf16_gemm;  // bf16 layers multiply in bf16 (oneDNN, AVX512_BF16 or AMX)
+    int bf16_said;  // the "no bf16 gemm" message was printed (once per device)
+    const char *bf16_why;  // why not, when bf16_gemm is 0
+    uint16_t *bf16;  // gemm operands rounded to bf16, grown on demand
+    size_t bf16_n;
 } dt_cpu_ctx;
+
+// Sets gemm, gemm_batched and gemm_batched_sum on the backend chosen for this CPU
+// (device_cpu_gemm.c).
+void dt_cpu_install_gemm(dt_device *d);
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
 void dt_cpu_install_nn(dt_device *d);
