@@ -203,6 +203,11 @@ struct dt_device {
     // AVX512_BF16 or AMX (oneDNN, nn/device_cpu_gemm.c), else its fp32 gemm on the same
     // inputs computes the same exact products (a product of two halfs fits fp32).
     int gemm_half;
+    // Optional (NULL where a device has no use for it): while a layer runs with gemm_half
+    // set, the network names each fp32 view it widened from a half tensor and that the layer
+    // only reads: view[0, n) holds exactly the values of h[0, n) (h NULL: slot 0..2 is no
+    // longer such a view). A device multiplying halfs reads h instead of rounding the view.
+    void (*half_view)(dt_device *d, int slot, const float *view, const uint16_t *h, size_t n);
     // Relu, the residual add and batch norm on half storage (optional: NULL where a device
     // lacks them, and the network then runs the fp32 ops on widened views). fmt is
     // net->amp (1 fp16, 2 bf16). Each element is widened, the fp32 op's formula applied

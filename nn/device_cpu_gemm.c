@@ -162,12 +162,34 @@ static uint16_t *bf16_scratch(dt_cpu_ctx *ctx, size_t n) {
     return ctx->bf16;
 }
 
+// The bf16 bits of x[0, n) where x lies in a view the network named (nn/device.h
+// half_view), else NULL.
+static const uint16_t *viewed(const dt_cpu_ctx *ctx, const float *x, size_t n) {
+    uintptr_t p = (uintptr_t)x;
+    for (int s = 0; s < 3; s++) {
+        uintptr_t v = (uintptr_t)ctx->view[s];
+        if (ctx->view_h[s] && p >= v && p + n * sizeof(float) <= v + ctx->view_n[s] * sizeof(float))
+            return ctx->view_h[s] + (x - ctx->view[s]);
+    }
+    return NULL;
+}
+
+static void cpu_half_view(dt_device *d, int slot, const float *view, const uint16_t *h,
+                          size_t n) {
+    dt_cpu_ctx *ctx = d->ctx;
+    ctx->view[slot] = h ? view : NULL;
+    ctx->view_h[slot] = h;
+    ctx->view_n[slot] = h ? n : 0;
+}
+
 // The backend for this call: bf16 when the network runs a half layer in bf16 (d->gemm_half
 // == 2, whose gemm inputs are bf16 values held in fp32, nn/net_half.c) and the CPU
-// multiplies bf16; there A's span (na elements, or B's na + nb with B after it) is rounded
-// to bf16 into scratch, in parallel (exact for bf16 values: only an fp32 input, the
-// logits' gradient, is rounded, as a tensor-core gemm on the cuda device rounds it). Where
-// the CPU has no bf16 multiply, it says so once and the gemm stays fp32: the same numbers.
+// multiplies bf16. An operand in a view of a bf16 tensor is read from that tensor; another
+// (the weights' half-rounded copy, the im2col columns, the logits' fp32 gradient) is rounded
+// to bf16 into scratch, in parallel: exact for bf16 values, and the fp32 gradient of the
+// logits is rounded as a tensor-core gemm on the cuda device rounds it. na and nb are the
+// operands' spans in elements (0: B is rounded elsewhere, gemm_batched_packed). Where the
+// CPU has no bf16 multiply, it says so once and the gemm stays fp32: the same numbers.
 static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, size_t nb) {
     dt_cpu_ctx *ctx = d->ctx;
     gemm_ops g = {ctx->gemm, A, B, NULL, NULL};
@@ -180,25 +202,27 @@ static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, si
         }
         return g;
     }
-    uint16_t *s = bf16_scratch(ctx, na + nb);
-    size_t n = na + nb;
+    const uint16_t *a16 = viewed(ctx, A, na), *b16 = nb ? viewed(ctx, B, nb) : NULL;
+    size_t ca = a16 ? 0 : na, cb = b16 ? 0 : nb;  // elements to round
+    uint16_t *s = bf16_scratch(ctx, ca + cb);
+    size_t n = ca + cb;
     enum { BLK = 1 << 16 };
     long nblk = (long)((n + BLK - 1) / BLK);
 #pragma omp parallel for num_threads(d->threads) schedule(static) if (n > DT_CPU_PAR_MIN)
     for (long k = 0; k < nblk; k++) {
         size_t lo = (size_t)k * BLK, hi = lo + BLK < n ? lo + BLK : n;
-        if (hi <= na) {
+        if (hi <= ca) {
             narrow_bf16(A + lo, s + lo, hi - lo);
-        } else if (lo >= na) {
-            narrow_bf16(B + (lo - na), s + lo, hi - lo);
+        } else if (lo >= ca) {
+            narrow_bf16(B + (lo - ca), s + lo, hi - lo);
         } else {
-            narrow_bf16(A + lo, s + lo, na - lo);
-            narrow_bf16(B, s + na, hi - na);
+            narrow_bf16(A + lo, s + lo, ca - lo);
+            narrow_bf16(B, s + ca, hi - ca);
         }
     }
     g.kind = GEMM_BF16;
-    g.A16 = s;
-    g.B16 = s + na;
+    g.A16 = a16 ? a16 : s;
+    g.B16 = b16 ? b16 : s + ca;
     return g;
 }
 
@@ -434,4 +458,5 @@ void dt_cpu_install_gemm(dt_device *d) {
     d->gemm = cpu_gemm;
     d->gemm_batched = cpu_gemm_batched;
     d->gemm_batched_sum = cpu_gemm_batched_sum;
+    d->half_view = ctx->bf16_gemm ? cpu_half_view : NULL;
 }

@@ -42,6 +42,10 @@ typedef struct {
     const char *bf16_why;  // why not, when bf16_gemm is 0
     uint16_t *bf16;  // gemm operands rounded to bf16, grown on demand
     size_t bf16_n;
+    // the network's fp32 views of bf16 tensors (nn/device.h half_view), read in place
+    const float *view[3];
+    const uint16_t *view_h[3];
+    size_t view_n[3];
 } dt_cpu_ctx;
 
 // Sets gemm, gemm_batched and gemm_batched_sum on the backend chosen for this CPU

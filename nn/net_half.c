@@ -137,12 +137,19 @@ static float *view(dt_net *net, views *v, uint16_t *h, size_t n, int load, int w
         if (load) widen(net, h, net->half_scratch[s], n);
     }
     v->dirty[s] |= write;
+    // a view that only holds its half buffer's values, as long as the layer runs: the
+    // device may read the half bits instead (nn/device.h half_view)
+    dt_device *d = net->dev;
+    if (d->half_view) d->half_view(d, s, net->half_scratch[s], v->dirty[s] ? NULL : h, n);
     return net->half_scratch[s];
 }
 
 static void finish(dt_net *net, views *v) {
-    for (int s = 0; s < 3; s++)
+    dt_device *d = net->dev;
+    for (int s = 0; s < 3; s++) {
+        if (d->half_view) d->half_view(d, s, NULL, NULL, 0);
         if (v->h[s] && v->dirty[s]) narrow(net, net->half_scratch[s], v->h[s], v->n[s]);
+    }
 }
 
 // Input slot `in` of a layer as fp32: the network input, or a view of the producer's out.
