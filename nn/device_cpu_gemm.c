@@ -59,10 +59,12 @@ static void scale_block(float *C, int M, int N, int ldc, float beta) {
     }
 }
 
+#ifdef DT_HAVE_DNNL
 static void dnnl_failed(const char *fn, int status) {
     fprintf(stderr, "dtlab: cpu device: %s failed (oneDNN status %d)\n", fn, status);
     exit(DT_EXIT_RUNTIME);
 }
+#endif
 
 // One gemm (row-major). Degenerate sizes are handled here (OpenBLAS rejects a zero leading
 // dimension). Inside a parallel region OpenBLAS and oneDNN (both on the OpenMP runtime) run
