@@ -289,6 +289,7 @@ static void cpu_add_h(dt_device *d, int fmt, const uint16_t *a, const uint16_t *
 
 dt_device *dt_device_cpu_create(int threads) {
     if (threads < 0) return NULL;
+    dt_cpu_check_gemm_env();
     if (threads == 0) threads = omp_get_max_threads();
     if (threads < 1) threads = 1;
     dt_device *d = callocCheck(1, sizeof *d);

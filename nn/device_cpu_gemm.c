@@ -423,17 +423,30 @@ const char *dt_device_cpu_gemm_name(const dt_device *d) {
     return ctx->bf16_gemm ? "onednn (oneDNN; bf16 gemms)" : "onednn (oneDNN; no bf16 gemms)";
 }
 
-// DT_CPU_GEMM: auto (onednn where built with it), reference, onednn. Which CPUs multiply
-// bf16: oneDNN's own CPUID dispatch (dnnl_get_effective_cpu_isa) reaching avx512_core_bf16
-// (AVX512_BF16) or avx512_core_amx (AMX), which are supersets of it in its ISA bit masks.
-void dt_cpu_install_gemm(dt_device *d) {
-    dt_cpu_ctx *ctx = d->ctx;
+// DT_CPU_GEMM: auto (onednn where built with it), reference, onednn; another value, or
+// onednn in a build without it, exits 2 with a message (before the device allocates).
+void dt_cpu_check_gemm_env(void) {
     const char *want = getenv("DT_CPU_GEMM");
     if (want && *want && strcmp(want, "auto") && strcmp(want, "reference") &&
         strcmp(want, "onednn")) {
         fprintf(stderr, "dtlab: DT_CPU_GEMM=%s: expected auto, reference or onednn\n", want);
         exit(DT_EXIT_USAGE);
     }
+#ifndef DT_HAVE_DNNL
+    if (want && strcmp(want, "onednn") == 0) {
+        fprintf(stderr, "dtlab: DT_CPU_GEMM=onednn: this build has no oneDNN "
+                        "(apt-get install libdnnl-dev, then configure again)\n");
+        exit(DT_EXIT_USAGE);
+    }
+#endif
+}
+
+// The backend DT_CPU_GEMM asks for (checked by dt_cpu_check_gemm_env). Which CPUs multiply
+// bf16: oneDNN's own CPUID dispatch (dnnl_get_effective_cpu_isa) reaching avx512_core_bf16
+// (AVX512_BF16) or avx512_core_amx (AMX), which are supersets of it in its ISA bit masks.
+void dt_cpu_install_gemm(dt_device *d) {
+    dt_cpu_ctx *ctx = d->ctx;
+    const char *want = getenv("DT_CPU_GEMM");
     ctx->gemm = DT_CPU_GEMM_REFERENCE;
     ctx->bf16_why = "no bf16 gemm: this build has no oneDNN (libdnnl-dev)";
 #ifdef DT_HAVE_DNNL
@@ -451,11 +464,7 @@ void dt_cpu_install_gemm(dt_device *d) {
 #endif
     }
 #else
-    if (want && strcmp(want, "onednn") == 0) {
-        fprintf(stderr, "dtlab: DT_CPU_GEMM=onednn: this build has no oneDNN "
-                        "(apt-get install libdnnl-dev, then configure again)\n");
-        exit(DT_EXIT_USAGE);
-    }
+    (void)want;
 #endif
     d->gemm = cpu_gemm;
     d->gemm_batched = cpu_gemm_batched;

@@ -48,8 +48,9 @@ typedef struct {
     size_t view_n[3];
 } dt_cpu_ctx;
 
-// Sets gemm, gemm_batched and gemm_batched_sum on the backend chosen for this CPU
-// (device_cpu_gemm.c).
+// Exits 2 with a message where DT_CPU_GEMM names no backend of this build; then sets gemm,
+// gemm_batched and gemm_batched_sum on the backend chosen for this CPU (device_cpu_gemm.c).
+void dt_cpu_check_gemm_env(void);
 void dt_cpu_install_gemm(dt_device *d);
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
