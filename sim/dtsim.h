@@ -9,6 +9,7 @@
 
 #include "coll/coll.h"
 #include "coll/fusion.h"
+#include "dtsim_jobs.h"
 #include "generation.h"
 #include "gpu.h"
 #include "platform.h"
@@ -77,6 +78,7 @@ typedef struct {
     double restart_s;           // --restart: relaunch seconds (-1: default)
     int ckpt_async;             // --ckpt-async
     int analytic;               // --analytic: the cost model instead of SimGrid
+    dtsim_jobs_opts par;        // -j, --slice, --gather, --slurm (sim/dtsim_jobs.h)
 } dtsim_opts;
 
 typedef struct {
@@ -194,6 +196,10 @@ double dtsim_band(const dtsim_opts *o, const char **basis);
 // --csv PATH (atomic) or "-" (stdout); -1 on error
 int dtsim_write_csv(const dtsim_opts *o, const char *path, const dtsim_result *r, int n);
 void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n);
+// The sweep's n prepared points pts[] simulated into res[] (-j at a time, or a slice of
+// them, or gathered: sim/dtsim_sweep.c), each row printed on out (NULL: none) in order
+int dtsim_sweep_points(const dtsim_opts *o, const dtsim_opts *pts, dtsim_result *res, int n,
+                       FILE *out);
 // sweep plots: PATH (images/s) and PATH with "-efficiency" before ".png"
 int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n);
 

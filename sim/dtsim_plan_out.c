@@ -25,76 +25,79 @@ static double time_of(const dtsim_result *r) {
     return r->has_goodput ? r->wall_train_s : r->train_s;
 }
 
-// Starts row's simulation: its pid with *fd the pipe's reading end, or -1 (refused: the
-// message printed, e.g. more GPUs than this machine's memory can simulate)
-static pid_t start(const plan_opts *p, plan_row *row, int *fd) {
+typedef struct {
+    const plan_opts *p;
+    plan_row *rows;
+    int k;
+    dtsim_opts o;  // the run being started (prepared in the parent)
+    double t0;
+} confirm_ctx;
+
+// Row i's run prepared here, before its process starts: 0, or 1 refused (its message
+// printed, e.g. more GPUs than this machine's memory can simulate)
+static int prepare(void *ctx, int i) {
+    confirm_ctx *c = ctx;
+    plan_row *row = &c->rows[i];
     char store[PLAN_MAX_ARGS][64], *argv[PLAN_MAX_ARGS];
-    int argc = plan_argv(p, &row->c, 0, store, argv);
-    dtsim_opts o;
-    dtsim_result r;
-    int pfd[2];
-    if (dtsim_parse(argc, argv, &o) || dtsim_prepare(&o, &r) || pipe(pfd)) return -1;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pfd[0]);
-        int rc = o.coll.algo == DT_ALGO_AUTO ? dtsim_auto(&o, &r) : dtsim_simulate(&o, &r);
-        if (!rc) rc = dtsim_faults_run(&o, &r);
-        if (!rc && write(pfd[1], &r, sizeof r) != (ssize_t)sizeof r) rc = 1;
-        _exit(rc);
-    }
-    close(pfd[1]);
-    if (pid < 0) return close(pfd[0]), -1;
-    *fd = pfd[0];
-    return pid;
+    int argc = plan_argv(c->p, &row->c, 0, store, argv);
+    if (dtsim_parse(argc, argv, &c->o)) return 1;
+    c->o.no_memory_check |= c->p->par.gather[0] != 0;
+    return dtsim_prepare(&c->o, &row->s) ? 1 : 0;
 }
 
-// The child's result, once it has exited with status st: 0, or -1
-static int finish(int fd, int st, dtsim_result *r) {
-    size_t got = 0;
-    for (ssize_t k; got < sizeof *r && (k = read(fd, (char *)r + got, sizeof *r - got)) > 0;)
-        got += (size_t)k;
-    close(fd);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && got == sizeof *r ? 0 : -1;
+// In the child: the simulation and the goodput exactly as `dtsim` with the row's flags
+static int simulate(void *ctx, int i, void *res) {
+    confirm_ctx *c = ctx;
+    dtsim_result *r = res;
+    (void)i;
+    int rc = c->o.coll.algo == DT_ALGO_AUTO ? dtsim_auto(&c->o, r) : dtsim_simulate(&c->o, r);
+    return rc ? rc : dtsim_faults_run(&c->o, r);
+}
+
+static void started(void *ctx, int i) {
+    const confirm_ctx *c = ctx;
+    const plan_row *row = &c->rows[i];
+    if (!c->p->quiet)
+        fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, batch %d/GPU "
+                "(%.0f s so far)\n", i + 1, c->k, row->c.gpus, row->c.gpu, row->c.algo,
+                row->c.pgb, now_s() - c->t0);
+}
+
+static int done(void *ctx, int i, int rc, const void *res) {
+    confirm_ctx *c = ctx;
+    plan_row *row = &c->rows[i];
+    (void)res;  // row->s, where dtsim_jobs_run put it
+    row->confirmed = rc ? -1 : 1;
+    if (!rc) {
+        row->sim_time_s = time_of(&row->s);
+        row->sim_cost = row->sim_time_s / 3600 * row->c.gpus * row->price;
+    }
+    if (!c->p->quiet && !c->p->par.gather[0]) {
+        if (rc)
+            fprintf(stderr, "[dtsim plan] %d/%d failed (exit %d; its message above)\n", i + 1,
+                    c->k, rc);
+        else
+            fprintf(stderr, "[dtsim plan] %d/%d simulated: %.3f h, %+.1f %% from the analytic "
+                    "model (%.0f s so far)\n", i + 1, c->k, row->sim_time_s / 3600,
+                    100 * (row->sim_time_s / row->time_s - 1), now_s() - c->t0);
+    }
+    return 0;  // a failed confirmation is a row marked failed, not the end of the plan
+}
+
+static void key(void *ctx, int i, char *buf, size_t n) {
+    snprintf(buf, n, "%s", ((confirm_ctx *)ctx)->rows[i].flags);
 }
 
 int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
-    pid_t pid[256];
-    int fd[256], which[256], running = 0, next = 0, done = 0;
-    double t0 = now_s();
-    while (done < k) {
-        while (running < p->jobs && next < k) {
-            plan_row *row = &rows[next];
-            if (!p->quiet)
-                fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, "
-                        "batch %d/GPU (%.0f s so far)\n", next + 1, k, row->c.gpus, row->c.gpu,
-                        row->c.algo, row->c.pgb, now_s() - t0);
-            pid_t id = start(p, row, &fd[running]);
-            if (id < 0) {
-                row->confirmed = -1, done++, next++;
-                continue;
-            }
-            pid[running] = id, which[running++] = next++;
-        }
-        if (!running) continue;
-        int st;
-        pid_t id = wait(&st);
-        int s = 0;
-        while (s < running && pid[s] != id) s++;
-        if (s == running) continue;  // not one of ours
-        plan_row *row = &rows[which[s]];
-        row->confirmed = finish(fd[s], st, &row->s) ? -1 : 1;
-        if (row->confirmed > 0) {
-            row->sim_time_s = time_of(&row->s);
-            row->sim_cost = row->sim_time_s / 3600 * row->c.gpus * row->price;
-        }
-        pid[s] = pid[running - 1], fd[s] = fd[running - 1], which[s] = which[running - 1];
-        running--, done++;
-    }
-    if (!p->quiet && k)
-        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - t0);
-    return 0;
+    confirm_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p, c.rows = rows, c.k = k, c.t0 = now_s();
+    dtsim_job_set set = {&c, "plan", prepare, simulate, started, done, key};
+    // each row's result lands in its own s: rows[] strided by sizeof (plan_row)
+    int rc = dtsim_jobs_run(&p->par, k, &set, &rows[0].s, sizeof rows[0].s, sizeof *rows);
+    if (!p->quiet && k && !rc && !p->par.gather[0])
+        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - c.t0);
+    return rc;
 }
 
 // A row's relative difference, simulated against analytic (NAN: not confirmed)
