@@ -132,10 +132,13 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
     if (!(p->deadline_h > 0) && !(p->budget > 0)) fprintf(f, " (no deadline, no budget)");
     fprintf(f, "; ranked by %s\n", p->budget > 0 && !(p->deadline_h > 0) ? "time-to-train"
                                                                          : "cost-to-train");
-    fprintf(f, "%3s %-5s %5s %4s %4s %-6s %-10s %5s %-4s %16s %18s %5s %9s%s %12s %7s\n", "#",
-            "gpu", "GPUs", "/nod", "nics", "algo", "fusion", "b/GPU", "prec",
-            "time-to-train h", "cost USD", "eff", "mem/GPU", goodput ? " goodput" : "",
-            "simulated h", "sim-an");
+    fprintf(f, "%3s %-5s %5s %4s %4s %-6s %-10s %5s %-4s", "#", "gpu", "GPUs", "/nod", "nics",
+            "algo", "fusion", "b/GPU", "prec");
+    if (p->n_topo) fprintf(f, " %-9s", "topology");
+    if (p->n_frate) fprintf(f, " %9s", "fail/GPUh");
+    if (p->n_ckint) fprintf(f, " %6s", "ckpt");
+    fprintf(f, " %16s %18s %5s %9s%s %12s %7s\n", "time-to-train h", "cost USD", "eff",
+            "mem/GPU", goodput ? " goodput" : "", "simulated h", "sim-an");
     int shown = n < p->top ? n : p->top;
     for (int i = 0; i < shown; i++) {
         const plan_row *r = &rows[i];
@@ -148,14 +151,19 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
         }
         char gp[16] = "";
         if (goodput) snprintf(gp, sizeof gp, " %6.1f%%", 100 * r->a.goodput);
-        fprintf(f, "%3d %-5s %5d %4d %4d %-6s %-10s %5d %-4s %8.3f ±%4.1f%% %10.2f ±%4.1f%% "
-                   "%4.0f%% %5.1f GiB%s %12s %7s%s\n", i + 1, r->c.gpu, r->c.gpus, r->c.gpn,
-                r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->time_s / 3600,
-                100 * r->a.band, r->cost, 100 * r->a.band, 100 * r->a.efficiency,
-                r->a.device_bytes / 1073741824.0, gp, sim, d, r->meets ? "" : "  misses");
+        fprintf(f, "%3d %-5s %5d %4d %4d %-6s %-10s %5d %-4s", i + 1, r->c.gpu, r->c.gpus,
+                r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec);
+        if (p->n_topo) fprintf(f, " %-9s", r->c.topo);
+        if (p->n_frate) fprintf(f, " %9s", r->c.frate);
+        if (p->n_ckint) fprintf(f, " %6s", r->c.ckint);
+        fprintf(f, " %8.3f ±%4.1f%% %10.2f ±%4.1f%% %4.0f%% %5.1f GiB%s %12s %7s%s\n",
+                r->time_s / 3600, 100 * r->a.band, r->cost, 100 * r->a.band,
+                100 * r->a.efficiency, r->a.device_bytes / 1073741824.0, gp, sim, d,
+                r->meets ? "" : "  misses");
     }
     if (n > shown) fprintf(f, "... %d more (--top N, --csv, --json)\n", n - shown);
-    fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price; ± the error band "
+    fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price (a node-hour's "
+               "--price-node over its GPUs); ± the error band "
                "(dtsim --help); eff: scaling efficiency against one GPU; mem/GPU: one modelled "
                "GPU's buffers for its batch; sim-an: SimGrid against the analytic model\n",
             goodput ? "with failures and checkpoints (goodput)" : "the analytic model's");
@@ -181,14 +189,15 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
 }
 
 static void csv_rows(FILE *f, const plan_row *rows, int n_all) {
-    fprintf(f, "rank,gpu,gpus,gpus_per_node,nics,algo,fusion,per_gpu_batch,precision,"
-               "price_gpu_hour,time_to_train_s,band,cost,efficiency,mem_bytes_per_gpu,goodput,"
+    fprintf(f, "rank,gpu,gpus,gpus_per_node,nics,algo,fusion,per_gpu_batch,precision,topology,"
+               "fail_rate,ckpt_interval,price_gpu_hour,time_to_train_s,band,cost,efficiency,mem_bytes_per_gpu,goodput,"
                "meets,sim_time_to_train_s,sim_cost,reason,flags\n");
     for (int i = 0; i < n_all; i++) {
         const plan_row *r = &rows[i];
         int ok = !r->reason[0];
-        fprintf(f, "%d,%s,%d,%d,%d,%s,%s,%d,%s,%.17g,", ok ? i + 1 : 0, r->c.gpu, r->c.gpus,
-                r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->price);
+        fprintf(f, "%d,%s,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%.17g,", ok ? i + 1 : 0, r->c.gpu,
+                r->c.gpus, r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec,
+                r->c.topo, r->c.frate, r->c.ckint, r->price);
         if (ok)
             fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,", r->time_s, r->a.band, r->cost,
                     r->a.efficiency, r->a.device_bytes);
@@ -241,6 +250,9 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
         dt_json_write_string(&w, "fusion", r->c.fusion);
         dt_json_write_int(&w, "per_gpu_batch", r->c.pgb);
         dt_json_write_string(&w, "precision", r->c.prec);
+        if (r->c.topo[0]) dt_json_write_string(&w, "topology", r->c.topo);
+        if (r->c.frate[0]) dt_json_write_real(&w, "fail_rate", strtod(r->c.frate, NULL));
+        if (r->c.ckint[0]) dt_json_write_string(&w, "ckpt_interval", r->c.ckint);
         dt_json_write_real(&w, "price_gpu_hour", r->price);
         dt_json_write_real(&w, "train_s", r->a.train_s);
         dt_json_write_real(&w, "time_to_train_s", r->time_s);
