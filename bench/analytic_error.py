@@ -78,8 +78,7 @@ def header(rows, cmd):
            "    const char *algo;",
            "    int gpus_lo, gpus_hi;    // the GPU counts measured (simulation finished)",
            "    double err_lo, err_hi;   // the smallest and largest error, %",
-           "    int gpus_unfinished;     // a GPU count whose simulation was too slow (0: none)",
-           "    double unfinished_s;     // the time it ran before it was stopped, s",
+           "    const char *not_measured;  // the GPU counts left out and why (\"\": none)",
            "} dtsim_analytic_error;",
            "",
            "static const dtsim_analytic_error dtsim_analytic_errors[] = {"]
@@ -90,9 +89,11 @@ def header(rows, cmd):
             continue
         e = [r["err_pct"] for r in done]
         g = [r["gpus"] for r in done]
-        u = min(stop, key=lambda r: r["gpus"]) if stop else None
-        out.append(f'    {{"{algo}", {min(g)}, {max(g)}, {min(e):.1f}, {max(e):.1f}, '
-                   f'{u["gpus"] if u else 0}, {u["sim_wall_s"] if u else 0:.0f}}},')
+        why = "; ".join(f"{r['gpus']} GPUs not run, {r['note']}" if "note" in r else
+                        f"{r['gpus']} GPUs: its simulation ran past {r['sim_wall_s']:.0f} s"
+                        for r in stop)
+        out.append(f'    {{"{algo}", {min(g)}, {max(g)}, {min(e):.1f}, {max(e):.1f},')
+        out.append(f'     "{why}"}},')
     out += ["};", "", "#endif", ""]
     return "\n".join(out)
 
@@ -106,13 +107,24 @@ def main():
     ap.add_argument("--header", default="")
     ap.add_argument("--cache", default="")
     ap.add_argument("--timeout", type=float, default=None)
+    ap.add_argument("--not-run", default="",
+                    help="ALGO:GPUS=WHY,...: configurations left out, each with the reason")
     a = ap.parse_args()
     cache = {}
     if a.cache and os.path.exists(a.cache):
         cache = {(r["algo"], r["gpus"]): r for r in json.load(open(a.cache))}
+    skip = {}
+    for item in filter(None, a.not_run.split(";")):
+        what, why = item.split("=", 1)
+        algo, g = what.split(":")
+        skip[(algo, int(g))] = why
     rows = []
     for algo in a.algos.split(","):
         for g in [int(x) for x in a.gpus.split(",")]:
+            if (algo, g) in skip:
+                rows.append({"algo": algo, "gpus": g, "finished": False, "sim_wall_s": 0,
+                             "note": skip[(algo, g)]})
+                continue
             r = cache.get((algo, g))
             if r is None or (not r["finished"] and a.timeout and r["sim_wall_s"] < a.timeout):
                 r = cache[(algo, g)] = measure(a, algo, g)
@@ -125,6 +137,8 @@ def main():
     cmd = f"bench/analytic_error.py --gpus {a.gpus} --algos {a.algos}"
     if a.timeout:
         cmd += f" --timeout {a.timeout:.0f}"
+    if a.not_run:
+        cmd += f" --not-run '{a.not_run}'"
     lines = [
         "# dtsim --analytic against the SimGrid simulation",
         "",
@@ -148,6 +162,8 @@ def main():
                          f"{1e3 * r['an_iter_s']:.2f} | {r['err_pct']:+.1f} % | "
                          f"{1e3 * r['sim_exposed_s']:.2f} | {1e3 * r['an_exposed_s']:.2f} | "
                          f"{r['sim_wall_s']:.1f} | {r['an_wall_s']:.2f} |")
+        elif "note" in r:
+            lines.append(f"| {r['algo']} | {r['gpus']} | not run: {r['note']} | | | | | | |")
         else:
             lines.append(f"| {r['algo']} | {r['gpus']} | not finished | | | | | "
                          f"stopped at {r['sim_wall_s']:.0f} | |")
@@ -160,7 +176,8 @@ def main():
         if not d:
             continue
         e = [r["err_pct"] for r in d]
-        miss = ", ".join(f"{r['gpus']} GPUs (the simulation ran past {r['sim_wall_s']:.0f} s "
+        miss = ", ".join(f"{r['gpus']} GPUs, not run: {r['note']}" if "note" in r else
+                         f"{r['gpus']} GPUs (the simulation ran past {r['sim_wall_s']:.0f} s "
                          "here)" for r in u) or "-"
         lines.append(f"| {algo} | {min(r['gpus'] for r in d)} to {max(r['gpus'] for r in d)} | "
                      f"{min(e):+.1f} % to {max(e):+.1f} % | {miss} |")

@@ -537,7 +537,7 @@ static int run_single(const dtsim_opts *o) {
     if (rc) return rc;
     if (out) dtsim_print_result(out, o, &r, 0);
     if (out) dtsim_faults_report(out, o, &r);
-    if (out && o->analytic) dtsim_analytic_note(out);
+    if (out && o->analytic) dtsim_analytic_note(out, o);
     return machine_output(o, &r, 1);
 }
 
@@ -575,7 +575,7 @@ static int run_sweep(const dtsim_opts *o) {
     if (!rc) rc = dtsim_sweep_points(o, pts, res, n, out);
     if (!rc && !o->par.slice_n) {  // a failed CSV still leaves the JSON and the plots
         if (out) dtsim_print_sweep_band(out, o, res, n);
-        if (out && o->analytic) dtsim_analytic_note(out);
+        if (out && o->analytic) dtsim_analytic_note(out, o);
         rc = machine_output(o, res, n);
         if (o->plot[0] && dtsim_plot(o->plot, o, res, n)) rc = 1;
     }

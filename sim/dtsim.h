@@ -125,9 +125,9 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r);
 // --analytic (sim/dtsim_analytic.c): r's multi-GPU figures from the cost model, the roofline
 // and the fusion schedule, without SimGrid, on a prepared run; 0, or 2 with a message. And
-// the line the report prints under its table.
+// the lines the report prints under its table: the committed error of its algorithms.
 int dtsim_analytic(const dtsim_opts *o, dtsim_result *r);
-void dtsim_analytic_note(FILE *f);
+void dtsim_analytic_note(FILE *f, const dtsim_opts *o);
 // --algo auto (sim/dtsim_auto.c): simulates each algorithm the cost model does not rule out
 // on a prepared run and keeps the fastest; 0, or the exit code
 int dtsim_auto(const dtsim_opts *o, dtsim_result *r);
