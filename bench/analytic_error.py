@@ -3,8 +3,14 @@
 fusion schedule, no SimGrid) is from the SimGrid simulation of the same configuration, for
 every modelled algorithm and GPU count. Writes bench/ANALYTIC.md.
 
-usage: bench/analytic_error.py [--dtsim build/dtsim] [--gpus 8,64,256,1024]
+usage: bench/analytic_error.py [--dtsim build/dtsim] [--gpus 8,64,256,1024,4096,16384]
        [--algos ring,rhd,dbtree,hier,torus2d] [--out bench/ANALYTIC.md]
+       [--header sim/dtsim_analytic_error.h] [--cache FILE.json] [--timeout S]
+--cache keeps each measured row (the simulated figures are the same bits on every run), so a
+long table can be measured one configuration at a time (each under the build lock) and
+written at the end from the cache; --timeout stops a simulation that runs longer and records
+it as not finished with the time it ran. --header writes the per-algorithm error range that
+`dtsim --analytic` prints (sim/dtsim_analytic.c).
 Both runs are dtsim's default ResNet-50 on V100s (32 per GPU, hier's nodes of 8, fusion
 segments:2, overlapping backward); the simulated figures are the same bits on every machine,
 so the table is reproducible anywhere.
@@ -18,56 +24,163 @@ import tempfile
 import time
 
 
-def run(dtsim, args):
-    p = subprocess.run([dtsim] + args + ["--json", "--quiet"], capture_output=True, text=True)
+def run(dtsim, args, timeout=None):
+    try:
+        p = subprocess.run([dtsim] + args + ["--json", "--quiet"], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
     if p.returncode:
         sys.exit(f"analytic_error.py: dtsim {' '.join(args)} failed:\n{p.stderr}")
     return json.loads(p.stdout)[0]
 
 
+def measure(a, algo, g):
+    """One row: the simulation and the analytic answer of algo on g GPUs (or the cache's)"""
+    args = ["--gpus", str(g), "--algo", algo]
+    t = time.time()
+    s = run(a.dtsim, args, a.timeout)
+    ts = time.time() - t
+    if s is None:
+        print(f"analytic_error.py: {algo} {g} GPUs: the simulation ran past {a.timeout:.0f} s, "
+              "stopped", file=sys.stderr)
+        return {"algo": algo, "gpus": g, "finished": False, "sim_wall_s": ts}
+    t = time.time()
+    m = run(a.dtsim, args + ["--analytic"])
+    ta = time.time() - t
+    err = 100 * (m["iter_s"] / s["iter_s"] - 1)
+    print(f"analytic_error.py: {algo} {g} GPUs: simulated {1e3 * s['iter_s']:.2f} ms "
+          f"({ts:.1f} s), analytic {1e3 * m['iter_s']:.2f} ms ({ta:.2f} s): {err:+.1f} %",
+          file=sys.stderr)
+    return {"algo": algo, "gpus": g, "finished": True, "sim_iter_s": s["iter_s"],
+            "an_iter_s": m["iter_s"], "err_pct": err, "sim_exposed_s": s["exposed_s"],
+            "an_exposed_s": m["exposed_s"], "sim_wall_s": ts, "an_wall_s": ta}
+
+
+def write_atomic(path, text):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)) or ".")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def header(rows, cmd):
+    """sim/dtsim_analytic_error.h: per algorithm, the GPU counts and the error range measured"""
+    out = ["// dtsim_analytic_error.h — the analytic model's difference from the SimGrid",
+           "// simulation per algorithm, as measured in bench/ANALYTIC.md (the iteration time,",
+           "// analytic against simulated, in %). Written by",
+           f"// `{cmd}`;",
+           "// do not edit by hand. `dtsim --analytic` prints its algorithm's line.",
+           "#ifndef DT_SIM_DTSIM_ANALYTIC_ERROR_H",
+           "#define DT_SIM_DTSIM_ANALYTIC_ERROR_H",
+           "",
+           "typedef struct {",
+           "    const char *algo;",
+           "    int gpus_lo, gpus_hi;    // the GPU counts measured (simulation finished)",
+           "    double err_lo, err_hi;   // the smallest and largest error, %",
+           "    const char *not_measured;  // the GPU counts left out and why (\"\": none)",
+           "} dtsim_analytic_error;",
+           "",
+           "static const dtsim_analytic_error dtsim_analytic_errors[] = {"]
+    for algo in dict.fromkeys(r["algo"] for r in rows):
+        done = [r for r in rows if r["algo"] == algo and r["finished"]]
+        stop = [r for r in rows if r["algo"] == algo and not r["finished"]]
+        if not done:
+            continue
+        e = [r["err_pct"] for r in done]
+        g = [r["gpus"] for r in done]
+        why = "; ".join(f"{r['gpus']} GPUs not run, {r['note']}" if "note" in r else
+                        f"{r['gpus']} GPUs: its simulation ran past {r['sim_wall_s']:.0f} s"
+                        for r in stop)
+        out.append(f'    {{"{algo}", {min(g)}, {max(g)}, {min(e):.1f}, {max(e):.1f},')
+        out.append(f'     "{why}"}},')
+    out += ["};", "", "#endif", ""]
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtsim", default="build/dtsim")
-    ap.add_argument("--gpus", default="8,64,256,1024")
+    ap.add_argument("--gpus", default="8,64,256,1024,4096,16384")
     ap.add_argument("--algos", default="ring,rhd,dbtree,hier,torus2d")
     ap.add_argument("--out", default="bench/ANALYTIC.md")
+    ap.add_argument("--header", default="")
+    ap.add_argument("--cache", default="")
+    ap.add_argument("--timeout", type=float, default=None)
+    ap.add_argument("--not-run", default="",
+                    help="ALGO:GPUS=WHY,...: configurations left out, each with the reason")
     a = ap.parse_args()
-    rows, t0 = [], time.time()
+    cache = {}
+    if a.cache and os.path.exists(a.cache):
+        cache = {(r["algo"], r["gpus"]): r for r in json.load(open(a.cache))}
+    skip = {}
+    for item in filter(None, a.not_run.split(";")):
+        what, why = item.split("=", 1)
+        algo, g = what.split(":")
+        skip[(algo, int(g))] = why
+    rows = []
     for algo in a.algos.split(","):
         for g in [int(x) for x in a.gpus.split(",")]:
-            args = ["--gpus", str(g), "--algo", algo]
-            t = time.time()
-            s = run(a.dtsim, args)
-            ts = time.time() - t
-            t = time.time()
-            m = run(a.dtsim, args + ["--analytic"])
-            ta = time.time() - t
-            err = 100 * (m["iter_s"] / s["iter_s"] - 1)
-            rows.append((algo, g, s["iter_s"], m["iter_s"], err, 1e3 * s["exposed_s"],
-                         1e3 * m["exposed_s"], ts, ta))
-            print(f"analytic_error.py: {algo} {g} GPUs: simulated {1e3 * s['iter_s']:.2f} ms "
-                  f"({ts:.1f} s), analytic {1e3 * m['iter_s']:.2f} ms ({ta:.2f} s): {err:+.1f} %",
-                  file=sys.stderr)
-    worst = max(abs(r[4]) for r in rows)
+            if (algo, g) in skip:
+                rows.append({"algo": algo, "gpus": g, "finished": False, "sim_wall_s": 0,
+                             "note": skip[(algo, g)]})
+                continue
+            r = cache.get((algo, g))
+            if r is None or (not r["finished"] and a.timeout and r["sim_wall_s"] < a.timeout):
+                r = cache[(algo, g)] = measure(a, algo, g)
+                if a.cache:
+                    write_atomic(a.cache, json.dumps(list(cache.values()), indent=1))
+            rows.append(r)
+    done = [r for r in rows if r["finished"]]
+    worst = max(abs(r["err_pct"]) for r in done)
+    total = sum(r["sim_wall_s"] + r.get("an_wall_s", 0) for r in rows)
+    cmd = f"bench/analytic_error.py --gpus {a.gpus} --algos {a.algos}"
+    if a.timeout:
+        cmd += f" --timeout {a.timeout:.0f}"
+    if a.not_run:
+        cmd += f" --not-run '{a.not_run}'"
     lines = [
         "# dtsim --analytic against the SimGrid simulation",
         "",
-        f"Written by `bench/analytic_error.py --gpus {a.gpus} --algos {a.algos}` "
-        f"({time.time() - t0:.0f} s on the project's 2-core VM); do not edit by hand.",
+        f"Written by `{cmd}` ({total / 60:.0f} min of simulation on the project's 2-core, "
+        "24 GiB VM, one run at a time); do not edit by hand.",
         "",
         "`--analytic` answers a configuration with the pieces the simulation is made of, "
         "without SimGrid: one GPU's step on the model device with each layer's gradient-ready "
         "time, the fusion planner's buckets and one-channel schedule, each bucket priced by "
         "the α-β-γ cost model (sim/dtsim_analytic.c). dtsim's default ResNet-50 on V100s, "
-        "32 images per GPU, fusion segments:2, overlapping backward.",
+        "32 images per GPU, fusion segments:2, overlapping backward. The simulated figures "
+        "are the same bits on every machine; the wall times are this VM's.",
         "",
         "| algorithm | GPUs | simulated iter ms | analytic iter ms | analytic error | "
         "exposed ms, simulated | exposed ms, analytic | simulation s | analytic s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r[0]} | {r[1]} | {1e3 * r[2]:.2f} | {1e3 * r[3]:.2f} | {r[4]:+.1f} % | "
-                     f"{r[5]:.2f} | {r[6]:.2f} | {r[7]:.1f} | {r[8]:.2f} |")
+        if r["finished"]:
+            lines.append(f"| {r['algo']} | {r['gpus']} | {1e3 * r['sim_iter_s']:.2f} | "
+                         f"{1e3 * r['an_iter_s']:.2f} | {r['err_pct']:+.1f} % | "
+                         f"{1e3 * r['sim_exposed_s']:.2f} | {1e3 * r['an_exposed_s']:.2f} | "
+                         f"{r['sim_wall_s']:.1f} | {r['an_wall_s']:.2f} |")
+        elif "note" in r:
+            lines.append(f"| {r['algo']} | {r['gpus']} | not run: {r['note']} | | | | | | |")
+        else:
+            lines.append(f"| {r['algo']} | {r['gpus']} | not finished | | | | | "
+                         f"stopped at {r['sim_wall_s']:.0f} | |")
+    lines += ["", "Per algorithm, the range `dtsim --analytic` states in its output "
+              "(sim/dtsim_analytic_error.h):", "",
+              "| algorithm | GPUs measured | analytic error | not measured |", "|---|---|---|---|"]
+    for algo in a.algos.split(","):
+        d = [r for r in done if r["algo"] == algo]
+        u = [r for r in rows if r["algo"] == algo and not r["finished"]]
+        if not d:
+            continue
+        e = [r["err_pct"] for r in d]
+        miss = ", ".join(f"{r['gpus']} GPUs, not run: {r['note']}" if "note" in r else
+                         f"{r['gpus']} GPUs (the simulation ran past {r['sim_wall_s']:.0f} s "
+                         "here)" for r in u) or "-"
+        lines.append(f"| {algo} | {min(r['gpus'] for r in d)} to {max(r['gpus'] for r in d)} | "
+                     f"{min(e):+.1f} % to {max(e):+.1f} % | {miss} |")
     lines += [
         "",
         f"Largest difference: {worst:.1f} %. The analytic step leaves out what only the "
@@ -77,11 +190,11 @@ def main():
         "configurations a second); the simulation confirms.",
         "",
     ]
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(a.out)) or ".")
-    with os.fdopen(fd, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, a.out)
+    write_atomic(a.out, "\n".join(lines))
     print(f"analytic_error.py: wrote {a.out}", file=sys.stderr)
+    if a.header:
+        write_atomic(a.header, header(rows, cmd))
+        print(f"analytic_error.py: wrote {a.header}", file=sys.stderr)
 
 
 if __name__ == "__main__":

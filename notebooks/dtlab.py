@@ -120,6 +120,24 @@ def sweep(gpus, algos, timeout=None, **options):
     return _with_csv(argv, timeout=timeout)
 
 
+def plan(price=None, price_node=None, jobs=None, timeout=None, **options):
+    """`dtsim plan --json`: the candidates ranked (rank, flags, gpu, gpus, gpus_per_node,
+    nics, algo, fusion, per_gpu_batch, precision, price_gpu_hour, time_to_train_s,
+    time_low_s, time_high_s, cost, cost_low, cost_high, efficiency, mem_bytes_per_gpu,
+    goodput with failures, meets, confirmed, sim_time_to_train_s, sim_cost, sim_vs_analytic
+    where confirmed) as a DataFrame; df.attrs["rejected"]: the others (flags, reason).
+    price / price_node: {"h100": 6.0, ...} USD per GPU-hour / per node-hour; jobs: -j N."""
+    opts = dict(options, json=True, quiet=True)
+    for key, table in (("price", price), ("price_node", price_node)):
+        if table:
+            opts[key] = ",".join(f"{k}={v!r}" for k, v in table.items())
+    argv = [program("dtsim"), "plan"] + flags(opts) + (["-j", str(jobs)] if jobs else [])
+    doc = json.loads(run(argv, timeout=timeout))
+    df = pd.DataFrame(doc["ranked"])
+    df.attrs["rejected"] = pd.DataFrame(doc["rejected"], columns=["flags", "reason"])
+    return df
+
+
 def trace(path):
     """A Chrome trace written by `dtsim --trace FILE` as a DataFrame: one row per span,
     rank, track ("compute" or "comm"), name, start_ms, dur_ms, end_ms."""

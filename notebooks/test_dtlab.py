@@ -100,6 +100,17 @@ class Outputs(unittest.TestCase):
         got = df[(df.algo == "ring") & (df.gpus == gpus[-1])].iloc[0]
         self.assertAlmostEqual(got.iter_s, one.iloc[0].iter_s, places=9)  # the same run
 
+    def test_plan_ranks_and_prices(self):
+        price = round(random.uniform(1, 5), 2)
+        df = dtlab.plan(price={"v100": price}, gpus=[8, 16, 12], algos=["ring"],
+                        per_gpu_batch=[64], epochs=1, confirm=1)
+        self.assertEqual(len(df) + len(df.attrs["rejected"]), 3)
+        self.assertIn("whole number of nodes", df.attrs["rejected"].reason[0])
+        for r in df.itertuples():  # cost: the GPU-hours at the price
+            self.assertAlmostEqual(r.cost, r.time_to_train_s / 3600 * r.gpus * price, delta=1e-9 * r.cost)
+        self.assertTrue(df.confirmed[0] and not df.confirmed[1])
+        self.assertLessEqual(df.cost[0], df.cost[1])
+
     def test_trace_spans(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "t.json")

@@ -81,6 +81,7 @@ static void usage(FILE *f) {
         "  --sweep-gpus LIST   (8,16,32,...,1024)   --sweep-algos LIST (ring,rhd,hier,dbtree)\n",
         dt_cluster_preset_names(), dt_gpu_names(), DT_ALGO_VALID, DT_FUSION_VALID);
     dtsim_fault_usage(f);
+    dtsim_jobs_usage(f);
 }
 
 static int bad(const char *opt, const char *val, const char *want) {
@@ -197,11 +198,14 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
         {0, 0, 0, 0}};
     // and the options of slow GPUs and failures (sim/dtsim_faults.c), terminator included
-    struct option all[sizeof lo / sizeof *lo + 16];
-    DT_ASSERT(dtsim_fault_option_count < 16);
+    // and those of parallel and cluster runs (sim/dtsim_jobs.c)
+    struct option all[sizeof lo / sizeof *lo + 32];
+    DT_ASSERT(dtsim_fault_option_count < 16 && dtsim_jobs_option_count < 16);
     memcpy(all, lo, sizeof lo - sizeof *lo);
     memcpy(all + sizeof lo / sizeof *lo - 1, dtsim_fault_options,
-           (size_t)(dtsim_fault_option_count + 1) * sizeof *lo);
+           (size_t)dtsim_fault_option_count * sizeof *lo);
+    memcpy(all + sizeof lo / sizeof *lo - 1 + dtsim_fault_option_count, dtsim_jobs_options,
+           (size_t)(dtsim_jobs_option_count + 1) * sizeof *lo);
     o->restart_s = -1;
     dt_error err;
     int algo_set = 0, fusion_set = 0, optim_set = 0, prec_set = 0, inner_set = 0, model_set = 0;
@@ -209,7 +213,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
     int img_s_given = 0;
     opterr = 0;
     optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "", all, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "j:", all, NULL)) != -1;) {
         const char *name = argv[optind - 1];
         switch (c) {
         case PRESET: preset = optarg; break;
@@ -334,6 +338,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
         default:
             {
                 int fr = dtsim_fault_option(c, optarg, o);
+                if (fr < 0) fr = dtsim_jobs_option(c, optarg, "dtsim", &o->par);
                 if (fr > 0) return fr;
                 if (fr == 0) break;
             }
@@ -458,7 +463,13 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
         return 2;
     }
     if (!o->cpu) dtsim_batch_warning(o);
-    if (dtsim_faults_check(o)) return 2;
+    if (dtsim_faults_check(o) || dtsim_jobs_check(&o->par, "dtsim")) return 2;
+    if ((o->par.jobs > 1 || o->par.slice_n || o->par.gather[0] || o->par.slurm[0]) && !o->sweep) {
+        fprintf(stderr, "dtsim: -j, --slurm, --slice and --gather run many simulations: use "
+                        "them with `dtsim sweep` or `dtsim plan`\n");
+        return 2;
+    }
+    o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
@@ -526,7 +537,7 @@ static int run_single(const dtsim_opts *o) {
     if (rc) return rc;
     if (out) dtsim_print_result(out, o, &r, 0);
     if (out) dtsim_faults_report(out, o, &r);
-    if (out && o->analytic) dtsim_analytic_note(out);
+    if (out && o->analytic) dtsim_analytic_note(out, o);
     return machine_output(o, &r, 1);
 }
 
@@ -559,17 +570,12 @@ static int run_sweep(const dtsim_opts *o) {
         for (int g = 0; g < o->n_sweep_gpus && !rc; g++, i++)
             if (!(rc = sweep_point(o, o->sweep_gpus[g], o->sweep_algos[a], &pts[i])))
                 rc = dtsim_prepare(&pts[i], &res[i]);
+    if (o->par.slice_n) out = NULL;  // a slice saves its results; --gather prints them
     if (!rc && out && !o->quiet) dtsim_print_header(out, o);
-    for (int i = 0; i < n && !rc; i++) {
-        const dtsim_opts *p = &pts[i];
-        if (!p->quiet) fprintf(stderr, "[dtsim] sweep %d/%d: %d GPUs, %s\n", i + 1, n, p->gpus,
-                               dt_algo_name(p->coll.algo));
-        rc = p->coll.algo == DT_ALGO_AUTO ? dtsim_auto(p, &res[i]) : dtsim_simulate(p, &res[i]);
-        if (!rc && out) dtsim_print_result(out, p, &res[i], i > 0);
-    }
-    if (!rc) {  // a failed CSV still leaves the JSON and the plots
+    if (!rc) rc = dtsim_sweep_points(o, pts, res, n, out);
+    if (!rc && !o->par.slice_n) {  // a failed CSV still leaves the JSON and the plots
         if (out) dtsim_print_sweep_band(out, o, res, n);
-        if (out && o->analytic) dtsim_analytic_note(out);
+        if (out && o->analytic) dtsim_analytic_note(out, o);
         rc = machine_output(o, res, n);
         if (o->plot[0] && dtsim_plot(o->plot, o, res, n)) rc = 1;
     }
@@ -585,5 +591,8 @@ int main(int argc, char **argv) {
     int rc = dtsim_parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;  // 1: --help was printed
     if (o.cpu) return run_cpu(&o);
+    if (o.par.slurm[0])  // the slices' job script, nothing simulated here
+        return dtsim_slurm_write(&o.par, "sweep", argc - 1, argv + 1,
+                                 o.n_sweep_gpus * o.n_sweep_algos);
     return o.sweep ? run_sweep(&o) : run_single(&o);
 }

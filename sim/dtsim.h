@@ -9,6 +9,7 @@
 
 #include "coll/coll.h"
 #include "coll/fusion.h"
+#include "dtsim_jobs.h"
 #include "generation.h"
 #include "gpu.h"
 #include "platform.h"
@@ -77,6 +78,7 @@ typedef struct {
     double restart_s;           // --restart: relaunch seconds (-1: default)
     int ckpt_async;             // --ckpt-async
     int analytic;               // --analytic: the cost model instead of SimGrid
+    dtsim_jobs_opts par;        // -j, --slice, --gather, --slurm (sim/dtsim_jobs.h)
 } dtsim_opts;
 
 typedef struct {
@@ -123,9 +125,9 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r);
 // --analytic (sim/dtsim_analytic.c): r's multi-GPU figures from the cost model, the roofline
 // and the fusion schedule, without SimGrid, on a prepared run; 0, or 2 with a message. And
-// the line the report prints under its table.
+// the lines the report prints under its table: the committed error of its algorithms.
 int dtsim_analytic(const dtsim_opts *o, dtsim_result *r);
-void dtsim_analytic_note(FILE *f);
+void dtsim_analytic_note(FILE *f, const dtsim_opts *o);
 // --algo auto (sim/dtsim_auto.c): simulates each algorithm the cost model does not rule out
 // on a prepared run and keeps the fastest; 0, or the exit code
 int dtsim_auto(const dtsim_opts *o, dtsim_result *r);
@@ -194,6 +196,10 @@ double dtsim_band(const dtsim_opts *o, const char **basis);
 // --csv PATH (atomic) or "-" (stdout); -1 on error
 int dtsim_write_csv(const dtsim_opts *o, const char *path, const dtsim_result *r, int n);
 void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n);
+// The sweep's n prepared points pts[] simulated into res[] (-j at a time, or a slice of
+// them, or gathered: sim/dtsim_sweep.c), each row printed on out (NULL: none) in order
+int dtsim_sweep_points(const dtsim_opts *o, const dtsim_opts *pts, dtsim_result *res, int n,
+                       FILE *out);
 // sweep plots: PATH (images/s) and PATH with "-efficiency" before ".png"
 int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int n);
 

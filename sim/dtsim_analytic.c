@@ -16,10 +16,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/coll_cost.h"
 #include "device_model.h"
 #include "dtsim.h"
+#include "dtsim_analytic_error.h"
 #include "net.h"
 #include "optim.h"
 
@@ -162,7 +164,32 @@ out:
     return rc;
 }
 
-void dtsim_analytic_note(FILE *f) {
+// One algorithm's committed error (sim/dtsim_analytic_error.h), for a run of gpus GPUs
+static void error_line(FILE *f, dt_algo a, int gpus) {
+    const char *name = dt_algo_name(a);
+    for (size_t i = 0; i < sizeof dtsim_analytic_errors / sizeof *dtsim_analytic_errors; i++) {
+        const dtsim_analytic_error *e = &dtsim_analytic_errors[i];
+        if (strcmp(e->algo, name)) continue;
+        fprintf(f, "analytic against SimGrid, %s: %+.1f %% to %+.1f %% of the simulated step from "
+                   "%d to %d GPUs", name, e->err_lo, e->err_hi, e->gpus_lo, e->gpus_hi);
+        if (e->not_measured[0]) fprintf(f, " (not measured: %s)", e->not_measured);
+        if (gpus > e->gpus_hi || gpus < e->gpus_lo)
+            fprintf(f, "; %d GPUs is outside what was measured", gpus);
+        fprintf(f, "\n");
+        return;
+    }
+    fprintf(f, "analytic against SimGrid, %s: not measured (bench/ANALYTIC.md)\n", name);
+}
+
+void dtsim_analytic_note(FILE *f, const dtsim_opts *o) {
     fprintf(f, "analytic: the cost model, the roofline and the fusion schedule without SimGrid; "
-               "its difference from the simulation: bench/ANALYTIC.md\n");
+               "its difference from the simulation (bench/ANALYTIC.md):\n");
+    if (!o->sweep) {
+        error_line(f, o->coll.algo, o->gpus);
+        return;
+    }
+    int most = 0;
+    for (int i = 0; i < o->n_sweep_gpus; i++)
+        if (o->sweep_gpus[i] > most) most = o->sweep_gpus[i];
+    for (int i = 0; i < o->n_sweep_algos; i++) error_line(f, o->sweep_algos[i], most);
 }

@@ -15,6 +15,8 @@ typedef struct {
     char gpu[16];
     int gpus, gpn, nics, pgb;
     char prec[8], algo[16], fusion[32];
+    char topo[16];              // "" : dtsim's (fat tree)
+    char frate[24], ckint[24];  // --fail-rate, --ckpt-interval ("": not searched)
 } plan_cand;
 
 typedef struct {
@@ -36,15 +38,20 @@ typedef struct {
     char gpu_l[8][16], algo_l[8][16], fusion_l[8][32];
     int gpus_n[PLAN_MAX_LIST], gpn_n[PLAN_MAX_LIST], nics_n[8], pgb_n[PLAN_MAX_LIST];
     int n_gpus, n_gpn, n_nics, n_pgb, n_prec, n_gpu, n_algo, n_fusion;
+    char topo_l[4][16], frate_l[PLAN_MAX_LIST][24], ckint_l[PLAN_MAX_LIST][24];
+    int n_topo, n_frate, n_ckint;  // 0: not searched (dtsim's, or as given)
+    // --price TYPE=USD per GPU-hour; --price-node TYPE[:GPN]=USD per node-hour (node_gpn 0:
+    // a node of any size; else only nodes of that many GPUs)
     char price_gpu[8][16];
     double price[8];
-    int n_price;
+    int n_price, price_node[8], node_gpn[8];
     double dataset, epochs;     // 0: dtsim's defaults
     double deadline_h, budget;  // 0: none
     // failures and checkpoints, passed to every candidate as given
     char fault_args[16][2][64];
     int n_fault;
-    int confirm, jobs, top, json, quiet;
+    int confirm, top, json, quiet;
+    dtsim_jobs_opts par;        // -j, --slurm, --slice, --gather (sim/dtsim_jobs.h)
     char csv[512], plot[512];
     int csv_stdout;
 } plan_opts;
@@ -53,7 +60,8 @@ typedef struct {
 // --no-memory-check (the search answers without SimGrid at any count). Its argc.
 int plan_argv(const plan_opts *p, const plan_cand *c, int analytic, char store[][64],
               char **argv);
-// Confirms rows[0..k) in parallel processes (p->jobs), progress on stderr; 0 or an exit code
+// Confirms rows[0..k) in parallel processes (-j), or a slice of them, or gathers them
+// (sim/dtsim_jobs.h), progress on stderr; 0 or an exit code
 int plan_confirm(const plan_opts *p, plan_row *rows, int k);
 // The ranked table (rows[0..n) ranked; rejected after them, n_all in all) on f
 void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_all);

@@ -25,76 +25,79 @@ static double time_of(const dtsim_result *r) {
     return r->has_goodput ? r->wall_train_s : r->train_s;
 }
 
-// Starts row's simulation: its pid with *fd the pipe's reading end, or -1 (refused: the
-// message printed, e.g. more GPUs than this machine's memory can simulate)
-static pid_t start(const plan_opts *p, plan_row *row, int *fd) {
+typedef struct {
+    const plan_opts *p;
+    plan_row *rows;
+    int k;
+    dtsim_opts o;  // the run being started (prepared in the parent)
+    double t0;
+} confirm_ctx;
+
+// Row i's run prepared here, before its process starts: 0, or 1 refused (its message
+// printed, e.g. more GPUs than this machine's memory can simulate)
+static int prepare(void *ctx, int i) {
+    confirm_ctx *c = ctx;
+    plan_row *row = &c->rows[i];
     char store[PLAN_MAX_ARGS][64], *argv[PLAN_MAX_ARGS];
-    int argc = plan_argv(p, &row->c, 0, store, argv);
-    dtsim_opts o;
-    dtsim_result r;
-    int pfd[2];
-    if (dtsim_parse(argc, argv, &o) || dtsim_prepare(&o, &r) || pipe(pfd)) return -1;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pfd[0]);
-        int rc = o.coll.algo == DT_ALGO_AUTO ? dtsim_auto(&o, &r) : dtsim_simulate(&o, &r);
-        if (!rc) rc = dtsim_faults_run(&o, &r);
-        if (!rc && write(pfd[1], &r, sizeof r) != (ssize_t)sizeof r) rc = 1;
-        _exit(rc);
-    }
-    close(pfd[1]);
-    if (pid < 0) return close(pfd[0]), -1;
-    *fd = pfd[0];
-    return pid;
+    int argc = plan_argv(c->p, &row->c, 0, store, argv);
+    if (dtsim_parse(argc, argv, &c->o)) return 1;
+    c->o.no_memory_check |= c->p->par.gather[0] != 0;
+    return dtsim_prepare(&c->o, &row->s) ? 1 : 0;
 }
 
-// The child's result, once it has exited with status st: 0, or -1
-static int finish(int fd, int st, dtsim_result *r) {
-    size_t got = 0;
-    for (ssize_t k; got < sizeof *r && (k = read(fd, (char *)r + got, sizeof *r - got)) > 0;)
-        got += (size_t)k;
-    close(fd);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && got == sizeof *r ? 0 : -1;
+// In the child: the simulation and the goodput exactly as `dtsim` with the row's flags
+static int simulate(void *ctx, int i, void *res) {
+    confirm_ctx *c = ctx;
+    dtsim_result *r = res;
+    (void)i;
+    int rc = c->o.coll.algo == DT_ALGO_AUTO ? dtsim_auto(&c->o, r) : dtsim_simulate(&c->o, r);
+    return rc ? rc : dtsim_faults_run(&c->o, r);
+}
+
+static void started(void *ctx, int i) {
+    const confirm_ctx *c = ctx;
+    const plan_row *row = &c->rows[i];
+    if (!c->p->quiet)
+        fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, batch %d/GPU "
+                "(%.0f s so far)\n", i + 1, c->k, row->c.gpus, row->c.gpu, row->c.algo,
+                row->c.pgb, now_s() - c->t0);
+}
+
+static int done(void *ctx, int i, int rc, const void *res) {
+    confirm_ctx *c = ctx;
+    plan_row *row = &c->rows[i];
+    (void)res;  // row->s, where dtsim_jobs_run put it
+    row->confirmed = rc ? -1 : 1;
+    if (!rc) {
+        row->sim_time_s = time_of(&row->s);
+        row->sim_cost = row->sim_time_s / 3600 * row->c.gpus * row->price;
+    }
+    if (!c->p->quiet && !c->p->par.gather[0]) {
+        if (rc)
+            fprintf(stderr, "[dtsim plan] %d/%d failed (exit %d; its message above)\n", i + 1,
+                    c->k, rc);
+        else
+            fprintf(stderr, "[dtsim plan] %d/%d simulated: %.3f h, %+.1f %% from the analytic "
+                    "model (%.0f s so far)\n", i + 1, c->k, row->sim_time_s / 3600,
+                    100 * (row->sim_time_s / row->time_s - 1), now_s() - c->t0);
+    }
+    return 0;  // a failed confirmation is a row marked failed, not the end of the plan
+}
+
+static void key(void *ctx, int i, char *buf, size_t n) {
+    snprintf(buf, n, "%s", ((confirm_ctx *)ctx)->rows[i].flags);
 }
 
 int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
-    pid_t pid[256];
-    int fd[256], which[256], running = 0, next = 0, done = 0;
-    double t0 = now_s();
-    while (done < k) {
-        while (running < p->jobs && next < k) {
-            plan_row *row = &rows[next];
-            if (!p->quiet)
-                fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, "
-                        "batch %d/GPU (%.0f s so far)\n", next + 1, k, row->c.gpus, row->c.gpu,
-                        row->c.algo, row->c.pgb, now_s() - t0);
-            pid_t id = start(p, row, &fd[running]);
-            if (id < 0) {
-                row->confirmed = -1, done++, next++;
-                continue;
-            }
-            pid[running] = id, which[running++] = next++;
-        }
-        if (!running) continue;
-        int st;
-        pid_t id = wait(&st);
-        int s = 0;
-        while (s < running && pid[s] != id) s++;
-        if (s == running) continue;  // not one of ours
-        plan_row *row = &rows[which[s]];
-        row->confirmed = finish(fd[s], st, &row->s) ? -1 : 1;
-        if (row->confirmed > 0) {
-            row->sim_time_s = time_of(&row->s);
-            row->sim_cost = row->sim_time_s / 3600 * row->c.gpus * row->price;
-        }
-        pid[s] = pid[running - 1], fd[s] = fd[running - 1], which[s] = which[running - 1];
-        running--, done++;
-    }
-    if (!p->quiet && k)
-        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - t0);
-    return 0;
+    confirm_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p, c.rows = rows, c.k = k, c.t0 = now_s();
+    dtsim_job_set set = {&c, "plan", prepare, simulate, started, done, key};
+    // each row's result lands in its own s: rows[] strided by sizeof (plan_row)
+    int rc = dtsim_jobs_run(&p->par, k, &set, &rows[0].s, sizeof rows[0].s, sizeof *rows);
+    if (!p->quiet && k && !rc && !p->par.gather[0])
+        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - c.t0);
+    return rc;
 }
 
 // A row's relative difference, simulated against analytic (NAN: not confirmed)
@@ -129,10 +132,13 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
     if (!(p->deadline_h > 0) && !(p->budget > 0)) fprintf(f, " (no deadline, no budget)");
     fprintf(f, "; ranked by %s\n", p->budget > 0 && !(p->deadline_h > 0) ? "time-to-train"
                                                                          : "cost-to-train");
-    fprintf(f, "%3s %-5s %5s %4s %4s %-6s %-10s %5s %-4s %16s %18s %5s %9s%s %12s %7s\n", "#",
-            "gpu", "GPUs", "/nod", "nics", "algo", "fusion", "b/GPU", "prec",
-            "time-to-train h", "cost USD", "eff", "mem/GPU", goodput ? " goodput" : "",
-            "simulated h", "sim-an");
+    fprintf(f, "%3s %-5s %5s %4s %4s %-6s %-10s %5s %-4s", "#", "gpu", "GPUs", "/nod", "nics",
+            "algo", "fusion", "b/GPU", "prec");
+    if (p->n_topo) fprintf(f, " %-9s", "topology");
+    if (p->n_frate) fprintf(f, " %9s", "fail/GPUh");
+    if (p->n_ckint) fprintf(f, " %6s", "ckpt");
+    fprintf(f, " %16s %18s %5s %9s%s %12s %7s\n", "time-to-train h", "cost USD", "eff",
+            "mem/GPU", goodput ? " goodput" : "", "simulated h", "sim-an");
     int shown = n < p->top ? n : p->top;
     for (int i = 0; i < shown; i++) {
         const plan_row *r = &rows[i];
@@ -145,14 +151,19 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
         }
         char gp[16] = "";
         if (goodput) snprintf(gp, sizeof gp, " %6.1f%%", 100 * r->a.goodput);
-        fprintf(f, "%3d %-5s %5d %4d %4d %-6s %-10s %5d %-4s %8.3f ±%4.1f%% %10.2f ±%4.1f%% "
-                   "%4.0f%% %5.1f GiB%s %12s %7s%s\n", i + 1, r->c.gpu, r->c.gpus, r->c.gpn,
-                r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->time_s / 3600,
-                100 * r->a.band, r->cost, 100 * r->a.band, 100 * r->a.efficiency,
-                r->a.device_bytes / 1073741824.0, gp, sim, d, r->meets ? "" : "  misses");
+        fprintf(f, "%3d %-5s %5d %4d %4d %-6s %-10s %5d %-4s", i + 1, r->c.gpu, r->c.gpus,
+                r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec);
+        if (p->n_topo) fprintf(f, " %-9s", r->c.topo);
+        if (p->n_frate) fprintf(f, " %9s", r->c.frate);
+        if (p->n_ckint) fprintf(f, " %6s", r->c.ckint);
+        fprintf(f, " %8.3f ±%4.1f%% %10.2f ±%4.1f%% %4.0f%% %5.1f GiB%s %12s %7s%s\n",
+                r->time_s / 3600, 100 * r->a.band, r->cost, 100 * r->a.band,
+                100 * r->a.efficiency, r->a.device_bytes / 1073741824.0, gp, sim, d,
+                r->meets ? "" : "  misses");
     }
     if (n > shown) fprintf(f, "... %d more (--top N, --csv, --json)\n", n - shown);
-    fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price; ± the error band "
+    fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price (a node-hour's "
+               "--price-node over its GPUs); ± the error band "
                "(dtsim --help); eff: scaling efficiency against one GPU; mem/GPU: one modelled "
                "GPU's buffers for its batch; sim-an: SimGrid against the analytic model\n",
             goodput ? "with failures and checkpoints (goodput)" : "the analytic model's");
@@ -178,14 +189,15 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
 }
 
 static void csv_rows(FILE *f, const plan_row *rows, int n_all) {
-    fprintf(f, "rank,gpu,gpus,gpus_per_node,nics,algo,fusion,per_gpu_batch,precision,"
-               "price_gpu_hour,time_to_train_s,band,cost,efficiency,mem_bytes_per_gpu,goodput,"
+    fprintf(f, "rank,gpu,gpus,gpus_per_node,nics,algo,fusion,per_gpu_batch,precision,topology,"
+               "fail_rate,ckpt_interval,price_gpu_hour,time_to_train_s,band,cost,efficiency,mem_bytes_per_gpu,goodput,"
                "meets,sim_time_to_train_s,sim_cost,reason,flags\n");
     for (int i = 0; i < n_all; i++) {
         const plan_row *r = &rows[i];
         int ok = !r->reason[0];
-        fprintf(f, "%d,%s,%d,%d,%d,%s,%s,%d,%s,%.17g,", ok ? i + 1 : 0, r->c.gpu, r->c.gpus,
-                r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec, r->price);
+        fprintf(f, "%d,%s,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%.17g,", ok ? i + 1 : 0, r->c.gpu,
+                r->c.gpus, r->c.gpn, r->c.nics, r->c.algo, r->c.fusion, r->c.pgb, r->c.prec,
+                r->c.topo, r->c.frate, r->c.ckint, r->price);
         if (ok)
             fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,", r->time_s, r->a.band, r->cost,
                     r->a.efficiency, r->a.device_bytes);
@@ -238,6 +250,9 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
         dt_json_write_string(&w, "fusion", r->c.fusion);
         dt_json_write_int(&w, "per_gpu_batch", r->c.pgb);
         dt_json_write_string(&w, "precision", r->c.prec);
+        if (r->c.topo[0]) dt_json_write_string(&w, "topology", r->c.topo);
+        if (r->c.frate[0]) dt_json_write_real(&w, "fail_rate", strtod(r->c.frate, NULL));
+        if (r->c.ckint[0]) dt_json_write_string(&w, "ckpt_interval", r->c.ckint);
         dt_json_write_real(&w, "price_gpu_hour", r->price);
         dt_json_write_real(&w, "train_s", r->a.train_s);
         dt_json_write_real(&w, "time_to_train_s", r->time_s);

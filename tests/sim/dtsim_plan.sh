@@ -7,6 +7,13 @@
 #            deadline, then the nearest misses), the candidates that are not whole nodes, beyond
 #            the published batch or beyond the GPU's memory are rejected with that reason;
 #            a budget alone ranks by time; --csv - parses; bad input exits 2
+#   inputs   prices per node-hour (the cost is the node-hours at the node's price, computed
+#            here; a node size without a price rejected with that reason; a type priced both
+#            ways refused), candidate topologies, failure rates and checkpoint intervals
+#            (each row the figures of `dtsim --analytic` with its flags; goodput falls as the
+#            failure rate grows), a space of over a billion candidates refused at once, and a
+#            deadline nothing meets: the nearest three and by how much each misses, recomputed
+#            from the plan's own JSON without the deadline
 #   confirm  the top 2 confirmed with SimGrid, 2 at a time, with failures: each confirmed
 #            row's simulated time-to-train (with goodput) equals `dtsim --json` of its flags
 set -u
@@ -131,13 +138,81 @@ EOF
     --per-gpu-batch 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --fusion none,auto,segments:1,segments:2,segments:4
   expect2 "a budget nothing meets" "none of the .* meets the budget" --price v100=2 \
     --gpus 8,16 --algos ring --per-gpu-batch 64 --budget 1
-  expect2 "a deadline nothing meets" "+[0-9]* % of the deadline" --price v100=2 \
+  expect2 "a deadline nothing meets" "h ([0-9]* %) over the deadline" --price v100=2 \
     --gpus 8,16 --algos ring --per-gpu-batch 64 --deadline 0.01
   expect2 "a negative MTBF" "--mtbf" --price v100=2 --mtbf -1
   expect2 "a straggler" "not searched" --price v100=2 --straggler rank:1:2
   expect2 "an unknown algorithm" "--algos" --price v100=2 --algos ring,bogus
   expect2 "--json with --csv -" "both print on stdout" --price v100=2 --json --csv -
   echo "PASS rank"
+  ;;
+inputs)
+  NODE="--price-node a100:8=30,a100:4=14 --gpus-per-node 2,4,8 --gpus 8,16 --algos ring,hier \
+--per-gpu-batch 64 --epochs 1 --confirm 0 --topology flat,torus --fail-rate 1e-4,1e-3 \
+--ckpt-interval 20,auto"
+  "$DTSIM" plan $NODE --json >"$W/node.json" 2>"$W/node.err" || { cat "$W/node.err"; fail "plan --price-node"; }
+  SPACE="--price v100=2 --gpus 8,16,32,64 --algos ring,hier --per-gpu-batch 32,64 --epochs 5 --confirm 0"
+  "$DTSIM" plan $SPACE --json --top 1000 >"$W/free.json" 2>/dev/null || fail "plan without a deadline"
+  DL=$("$PY" -c "import json,sys; print(min(r['time_to_train_s'] for r in json.load(open(sys.argv[1]))['ranked']) / 3600 * 0.8)" "$W/free.json")
+  "$DTSIM" plan $SPACE --deadline "$DL" >"$W/miss.out" 2>"$W/miss.err"; rc=$?
+  [ $rc -eq 2 ] && [ ! -s "$W/miss.out" ] || fail "a deadline nothing meets: exit $rc, stdout $(cat "$W/miss.out")"
+  cat "$W/miss.err"
+  "$PY" - "$W" "$DTSIM" "$DL" <<'EOF' || exit 1
+import json, re, subprocess, sys
+w, dtsim, dl = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+node = {8: 30.0, 4: 14.0}
+plan = json.load(open(f"{w}/node.json"))
+check(plan["candidates"] == 2 * 3 * 2 * 2 * 2 * 2, f"{plan['candidates']} candidates: 2 counts x 3 node sizes x 2 algos x 2 topologies x 2 rates x 2 intervals")
+for r in plan["rejected"]:
+    f = r["flags"].split()
+    gpn = int(f[f.index("--gpus-per-node") + 1])
+    check(gpn == 2 and "no price for a100 nodes of 2 GPUs" in r["reason"], f"rejected: {r['flags'][:70]}: {r['reason']}")
+check(len(plan["rejected"]) == 32 and len(plan["ranked"]) == 64, "the 32 on 2-GPU nodes rejected, 64 ranked")
+good = {}
+for r in plan["ranked"]:
+    cost = r["time_to_train_s"] / 3600 * r["gpus"] / r["gpus_per_node"] * node[r["gpus_per_node"]]
+    check(abs(r["cost"] - cost) <= 1e-9 * cost, f"{r['gpus']}/{r['gpus_per_node']} {r['algo']} {r['topology']} {r['fail_rate']} {r['ckpt_interval']}: {r['cost']:.4f} USD = node-hours x node price {cost:.4f}")
+    p = subprocess.run([dtsim, *r["flags"].split(), "--analytic", "--json", "--quiet"], capture_output=True, text=True)
+    d = json.loads(p.stdout)[0]
+    check(p.returncode == 0 and r["time_to_train_s"] == d["train_with_failures_s"] and r["goodput"] == d["goodput"]
+          and ("--topology " + r["topology"]) in r["flags"], f"  its time and goodput are dtsim --analytic's with {r['flags'].split('--topology ')[1]}")
+    good[(r["gpus"], r["gpus_per_node"], r["algo"], r["topology"], r["ckpt_interval"], r["fail_rate"])] = r["goodput"]
+for k, g in good.items():
+    if k[-1] == 1e-4:
+        check(good[k[:-1] + (1e-3,)] < g, f"{k[:-1]}: goodput {g:.5f} at 1e-4 above {good[k[:-1] + (1e-3,)]:.5f} at 1e-3")
+check(len({r["time_to_train_s"] for r in plan["ranked"] if r["topology"] == "flat"} ^
+          {r["time_to_train_s"] for r in plan["ranked"] if r["topology"] == "torus"}) > 0, "the topologies answer differently")
+# the nearest misses, recomputed from the plan's own figures without the deadline
+rows = json.load(open(f"{w}/free.json"))["ranked"]
+near = sorted(rows, key=lambda r: (r["time_to_train_s"] / (dl * 3600), " ".join(r["flags"].split())))[:3]
+err = open(f"{w}/miss.err").read()
+got = re.findall(r"(\d+)\. ([0-9.]+) h, ([0-9.]+) h \((\d+) %\) over the deadline; ([0-9.]+) USD:\n +dtsim (.*)", err)
+check(len(got) == 3, f"three nearest printed: {len(got)}")
+for (i, t, over, pct, usd, flags), r in zip(got, near):
+    t_h = r["time_to_train_s"] / 3600
+    check(flags == r["flags"] and abs(float(t) - t_h) < 6e-4 and abs(float(over) - (t_h - dl)) < 6e-4
+          and int(pct) == round(100 * (t_h - dl) / dl) and abs(float(usd) - r["cost"]) < 6e-3,
+          f"#{i}: {t} h, {over} h ({pct} %) over a {dl:.3f} h deadline, {usd} USD: {flags[:60]}...")
+EOF
+  expect2 "a type priced per GPU-hour and per node-hour" "priced twice" --price a100=3 --price-node a100=30
+  expect2 "a node price for a size that is not a count" "GPUs per node" --price-node a100:x=30
+  expect2 "an unknown topology" "--topology" --price v100=2 --topology flat,mesh
+  expect2 "a bad failure rate in a list" "--fail-rate" --price v100=2 --fail-rate 1e-5,-1
+  expect2 "a bad checkpoint interval in a list" "--ckpt-interval" --price v100=2 --ckpt-interval 30,never
+  # over a billion: 32 counts x 32 node sizes x 32 batches x 8 NIC counts x 4 algorithms x
+  # 3 precisions x 4 topologies x 32 failure rates x 32 intervals (refused before any is built)
+  L32=$(seq -s, 8 8 256); R32=$(seq -s, 1 32 | sed 's/\([0-9]*\)/\1e-6/g')
+  N=$("$PY" -c "print(32 * 32 * 32 * 8 * 4 * 3 * 4 * 32 * 32)")
+  t0=$(date +%s)
+  expect2 "$N candidates" "has $N candidates, more than 20000: narrow the lists" --price v100=2 \
+    --gpus "$L32" --gpus-per-node "$(seq -s, 1 32)" --per-gpu-batch "$L32" --nics 1,2,3,4,5,6,7,8 \
+    --algos ring,rhd,hier,dbtree --precision fp32,tf32,fp16 --topology flat,fat-tree,torus,dragonfly \
+    --fail-rate "$R32" --ckpt-interval "$(seq -s, 1 32)"
+  [ $(($(date +%s) - t0)) -le 2 ] || fail "the refusal took more than 2 s"
+  echo "PASS inputs"
   ;;
 confirm)
   "$DTSIM" plan --price v100=2 --gpus 8,16 --algos ring,hier --per-gpu-batch 32 --epochs 1 \
