@@ -13,38 +13,42 @@
 
 void im2col(const float *x, int C, int H, int W, int KH, int KW, int stride, int pad,
             float *col) {
-    // TODO(student): fill col (C*KH*KW rows, OH*OW columns; OH, OW from conv_out) so that
-    // row (c*KH + kh)*KW + kw, column oh*OW + ow holds x[c][ih][iw] with
-    // ih = oh*stride - pad + kh, iw = ow*stride - pad + kw — and 0 where (ih, iw) lies in
-    // the padding. Overwrite every entry (col is scratch: it holds stale numbers).
+    // TODO(student): the contract (layers01.h): col (C·KH·KW rows, OH·OW columns, OH and OW
+    //   from conv_out) holds, in column j, the receptive field of output pixel j — the
+    //   C·KH·KW input values the kernel sees there, in the order of a filter's weights
+    //   w[o][c][kh][kw], zeros where the window hangs over the padding — so that a
+    //   convolution becomes one product w (OC, C·KH·KW) · col. Every entry is written (col
+    //   holds stale numbers). Cost: O(C·KH·KW·OH·OW), no allocation. Stuck: HINTS.md.
     (void)x, (void)C, (void)H, (void)W, (void)KH, (void)KW, (void)stride, (void)pad;
     (void)col;
 }
 
 void col2im(const float *col, int C, int H, int W, int KH, int KW, int stride, int pad,
             float *x) {
-    // TODO(student): the same walk as im2col, the arrow reversed: x[c][ih][iw] += the col
-    // entry im2col copied from there; skip entries that came from the padding. ADD, never
-    // assign: overlapping windows (stride < kernel) each contribute.
+    // TODO(student): the contract: the adjoint (transpose) of im2col — every entry of col is
+    //   added to the element of x that im2col copied it from (entries from the padding are
+    //   dropped), so x gains the sum over all windows that saw it. Adds into x, never
+    //   assigns (overlapping windows each contribute). Stuck: HINTS.md.
     (void)col, (void)C, (void)H, (void)W, (void)KH, (void)KW, (void)stride, (void)pad;
     (void)x;
 }
 
 void conv2d_forward(dt_device *d, const conv_shape *s, const float *x, const float *w,
                     const float *bias, float *y, float *work) {
-    // TODO(student): for each image b (K = C*KH*KW, N = OH*OW):
-    //   im2col(x_b) into work (K,N); then y_b (OC,N) = w (OC,K) · work (K,N) with one
-    //   d->gemm(d, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) —
-    //   row-major, ld* are row lengths (nn/device.h); then add bias[o] to row o of y_b.
+    // TODO(student): the contract: y[b][o][oh][ow] = bias[o] + the sum over c, kh, kw of
+    //   w[o][c][kh][kw] · x[b][c][oh·stride − pad + kh][ow·stride − pad + kw] (zero outside
+    //   the image), every element of y overwritten. The multiply-adds go through the
+    //   device's matrix product (d->gemm, nn/device.h: row-major) on im2col's columns, with
+    //   `work` (C·KH·KW · OH·OW floats) as the only scratch. Stuck: HINTS.md.
     (void)d, (void)s, (void)x, (void)w, (void)bias, (void)y, (void)work;
 }
 
 void conv2d_backward(dt_device *d, const conv_shape *s, const float *x, const float *w,
                      const float *dy, float *dx, float *dw, float *db, float *work) {
-    // TODO(student): for each image b:
-    //   work = im2col(x_b) again; dw (OC,K) += dy_b (OC,N) · work^T   (gemm, trans_b, beta 1)
-    //   work = w^T (K,OC) · dy_b (OC,N)                                (gemm, trans_a, beta 0)
-    //   dx_b += col2im(work);  db[o] += the sum of row o of dy_b.
+    // TODO(student): the contract: given dy = ∂L/∂y, add ∂L/∂x to dx, ∂L/∂w to dw and
+    //   ∂L/∂bias to db (the caller zeroed them: gradients accumulate, nn/device.h), exact
+    //   to float rounding against the float64 derivatives of conv2d_forward. Matrix products
+    //   through d->gemm, `work` the only scratch. Stuck: HINTS.md.
     (void)d, (void)s, (void)x, (void)w, (void)dy, (void)dx, (void)dw, (void)db, (void)work;
 }
 
@@ -52,9 +56,10 @@ void conv2d_backward(dt_device *d, const conv_shape *s, const float *x, const fl
 
 void bn_forward_train(int B, int C, int HW, const float *x, const float *gamma,
                       const float *beta, float eps, float *y, float *mean, float *invstd) {
-    // TODO(student): per channel c, over its n = B*HW elements x[(b*C + c)*HW + i]: the mean,
-    // the biased variance (divide by n), invstd = 1/sqrt(var + eps); write mean[c],
-    // invstd[c] and y = gamma[c]*(x - mean)*invstd + beta[c]. Sum in double.
+    // TODO(student): the contract: per channel c, over its B·HW elements (all images, all
+    //   pixels), the batch's mean and biased variance (÷ n); writes mean[c], invstd[c] =
+    //   1/sqrt(var + eps) and y = gamma[c]·(x − mean)·invstd + beta[c] (y overwritten).
+    //   Accurate to float rounding for channels of 10^5 elements (sums in double).
     (void)B, (void)C, (void)HW, (void)x, (void)gamma, (void)beta, (void)eps, (void)y;
     (void)mean, (void)invstd;
 }
@@ -62,10 +67,10 @@ void bn_forward_train(int B, int C, int HW, const float *x, const float *gamma,
 void bn_backward(int B, int C, int HW, const float *x, const float *dy, const float *gamma,
                  const float *mean, const float *invstd, float *dx, float *dgamma,
                  float *dbeta) {
-    // TODO(student): per channel, with xhat = (x - mean[c])*invstd[c]: the two sums
-    // sum(dy) and sum(dy*xhat) over the channel's n elements, then
-    //   dx += gamma*invstd*(dy - sum(dy)/n - xhat*sum(dy*xhat)/n),
-    //   dgamma[c] += sum(dy*xhat), dbeta[c] += sum(dy).
+    // TODO(student): the contract: the gradient of bn_forward_train in training mode, where
+    //   mean and variance are functions of the whole channel's x: adds ∂L/∂x to dx, ∂L/∂γ to
+    //   dgamma and ∂L/∂β to dbeta, with the batch's mean and invstd given (not recomputed).
+    //   O(B·C·HW): two passes over each channel, no scratch. Stuck: HINTS.md.
     (void)B, (void)C, (void)HW, (void)x, (void)dy, (void)gamma, (void)mean, (void)invstd;
     (void)dx, (void)dgamma, (void)dbeta;
 }
@@ -74,14 +79,16 @@ void bn_backward(int B, int C, int HW, const float *x, const float *dy, const fl
 
 float softmax_xent_forward(int B, int K, const float *logits, const int32_t *labels,
                            float *probs) {
-    // TODO(student): per row b: m = max_k z[k]; probs = exp(z - m) / sum exp(z - m);
-    // loss_b = m + log(sum exp(z - m)) - z[label]. Return the mean of loss_b over the rows.
+    // TODO(student): the contract: per row b, probs[b] = softmax(logits[b]) (overwritten),
+    //   and the return value is the mean over the rows of −log softmax(logits[b])[label b].
+    //   Finite for any finite logits, even ±1e4 (no exp overflows). Stuck: HINTS.md.
     (void)B, (void)K, (void)logits, (void)labels, (void)probs;
     return 0.0f;
 }
 
 void softmax_xent_backward(int B, int K, const float *probs, const int32_t *labels,
                            float *dlogits) {
-    // TODO(student): dlogits[b][k] += (probs[b][k] - (k == labels[b])) / B.
+    // TODO(student): the contract: adds ∂(mean loss)/∂logits to dlogits, from the probs
+    //   the forward wrote (the logits are not needed). Stuck: HINTS.md.
     (void)B, (void)K, (void)probs, (void)labels, (void)dlogits;
 }

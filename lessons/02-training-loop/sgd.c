@@ -8,9 +8,10 @@
 #include "training.h"
 
 void sgd_step(float *w, const float *g, float *v, size_t n, const sgd_config *c, int first) {
-    // TODO(student): for each of the n elements, d = g + weight_decay*w; with momentum
-    // (c->momentum != 0) set v to d on the first step and to momentum*v + d after it, then
-    // take d + momentum*v (nesterov) or v as the step; w -= lr*step. Without momentum, leave
-    // v alone (it may be NULL). Write w and v only, and only their first n elements.
+    // TODO(student): the contract (training.h): one step of torch.optim.SGD (the README's
+    //   box, dampening 0) on n floats in place — w and v updated to what torch's update
+    //   gives in float64, g only read; first = 1: v's old contents are ignored; momentum 0:
+    //   v is never touched (it may be NULL). Exactly the first n elements of w and v are
+    //   written. O(n), one pass. Stuck: HINTS.md.
     (void)w, (void)g, (void)v, (void)n, (void)c, (void)first;
 }

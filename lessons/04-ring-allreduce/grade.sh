@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # grade.sh — lesson 04's driver (lessons/kit/run_grader.sh runs it; lessons/grade 04 runs that).
-# The grader under mpirun for P = 1..7 (the counts, blocking and nonblocking, against
+# Part 1 (ring_mpi.c): the grader's --raw checks under mpirun for P = 1..4, one after the
+# other, each call of the student's ring stopped after LESSON_HANG_S seconds (3 by
+# default: the correct ring takes milliseconds) and reported as a HANG that names the
+# message size where it stuck (above Open MPI's eager limit, a blocking ring deadlocks).
+# Part 2 (ring.c): the grader under mpirun for P = 1..7 (the counts, blocking and nonblocking, against
 # MPI_Allreduce and dtlab's ring), then under smpirun at 64 and 256 simulated ranks (one
 # allreduce of 1 MiB - 4 B: a count that P does not divide, as real buckets are) on the
 # uncontended flat platform of tests/coll, with the flags of its timing tests (CM02: latency
@@ -29,8 +33,17 @@ for i in $(seq 0 255); do echo "node-$i"; done >"$W/hosts"
        --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning \
        -np $P "$LESSON_GRADER_SMPI" --timing $BYTES --alpha 2e-6 --beta 8e-10
  done) &
+# part 1 one P after the other; after a hang the larger P are left out (they would hang
+# the same way: a few seconds each)
+raw=()
+for P in 1 2 3 4; do
+  run_launch "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" "$MPIRUN" -np $P --oversubscribe \
+      "$LESSON_GRADER" --raw "${LESSON_HANG_S:-3}"
+  raw+=("raw-P=$P")
+  [ "$(cat "$W/raw-P=$P.rc")" != 124 ] || { echo "# part 1 hung at P=$P: P > $P left out"; break; }
+done
 for P in 1 2 3 4 5 6 7; do
   run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-30}" "$MPIRUN" -np $P --oversubscribe "$LESSON_GRADER"
 done
 wait
-runs_report "P=1" "P=2" "P=3" "P=4" "P=5" "P=6" "P=7" "P=64" "P=256"
+runs_report "${raw[@]}" "P=1" "P=2" "P=3" "P=4" "P=5" "P=6" "P=7" "P=64" "P=256"

@@ -1,8 +1,10 @@
-# lessons/04-ring-allreduce — the ring allreduce as a schedule (ring.c: student_ring), an
+# lessons/04-ring-allreduce — part 1: the ring in plain MPI (ring_mpi.c: student_ring_mpi,
+# graded by grader_mpi.c under mpirun, a hang beyond the eager limit shown as such); part 2:
+# the ring allreduce as a schedule (ring.c: student_ring), an
 # entry of dtlab's registry of algorithms (registry.c: "student"). The grader runs it under
 # mpirun (P = 1..7, against MPI_Allreduce and dtlab's ring) and under SMPI (64 and 256 ranks,
 # simulated time against the closed form); grade.sh drives it.
-dt_lesson(04 SOURCES ring.c GRADER grader.c registry.c MPI SMPI)
+dt_lesson(04 SOURCES ring_mpi.c ring.c GRADER grader.c grader_mpi.c registry.c MPI SMPI)
 
 # The same ring in the real system: dtrain and dtsim built with the lesson's registry and a
 # variant's ring.c, as build/lessons/04/<variant>/dtrain, dtsim and dtsim_rank.so, so that

@@ -8,7 +8,7 @@
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     // TODO(student): append this rank's rounds of the ring allreduce of [off, off+n) to l.
     //   The contract — the result, the order of each chunk's sum, the shape and the cost —
-    //   is in student_ring.h and the README ("What you write"); stuck: HINTS.md, one hint
+    //   is in student_ring.h and the README ("Part 2"); stuck: HINTS.md, one hint
     //   at a time. As it stands, the schedule is empty: every rank keeps its own values.
     (void)l, (void)comm, (void)r, (void)p, (void)off, (void)n;
 }

@@ -10,46 +10,21 @@
 # (a healthy run takes a few seconds). Exit 0 only when every run passed.
 set -u
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
-limit=${LESSON_RUN_TIMEOUT:-30}
-status=0 hung=""
-
-# one run: its label, then the command. A run that hangs, crashes or ends before its
-# checks (no "# N of M checks passed" line: mpirun refused to start, say) becomes a FAIL
-# line with a hint. (smpirun's own "Execution failed" lines, which repeat its command,
-# are left out.)
-out=$(mktemp)
-trap 'rm -f "$out" "${hosts:-}"' EXIT
-run() {
-  local label=$1; shift
-  if [ -n "$hung" ]; then
-    echo "FAIL schedule_sends_meet_matching_receives_without_deadlock: $label not run:" \
-         "$hung hung"
-    return
-  fi
-  timeout -k 5 "$limit" "$@" 2>&1 | grep -v -e '^Execution failed with code' -e '_smpi.so --cfg=' \
-    | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo "FAIL schedule_sends_meet_matching_receives_without_deadlock: $label did not finish" \
-         "in $limit s: an endless loop in student_rhd (a mask that never reaches its bound?)," \
-         "or ranks waiting for each other"
-    hung=$label
-  elif ! grep -Eq '^# [0-9]+ of [0-9]+ checks passed' "$out"; then
-    echo "FAIL schedule_ops_stay_inside_the_range_with_valid_peers: $label ended (exit $rc)" \
-         "before its checks did: see the messages above (mpirun could not start? dt_lane_op" \
-         "before the first dt_lane_round asserts)"
-  fi
-  [ "$rc" -eq 0 ] || status=1
-}
+. "$LESSON_DIR/../kit/runs_each.sh"  # each_run: a hang or a crash becomes a FAIL line
+EACH_LIMIT=${LESSON_RUN_TIMEOUT:-30}
+EACH_HANG_CHECK=schedule_sends_meet_matching_receives_without_deadlock
+EACH_HANG_HINT="an endless loop in student_rhd (a mask that never reaches its bound?), or ranks waiting for each other"
+EACH_CRASH_CHECK=schedule_ops_stay_inside_the_range_with_valid_peers
+each_begin
+hosts=$(mktemp)
+EACH_CLEAN=$hosts
 
 for np in 1 2 3 4 5 6 7 8; do
-  run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
+  each_run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
 done
 
-hosts=$(mktemp)
 for i in $(seq 0 1023); do echo "node-$i"; done > "$hosts"
-# tests/coll/CMakeLists.txt's DT_SMPI_TIMING: CM02 (latency + size/bandwidth), no TCP
-# cross-traffic, no time in MPI_Test, no detached sends: α = 2 µs (two links), β = 0.8 ns/B
+# SMPI_TIMING (kit/runs_each.sh): α = 2 µs (two links), β = 0.8 ns/B on flat1024.xml
 # (P = 64, a power of two, is timed only: mpirun's P = 1, 2, 4, 8 checked those sums; P = 96
 # checks the sums too, with 32 ranks folding in and out). The performance target: at P = 64
 # and 256, 64 KiB (below n*: README, "Experiment") against the ring and the closed form.
@@ -57,10 +32,8 @@ for case in "64 --no-data --timing 4194304 --versus-ring 65536" \
             "96 --large 20011 --timing 4194304" "256 --no-data --versus-ring 65536"; do
   set -- $case
   np=$1; shift
-  run "smpirun -np $np" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
-      -hostfile "$hosts" -no-privatize --cfg=smpi/simulate-computation:no \
-      --cfg=network/model:CM02 --cfg=network/crosstraffic:0 --cfg=smpi/test:0 \
-      --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning --log=smpi_kernel.thres:error \
+  each_run "smpirun -np $np" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+      -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" \
       -np "$np" "$LESSON_GRADER_SMPI" "$@" --alpha 2e-6 --beta 8e-10
 done
-exit $status
+each_end

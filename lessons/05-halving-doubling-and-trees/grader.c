@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../kit/grade.h"
+#include "../kit/timing.h"
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
 #include "schedule_check.h"
@@ -327,55 +328,6 @@ static void bits_check(grade_t *g, dt_coll *c, size_t large, uint64_t seed) {
 }
 
 // ---- simulated time ----
-#ifdef DT_SMPI
-#include <simgrid/actor.h>
-// The timing device (tests/coll/coll_check.c has one like it): time passes on SMPI's clock
-// (dev->delay, for the ring's coarsened rounds: coll_coarsen.c, as dtsim does above 16
-// ranks), the data is not looked at (no additions: γ = 0 here), and the library's scratch
-// blocks, where messages arrive, are one block for every rank: smpirun -no-privatize runs
-// them all in one process, and 1024 ranks' own blocks would take 1024 copies (16 GiB at
-// 16 MiB a rank), as dtsim's arena avoids too (sim/rank.c). The delay is a sleep, not a
-// computation: the K ranks of one host would share its CPU and each wait K times too long.
-typedef struct { double pending; } clock_ctx;
-static void *shared_block(size_t bytes) {  // the same block for every rank, made once at the
-    static void *block;                     // first size asked (race asks for its largest
-    static size_t have;                     // first): larger asks get NULL
-    if (bytes > have && !block) block = calloc(1, bytes), have = bytes;
-    return bytes <= have ? block : NULL;
-}
-static void clk_delay(dt_device *d, double s) { ((clock_ctx *)d->ctx)->pending += s; }
-static void clk_sync(dt_device *d) {
-    clock_ctx *c = d->ctx;
-    if (c->pending > 0) sg_actor_sleep_for(c->pending);
-    c->pending = 0;
-}
-static void *clk_alloc(dt_device *d, size_t n) {
-    (void)d;
-    void *p = shared_block(n);
-    return p ? p : calloc(1, n ? n : 1);
-}
-static void clk_free(dt_device *d, void *p) {
-    (void)d;
-    if (p != shared_block(0)) free(p);
-}
-static void clk_add(dt_device *d, float *y, const float *x, size_t n) { (void)d, (void)y, (void)x, (void)n; }
-static dt_device *clock_device(void) {
-    dt_device *d = calloc(1, sizeof *d);
-    d->name = "clock";
-    d->ctx = calloc(1, sizeof(clock_ctx));
-    d->delay = clk_delay, d->sync = clk_sync, d->alloc = clk_alloc, d->free = clk_free;
-    d->add = clk_add;
-    return d;
-}
-#define TIMING_ALLOC(n) SMPI_SHARED_MALLOC(n)
-#define TIMING_FREE(p) SMPI_SHARED_FREE(p)
-#else
-static dt_device *clock_device(void) { return NULL; }
-static void *shared_block(size_t bytes) { (void)bytes; return NULL; }
-#define TIMING_ALLOC(n) calloc(1, n)
-#define TIMING_FREE(p) free(p)
-#endif
-
 static dt_coll_opts timing_opts(const args_t *a, dt_algo algo) {
     dt_coll_opts o = dt_coll_opts_default();
     o.algo = algo;
@@ -390,21 +342,7 @@ static dt_coll_opts timing_opts(const args_t *a, dt_algo algo) {
 static double time_one(const args_t *a, dt_algo algo, size_t count, int coarsen) {
     dt_coll_opts o = timing_opts(a, algo);
     o.coarsen = coarsen;
-    dt_device *clk = clock_device();
-    shared_block((count + 1) * sizeof(float));  // scratch never exceeds the buffer
-    dt_error err;
-    dt_coll *c = dt_coll_create(MPI_COMM_WORLD, clk, &o, &err);
-    if (!c) die("dt_coll_create", &err);
-    float *buf = TIMING_ALLOC((count + 1) * sizeof(float));
-    MPI_Barrier(MPI_COMM_WORLD);
-    double se[2] = {MPI_Wtime(), 0};
-    if (dt_allreduce(c, buf, count, DT_F32, &err)) die("dt_allreduce", &err);
-    se[1] = MPI_Wtime();
-    MPI_Allreduce(MPI_IN_PLACE, se, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    TIMING_FREE(buf);
-    dt_coll_free(c);
-    if (clk) free(clk->ctx), free(clk);
-    return se[1] - se[0];
+    return timing_one(&o, count);
 }
 
 // (c) the simulated time of student_rhd against the closed form, within 5 %
@@ -491,7 +429,7 @@ static void race(const args_t *a) {
     if (!ok) return;
     double largest = 0;
     for (int i = 0; i < ns; i++) largest = sizes[i] > largest ? sizes[i] : largest;
-    shared_block((size_t)(largest / 4 + 1) * sizeof(float));
+    timing_reserve((size_t)(largest / 4 + 1) * sizeof(float));
     dt_coll_opts o = timing_opts(a, DT_ALGO_RING);
     double A_ring = dt_cost_ring(&o, nprocs, 0), A_rhd = closed_form(a, nprocs, 0);
     double B_ring = (dt_cost_ring(&o, nprocs, 1e9) - A_ring) / 1e9;

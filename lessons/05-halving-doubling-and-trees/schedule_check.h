@@ -3,11 +3,13 @@
 // the ops stay in their range, that every send meets a receive of the same size, that the
 // runner can finish every round (no deadlock), and that the rounds and the elements moved
 // are Rabenseifner's. So a broken schedule fails with a hint instead of hanging mpirun.
+// (The first three are the kit's dry run, lessons/kit/schedule_check.h, on one communicator.)
 #ifndef LESSON05_SCHEDULE_CHECK_H
 #define LESSON05_SCHEDULE_CHECK_H
 
 #include <stddef.h>
 
+#include "../kit/schedule_check.h"
 #include "student_rhd.h"
 
 // Every rank's lane of student_rhd(l, comm, r, p, off, n) (free with sc_free).

@@ -17,24 +17,16 @@
 
 void student_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     (void)l, (void)comm, (void)r, (void)p, (void)off, (void)n;
-    // Let p' = 2^⌊lg p⌋ (the largest power of two <= p) and rem = p - p'.
-
-    // TODO(student): 1. fold in. Of the first 2·rem ranks, each even rank r sends its whole
-    //   range to r+1, which receives and adds it; the even ranks then sit out until step 4.
-    //   The others get a new rank nr among the p' survivors: r/2 for the odd ones, r - rem
-    //   for r >= 2·rem. (Write the inverse too: the real rank of new rank nr.)
-
-    // TODO(student): 2. reduce-scatter by recursive halving, lg p' rounds. Think of the
-    //   range as p' blocks (dt_chunk_lo(n, p', b)) and keep a window of blocks, at first all
-    //   of them. For mask = p'/2, p'/4, ..., 1: the partner is new rank nr ^ mask; keep the
-    //   half of the window on your side of mask (upper half if nr & mask), send the other
-    //   half to the partner and receive-and-add the partner's copy of the kept half. At the
-    //   end the window is block nr alone, summed over all p ranks.
-
-    // TODO(student): 3. allgather by recursive doubling, lg p' rounds: for mask = 1, 2, ...,
-    //   p'/2, send your window to partner nr ^ mask and receive-and-copy its window (the
-    //   other half of the doubled window). At the end every survivor holds the whole sum.
-
-    // TODO(student): 4. fold out. Each odd rank of the first 2·rem sends the whole result
-    //   back to its even partner, which receives-and-copies it.
+    // TODO(student): the contract (student_rhd.h, README "What you write"): append rank r's
+    //   rounds of Rabenseifner's allreduce of [off, off+n) over p ranks to l. With p' the
+    //   largest power of two <= p and rem = p - p':
+    //   - result: every element summed over the p ranks, once, on one rank, then copied:
+    //     the same bits on every rank;
+    //   - shape: 2·lg p' rounds on the longest rank, +2 when p is not a power of two (the
+    //     rem extra ranks fold their data into partners before, and get the result back
+    //     after);
+    //   - cost: through one rank at most 2n(p'-1)/p' elements each way (+n for a rank of the
+    //     fold): 2·lg p'·α + 2(p'-1)/p'·nβ, plus 2(α + nβ) with the fold;
+    //   - any p >= 1, any n >= 0 (some blocks empty); ops on `comm` only.
+    //   Stuck: HINTS.md, one hint at a time.
 }

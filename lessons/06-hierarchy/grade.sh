@@ -10,51 +10,23 @@
 # other runs are skipped.
 set -u
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
-limit=${LESSON_RUN_TIMEOUT:-90}
-status=0 hung="" stop=""
-out=$(mktemp)
-all=$(mktemp)
+. "$LESSON_DIR/../kit/runs_each.sh"  # each_run: a hang or a crash becomes a FAIL line
+EACH_LIMIT=${LESSON_RUN_TIMEOUT:-90}
+EACH_HANG_CHECK=schedule_sends_meet_matching_receives_without_deadlock
+EACH_HANG_HINT="an endless loop in student_hier.c, or ranks waiting for each other"
+EACH_CRASH_CHECK=schedule_ops_on_their_communicators_inside_the_range
+EACH_STOP=1  # (CI's mutants: run_grader.sh's LESSON_STOP_AT_FAIL)
+each_begin
 hosts=$(mktemp)
-trap 'rm -f "$out" "$all" "$hosts"' EXIT
-run() {
-  local label=$1; shift
-  [ -n "$stop" ] && return  # (CI's mutants: run_grader.sh's LESSON_STOP_AT_FAIL)
-  if [ -n "$hung" ]; then
-    echo "FAIL schedule_sends_meet_matching_receives_without_deadlock: $label not run:" \
-         "$hung hung"
-    return
-  fi
-  timeout -k 5 "$limit" "$@" 2>&1 | grep -v -e '^Execution failed with code' -e '_smpi.so --cfg=' \
-    | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo "FAIL schedule_sends_meet_matching_receives_without_deadlock: $label did not finish" \
-         "in $limit s: an endless loop in student_hier.c, or ranks waiting for each other"
-    hung=$label
-  elif ! grep -Eq '^# [0-9]+ of [0-9]+ checks passed' "$out"; then
-    echo "FAIL schedule_ops_on_their_communicators_inside_the_range: $label ended (exit $rc)" \
-         "before its checks did: see the messages above (mpirun could not start? dt_lane_op" \
-         "before the first dt_lane_round asserts)"
-  fi
-  [ "$rc" -eq 0 ] || status=1
-  cat "$out" >> "$all"
-  if [ -n "${LESSON_STOP_AT_FAIL:-}" ] && grep -q "^FAIL $LESSON_STOP_AT_FAIL\b" "$all"; then
-    echo "# $LESSON_STOP_AT_FAIL failed: the remaining runs are skipped (LESSON_STOP_AT_FAIL)"
-    stop=1
-  fi
-}
+EACH_CLEAN=$hosts
 
 for np in 1 2 3 4 5 6 7 8; do
-  run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
+  each_run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
 done
 
 # 8 ranks on each of the first 128 hosts: 8 GPUs per node
 for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; done > "$hosts"
-# tests/coll/CMakeLists.txt's DT_SMPI_TIMING: CM02 (latency + size/bandwidth), no TCP
-# cross-traffic, no time in MPI_Test, no detached sends
-smpi=(--cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/crosstraffic:0
-      --cfg=smpi/test:0 --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning
-      --log=smpi_kernel.thres:error)
+# SMPI_TIMING (kit/runs_each.sh): tests/coll/CMakeLists.txt's DT_SMPI_TIMING
 # The timing first (2 s; the fat tree's data run takes 25), so that a mutant only the timing
 # catches stops there (LESSON_STOP_AT_FAIL); with it the performance target: hier's speedup
 # over the flat ring against the model's. The flat ring's time on this platform, 1024 ranks,
@@ -63,11 +35,11 @@ smpi=(--cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/
 FLAT_RING_TIME=0.01082253159999933
 # flat1024.xml: α = 2 µs and β = 0.8 ns/B
 # between hosts, α' = 0.1 µs and β' = 10 ps/B inside
-run "smpirun -np 1024 (timing)" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
-    -hostfile "$hosts" -no-privatize "${smpi[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
+each_run "smpirun -np 1024 (timing)" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+    -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
     --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 --alpha-intra 1e-7 \
     --beta-intra 1e-11 --flat-ring-time "$FLAT_RING_TIME"
-run "smpirun -np 1024 (fat tree)" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
-    -hostfile "$hosts" -no-privatize "${smpi[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
+each_run "smpirun -np 1024 (fat tree)" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
+    -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
     --groups 8 --tori 32x32 --large 10007 --few
-exit $status
+each_end

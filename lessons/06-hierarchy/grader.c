@@ -35,7 +35,7 @@
 #include "coll/coll.h"
 #include "schedule_check.h"
 #include "student_hier.h"
-#include "timing.h"
+#include "../kit/timing.h"
 
 #define CHECK_FORM "schedule_ops_on_their_communicators_inside_the_range"
 #define CHECK_MATCH "schedule_sends_meet_matching_receives_without_deadlock"

@@ -3,5 +3,5 @@
 # "student_torus2d" (student_hier.h, registry.c), graded against MPI_Allreduce under mpirun
 # and smpirun at 1024 ranks, and timed against the closed form under SMPI (grade.sh).
 dt_lesson(06 SOURCES student_hier.c
-          GRADER grader.c schedule_check.c timing.c registry.c
+          GRADER grader.c schedule_check.c ../kit/schedule_check.c ../kit/timing.c registry.c
           MPI SMPI)

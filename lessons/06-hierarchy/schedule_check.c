@@ -1,6 +1,7 @@
-// schedule_check.c — the dry run of schedule_check.h: the student's schedules read op by op,
-// every rank's at once, before any message is sent. (Lesson 05's checker, with messages on
-// several communicators: an op's peer is translated to a world rank first.)
+// schedule_check.c — lesson 06's side of the dry run (schedule_check.h): the shapes'
+// communicators (an op's peer translated to a world rank), the student's schedules built for
+// every rank and played by the kit's checks (lessons/kit/schedule_check.c), and the rounds
+// and traffic of hier and the torus.
 #include "schedule_check.h"
 
 #include <stdio.h>
@@ -57,193 +58,43 @@ dt_lane *sc_build(const sc_shape *sh, size_t off, size_t n) {
     return lanes;
 }
 
-void sc_free(dt_lane *lanes, int p) {
-    for (int r = 0; r < p; r++) {
-        dt_sched s = {.lanes = {lanes[r]}, .n_lanes = 1};
-        dt_sched_free(&s);
-    }
-    free(lanes);
-}
+void sc_free(dt_lane *lanes, int p) { sck_free(lanes, p); }
 
-static const char *kind_name(int k) {
-    return k == DT_OP_SEND ? "send" : k == DT_OP_RECV_ADD ? "receive-add"
-         : k == DT_OP_RECV_COPY ? "receive-copy" : "other";
-}
-static const char *comm_name(int c) {
-    static const char *const names[DT_COMM_COUNT] = {"DT_COMM_ALL", "DT_COMM_GROUP",
-        "DT_COMM_LEADERS", "DT_COMM_CROSS", "DT_COMM_ROW", "DT_COMM_COL"};
-    return c >= 0 && c < DT_COMM_COUNT ? names[c] : "an unknown communicator";
-}
-static int is_recv(int k) { return k == DT_OP_RECV_ADD || k == DT_OP_RECV_COPY; }
-static int overlap(const dt_op *a, const dt_op *b) {
-    return a->off < b->off + b->count && b->off < a->off + a->count;
-}
 static void shape_str(const sc_shape *sh, char *s, size_t n) {
     if (sh->torus) snprintf(s, n, "P %d as %d×%d (X×Y)", sh->p, sh->X, sh->Y);
     else snprintf(s, n, "P %d in groups of %d", sh->p, sh->g);
 }
 
-int sc_well_formed(const dt_lane *lanes, const sc_shape *sh, size_t off, size_t n, char *hint,
-                   size_t hn) {
-    char shape[64];
-    shape_str(sh, shape, sizeof shape);
-    for (int r = 0; r < sh->p; r++) {
-        const dt_lane *l = &lanes[r];
-        for (int k = 0; k < l->n_rounds; k++)
-            for (int i = l->round_start[k]; i < l->round_start[k + 1]; i++) {
-                const dt_op *op = &l->ops[i];
-                const char *bad = NULL;
-                char why[220] = "";
-                int me, size;
-                sc_place(sh, r, op->comm, &me, &size);
-                if (op->kind != DT_OP_SEND && !is_recv(op->kind))
-                    bad = "is not a send, receive-add or receive-copy";
-                else if (size == 0)
-                    snprintf(why, sizeof why, "is on %s, which %s", comm_name(op->comm),
-                             op->comm == DT_COMM_LEADERS ? "only the leaders (rank 0 of each "
-                             "group) belong to" : sh->torus ? "is not a torus communicator "
-                             "(DT_COMM_ROW, DT_COMM_COL)" : "is not a hier communicator "
-                             "(DT_COMM_GROUP, DT_COMM_LEADERS)"), bad = why;
-                else if (op->peer < 0 || op->peer >= size)
-                    snprintf(why, sizeof why, "names peer %d, outside 0..%d of %s (peers are "
-                             "ranks in that communicator)", op->peer, size - 1,
-                             comm_name(op->comm)), bad = why;
-                else if (op->peer == me)
-                    snprintf(why, sizeof why, "names the rank itself (rank %d of %s) as its "
-                             "peer", me, comm_name(op->comm)), bad = why;
-                else if (op->off < off || op->off + op->count > off + n)
-                    snprintf(why, sizeof why, "covers elements [%zu, %zu), outside the range "
-                             "[%zu, %zu) (offsets are absolute: add `off`)", op->off,
-                             op->off + op->count, off, off + n), bad = why;
-                for (int j = l->round_start[k]; !bad && j < l->round_start[k + 1]; j++) {
-                    const dt_op *o2 = &l->ops[j];
-                    if (j != i && op->kind == DT_OP_RECV_COPY && overlap(op, o2))
-                        snprintf(why, sizeof why, "overlaps the %s of [%zu, %zu) in the same "
-                                 "round: the copy lands while that one is in flight",
-                                 kind_name(o2->kind), o2->off, o2->off + o2->count), bad = why;
-                }
-                if (bad) {
-                    snprintf(hint, hn, "%s, range [%zu, %zu): rank %d's round %d, its %s of "
-                             "%zu elements at %zu with peer %d on %s, %s", shape, off, off + n,
-                             r, k, kind_name(op->kind), op->count, op->off, op->peer,
-                             comm_name(op->comm), bad);
-                    return 0;
-                }
-            }
-    }
-    return 1;
+// The shape's communicators, for the kit's dry run (lessons/kit/schedule_check.c)
+static void place(const void *ctx, int r, int comm, int *rank, int *size) {
+    sc_place(ctx, r, comm, rank, size);
+}
+static int world(const void *ctx, int r, int comm, int peer) {
+    return world_of(ctx, r, comm, peer);
+}
+static void not_member(const void *ctx, int comm, char *why, size_t n) {
+    const sc_shape *sh = ctx;
+    snprintf(why, n, "is on %s, which %s", sck_comm_name(comm),
+             comm == DT_COMM_LEADERS ? "only the leaders (rank 0 of each group) belong to"
+             : sh->torus ? "is not a torus communicator (DT_COMM_ROW, DT_COMM_COL)"
+             : "is not a hier communicator (DT_COMM_GROUP, DT_COMM_LEADERS)");
+}
+static sck_world shape_world(const sc_shape *sh) {
+    sck_world w = {.p = sh->p, .name_comms = 1, .place = place, .world = world,
+                   .not_member = not_member, .ctx = sh};
+    shape_str(sh, w.shape, sizeof w.shape);
+    return w;
 }
 
-// One message end, in world ranks: its communicator, its place among the messages between
-// the pair on it, the round and the op's index in its lane.
-typedef struct {
-    int src, dst, comm, seq, round, idx;
-    size_t count;
-} end_t;
-
-static int by_pair(const void *a, const void *b) {
-    const end_t *x = a, *y = b;
-    if (x->src != y->src) return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
-    if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+int sc_well_formed(const dt_lane *lanes, const sc_shape *sh, size_t off, size_t n, char *hint,
+                   size_t hn) {
+    sck_world w = shape_world(sh);
+    return sck_well_formed(lanes, &w, off, n, hint, hn);
 }
 
 int sc_matched(const dt_lane *lanes, const sc_shape *sh, char *hint, size_t hn) {
-    int p = sh->p;
-    char shape[64];
-    shape_str(sh, shape, sizeof shape);
-    size_t total = 0;
-    for (int r = 0; r < p; r++) total += lanes[r].n_rounds ? (size_t)lanes[r].n_ops : 0;
-    end_t *snd = calloc(total + 1, sizeof *snd), *rcv = calloc(total + 1, sizeof *rcv);
-    int *seq = calloc((size_t)p * DT_COMM_COUNT, sizeof *seq);
-    int **other = calloc((size_t)p, sizeof *other), **world = calloc((size_t)p, sizeof *world);
-    size_t ns = 0, nrv = 0;
-    if (!snd || !rcv || !seq || !other || !world) abort();
-    for (int r = 0; r < p; r++) {
-        other[r] = malloc(((size_t)lanes[r].n_ops + 1) * sizeof(int));
-        world[r] = malloc(((size_t)lanes[r].n_ops + 1) * sizeof(int));
-        if (!other[r] || !world[r]) abort();
-    }
-    // in the order the runner posts them: round by round, the receives, then the sends
-    for (int pass = 0; pass < 2; pass++)
-        for (int r = 0; r < p; r++) {
-            const dt_lane *l = &lanes[r];
-            memset(seq, 0, (size_t)p * DT_COMM_COUNT * sizeof *seq);
-            for (int k = 0; k < l->n_rounds; k++)
-                for (int i = l->round_start[k]; i < l->round_start[k + 1]; i++) {
-                    const dt_op *op = &l->ops[i];
-                    int q = world_of(sh, r, op->comm, op->peer), *s = &seq[q * DT_COMM_COUNT + op->comm];
-                    world[r][i] = q;
-                    if (pass == 0 && is_recv(op->kind))
-                        rcv[nrv++] = (end_t){q, r, op->comm, (*s)++, k, i, op->count};
-                    if (pass == 1 && op->kind == DT_OP_SEND)
-                        snd[ns++] = (end_t){r, q, op->comm, (*s)++, k, i, op->count};
-                }
-        }
-    qsort(snd, ns, sizeof *snd, by_pair);
-    qsort(rcv, nrv, sizeof *rcv, by_pair);
-    int ok = 1;
-    size_t a = 0, b = 0;
-    while (ok && (a < ns || b < nrv)) {
-        int c = a == ns ? 1 : b == nrv ? -1 : by_pair(&snd[a], &rcv[b]);
-        if (c < 0) {
-            snprintf(hint, hn, "%s: rank %d's message %d to rank %d on %s (its round %d, %zu "
-                     "elements) is never received: rank %d posts fewer receives from rank %d "
-                     "there", shape, snd[a].src, snd[a].seq + 1, snd[a].dst,
-                     comm_name(snd[a].comm), snd[a].round, snd[a].count, snd[a].dst,
-                     snd[a].src), ok = 0;
-        } else if (c > 0) {
-            snprintf(hint, hn, "%s: rank %d waits for a message %d from rank %d on %s (its "
-                     "round %d, %zu elements) that rank %d never sends", shape, rcv[b].dst,
-                     rcv[b].seq + 1, rcv[b].src, comm_name(rcv[b].comm), rcv[b].round,
-                     rcv[b].count, rcv[b].src), ok = 0;
-        } else if (snd[a].count != rcv[b].count) {
-            snprintf(hint, hn, "%s: rank %d's message %d to rank %d on %s (its round %d) has "
-                     "%zu elements, but rank %d's matching receive (its round %d) expects %zu",
-                     shape, snd[a].src, snd[a].seq + 1, snd[a].dst, comm_name(snd[a].comm),
-                     snd[a].round, snd[a].count, rcv[b].dst, rcv[b].round, rcv[b].count), ok = 0;
-        } else {  // each end learns the round of the other's op
-            other[snd[a].src][snd[a].idx] = rcv[b].round;
-            other[rcv[b].dst][rcv[b].idx] = snd[a].round;
-            a++, b++;
-        }
-    }
-    // Run the rounds: a rank's round completes once every peer has posted the other end of
-    // each of its messages (that peer is in that round or past it).
-    int *cur = calloc((size_t)p, sizeof *cur);
-    if (!cur) abort();
-    for (int moved = 1; ok && moved;) {
-        moved = 0;
-        for (int r = 0; r < p; r++) {
-            const dt_lane *l = &lanes[r];
-            while (cur[r] < l->n_rounds) {
-                int ready = 1;
-                for (int i = l->round_start[cur[r]]; ready && i < l->round_start[cur[r] + 1]; i++)
-                    ready = cur[world[r][i]] >= other[r][i];
-                if (!ready) break;
-                cur[r]++, moved = 1;
-            }
-        }
-    }
-    for (int r = 0; ok && r < p; r++) {
-        const dt_lane *l = &lanes[r];
-        if (cur[r] == l->n_rounds) continue;
-        for (int i = l->round_start[cur[r]]; i < l->round_start[cur[r] + 1]; i++) {
-            int q = world[r][i];
-            if (cur[q] >= other[r][i]) continue;
-            snprintf(hint, hn, "%s: deadlock: rank %d waits in its round %d (its %s with "
-                     "rank %d) for rank %d to reach its round %d, but rank %d waits in its "
-                     "round %d (a message needs both ends posted: MPI's rendezvous for large "
-                     "messages)", shape, r, cur[r], kind_name(l->ops[i].kind), q, q,
-                     other[r][i], q, cur[q]);
-            ok = 0;
-            break;
-        }
-    }
-    for (int r = 0; r < p; r++) free(other[r]), free(world[r]);
-    free(other), free(world), free(cur), free(seq), free(snd), free(rcv);
-    return ok;
+    sck_world w = shape_world(sh);
+    return sck_matched(lanes, &w, hint, hn);
 }
 
 // Elements sent and received by rank r on communicator comm

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "../kit/schedule_check.h"
 #include "student_hier.h"
 
 // P ranks as groups of g consecutive ranks (hier; the last one may be smaller), or as Y

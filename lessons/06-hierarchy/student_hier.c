@@ -20,26 +20,20 @@
 
 void student_hier(dt_lane *l, int gr, int gs, int lr, int ls, size_t off, size_t n) {
     (void)l, (void)gr, (void)gs, (void)lr, (void)ls, (void)off, (void)n;
-    // TODO(student): 1. a binomial reduce to rank 0 inside the group (DT_COMM_GROUP): for
-    //   mask = 1, 2, 4, ... < gs: a rank with that bit set sends its range to gr - mask and
-    //   is done; the others receive-and-add from gr + mask when that rank exists. One round
-    //   per op (dt_lane_round before each).
-
-    // TODO(student): 2. the leaders (gr == 0) run one ring allreduce among themselves on
-    //   DT_COMM_LEADERS (rank lr of ls): dt_sched_ring.
-
-    // TODO(student): 3. a binomial broadcast from rank 0 inside the group, the reduce's tree
-    //   walked back: for mask = (the largest power of two < gs), ..., 2, 1: a rank with
-    //   gr % (2·mask) == mask receives-and-copies from gr - mask; one with gr % (2·mask) == 0
-    //   sends to gr + mask when that rank exists.
+    // TODO(student): the contract (student_hier.h, README "What you write"): this rank's
+    //   rounds of the hierarchical allreduce of [off, off+n) (Jia et al. 2018) — the sum
+    //   of each group reaches its rank 0 over DT_COMM_GROUP by a binomial tree (one message
+    //   a round, ceil(lg gs) rounds on the leader), the leaders allreduce those sums over
+    //   DT_COMM_LEADERS with the ring (2(ls-1) rounds), and the result goes back down the
+    //   same tree. Cost on the leader: 2·ceil(lg g)·(α' + nβ') + 2(L-1)α + 2(L-1)/L·nβ.
+    //   Every rank ends with the same bits; any group size, any n >= 0. Stuck: HINTS.md.
 }
 
 void student_torus2d(dt_lane *l, int x, int X, int y, int Y, size_t off, size_t n) {
     (void)l, (void)x, (void)X, (void)y, (void)Y, (void)off, (void)n;
-    // TODO(student): 1. along the row (DT_COMM_ROW, rank x of X): a ring reduce-scatter.
-
-    // TODO(student): 2. along the column (DT_COMM_COL, rank y of Y): a ring allreduce of the
-    //   chunk this rank owns after step 1 — that chunk only, not the whole range.
-
-    // TODO(student): 3. along the row: a ring allgather.
+    // TODO(student): the contract: this rank's rounds of the 2-D torus allreduce
+    //   (Mikami et al. 2018) on X×Y ranks — the row (DT_COMM_ROW, rank x of X) and the
+    //   column (DT_COMM_COL, rank y of Y) — 2(X-1) + 2(Y-1) rounds; along the row each rank
+    //   moves 2n(X-1)/X elements each way, along the column only the n/X it owns:
+    //   2(n/X)(Y-1)/Y. Every rank ends with the same bits. Stuck: HINTS.md.
 }

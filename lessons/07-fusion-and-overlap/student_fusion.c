@@ -12,41 +12,37 @@
 int plan_bytes(const dt_grad_event *ev, int n_ev, size_t elem_bytes, size_t threshold,
                dt_bucket *out) {
     (void)ev, (void)n_ev, (void)elem_bytes, (void)threshold, (void)out;
-    // TODO(student): walk the events in backward order. Skip the empty ones (they join
-    //   whatever bucket comes next). Add a nonempty event's bytes to the open bucket; when
-    //   the bucket then holds >= threshold bytes, close it: out[nb].first_event = the first
-    //   event after the previous bucket, out[nb].last_event = this event.
-    //   After the walk: bytes left open form the last bucket (up to event n_ev-1); if none
-    //   are left, the trailing empty events join the last bucket (its last_event = n_ev-1).
+    // TODO(student): the contract (student_fusion.h): Horovod's fusion threshold — the
+    //   buckets cover events 0..n_ev-1 in order, each closed at the first nonempty event
+    //   that brings it to >= threshold bytes, the remainder the last bucket; empty events
+    //   join the bucket below them (so the last bucket also takes trailing empty events).
+    //   Fills first_event and last_event of out[0..nb); returns nb. O(n_ev). Stuck: HINTS.md.
     return 0;
 }
 
 int plan_segments(const dt_grad_event *ev, int n_ev, size_t elem_bytes, int k,
                   dt_comm_cost_fn cost, void *ctx, dt_bucket *out) {
     (void)ev, (void)n_ev, (void)elem_bytes, (void)k, (void)cost, (void)ctx, (void)out;
-    // TODO(student): 1. list the nonempty events ("units") u = 0..m-1; k = min(k, m).
-    // TODO(student): 2. dynamic programming: F[j][b] = the earliest finish of j buckets that
-    //   hold units [0, b):
-    //     F[0][0] = -inf, F[0][b > 0] = +inf,
-    //     F[j][b] = min over a < b of  max(ready(b), F[j-1][a]) + cost(bytes of units [a, b))
-    //   where ready(b) is the ready time of unit b-1's event (of event n_ev-1 when b = m),
-    //   and the bytes of units [a, b) are (ev[unit a].hi - ev[unit b-1].lo) * elem_bytes.
-    //   Remember the best a for each (j, b).
-    // TODO(student): 3. walk the choices back from (k, m): bucket j-1 holds units [a, b);
-    //   its first_event is the event after unit a-1 (0 when a = 0), its last_event unit
-    //   b-1's event (n_ev-1 when b = m). Return k.
+    // TODO(student): the contract (student_fusion.h): of all the ways to cut the m nonempty
+    //   events into exactly min(k, m) buckets of consecutive events (empty events joining
+    //   the bucket below them), the one whose last allreduce finishes first under the
+    //   one-channel model — a bucket's allreduce starts when its last gradient is ready and
+    //   the previous bucket's has finished, and takes cost(bytes) (Shi, Wang & Chu 2019).
+    //   Exactly optimal (the grader compares with every split), in O(k·m²) calls of cost,
+    //   not by enumerating the splits. Returns min(k, m). Stuck: HINTS.md.
     return 0;
 }
 
 void overlap_ready(overlap_state *s, int event) {
     (void)s, (void)event;
-    // TODO(student): start every bucket s->plan[s->next], s->plan[s->next + 1], ... whose
-    //   last_event is now final (<= event): s->req[j] = dt_allreduce_start(s->coll,
-    //   s->grads + lo, hi - lo, DT_F32, &err). Then let the ones in flight advance:
-    //   dt_coll_progress_all(s->coll).
+    // TODO(student): the contract (student_fusion.h): called by backward after event
+    //   `event`: every bucket whose gradients are now all final has its allreduce started
+    //   (nonblocking, in plan order, each bucket once, the moment it can), and the ones in
+    //   flight are given a chance to progress. Stuck: HINTS.md.
 }
 
 void overlap_finish(overlap_state *s) {
     (void)s;
-    // TODO(student): wait for every allreduce you started (dt_allreduce_wait).
+    // TODO(student): the contract: after backward, every bucket's allreduce is complete
+    //   (the gradients summed, as dt_allreduce would leave them) and its request released.
 }

@@ -14,8 +14,10 @@ FILES_LIST names the student's files, one "source<TAB>object" a line (the build 
 
 What is refused, from the objects the grader was linked from (nm):
   - every symbol a student object references (nm -u) that the grader defines (nm on GRADER:
-    it was linked in from dtlab's static libraries or the lesson's own sources) and that is
-    neither the student's own nor allowed: dtlab's code is there to be read, not called.
+    it was linked in from dtlab's static libraries or the lesson's own sources; a shared
+    library's data the executable holds a copy of, such as MPI's MPI_FLOAT, is not) and
+    that is neither the student's own nor allowed: dtlab's code is there to be read, not
+    called.
     Names starting with "_" belong to the compiler's runtime and pass unless refused;
   - every NAME refused in calls.txt, and dlopen/dlsym (a function found by its name);
   - nn/kernels.h included (its static inline functions are dtlab's kernels: an inlined
@@ -51,6 +53,19 @@ def nm(args, path):
     if r.returncode != 0:
         fail(f"nm {' '.join(args)} {path}: {r.stderr.strip()}")
     return r.stdout.splitlines()
+
+
+def copied_in(path):
+    """The grader's data symbols that live in a shared library (MPI's MPI_FLOAT is
+    &ompi_mpi_float): the executable holds a copy (an R_*_COPY relocation), so nm lists
+    them as defined there, but they are not dtlab's."""
+    r = subprocess.run(["readelf", "-rW", path], capture_output=True, text=True)
+    names = set()
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if len(words) >= 5 and words[2].endswith("_COPY"):
+            names.add(words[4].split("@")[0])
+    return names
 
 
 def read_policy(path):
@@ -146,6 +161,7 @@ def main():
         for line in nm(["--defined-only", "-g"], obj):
             own.add(line.split(" ")[0])
     linked = {line.split(" ")[0] for line in nm(["--defined-only", "-g"], grader)}
+    linked -= copied_in(grader)
     problems, used = [], set()
     for src, obj in files:
         name = os.path.basename(src)

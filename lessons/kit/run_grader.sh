@@ -102,7 +102,11 @@ passed=$(grep -c '^PASS ' "$out")
 failed=$(grep -c '^FAIL ' "$out")
 crashed=0 note=""
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-  echo "HANG: the grader ran past ${limit} s and was stopped" | tee -a "$out"
+  if [ "$SECONDS" -lt "$limit" ] && [ -f "$LESSON_DIR/grade.sh" ]; then
+    echo "HANG: a run of the grader hung and was stopped (above: which, and why)"
+  else
+    echo "HANG: the grader ran past ${limit} s and was stopped"
+  fi | tee -a "$out"
   crashed=1 note=": a run HUNG"
 elif [ "$rc" -gt 1 ]; then
   if [ -f "$LESSON_DIR/grade.sh" ]; then

@@ -13,6 +13,8 @@
 #   ended before its last check line); lessons/kit/run_grader.sh reports the last two as
 #   such, and counts them in the score.
 # RUNS_HANG_HINT (optional): the lesson's guess at why a run hangs, shown after HANG.
+# A run that knows why it hung (its own watchdog: lesson 04's part 1) prints "# hang: ..."
+# lines and exits 124; they are shown under its HANG line instead.
 # A run's lines are the grader's "PASS name ..." / "FAIL name: ..."; it ends with the
 # grader's "# N of M checks passed".
 
@@ -57,7 +59,12 @@ runs_report() {
     rc=$(cat "$RUNS_W/$key.rc" 2>/dev/null || echo 2)
     sed -n "s/^\(PASS\|FAIL\) /$key \1 /p" "$RUNS_W/$key.out" >>"$RUNS_W/all"
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-      echo "HANG $label: no result in time, the run was stopped${RUNS_HANG_HINT:+ ($RUNS_HANG_HINT)}"
+      if grep -q '^# hang: ' "$RUNS_W/$key.out"; then
+        echo "HANG $label: no result in time, the run was stopped:"
+        grep '^# hang: ' "$RUNS_W/$key.out" | sed 's/^# hang: /#   /'
+      else
+        echo "HANG $label: no result in time, the run was stopped${RUNS_HANG_HINT:+ ($RUNS_HANG_HINT)}"
+      fi
       status=124
     elif grep -q 'Deadlock detected' "$RUNS_W/$key.out"; then
       echo "HANG $label: SimGrid found every rank waiting for a message no rank will send${RUNS_HANG_HINT:+ ($RUNS_HANG_HINT)}"

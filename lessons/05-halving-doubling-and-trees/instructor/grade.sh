@@ -12,10 +12,9 @@ export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d '
 runs_begin
 RUNS_HANG_HINT="an endless loop in student_rhd, or ranks waiting for each other"
 for i in $(seq 0 255); do echo "node-$i"; done >"$RUNS_W/hosts"
+. "$LESSON_DIR/../kit/runs_each.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
 smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" -no-privatize
-      --cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/crosstraffic:0
-      --cfg=smpi/test:0 --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning
-      --log=smpi_kernel.thres:error)
+      "${SMPI_TIMING[@]}")
 run_launch "P=40" 90 "$SMPIRUN" "${smpi[@]}" -np 40 "$LESSON_GRADER_SMPI" --large 20021 \
     --timing 1048576 --alpha 2e-6 --beta 8e-10
 run_launch "P=200" 90 "$SMPIRUN" "${smpi[@]}" -np 200 "$LESSON_GRADER_SMPI" --no-data \

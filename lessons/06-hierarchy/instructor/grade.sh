@@ -18,10 +18,8 @@ for i in $(seq 0 63); do echo "node-$i"; done >"$RUNS_W/hosts64"
 for h in $(seq 0 63); do for _ in 1 2 3 4; do echo "node-$h"; done; done >"$RUNS_W/hosts256"
 for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; done >"$RUNS_W/hosts1024"
 ring=$(sed -n 's/^FLAT_RING_TIME=//p' "$LESSON_DIR/grade.sh")
-smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -no-privatize
-      --cfg=smpi/simulate-computation:no --cfg=network/model:CM02 --cfg=network/crosstraffic:0
-      --cfg=smpi/test:0 --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning
-      --log=smpi_kernel.thres:error)
+. "$LESSON_DIR/../kit/runs_each.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
+smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -no-privatize "${SMPI_TIMING[@]}")
 run_launch "P=64" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts64" -np 64 \
     "$LESSON_GRADER_SMPI" --groups 5,6,16 --tori 8x8,4x16,16x4 --large 10007 --few
 run_launch "P=256" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts256" -np 256 \
