@@ -33,7 +33,7 @@ sim() {
 # why a run of the student's planner gave no result: the planner's own line, else the end
 why() {
   local line
-  line=$(grep -m1 '^lesson 07: your' "$W/$1.err")
+  line=$(grep -o -m1 'lesson 07: your.*' "$W/$1.err")
   [ -n "$line" ] || line=$(grep -v '^\s*$' "$W/$1.err" | tail -3 | tr '\n' ' ')
   echo "${line:-no output (exit status only)}"
 }

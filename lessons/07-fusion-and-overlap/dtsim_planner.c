@@ -6,7 +6,7 @@
 // gradients would simulate no communication at all, and look fast); the given plan_times()
 // fills the element ranges and the one-channel model's times, as dt_fusion_plan does. Rank
 // 0 prints the plan on stderr, one line (the answer sheet's question 3 reads it). Provided
-// by the lesson; dtsim.sh runs dtsim with it.
+// by the lesson; `DTSIM_RANK_SO=build/lessons/07/student/dtsim_rank.so build/dtsim ...` runs it.
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@ dt_lesson(07 SOURCES student_fusion.c
 # The planner inside dtsim: each variant's student_fusion.c in a rank program of its own,
 # build/lessons/07/<variant>/dtsim_rank.so, linked with -Wl,--wrap=dt_fusion_plan so that
 # the trainer's call (nn/train_comm.c) runs plan_segments / plan_bytes (dtsim_planner.c);
-# build/dtsim runs it when DTSIM_RANK_SO names it (dtsim.sh; grade.sh's checks in simulated
+# build/dtsim runs it when DTSIM_RANK_SO names it (dtsim_check.sh: grade.sh's checks in simulated
 # time at 256 GPUs). dtsim's sources are compiled once for all variants; each variant adds
 # two files and a link. `lessons/grade 07` builds it with the grader.
 set(L07 ${CMAKE_CURRENT_LIST_DIR})
