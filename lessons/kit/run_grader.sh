@@ -16,6 +16,8 @@
 # --expect-instructor-fail [REGEX] (CI, with LESSON_INSTRUCTOR=1): exit 0 when every public
 # check passed and an instructor check failed cleanly (a bug only the instructor's cases
 # catch), its FAIL line matching REGEX when given.
+# A lesson with answers_key.sh: after the grade, its answer sheet (kit/answers.py), one check
+# per answer; LESSON_ANSWERS_ONLY=1 (CI, a mutant of the sheet) grades the sheet alone.
 # LESSON_INSTRUCTOR=1 (lessons/grade NN --instructor): after the public grade, the lesson's
 # instructor-only cases (instructor/grade.sh), checks named instructor.<check>;
 # LESSON_SKIP_PUBLIC=1 with it (CI) runs those alone.
