@@ -10,4 +10,4 @@ ips() { "$B/dtsim" --gpus "$1" --algo ring --per-gpu-batch 32 --iters 1 --json -
         sed -n 's/.*"images_per_s": *\([-0-9.e+]*\).*/\1/p'; }
 a=$(ips 8) b=$(ips 64)
 [ -n "$a" ] && [ -n "$b" ] || { echo "dtsim gave no images/s (is $B/dtsim built?)" >&2; exit 2; }
-awk -v a="$a" -v b="$b" 'BEGIN { printf "epoch_speedup_8_to_64\t%.6g\t2%%\tdtsim --algo ring --per-gpu-batch 32: images/s at 64 GPUs (%.0f) over at 8 (%.0f)\n", b / a, b, a }'
+awk -v a="$a" -v b="$b" 'BEGIN { printf "epoch_speedup_8_to_64\t%.6g\t2%%\tdtsim --algo ring --per-gpu-batch 32: images/s at 64 GPUs over images/s at 8\n", b / a }'

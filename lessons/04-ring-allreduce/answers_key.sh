@@ -11,4 +11,4 @@ awk 'BEGIN { a = 2e-6; b = 8e-10; p = 256
 n=$("$B/dtsim" --gpus 256 --fusion none --analytic --json 2>/dev/null | sed -n 's/.*"buckets": *\([0-9]*\).*/\1/p')
 [ -n "$n" ] || { echo "dtsim --analytic gave no bucket count (is $B/dtsim built?)" >&2; exit 2; }
 awk -v n="$n" 'BEGIN { a = 2e-6; p = 256
-  printf "unfused_latency_ms_p256\t%.6g\t1%%\t%d allreduces (dtsim --fusion none: one per layer with parameters) × 2(P-1)α, α = 2 µs, in ms\n", n * 2 * (p - 1) * a * 1e3, n }'
+  printf "unfused_latency_ms_p256\t%.6g\t1%%\tone allreduce per layer with parameters (their number: dtsim --fusion none) × 2(P-1)α, α = 2 µs, in ms\n", n * 2 * (p - 1) * a * 1e3 }'

@@ -12,5 +12,5 @@ u="$1/underflow"
   $1 == "1" && NF >= 4 { lost = $2; sub("%", "", lost) }
   END { if (lost == "") printf "lost_pct_scale1\tNA\t-\tunderflow resnet20 32 printed no row for scale 1\n"
         else printf "lost_pct_scale1\t%s\t3%%\tunderflow resnet20 32: the lost (0) column at loss scale 1, in %%\n", lost
-        if (max > 0) printf "doublings_left_at_65536\t%d\t0\tunderflow resnet20 32: floor(log2(65504 / (65536 × %g))), %g the largest |g|\n", int(log(65504 / (65536 * max)) / log(2)), max, max
+        if (max > 0) printf "doublings_left_at_65536\t%d\t0\tunderflow resnet20 32: floor(log2(65504 / (65536 × the largest |g|)))\n", int(log(65504 / (65536 * max)) / log(2))
         else printf "doublings_left_at_65536\tNA\t-\tunderflow printed no range of |g|\n" }'

@@ -18,7 +18,9 @@ script gets PROGRAMS_DIR, the build folder of the variant graded (build/lessons/
 for keys computed with the student's own code (07's planner, 08's trust, 09's underflow),
 and DT_BUILD, DT_SOURCE in its environment.
 
-Prints one line per key, `PASS answer_<key> ...` or `FAIL answer_<key>: hint`; exit 0 when
+Prints one line per key, `PASS answer_<key> ...` (with the key's value) or `FAIL
+answer_<key>: hint` (too high or too low, and how the key is computed, not its value: a
+sheet must not be answerable by copying a failure's line); exit 0 when
 every answer passed, 1 when one failed, 2 when the key could not be run at all.
 """
 import os
@@ -62,7 +64,12 @@ def main():
         return 2
     lesson, sheet, programs = sys.argv[1:]
     script = os.path.join(lesson, "answers_key.sh")
-    run = subprocess.run(["bash", script, programs], capture_output=True, text=True)
+    try:
+        run = subprocess.run(["bash", script, programs], capture_output=True, text=True,
+                             timeout=240)
+    except subprocess.TimeoutExpired:
+        print(f"# the answer key did not finish in 240 s ({script})")
+        return 2
     keys = []
     for line in run.stdout.split("\n"):
         f = line.split("\t")
@@ -116,8 +123,11 @@ def main():
         margin = f"within {tol}" if tol != "0" else "exactly"
         if ok:
             print(f"PASS {check} {got:g} (the key: {want:g}, {margin}; {how})")
-        else:
-            print(f"FAIL {check}: you wrote {got:g}; the key is {want:g} ({margin}): {how}")
+        else:  # the key's value is not shown: the sheet would be answered by a wrong guess
+            print(f"FAIL {check}: you wrote {got:g}: too {'high' if got > want else 'low'} "
+                  f"(more than {tol} off) against the key, computed as: {how}"
+                  if tol != "0" else f"FAIL {check}: you wrote {got:g}: not the key's "
+                  f"(too {'high' if got > want else 'low'}), computed as: {how}")
             failed += 1
     return 1 if failed else 0
 
