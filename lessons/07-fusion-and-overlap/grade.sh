@@ -18,8 +18,13 @@ done
 sed -n '1{/^# lesson/p}' "$RUNS_W/P=1.out"
 runs_report "P=1" "P=2" "P=3"
 rc=$?
-bash "$LESSON_DIR/dtsim_check.sh" "$(dirname "$LESSON_GRADER")/dtsim_rank.so" "$DT_BUILD/dtsim"
-src=$?
+# (CI's mutant of another check stops there: LESSON_STOP_AT_FAIL, run_grader.sh)
+case "${LESSON_STOP_AT_FAIL:-}" in
+  ""|segments_exposed_in_dtsim*|threshold_plan_in_dtsim*)
+    bash "$LESSON_DIR/dtsim_check.sh" "$(dirname "$LESSON_GRADER")/dtsim_rank.so" "$DT_BUILD/dtsim"
+    src=$? ;;
+  *) echo "# the planner in dtsim left out (LESSON_STOP_AT_FAIL=$LESSON_STOP_AT_FAIL)"; src=0 ;;
+esac
 [ "$rc" -ge 2 ] && exit "$rc"
 [ "$src" -ge 2 ] && exit "$src"
 exit $((rc | src))

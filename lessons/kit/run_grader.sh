@@ -90,7 +90,14 @@ fi
 # key that script computes with dtlab's tools (kit/answers.py), one check per answer, in the
 # same score. Keys computed with the student's own code use the variant's programs (a
 # mutant's: the solution's).
-if [ -f "$LESSON_DIR/answers_key.sh" ] && [ "${LESSON_SKIP_PUBLIC:-0}" != 1 ]; then
+# CI's mutants of the code (--expect-fail CHECK, --expect-crash, --expect-instructor-fail)
+# carry the solution's sheet and need only their own check: their sheet is not graded.
+sheet_too=1
+case "$expect" in
+  --expect-fail) [ -n "$want" ] && [ "${want#answer_}" = "$want" ] && sheet_too=0 ;;
+  --expect-crash|--expect-instructor-fail) sheet_too=0 ;;
+esac
+if [ -f "$LESSON_DIR/answers_key.sh" ] && [ "${LESSON_SKIP_PUBLIC:-0}" != 1 ] && [ "$sheet_too" = 1 ]; then
   case "$variant" in
     student) sheet="$LESSON_DIR/answers.txt" ;;
     solution) sheet="$LESSON_DIR/solution/answers.txt" ;;
