@@ -6,3 +6,52 @@ dt_lesson(07 SOURCES student_fusion.c
           GRADER grader.c grader_overlap.c
           LINK_OPTIONS -Wl,--wrap=dt_allreduce_start
           MPI)
+
+# The planner inside dtsim: each variant's student_fusion.c in a rank program of its own,
+# build/lessons/07/<variant>/dtsim_rank.so, linked with -Wl,--wrap=dt_fusion_plan so that
+# the trainer's call (nn/train_comm.c) runs plan_segments / plan_bytes (dtsim_planner.c);
+# build/dtsim runs it when DTSIM_RANK_SO names it (dtsim_check.sh: grade.sh's checks in simulated
+# time at 256 GPUs). dtsim's sources are compiled once for all variants; each variant adds
+# two files and a link. `lessons/grade 07` builds it with the grader.
+set(L07 ${CMAKE_CURRENT_LIST_DIR})
+if(NOT (DT_HAVE_SMPI AND TARGET dtsim AND TARGET lesson07_student))
+  message(STATUS "dtlab: lesson 07's planner in dtsim skipped: it needs SimGrid and dtsim")
+  return()
+endif()
+set(S ${PROJECT_SOURCE_DIR}/sim)
+set(R ${PROJECT_SOURCE_DIR}/real)
+add_library(lesson07_dtsim_objs OBJECT ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
+            ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c
+            ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c)
+target_include_directories(lesson07_dtsim_objs PRIVATE ${S} ${R})
+target_link_libraries(lesson07_dtsim_objs PRIVATE dtnn_smpi)
+set_target_properties(lesson07_dtsim_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
+file(GLOB l07_mutants LIST_DIRECTORIES true ${DT_LESSONS_BIN}/07/mutant_*)
+set(l07_variants student solution)
+foreach(d IN LISTS l07_mutants)
+  get_filename_component(v ${d} NAME)
+  list(APPEND l07_variants ${v})
+endforeach()
+foreach(v IN LISTS l07_variants)
+  # the cheat is refused before any run; an answer sheet's mutant runs the solution's
+  if(NOT TARGET lesson07_${v} OR v STREQUAL "mutant_no_library_answer")
+    continue()
+  endif()
+  set(src ${L07})
+  if(v STREQUAL "solution")
+    set(src ${L07}/solution)
+  elseif(v MATCHES "^mutant_")
+    set(src ${DT_LESSONS_BIN}/07/${v})
+  endif()
+  set(t lesson07_${v}_dtsim_rank)
+  dt_add_smpi_program(${t} SOURCES $<TARGET_OBJECTS:lesson07_dtsim_objs> ${src}/student_fusion.c
+                      ${L07}/dtsim_planner.c)
+  target_include_directories(${t} PRIVATE ${L07})
+  target_link_options(${t} PRIVATE -Wl,--wrap=dt_fusion_plan)
+  if(v MATCHES "^mutant_")
+    target_compile_options(${t} PRIVATE -w)
+  endif()
+  set_target_properties(${t} PROPERTIES OUTPUT_NAME dtsim_rank
+                        LIBRARY_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/07/${v})
+  add_dependencies(lesson07_${v} ${t} dtsim)  # lessons/grade 07 builds both
+endforeach()

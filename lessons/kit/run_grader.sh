@@ -16,6 +16,8 @@
 # --expect-instructor-fail [REGEX] (CI, with LESSON_INSTRUCTOR=1): exit 0 when every public
 # check passed and an instructor check failed cleanly (a bug only the instructor's cases
 # catch), its FAIL line matching REGEX when given.
+# A lesson with answers_key.sh: after the grade, its answer sheet (kit/answers.py), one check
+# per answer; LESSON_ANSWERS_ONLY=1 (CI, a mutant of the sheet) grades the sheet alone.
 # LESSON_INSTRUCTOR=1 (lessons/grade NN --instructor): after the public grade, the lesson's
 # instructor-only cases (instructor/grade.sh), checks named instructor.<check>;
 # LESSON_SKIP_PUBLIC=1 with it (CI) runs those alone.
@@ -45,7 +47,9 @@ export LESSON_GRADER_SMPI="$build/lessons/$num/$variant/grader_smpi.so"
 export MPIRUN SMPIRUN DT_BUILD DT_SOURCE
 # mpirun refuses root unless told (containers and CI run as root); harmless otherwise
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if [ ! -x "$LESSON_GRADER" ]; then
+# LESSON_ANSWERS_ONLY=1 (CI, a mutant of the answer sheet): the sheet alone, no grader
+answers_only=${LESSON_ANSWERS_ONLY:-0}
+if [ "$answers_only" != 1 ] && [ ! -x "$LESSON_GRADER" ]; then
   echo "run_grader: $LESSON_GRADER is not built (cmake --build $build --target lesson${num}_$variant)" >&2
   exit 2
 fi
@@ -53,9 +57,9 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # no_library_answer: the student's files call no implementation of dtlab's that the lesson
 # grades (their objects' undefined symbols against the lesson's calls.txt)
-"${PYTHON:-python3}" "$DT_SOURCE/lessons/kit/no_library_answer.py" "$LESSON_DIR" \
-    "$LESSON_GRADER" "$build/lessons/$num/$variant/student_files.txt" >"$out" 2>&1
-librc=$?
+librc=0
+[ "$answers_only" = 1 ] || "${PYTHON:-python3}" "$DT_SOURCE/lessons/kit/no_library_answer.py" "$LESSON_DIR" \
+    "$LESSON_GRADER" "$build/lessons/$num/$variant/student_files.txt" >"$out" 2>&1 || librc=$?
 cat "$out"
 if [ "$librc" -gt 1 ]; then
   echo "run_grader: the check no_library_answer could not run (see above)" >&2
@@ -71,7 +75,9 @@ fi
 [ "$expect" = "--expect-instructor-fail" ] && export LESSON_STOP_AT_FAIL=instructor
 limit=${LESSON_TIMEOUT:-240}
 rc=0
-if [ "${LESSON_SKIP_PUBLIC:-0}" = 1 ] && [ "${LESSON_INSTRUCTOR:-0}" = 1 ]; then
+if [ "$answers_only" = 1 ]; then
+  echo "# the answer sheet alone (LESSON_ANSWERS_ONLY)"
+elif [ "${LESSON_SKIP_PUBLIC:-0}" = 1 ] && [ "${LESSON_INSTRUCTOR:-0}" = 1 ]; then
   echo "# the public runs left out (LESSON_SKIP_PUBLIC: CI's solution_passes ran them)"
 elif [ -f "$LESSON_DIR/grade.sh" ]; then
   timeout -k 5 "$limit" bash "$LESSON_DIR/grade.sh" 2>&1 | tee -a "$out"
@@ -79,6 +85,33 @@ elif [ -f "$LESSON_DIR/grade.sh" ]; then
 else
   timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee -a "$out"
   rc=${PIPESTATUS[0]}
+fi
+# The answer sheet (a lesson with answers_key.sh): the variant's answers.txt against the
+# key that script computes with dtlab's tools (kit/answers.py), one check per answer, in the
+# same score. Keys computed with the student's own code use the variant's programs (a
+# mutant's: the solution's).
+# CI's mutants of the code (--expect-fail CHECK, --expect-crash, --expect-instructor-fail)
+# carry the solution's sheet and need only their own check: their sheet is not graded.
+sheet_too=1
+case "$expect" in
+  --expect-fail) [ -n "$want" ] && [ "${want#answer_}" = "$want" ] && sheet_too=0 ;;
+  --expect-crash|--expect-instructor-fail) sheet_too=0 ;;
+esac
+if [ -f "$LESSON_DIR/answers_key.sh" ] && [ "${LESSON_SKIP_PUBLIC:-0}" != 1 ] && [ "$sheet_too" = 1 ]; then
+  case "$variant" in
+    student) sheet="$LESSON_DIR/answers.txt" ;;
+    solution) sheet="$LESSON_DIR/solution/answers.txt" ;;
+    *) sheet="$build/lessons/$num/$variant/answers.txt" ;;
+  esac
+  programs="$build/lessons/$num/$variant"
+  case "$variant" in mutant_*) programs="$build/lessons/$num/solution" ;; esac
+  "${PYTHON:-python3}" "$DT_SOURCE/lessons/kit/answers.py" "$LESSON_DIR" "$sheet" "$programs" 2>&1 | tee -a "$out"
+  arc=${PIPESTATUS[0]}
+  if [ "$arc" -ge 2 ]; then
+    [ "$rc" -lt 2 ] && rc=2  # the key itself could not be run: counted as a crash
+  elif [ "$arc" -eq 1 ] && [ "$rc" -eq 0 ]; then
+    rc=1
+  fi
 fi
 # --instructor (LESSON_INSTRUCTOR=1): then the lesson's instructor-only cases, a driver kept
 # beside solution/ (instructor/grade.sh, left out of the handout, written like grade.sh),
