@@ -93,7 +93,7 @@ trace_comm() {
     match($0, /"dur": [0-9.]+/); d = substr($0, RSTART + 7, RLENGTH - 7) + 0
     k = ++cnt[n, p]; if (k > 1 && (!((n, k) in mn) || d < mn[n, k])) mn[n, k] = d
     if (k > steps) steps = k
-  } END { for (i in mn) s += mn[i]; printf "%.6f\n", steps > 1 ? s / (steps - 1) / 1e6 : 0 }' "$1"
+  } END { for (i in mn) s += mn[i]; printf "%.6f\n", (steps > 1 ? s / (steps - 1) / 1e6 : 0) }' "$1"
 }
 : >"$W/rows"; : >"$W/about"; : >"$W/rounds"
 
