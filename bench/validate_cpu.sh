@@ -34,7 +34,7 @@
 #   lets go between rounds, so that builds sharing the machine wait for the measurements
 #   (e.g. DT_BENCH_LOCK=/tmp/dtlab-build.lock); MPIRUN (mpirun).
 set -u
-BUILD=build; CASES="resnet8:32:64 alexnet:64:32 alexnet:64:32:no-overlap resnet8:32:64:overlap:2:1:1.5 resnet8:32:96:overlap:3:2:1.5 resnet8:32:128:overlap:4:3:1.5"
+BUILD=build; CASES="alexnet:64:32:no-overlap resnet8:32:64:overlap:2:1:1.5 resnet8:32:128:overlap:4:3:1.5 resnet8:32:96:overlap:3:2:1.5 resnet8:32:64 alexnet:64:32"
 SHORT=10; LONG=40; REPEATS=5; OUT=bench/VALIDATION.md
 die() { echo "validate_cpu.sh: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "option $1 needs a value"; }
@@ -162,17 +162,14 @@ run_case() {
   fi
   { echo "$label:"; echo; sed 's/^/    /' "$d/meas"; echo; } >>"$W/rounds"
 }
-: >"$W/bench_rows"
-for c in $CASES; do
-  set -- $(fields "$c")
-  run_case "$1" "$2" "$3" "$4" "$5" "$6" "$7"
-done
+# The report of the cases so far (OUT is rewritten after each: a long run's finished cases
+# are kept if it is stopped)
+report() {
 T_ALL=$(( $(date +%s) - T_START ))
-
 {
   echo "# dtsim against a real run it was calibrated for"
   echo
-  echo "Written by \`bench/validate_cpu.sh --repeats $REPEATS\` ($(date -u +%Y-%m-%d), $(getconf _NPROCESSORS_ONLN) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $((T_ALL / 60)) min $((T_ALL % 60)) s); do not edit by hand."
+  echo "Written by \`bench/validate_cpu.sh --repeats $REPEATS\` ($(date -u +%Y-%m-%d), $(getconf _NPROCESSORS_ONLN) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $n_done of $(echo $CASES | wc -w) cases in $((T_ALL / 60)) min $((T_ALL % 60)) s$( [ -n "$LOCK" ] && echo ", waits for $LOCK included")); do not edit by hand."
   echo
   echo "Each network is trained over NP ranks (2 unless said) of the cpu device (1 thread each) on"
   echo "synthetic data. dtsim was given only one rank's step per layer kind (\`dtrain --profile\`:"
@@ -213,6 +210,15 @@ T_ALL=$(( $(date +%s) - T_START ))
   cat "$W/rounds"
 } >"$W/report.md"
 mkdir -p "$(dirname "$OUT")" && cp "$W/report.md" "$OUT.tmp.$$" && mv "$OUT.tmp.$$" "$OUT" || die "--out $OUT: cannot write it"
+}
+: >"$W/bench_rows"
+n_done=0
+for c in $CASES; do
+  set -- $(fields "$c")
+  run_case "$1" "$2" "$3" "$4" "$5" "$6" "$7"
+  n_done=$((n_done + 1))
+  report
+done
 cat "$OUT"
 exit 0
 # The explanation printed into the report (lines starting "#@ "):
