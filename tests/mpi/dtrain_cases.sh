@@ -174,8 +174,9 @@ bad_input)
 slow_rank)
   # --slow-rank R:F: rank R's layers take F times as long. One rank's profile (its layer
   # kinds) with --slow-rank 0:F against the same run without, twice each, interleaved: the
-  # ratio of the smaller sums is F within 25 % (the spin measures each layer's own time, so
-  # the machine's load cancels but for its drift between the runs); rank 1 slowed in a run of
+  # ratio of the smaller sums is F within 15 % (the spin measures each layer's own time, so
+  # the machine's load cancels but for its drift between the runs; waiting F instead of F-1
+  # times the layer is 25-40 % off for F in 2.5-4); rank 1 slowed in a run of
   # 2 leaves rank 0's profile as it was. Then bad values: exit 2 naming the option.
   F=$(awk -v s="$SEED" 'BEGIN { srand(s % 2147483000); printf "%.2f", 2.5 + 1.5 * rand() }')
   A="$SYN --synthetic-examples 256 --model resnet8 --batch 16 --eval-every 0 --max-steps 8"
@@ -187,7 +188,7 @@ slow_rank)
   a=$( (layers "$W/a1.json"; layers "$W/a2.json") | sort -g | head -1)
   s=$( (layers "$W/s1.json"; layers "$W/s2.json") | sort -g | head -1)
   echo "layers: $a s, with --slow-rank 0:$F $s s: x $(awk -v a="$a" -v s="$s" 'BEGIN { printf "%.2f", s / a }')"
-  awk -v a="$a" -v s="$s" -v f="$F" 'BEGIN { r = s / a; exit !(r > 0.75 * f && r < 1.25 * f) }' || fail "--slow-rank 0:$F made the layers $s / $a times as long"
+  awk -v a="$a" -v s="$s" -v f="$F" 'BEGIN { r = s / a; exit !(r > 0.85 * f && r < 1.15 * f) }' || fail "--slow-rank 0:$F made the layers $s / $a times as long"
   run 2 $A --batch 32 --profile "$W/o.json" --slow-rank 1:$F >"$W/o.out" 2>&1 || { cat "$W/o.out"; fail "2 ranks, rank 1 slowed"; }
   o=$(layers "$W/o.json")
   awk -v a="$a" -v o="$o" -v f="$F" 'BEGIN { exit !(o < a * (1 + f) / 2) }' || fail "rank 1 slowed, rank 0's layers took $o s (alone: $a)"
