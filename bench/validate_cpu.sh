@@ -232,12 +232,17 @@ exit 0
 #@   simulates a profile measured on the cpu device with the allreduce after backward (a
 #@   GPU's copies and NIC run beside its kernels, so a GPU profile keeps the overlap).
 #@ - Why the link is dtrain's own: dtcoll-bench times power-of-4 sizes, each in a loop of its
-#@   own after a refill of the buffer; its fit over 16-256 MB is weighted by 256 MB, a size
-#@   no bucket has. Until dtrain's spans were stamped before the allreduce's start (which
-#@   posts the first rounds, and with CMA copies much of them: ~9 of a 151 MB bucket's
-#@   ~28 ms), dtrain's comm_s also left part of every allreduce out (the +43 % the fidelity
-#@   issue saw); and rank 0's comm_s includes waiting for the other rank (the third column
-#@   of the rounds below).
+#@   own after a refill of the buffer, and its fit over 16-256 MB is weighted by 256 MB, a
+#@   size no bucket has. dtrain's spans used to start after the call that posts the first
+#@   rounds (with CMA it copies much of a big bucket: ~9 of a 151 MB bucket's ~28 ms), so its
+#@   comm_s left part of every allreduce out (the +43 % the fidelity issue saw). Rank 0's
+#@   comm_s (the third column of the rounds below, over steps 11-40 where the second is
+#@   over steps 2-40) also holds its waits for the other rank.
+#@ - The link changes speed during a run on this VM: in one 40-step alexnet run the 151 MB
+#@   bucket took 28-30 ms for 21 steps, then 17-19 ms, while the forward pass stayed within
+#@   5 % (the link run's 7 traced steps against the long run's 39: the sixth column of the
+#@   rounds below against the second). Transparent huge pages are given here only on
+#@   madvise and collapsed later by khugepaged: one candidate.
 #@ - Stragglers: dtrain --slow-rank R:F spins after each of rank R's layers for F-1 times
 #@   what the layer took; dtsim --straggler rank:R:F makes rank R's modelled kernels F
 #@   times as long. With 3 and 4 ranks the 2 cores are shared: the profiles are taken NP at
