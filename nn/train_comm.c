@@ -108,13 +108,17 @@ static void start_bucket(step_ctx *s, int b) {
     dt_trainer *t = s->t;
     const dt_bucket *k = &t->buckets[b];
     dt_error err;
+    // Stamped before the start: it posts the first rounds, and with MPI's single-copy
+    // transfers (CMA) a posted message may be copied inside that call, a large part of a
+    // big bucket (151 MB: ~9 of its ~28 ms on the project's VM, bench/VALIDATION.md).
+    double t0 = now(s);
     s->req[b] = dt_allreduce_start(t->coll, t->net->grads + k->lo, k->hi - k->lo, DT_F32, &err);
     if (!s->req[b]) {  // the options were checked at dt_trainer_set_comm
         fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
         abort();
     }
-    if (s->inflight++ == 0) s->busy_since = now(s);
-    t->bucket_start[b] = now(s);
+    if (s->inflight++ == 0) s->busy_since = t0;
+    t->bucket_start[b] = t0;
 }
 
 static void finished(step_ctx *s, int b) {

@@ -14,6 +14,7 @@ typedef struct {
     char name[80];
     int tid;
     double ts, dur;  // microseconds
+    double bytes;    // an allreduce's bucket (0: not an allreduce)
 } trace_event;
 
 struct dt_trace {
@@ -36,7 +37,7 @@ static void add(dt_trace *t, const char *name, int tid, double s0, double s1) {
     }
     trace_event *e = &t->ev[t->n++];
     snprintf(e->name, sizeof e->name, "%s", name);
-    e->tid = tid, e->ts = s0 * 1e6, e->dur = (s1 - s0) * 1e6;
+    e->tid = tid, e->ts = s0 * 1e6, e->dur = (s1 - s0) * 1e6, e->bytes = 0;
 }
 
 void dt_trace_step(dt_trace *tr, const dt_trainer *t, double t0, double t1) {
@@ -57,6 +58,9 @@ void dt_trace_step(dt_trace *tr, const dt_trainer *t, double t0, double t1) {
         snprintf(name, sizeof name, "allreduce bucket %d (%.1f MB)", b,
                  (double)(t->buckets[b].hi - t->buckets[b].lo) * 4 / 1e6);
         add(tr, name, 1, b0 + t->bucket_start[b], b0 + t->bucket_end[b]);
+        // its exact size in float32 (dtcoll-bench's bytes), for dtsim calibrate
+        // --intra-trace (sim/profile_trace.c)
+        tr->ev[tr->n - 1].bytes = (double)(t->buckets[b].hi - t->buckets[b].lo) * 4;
     }
     add(tr, "step", 2, t0, t1);
 }
@@ -64,10 +68,13 @@ void dt_trace_step(dt_trace *tr, const dt_trainer *t, double t0, double t1) {
 static int write_part(const dt_trace *tr, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    for (int i = 0; i < tr->n; i++)
+    for (int i = 0; i < tr->n; i++) {
         fprintf(f, ",\n{\"name\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
-                   "\"ts\": %.3f, \"dur\": %.3f}", tr->ev[i].name, tr->rank, tr->ev[i].tid,
+                   "\"ts\": %.3f, \"dur\": %.3f", tr->ev[i].name, tr->rank, tr->ev[i].tid,
                 tr->ev[i].ts, tr->ev[i].dur);
+        if (tr->ev[i].bytes > 0) fprintf(f, ", \"args\": {\"bytes\": %.0f}", tr->ev[i].bytes);
+        fputs("}", f);
+    }
     return fclose(f);
 }
 

@@ -308,6 +308,12 @@ static int set_up(dtrain_run *r, int *done) {
                     r->ranks, o->accumulate, r->ranks * o->accumulate);
         return 2;
     }
+    if (o->slow_rank >= r->ranks) {
+        if (r->rank == 0)
+            fprintf(stderr, "dtrain: --slow-rank %d:%g: there are only %d ranks (0 .. %d)\n",
+                    o->slow_rank, o->slow_factor, r->ranks, r->ranks - 1);
+        return 2;
+    }
     r->threads = o->threads ? o->threads : default_threads(r->ranks);
     omp_set_num_threads(r->threads);
     int rc;

@@ -49,6 +49,8 @@ typedef struct {
     char weights[512];       // --weights FILE.safetensors: start from these (torchvision names)
     char trace[512];         // --trace FILE.json: a Chrome trace of --trace-steps steps
     int trace_steps;         // --trace-steps N (5): the steps after the first that it holds
+    int slow_rank;           // --slow-rank R:F: this rank's layers F times slower (-1: none)
+    double slow_factor;      //   F >= 1 (dtrain_slow.h)
     int weights_new_head;    // --weights-new-head: the classifier keeps its initialisation
     int quiet;               // --quiet: no progress line
     int64_t fault_die_step;  // --fault-die-at-step N (testing: rank 1 exits abruptly)

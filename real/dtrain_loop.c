@@ -17,6 +17,7 @@
 
 #include "dtrain.h"
 #include "dtrain_profile.h"
+#include "dtrain_slow.h"
 #include "kernels.h"
 #include "safetensors.h"
 #include "train_trace.h"
@@ -355,6 +356,8 @@ int dtrain_train(dtrain_run *r) {
     p.t_epoch = p.t_run = now_s();
     dtrain_profiler prof;
     if (r->o->profile[0]) dtrain_profile_attach(&prof, r);
+    dtrain_slow slow;
+    dtrain_slow_attach(&slow, r);  // after the profiler: it then times the slowed layers
     int rc = train_loop(r, &p, r->o->profile[0] ? &prof : NULL);
     if (!rc && r->o->profile[0]) {
         int failed = dtrain_profile_write(&prof, r, &r->err) ? 2 : 0;

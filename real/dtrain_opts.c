@@ -62,6 +62,9 @@ void dtrain_usage(FILE *f) {
         "                        forward, each layer's backward, each bucket's allreduce,\n"
         "                        the step; the same event names as dtsim --trace\n"
         "  --trace-steps N       the steps it holds, after the first (5)\n"
+        "  --slow-rank R:F       rank R a straggler: after each layer's forward and\n"
+        "                        backward it waits F-1 times what the layer took (dtsim\n"
+        "                        --straggler rank:R:F; the allreduce is not slowed)\n"
         "  --quiet               no live progress line\n"
         "communication:\n"
         "  --algo NAME           allreduce: %s (default ring)\n"
@@ -137,6 +140,7 @@ static void defaults(dtrain_opts *o) {
     o->loss_scale_interval = 2000;
     o->fault_inf_step = -1;
     o->trace_steps = 5;
+    o->slow_rank = -1;
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
@@ -144,7 +148,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS };
+           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -158,6 +162,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
         {"weights", 1, 0, WEIGHTS}, {"weights-new-head", 0, 0, NEWHEAD},
         {"trace", 1, 0, TRACE}, {"trace-steps", 1, 0, TRACESTEPS},
+        {"slow-rank", 1, 0, SLOWRANK},
         {"fault-die-at-step", 1, 0, DIE},
         {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
         {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
@@ -279,6 +284,20 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             if (parse_long(optarg, 1, 1000, &v)) return bad(rank, "--trace-steps", optarg, "1 .. 1000 steps");
             o->trace_steps = (int)v;
             break;
+        case SLOWRANK: {  // R:F, dtsim's --straggler rank:R:F (sim/straggler.h)
+            char *colon = strchr(optarg, ':'), r_str[32];
+            if (!colon || colon - optarg >= (long)sizeof r_str)
+                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR, e.g. 1:1.5");
+            memcpy(r_str, optarg, (size_t)(colon - optarg));
+            r_str[colon - optarg] = 0;
+            if (parse_long(r_str, 0, 1 << 20, &v))
+                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR with RANK a rank number >= 0");
+            if (parse_float(colon + 1, 1, 100, &x))
+                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR with FACTOR in [1, 100] "
+                           "(how many times slower; 1 is full speed)");
+            o->slow_rank = (int)v, o->slow_factor = x;
+            break;
+        }
         case QUIET: o->quiet = 1; break;
         case DIE:
             if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");

@@ -14,7 +14,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: dtsim calibrate --step STEP.json [--intra A.csv] [--inter B.csv] --out FILE.json\n"
+        "usage: dtsim calibrate --step STEP.json [--intra A.csv | --intra-trace T.json]\n"
+        "                       [--inter B.csv] --out FILE.json\n"
         "  --step STEP.json   one rank's step per layer kind: `mpirun -np 1 dtrain ... --profile\n"
         "                     STEP.json --max-steps 20` on the device to model; give it again\n"
         "                     for more runs (the same network and batch): their mean is taken.\n"
@@ -22,12 +23,18 @@ static void usage(FILE *f) {
         "                     core at the same time (they share memory bandwidth and caches)\n"
         "  --intra A.csv      `mpirun -np 2 dtcoll-bench --algos ring --csv A.csv` with both\n"
         "                     ranks on one node: the intra-node link's latency and bandwidth\n"
+        "  --intra-trace T.json  instead of --intra: the link as dtrain's own allreduce sees\n"
+        "                     it, from `mpirun -np 2 dtrain ... --no-overlap --trace T.json`\n"
+        "                     (its fusion buckets, each step's shortest of the ranks' times:\n"
+        "                     the others' include waiting for the last one); give it again for\n"
+        "                     more runs (each bucket's median over all their steps)\n"
         "  --inter B.csv      the same with the ranks on two nodes: the network's\n"
         "  --algo NAME        the table's rows to fit (default ring)\n"
         "  --out FILE.json    the profile for `dtsim --profile FILE.json` (written atomically)\n"
         "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table: beta\n"
         "over its large end (sizes >= 1/16 of the largest: sweep up to your fusion buckets' size,\n"
-        "--max-bytes), alpha from its two smallest sizes (Hockney's r-infinity and t0).\n");
+        "--max-bytes), alpha from its two smallest sizes (Hockney's r-infinity and t0); a\n"
+        "trace's buckets are fitted the same way (one size only: alpha 0).\n");
 }
 
 #define MAX_STEPS 64  // --step files
@@ -61,12 +68,13 @@ static int mean_profile(const char **paths, int n, dt_profile *p, dt_error *err)
 }
 
 int dtsim_calibrate_main(int argc, char **argv) {
-    const char *steps[MAX_STEPS];
-    int n_steps = 0;
+    const char *steps[MAX_STEPS], *traces[MAX_STEPS];
+    int n_steps = 0, n_traces = 0;
     const char *step = NULL, *intra = NULL, *inter = NULL, *out = NULL, *algo = "ring";
     static const struct option lo[] = {{"step", 1, 0, 's'}, {"intra", 1, 0, 'i'},
                                        {"inter", 1, 0, 'n'}, {"out", 1, 0, 'o'},
-                                       {"algo", 1, 0, 'a'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                       {"algo", 1, 0, 'a'}, {"help", 0, 0, 'h'},
+                                       {"intra-trace", 1, 0, 't'}, {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
@@ -79,6 +87,13 @@ int dtsim_calibrate_main(int argc, char **argv) {
             step = steps[n_steps++] = optarg;
             break;
         case 'i': intra = optarg; break;
+        case 't':
+            if (n_traces == MAX_STEPS) {
+                fprintf(stderr, "dtsim calibrate: more than %d --intra-trace files\n", MAX_STEPS);
+                return 2;
+            }
+            traces[n_traces++] = optarg;
+            break;
         case 'n': inter = optarg; break;
         case 'o': out = optarg; break;
         case 'a': algo = optarg; break;
@@ -94,17 +109,24 @@ int dtsim_calibrate_main(int argc, char **argv) {
                 optind < argc ? "unexpected argument" : "--step and --out are required");
         return 2;
     }
+    if (intra && n_traces) {
+        fprintf(stderr, "dtsim calibrate: --intra %s and --intra-trace %s both measure the "
+                        "intra-node link: give one of them\n", intra, traces[0]);
+        return 2;
+    }
     dt_profile p;
     dt_error err = {0};
     if (mean_profile(steps, n_steps, &p, &err) ||
         (intra && dt_profile_fit_links(intra, algo, &p.intra, &err)) ||
+        (n_traces && dt_profile_fit_traces(traces, n_traces, &p.intra, &err)) ||
         (inter && dt_profile_fit_links(inter, algo, &p.inter, &err))) {
         fprintf(stderr, "dtsim calibrate: %s\n", err.msg);
         return 2;
     }
     snprintf(p.source, sizeof p.source, "dtsim calibrate --step %.40s%s%s%.40s%s%.40s", steps[0],
              n_steps > 1 ? " ..." : "",
-             intra ? " --intra " : "", intra ? intra : "", inter ? " --inter " : "",
+             intra ? " --intra " : n_traces ? " --intra-trace " : "",
+             intra ? intra : n_traces ? traces[0] : "", inter ? " --inter " : "",
              inter ? inter : "");
     if (dt_profile_write(out, &p, &err)) {
         fprintf(stderr, "dtsim calibrate: --out %s\n", err.msg);

@@ -231,9 +231,7 @@ int dt_profile_write(const char *path, const dt_profile *p, dt_error *err) {
 
 // ---- the links: α and β from dtcoll-bench ----
 
-typedef struct {
-    double x, y;  // x = 2(P-1)/P·n bytes, y = seconds
-} fit_row;
+typedef dt_fit_row fit_row;
 
 static int by_x(const void *a, const void *b) {
     double u = ((const fit_row *)a)->x, v = ((const fit_row *)b)->x;
@@ -307,6 +305,25 @@ int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt
                        "expected at least 2 (run dtcoll-bench --algos %s over a range of "
                        "sizes)", csv, n, algo, algo);
     }
+    int rc = dt_profile_fit_rows(r, n, P, csv, algo, fit, err);
+    free(r);
+    return rc;
+}
+
+int dt_profile_fit_rows(dt_fit_row *r, int n, int P, const char *from, const char *algo,
+                        dt_link_fit *fit, dt_error *err) {
+    const char *csv = from;
+    memset(fit, 0, sizeof *fit);
+    DT_ASSERT(n >= 1 && P >= 2);
+    qsort(r, (size_t)n, sizeof *r, by_x);
+    if (!(r[n - 1].x > r[0].x)) {  // one size: no intercept to fit, the latency is left out
+        double y = 0;
+        for (int i = 0; i < n; i++) y += r[i].y;
+        fit->beta = y / n / r[0].x;
+        fit->fit_from = fit->fit_to = r[0].x * P / (2.0 * (P - 1));
+        snprintf(fit->from, sizeof fit->from, "%s", from);
+        return 0;
+    }
     int lo = n - 1;  // the large end: [lo, n)
     while (lo > 0 && (r[lo - 1].x >= r[n - 1].x / 16 || r[lo].x == r[n - 1].x)) lo--;
     while (lo > 0 && r[lo - 1].x == r[lo].x) lo--;  // every row of its smallest size
@@ -318,7 +335,6 @@ int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt
     fit_line(r, 0, hi, &c0, &s_small);
     for (int i = 0; i < hi; i++) y_min = fmin(y_min, r[i].y);
     fit->fit_from = r[lo].x * P / (2.0 * (P - 1)), fit->fit_to = r[n - 1].x * P / (2.0 * (P - 1));
-    free(r);
     if (!(beta > 0) || !isfinite(beta))
         return dt_fail(err, DT_EXIT_USAGE, "%s: the %s times do not grow with the size from %.0f "
                        "to %.0f bytes (fitted %g s per byte): expected a bandwidth-bound table",

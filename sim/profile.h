@@ -47,4 +47,21 @@ int dt_profile_write(const char *path, const dt_profile *p, dt_error *err);
 // malformed table or one with fewer than 2 sizes of that algorithm.
 int dt_profile_fit_links(const char *csv, const char *algo, dt_link_fit *fit, dt_error *err);
 
+typedef struct {
+    double x, y;  // x = 2(P-1)/P·n bytes, y = seconds
+} dt_fit_row;
+// The same fit to n measured rows of P ranks (reordered by size); `from` and `algo` name
+// them in messages. Rows of one size only: β = their mean time / x, α = 0 (no intercept).
+int dt_profile_fit_rows(dt_fit_row *r, int n, int P, const char *from, const char *algo,
+                        dt_link_fit *fit, dt_error *err);
+
+// The link as dtrain's own allreduce sees it: the same fit to the fusion buckets a training
+// run really sent (`mpirun -np 2 dtrain ... --no-overlap --trace T.json`; sim/profile_trace.c):
+// each bucket's time in each traced step is the shortest of the ranks' (the last rank to
+// start waits for nobody: the others' longer spans include waiting for it, the ranks' skew),
+// and each bucket contributes the median over the traced steps and over the n files. -1 with
+// DT_EXIT_USAGE and a message naming the file on anything malformed (not a dtrain trace, no
+// allreduce events, events without their bytes, ranks with different events).
+int dt_profile_fit_traces(const char *const *paths, int n, dt_link_fit *fit, dt_error *err);
+
 #endif

@@ -80,6 +80,13 @@ for rank in (0, 1):
     buckets = {e["name"] for e in ar}
     assert len(buckets) >= 2 and len(ar) == k * len(buckets), f"rank {rank}: buckets {buckets}, {len(ar)} spans"
     assert all(e["tid"] == 1 for e in ar) and all(e["tid"] == 0 for e in fwd + bw)
+    # each bucket's exact bytes (dtsim calibrate --intra-trace): its name's MB, and the
+    # buckets of a step together hold every gradient: resnet8 at 4 classes, 77,652 floats
+    # (conv1 432 + bn 32; layer1 2 x 2304 + 64; layer2 4608 + 9216 + 128 + 512 + 64;
+    # layer3 18432 + 36864 + 256 + 2048 + 128; fc 64 x 4 + 4)
+    for e in ar:
+        assert abs(e["args"]["bytes"] / 1e6 - float(e["name"].split("(")[1].split()[0])) <= 0.051, e
+    assert sum(e["args"]["bytes"] for e in ar) == k * 4 * 77652, sum(e["args"]["bytes"] for e in ar)
     for e in mine:
         assert e["dur"] >= 0, e
         if e["name"] == "step":
@@ -164,6 +171,33 @@ bad_input)
     PAT="$W/trunc";      expect2 "truncated dataset" run 1 --data-dir "$W/trunc"
   else echo "SKIPPED truncated dataset: Fashion-MNIST not installed"; fi
   echo "PASS bad_input" ;;
+slow_rank)
+  # --slow-rank R:F: rank R's layers take F times as long. One rank's profile (its layer
+  # kinds) with --slow-rank 0:F against the same run without, twice each, interleaved: the
+  # ratio of the smaller sums is F within 15 % (the spin measures each layer's own time, so
+  # the machine's load cancels but for its drift between the runs; waiting F instead of F-1
+  # times the layer is 25-40 % off for F in 2.5-4); rank 1 slowed in a run of
+  # 2 leaves rank 0's profile as it was. Then bad values: exit 2 naming the option.
+  F=$(awk -v s="$SEED" 'BEGIN { srand(s % 2147483000); printf "%.2f", 2.5 + 1.5 * rand() }')
+  A="$SYN --synthetic-examples 256 --model resnet8 --batch 16 --eval-every 0 --max-steps 8"
+  layers() { awk '{ gsub(/.*"kinds": \{|\}.*/, ""); n = split($0, kv, ", "); s = 0; for (i = 1; i <= n; i++) { split(kv[i], p, ": "); if (p[1] != "\"rest\"") s += p[2] } printf "%.9f\n", s }' "$1"; }
+  for i in 1 2; do
+    run 1 $A --profile "$W/a$i.json" >"$W/a.out" 2>&1 || { cat "$W/a.out"; fail "profile"; }
+    run 1 $A --profile "$W/s$i.json" --slow-rank 0:$F >"$W/s.out" 2>&1 || { cat "$W/s.out"; fail "profile --slow-rank 0:$F"; }
+  done
+  a=$( (layers "$W/a1.json"; layers "$W/a2.json") | sort -g | head -1)
+  s=$( (layers "$W/s1.json"; layers "$W/s2.json") | sort -g | head -1)
+  echo "layers: $a s, with --slow-rank 0:$F $s s: x $(awk -v a="$a" -v s="$s" 'BEGIN { printf "%.2f", s / a }')"
+  awk -v a="$a" -v s="$s" -v f="$F" 'BEGIN { r = s / a; exit !(r > 0.85 * f && r < 1.15 * f) }' || fail "--slow-rank 0:$F made the layers $s / $a times as long"
+  run 2 $A --batch 32 --profile "$W/o.json" --slow-rank 1:$F >"$W/o.out" 2>&1 || { cat "$W/o.out"; fail "2 ranks, rank 1 slowed"; }
+  o=$(layers "$W/o.json")
+  awk -v a="$a" -v o="$o" -v f="$F" 'BEGIN { exit !(o < a * (1 + f) / 2) }' || fail "rank 1 slowed, rank 0's layers took $o s (alone: $a)"
+  expect2() { what=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }; echo "$out" | grep -q -e "$PAT" || { echo "$out"; fail "$what: message lacks '$PAT'"; }; echo "ok: $what -> $(echo "$out" | grep -m1 -e "$PAT")"; }
+  for v in 1 x 1:0.5 1:0 -1:2 1:abc 1:2x 1:nan 1:1e9 :2; do
+    PAT="--slow-rank"; expect2 "--slow-rank $v" run 2 $A --batch 32 --slow-rank "$v"
+  done
+  PAT="only 2 ranks"; expect2 "--slow-rank 2:2 of 2 ranks" run 2 $A --batch 32 --slow-rank 2:2
+  echo "PASS slow_rank" ;;
 nan_loss)
   out=$(run 2 $SYN --synthetic-examples 96 --model smallcnn --batch 16 --lr 1e4 --warmup 0 --lr-schedule const --epochs 3 2>&1); rc=$?
   [ $rc -eq 1 ] || { echo "$out"; fail "exit $rc, expected 1"; }

@@ -12,6 +12,62 @@ num() { sed -n "s/.*\"$1\": \([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t * (b < 0 ? -b : b)) }'; }
 
 case "$CASE" in
+trace_link)
+  # dtsim calibrate --intra-trace (sim/profile_trace.c): the link fitted to a dtrain trace's
+  # buckets. A trace made here from a fresh random alpha A and beta B on P ranks (2-4), 3
+  # buckets of fresh random sizes (16-64 MB: all in the large end), 6 steps: in each step and
+  # bucket one random rank takes exactly 2(P-1)A + 2(P-1)/P n B and the others longer
+  # (waiting for it: up to 50 ms more), plus one step where every rank is slow (a hiccup,
+  # outvoted by the median). Calibrate must return A and B (1e-6) from two such files; a
+  # trace of one bucket size gives beta = t / (2(P-1)/P n), alpha 0; malformed files and
+  # --intra with --intra-trace exit 2 naming the file, writing nothing.
+  R=$(od -An -N4 -tu4 /dev/urandom | awk '{ print $1 % 2147483000 }')
+  echo "# seed $R"
+  P=$((R % 3 + 2))
+  A=$(awk -v r="$R" 'BEGIN { srand(r + 1); printf "%.6g", 1e-6 + 2e-5 * rand() }')
+  B=$(awk -v r="$R" 'BEGIN { srand(r + 2); printf "%.6g", 1e-10 + 1e-9 * rand() }')
+  echo '{"dtlab_profile": 1, "model": "resnet8", "device": "cpu", "precision": "fp32", "batch": 32, "image_size": 32, "channels": 3, "classes": 10, "steps": 7, "kinds": {"conv.forward": 0.01, "conv.backward": 0.02, "bn.forward": 0.001, "bn.backward": 0.001, "relu.forward": 0.001, "relu.backward": 0.001, "add.forward": 0.001, "add.backward": 0.001, "avgpool.forward": 0.001, "avgpool.backward": 0.001, "linear.forward": 0.001, "linear.backward": 0.001, "rest": 0.001}, "step_s": 0.041}' >"$W/step.json"
+  # mktrace SEED NBUCKETS [PROGRAM]: the trace's events, rank by rank, step by step
+  mktrace() { awk -v r="$1" -v nb="$2" -v prog="${3:-dtrain}" -v P="$P" -v a="$A" -v b="$B" 'BEGIN {
+    srand(r); for (k = 0; k < nb; k++) n[k] = 4 * int(4e6 + 12e6 * rand())
+    printf "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"program\": \"%s\"}, \"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"rank 0\"}}", prog
+    for (s = 0; s < 7; s++) for (k = 0; k < nb; k++) { last[s, k] = int(P * rand()); for (p = 0; p < P; p++) extra[s, k, p] = (s == 3 ? 0.2 : 0) + (p == last[s, k] && s != 3 ? 0 : 0.001 + 0.05 * rand()) }
+    for (p = 0; p < P; p++) for (s = 0; s < 7; s++) {
+      printf ",\n{\"name\": \"step\", \"ph\": \"X\", \"pid\": %d, \"tid\": 2, \"ts\": %.3f, \"dur\": 1000.0}", p, s * 1e6
+      for (k = 0; k < nb; k++) printf ",\n{\"name\": \"allreduce bucket %d (%.1f MB)\", \"ph\": \"X\", \"pid\": %d, \"tid\": 1, \"ts\": %.3f, \"dur\": %.6f, \"args\": {\"bytes\": %d}}", k, n[k] / 1e6, p, s * 1e6 + k, 1e6 * (2 * (P - 1) * a + 2 * (P - 1) / P * n[k] * b + extra[s, k, p]), n[k] }
+    printf "\n]}\n" }'; }
+  mktrace "$R" 3 >"$W/t1.json"; mktrace $((R + 7)) 3 >"$W/t2.json"
+  "$DTSIM" calibrate --step "$W/step.json" --intra-trace "$W/t1.json" --intra-trace "$W/t2.json" --out "$W/cal.json" >"$W/c.out" 2>&1 || { cat "$W/c.out"; fail "calibrate --intra-trace"; }
+  cat "$W/c.out"
+  fa=$(num alpha_s "$W/cal.json"); fb=$(num beta_s_per_byte "$W/cal.json")
+  close "$fa" "$A" 1e-6 && close "$fb" "$B" 1e-6 || fail "$P ranks: fitted alpha $fa beta $fb from traces made with $A and $B"
+  grep -q '"from": "'"$W"'/t1.json"' "$W/cal.json" || { cat "$W/cal.json"; fail "the profile does not name the trace"; }
+  echo "ok: $P ranks, alpha $fa beta $fb recovered (made with $A and $B)"
+  mktrace "$R" 1 >"$W/one.json"
+  "$DTSIM" calibrate --step "$W/step.json" --intra-trace "$W/one.json" --out "$W/one.out.json" >/dev/null 2>&1 || fail "calibrate --intra-trace (one bucket)"
+  n1=$(awk -v r="$R" 'BEGIN { srand(r); printf "%d", 4 * int(4e6 + 12e6 * rand()) }')
+  b1=$(awk -v a="$A" -v b="$B" -v n="$n1" -v P="$P" 'BEGIN { x = 2 * (P - 1) / P * n; printf "%.9g", (2 * (P - 1) * a + x * b) / x }')
+  close "$(num beta_s_per_byte "$W/one.out.json")" "$b1" 1e-6 && [ "$(num alpha_s "$W/one.out.json")" = 0 ] ||
+    fail "one bucket of $n1 bytes: beta $(num beta_s_per_byte "$W/one.out.json") alpha $(num alpha_s "$W/one.out.json"), expected $b1 and 0"
+  echo "ok: one bucket: beta = t/x = $b1, alpha 0"
+  bad() { what=$1; pat=$2; shift 2; rm -f "$W/bad.json"; out=$("$DTSIM" calibrate --step "$W/step.json" "$@" --out "$W/bad.json" 2>&1); rc=$?
+    [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }
+    echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }
+    [ ! -e "$W/bad.json" ] || fail "$what: left $W/bad.json"; echo "ok: $what -> $(echo "$out" | head -1)"; }
+  head -c 300 "$W/t1.json" >"$W/cut.json"
+  bad "a truncated trace" "cut.json: not JSON" --intra-trace "$W/cut.json"
+  mktrace "$R" 3 dtsim >"$W/sim.json"
+  bad "a dtsim trace" "sim.json: expected a dtrain --trace" --intra-trace "$W/sim.json"
+  sed 's/, "args": {"bytes": [0-9]*}//' "$W/t1.json" >"$W/nobytes.json"
+  bad "events without bytes" "nobytes.json: an allreduce event without" --intra-trace "$W/nobytes.json"
+  sed '/"pid": [1-9],/s/allreduce bucket/other span/' "$W/t1.json" >"$W/rank0.json"
+  bad "one rank's trace" "rank0.json: allreduce events of fewer than 2 ranks" --intra-trace "$W/rank0.json"
+  awk '/"pid": 1, "tid": 1/ && !done++ { sub(/allreduce bucket/, "other span") } { print }' "$W/t1.json" >"$W/short.json"
+  bad "a rank with fewer allreduces" "short.json: the ranks traced different numbers" --intra-trace "$W/short.json"
+  bad "a missing trace" "none.json: cannot open" --intra-trace "$W/none.json"
+  printf 'ranks,bytes,count,algo,time_us,x\n2,4096,1024,ring,10,1\n2,65536,16384,ring,40,1\n' >"$W/i.csv"
+  bad "--intra and --intra-trace" "give one of them" --intra "$W/i.csv" --intra-trace "$W/t1.json"
+  echo "PASS trace_link" ;;
 defaults)
   # A GPU generation brings its node and network (docs/hardware.md, "Per-generation
   # defaults"; the figures recomputed here from the published links): the description line
