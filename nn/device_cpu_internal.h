@@ -37,5 +37,7 @@ typedef struct {
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
 void dt_cpu_install_nn(dt_device *d);
+// Sets the transformer primitives and the Adam-family updates (device_cpu_gpt.c).
+void dt_cpu_install_gpt(dt_device *d);
 
 #endif
