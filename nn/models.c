@@ -138,9 +138,10 @@ int dt_model_describe(const char *name, dt_device *dev, const dt_model_config *c
                       double *n_trainable, double *fwd_flops, double *step_flops,
                       dt_error *err) {
     const model_entry *m = find_model(name);
-    if (!m || !dev)
+    if (!m)
         return dt_fail(err, DT_EXIT_USAGE, "unknown model '%s'; valid models: %s",
                        name ? name : "(null)", dt_model_names());
+    if (!dev) return dt_fail(err, DT_EXIT_USAGE, "model %s: no device given", name);
     dt_model_config def = dt_model_config_default(), c;
     if (!cfg) cfg = &def;
     c = *cfg;
