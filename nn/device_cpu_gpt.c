@@ -16,7 +16,8 @@
 
 static void cpu_embed_forward(dt_device *d, const int32_t *tokens, const float *wte,
                               const float *wpe, int B, int T, int C, float *out) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if ((long)B * T * C > DT_CPU_PAR_MIN)
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((long)B * T * C > DT_CPU_PAR_MIN)
     for (long bt = 0; bt < (long)B * T; bt++) {
         const float *e = wte + (size_t)tokens[bt] * C, *p = wpe + (size_t)(bt % T) * C;
         float *o = out + (size_t)bt * C;
@@ -39,7 +40,8 @@ static void cpu_embed_backward(dt_device *d, const float *dout, const int32_t *t
 static void cpu_layernorm_forward(dt_device *d, const float *x, const float *gamma,
                                   const float *beta, int N, int C, float eps, float *mean,
                                   float *rstd, float *y) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if ((long)N * C > DT_CPU_PAR_MIN)
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((long)N * C > DT_CPU_PAR_MIN)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (size_t)i * C;
         double s = 0.0, ss = 0.0;
@@ -57,7 +59,8 @@ static void cpu_layernorm_forward(dt_device *d, const float *x, const float *gam
 static void cpu_layernorm_backward(dt_device *d, const float *dy, const float *x,
                                    const float *gamma, const float *mean, const float *rstd,
                                    int N, int C, float *dx, float *dgamma, float *dbeta) {
-#pragma omp parallel for num_threads(d->threads) schedule(static) if ((long)N * C > DT_CPU_PAR_MIN)
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((long)N * C > DT_CPU_PAR_MIN)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (size_t)i * C, *gi = dy + (size_t)i * C;
         float m = mean[i], r = rstd[i];
@@ -73,7 +76,8 @@ static void cpu_layernorm_backward(dt_device *d, const float *dy, const float *x
             dxi[c] += r * (gi[c] * gamma[c] - mg - ((xi[c] - m) * r) * mgx);
     }
     // the parameters' sums run over rows, so split the channels between threads instead
-#pragma omp parallel for num_threads(d->threads) schedule(static) if ((long)N * C > DT_CPU_PAR_MIN)
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((long)N * C > DT_CPU_PAR_MIN)
     for (int c = 0; c < C; c++) {
         double sg = 0.0, sb = 0.0;
         for (int i = 0; i < N; i++) {

@@ -1,8 +1,8 @@
 // lr_schedule.c — the learning rate as a function of the step: linear warm-up (Goyal et al.
 // 2017, sec. 2.2 "gradual warmup") followed by a constant rate, step decay at milestones
 // (Goyal et al.: x0.1 at epochs 30, 60, 80), polynomial decay (You et al. 2017; MLPerf
-// LARS: power 2) or cosine decay (Loshchilov & Hutter 2017; GPT-3); the linear scaling rule; and dynamic loss scaling for fp16 gradients
-// (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
+// LARS: power 2) or cosine decay (Loshchilov & Hutter 2017; GPT-3); the linear scaling
+// rule; and dynamic loss scaling for fp16 gradients (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
 // scaler's two device calls (formulas: docs/formulas.md, "Learning-rate schedules" and
 // "Mixed precision and loss scaling"). Not here: the optimizers themselves (nn/optim.c).
 #include <math.h>

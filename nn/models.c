@@ -1,7 +1,8 @@
 // models.c — the model zoo's front door: the list of model names, the default
 // configuration, validation of a configuration, and dispatch to the builders in
-// models_resnet.c, models_alexnet.c and models_gpt.c. Not here: any layer arithmetic (nn/net.c and the
-// layers compute shapes and record an input too small), nor any architecture (the builders).
+// models_resnet.c, models_alexnet.c and models_gpt.c. Not here: any layer arithmetic
+// (nn/net.c and the layers compute shapes and record an input too small), nor any
+// architecture (the builders).
 #include <string.h>
 
 #include "models.h"
