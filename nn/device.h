@@ -242,6 +242,46 @@ struct dt_device {
                           const float *save_invstd, uint16_t *dx, float *dgamma, float *dbeta,
                           int set);
 
+    // ---- transformer primitives (GPT-2: Radford et al. 2019, in llm.c's layout) ----
+    // Optional: NULL where a device lacks them (cuda, model); the gpt models then refuse to
+    // build there (nn/models_gpt.c). Tokens are (B,T) int32; activations (B,T,C) row-major.
+    // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]
+    void (*embed_forward)(dt_device *d, const int32_t *tokens, const float *wte,
+                          const float *wpe, int B, int T, int C, float *out);
+    // dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += sum_b dout[b,t,:]
+    void (*embed_backward)(dt_device *d, const float *dout, const int32_t *tokens, int B,
+                           int T, int C, float *dwte, float *dwpe);
+    // layer norm over the last axis (Ba et al. 2016) of x (N,C), biased variance:
+    // rstd = 1/sqrt(var + eps), y = (x - mean)*rstd*gamma + beta; mean, rstd (N) kept
+    void (*layernorm_forward)(dt_device *d, const float *x, const float *gamma,
+                              const float *beta, int N, int C, float eps, float *mean,
+                              float *rstd, float *y);
+    // with g = dy*gamma and xhat = (x - mean)*rstd: dx += rstd*(g - mean(g) -
+    // xhat*mean(g*xhat)); dgamma += sum_rows dy*xhat; dbeta += sum_rows dy
+    void (*layernorm_backward)(dt_device *d, const float *dy, const float *x,
+                               const float *gamma, const float *mean, const float *rstd, int N,
+                               int C, float *dx, float *dgamma, float *dbeta);
+    // causal multi-head self-attention (Vaswani et al. 2017 sec. 3.2) on qkv (B,T,3C) = [q|k|v]
+    // with NH heads of hs = C/NH channels: att (B,NH,T,T) = softmax over keys t2 <= t of
+    // q_t.k_t2/sqrt(hs) (0 above the diagonal), y (B,T,C) = att v, heads side by side
+    void (*attention_forward)(dt_device *d, const float *qkv, int B, int T, int C, int NH,
+                              float *att, float *y);
+    // dqkv += the gradient through y = att v and the softmax, from forward's att
+    void (*attention_backward)(dt_device *d, const float *dy, const float *qkv,
+                               const float *att, int B, int T, int C, int NH, float *dqkv);
+    // GELU, tanh form (nn/kernels.h dt_gelu): y = gelu(x), x == y is fine; dx += dy*gelu'(x)
+    void (*gelu_forward)(dt_device *d, const float *x, float *y, size_t n);
+    void (*gelu_backward)(dt_device *d, const float *x, const float *dy, float *dx, size_t n);
+    // Adam-family updates (nn/kernels.h dt_adamw_elem, dt_lamb_dir_elem; optional as above:
+    // dt_optim_create refuses adamw and lamb on a device without them).
+    void (*adamw_update)(dt_device *d, float *w, const float *g, float *m, float *v, size_t n,
+                         float lr, float b1, float b2, float eps, float wd, float step,
+                         float bc2_sqrt);
+    // writes LAMB's direction r (n) and updates the moments m, v; w is only read
+    void (*lamb_direction)(dt_device *d, const float *w, const float *g, float *m, float *v,
+                           float *r, size_t n, float b1, float b2, float eps, float wd,
+                           float bc1, float bc2);
+
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the
     // latency that a coarsened allreduce schedule folds away, nn/coll/coll_sched.c).

@@ -338,5 +338,6 @@ dt_device *dt_device_cpu_create(int threads) {
     d->add_h = cpu_add_h;
 
     dt_cpu_install_nn(d);
+    dt_cpu_install_gpt(d);
     return d;
 }

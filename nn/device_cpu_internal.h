@@ -55,5 +55,7 @@ void dt_cpu_install_gemm(dt_device *d);
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
 void dt_cpu_install_nn(dt_device *d);
+// Sets the transformer primitives and the Adam-family updates (device_cpu_gpt.c).
+void dt_cpu_install_gpt(dt_device *d);
 
 #endif

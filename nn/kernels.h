@@ -241,4 +241,46 @@ DT_HD uint16_t dt_relu_grad_h(int fmt, uint16_t y, uint16_t dy, uint16_t dx, int
     return dt_half_store(fmt, set ? g : dt_half_load(fmt, dx) + g);
 }
 
+
+// ---- transformer elementwise math (GPT-2, Radford et al. 2019, as llm.c) ----
+// GELU, tanh approximation (Hendrycks & Gimpel 2016, eq. in sec. 2; GPT-2's gelu and
+// torch.nn.GELU(approximate="tanh")): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+#define DT_GELU_K 0.7978845608028654f  // sqrt(2/pi)
+DT_HD float dt_gelu(float x) {
+    float u = DT_GELU_K * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(u));
+}
+// d gelu / dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3*0.044715 x^2)
+DT_HD float dt_gelu_grad(float x) {
+    float u = DT_GELU_K * (x + 0.044715f * x * x * x);
+    float th = tanhf(u);
+    return 0.5f * (1.0f + th) +
+           0.5f * x * (1.0f - th * th) * DT_GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
+}
+
+// ---- Adam-family updates, one element (docs/formulas.md, "AdamW and LAMB") ----
+// AdamW (Loshchilov & Hutter 2019, Alg. 2) in torch.optim.AdamW's order of operations:
+// w *= 1 - lr*wd; m = lerp(m, g, 1-b1); v = b2 v + (1-b2) g^2;
+// w -= step * m / (sqrt(v)/bc2_sqrt + eps), with step = lr/(1-b1^t), bc2_sqrt = sqrt(1-b2^t)
+DT_HD void dt_adamw_elem(float *w, float g, float *m, float *v, float lr, float b1, float b2,
+                         float eps, float wd, float step, float bc2_sqrt) {
+    float wn = *w * (1.0f - lr * wd);
+    float mn = *m + (g - *m) * (1.0f - b1);
+    float vn = *v * b2 + (1.0f - b2) * g * g;
+    *m = mn;
+    *v = vn;
+    *w = wn - step * (mn / (sqrtf(vn) / bc2_sqrt + eps));
+}
+// LAMB's per-element direction (You et al. 2019, Alg. 2): Adam's moments, then
+// r = m_hat / (sqrt(v_hat) + eps) + wd*w with m_hat = m/bc1, v_hat = v/bc2; the layer-wise
+// trust ratio |w| / |r| is applied on the host (nn/optim.c)
+DT_HD float dt_lamb_dir_elem(float w, float g, float *m, float *v, float b1, float b2,
+                             float eps, float wd, float bc1, float bc2) {
+    float mn = b1 * *m + (1.0f - b1) * g;
+    float vn = b2 * *v + (1.0f - b2) * g * g;
+    *m = mn;
+    *v = vn;
+    return (mn / bc1) / (sqrtf(vn / bc2) + eps) + wd * w;
+}
+
 #endif

@@ -26,6 +26,11 @@ typedef enum {
     DT_LAYER_LINEAR,    // flattens its (C,H,W) input; weight (out, in) as torch.nn.Linear
     DT_LAYER_DROPOUT,
     DT_LAYER_ADD,       // residual add: out = in + in2
+    // Sequence layers (GPT-2): a sample is (1, T, width), T tokens in h, features in w
+    DT_LAYER_EMBED,     // token + position embedding of net->tokens
+    DT_LAYER_LAYERNORM, // over the features of each token
+    DT_LAYER_ATTENTION, // causal multi-head self-attention on [q|k|v] (T, 3C) -> (T, C)
+    DT_LAYER_GELU,
 } dt_layer_type;
 
 struct dt_layer {
@@ -39,7 +44,13 @@ struct dt_layer {
     int kh, kw, stride, pad;  // conv, maxpool
     int has_bias;     // conv, linear
     float p;          // dropout probability
-    float eps, momentum;  // batchnorm (PyTorch defaults 1e-5, 0.1)
+    float eps, momentum;  // batchnorm (PyTorch defaults 1e-5, 0.1); layernorm eps
+    int heads;        // attention: number of heads (C/heads channels each)
+    int per_token;    // linear: applied to each of the h rows of width w (a transformer's
+                      // tokens) instead of flattening C*H*W; weight (out, w)
+    int tied;         // linear: w_off is another layer's weight (GPT-2's output head reads
+                      // the token embedding), so it owns no parameters but adds to that grad
+    float init_std;   // weights drawn from N(0, init_std^2) (GPT-2); 0: the type's default
 
     // Parameter offsets in elements into net->params (and net->grads, same offsets for the
     // trainable ones); -1 where the layer has none. bn: w = gamma, b = beta, rm/rv = running.
@@ -54,7 +65,8 @@ struct dt_layer {
     // scratch only while a layer that reads or writes them runs (NULL otherwise).
     uint16_t *out_h, *dout_h;
     void *aux;     // bn: save_mean, save_invstd (2*oc floats); maxpool: int32 argmax
-                   // (B,oc,oh,ow); dropout: mask (B,oc,oh,ow) floats
+                   // (B,oc,oh,ow); dropout: mask (B,oc,oh,ow) floats; layernorm: mean,
+                   // rstd (2*B*T floats); attention: probabilities (B,heads,T,T) floats
     size_t aux_bytes;
     size_t workspace_floats;  // conv: scratch this layer needs (im2col columns)
     // Buffer plan, set by dt_net_finalize (nn/net_plan.c):

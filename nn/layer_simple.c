@@ -1,6 +1,7 @@
-// layer_simple.c — the elementwise layers: relu, inverted dropout (Srivastava et al. 2014;
-// the mask is a counter-based hash of (seed, element), nn/kernels.h dt_dropout_mask, so
-// every device draws the same mask) and the residual add of He et al. 2016 (y = F(x) + x).
+// layer_simple.c — the elementwise layers: relu, GELU (GPT-2), inverted dropout (Srivastava
+// et al. 2014; the mask is a counter-based hash of (seed, element), nn/kernels.h
+// dt_dropout_mask, so every device draws the same mask) and the residual add of He et al.
+// 2016 (y = F(x) + x).
 // Not here: the per-element loops (nn/device.h).
 #include "kernels.h"
 #include "layers.h"
@@ -113,4 +114,28 @@ static void add_grad_into(dt_layer *l, dt_net *net, int in, int bit) {
 void dt_add_backward(dt_layer *l, dt_net *net) {
     if (!l->inplace) add_grad_into(l, net, l->in, 1);
     add_grad_into(l, net, l->in2, 2);
+}
+
+// GELU (tanh form, nn/kernels.h dt_gelu) costs, n elements: forward 8n FLOPs (the cubic, the
+// tanh counted once, the products), 4*2n bytes; backward 14n FLOPs, 4*4n bytes (x and dy
+// read, dx read and written).
+void dt_gelu_setup(dt_layer *l) {
+    double n = batch_elems(l);
+    l->fwd_flops = 8.0 * n;
+    l->bwd_flops = 14.0 * n;
+    l->fwd_bytes = 4.0 * 2.0 * n;
+    l->bwd_bytes = 4.0 * 4.0 * n;
+    l->aux_bytes = 0;
+    l->workspace_floats = 0;
+}
+
+void dt_gelu_forward(dt_layer *l, dt_net *net, int training) {
+    (void)training;
+    net->dev->gelu_forward(net->dev, dt_layer_src(net, l->in), l->out, batch_count(l));
+}
+
+// dx += dy*gelu'(x): reads the input, so the input must not be overwritten in place
+void dt_gelu_backward(dt_layer *l, dt_net *net) {
+    net->dev->gelu_backward(net->dev, dt_layer_src(net, l->in), l->dout,
+                            dt_layer_dsrc(net, l->in), batch_count(l));
 }

@@ -121,4 +121,36 @@ void dt_add_forward(dt_layer *l, dt_net *net, int training);
 void dt_add_backward(dt_layer *l, dt_net *net);
 void dt_add_setup(dt_layer *l);
 
+
+// ---- the network builder's steps (nn/net.c), for the constructors in nn/net_seq.c ----
+// a layer reading `in` with its input shape (NULL once the net is in error); reject records
+// "model: layer: what detail", frees l and returns -1; append returns the new index; param
+// registers "<layer>.<suffix>" (ndim 1 or 2) and returns its offset
+dt_layer *dt_net_layer_new(dt_net *net, dt_layer_type type, const char *name,
+                           const char *kind, int in);
+int dt_net_layer_reject(dt_net *net, dt_layer *l, const char *what, const char *detail);
+int dt_net_layer_append(dt_net *net, dt_layer *l);
+ssize_t dt_net_layer_param(dt_net *net, dt_layer *l, const char *suffix, dt_param_kind kind,
+                           int ndim, int s0, int s1);
+
+// ---- sequence layers: a sample is (1, T, width), T = l->h tokens of l->w features ----
+// token + position embedding (nn/layer_embed.c): tokens (B,T) -> (B,T,C); w_off is wte
+// (vocab, C), b_off wpe (context, C)
+void dt_embed_forward(dt_layer *l, dt_net *net, int training);
+void dt_embed_backward(dt_layer *l, dt_net *net);
+void dt_embed_setup(dt_layer *l);
+// layer norm (nn/layer_layernorm.c): (B,T,C) -> (B,T,C); mean, rstd in l->aux
+void dt_layernorm_forward(dt_layer *l, dt_net *net, int training);
+void dt_layernorm_backward(dt_layer *l, dt_net *net);
+void dt_layernorm_setup(dt_layer *l);
+// causal self-attention (nn/layer_attention.c): qkv (B,T,3C) -> (B,T,C); probabilities in
+// l->aux
+void dt_attention_forward(dt_layer *l, dt_net *net, int training);
+void dt_attention_backward(dt_layer *l, dt_net *net);
+void dt_attention_setup(dt_layer *l);
+// GELU (nn/layer_simple.c): elementwise, backward reads the input
+void dt_gelu_forward(dt_layer *l, dt_net *net, int training);
+void dt_gelu_backward(dt_layer *l, dt_net *net);
+void dt_gelu_setup(dt_layer *l);
+
 #endif

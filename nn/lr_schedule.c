@@ -1,8 +1,8 @@
 // lr_schedule.c — the learning rate as a function of the step: linear warm-up (Goyal et al.
 // 2017, sec. 2.2 "gradual warmup") followed by a constant rate, step decay at milestones
-// (Goyal et al.: x0.1 at epochs 30, 60, 80) or polynomial decay (You et al. 2017; MLPerf
-// LARS: power 2); the linear scaling rule; and dynamic loss scaling for fp16 gradients
-// (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
+// (Goyal et al.: x0.1 at epochs 30, 60, 80), polynomial decay (You et al. 2017; MLPerf
+// LARS: power 2) or cosine decay (Loshchilov & Hutter 2017; GPT-3); the linear scaling
+// rule; and dynamic loss scaling for fp16 gradients (Micikevicius et al. 2018, sec. 3.2). Host-side scalars only, apart from the loss
 // scaler's two device calls (formulas: docs/formulas.md, "Learning-rate schedules" and
 // "Mixed precision and loss scaling"). Not here: the optimizers themselves (nn/optim.c).
 #include <math.h>
@@ -11,9 +11,10 @@
 
 int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err) {
     if (!s) return dt_fail(err, DT_EXIT_USAGE, "lr schedule: NULL");
-    if (s->kind != DT_LR_CONST && s->kind != DT_LR_STEP && s->kind != DT_LR_POLY)
-        return dt_fail(err, DT_EXIT_USAGE, "lr schedule: kind %d is not const, step or poly",
-                       (int)s->kind);
+    if (s->kind != DT_LR_CONST && s->kind != DT_LR_STEP && s->kind != DT_LR_POLY &&
+        s->kind != DT_LR_COSINE)
+        return dt_fail(err, DT_EXIT_USAGE,
+                       "lr schedule: kind %d is not const, step, poly or cosine", (int)s->kind);
     if (!(s->base_lr > 0.0f && isfinite(s->base_lr)))
         return dt_fail(err, DT_EXIT_USAGE, "lr schedule: base lr %g must be finite and > 0",
                        (double)s->base_lr);
@@ -34,6 +35,16 @@ int dt_lr_schedule_check(const dt_lr_schedule *s, dt_error *err) {
         if (!(s->power > 0.0f && isfinite(s->power)))
             return dt_fail(err, DT_EXIT_USAGE, "lr schedule: poly power %g must be > 0",
                            (double)s->power);
+    }
+    if (s->kind == DT_LR_COSINE) {
+        if (!(s->total_steps > s->warmup_steps && isfinite(s->total_steps)))
+            return dt_fail(err, DT_EXIT_USAGE,
+                           "lr schedule: cosine total steps %g must exceed the warm-up steps %g",
+                           s->total_steps, s->warmup_steps);
+        if (!(s->final_frac >= 0.0f && s->final_frac <= 1.0f))
+            return dt_fail(err, DT_EXIT_USAGE,
+                           "lr schedule: cosine final fraction %g must be in [0, 1]",
+                           (double)s->final_frac);
     }
     if (s->kind == DT_LR_STEP) {
         int n = s->n_milestones;
@@ -83,6 +94,11 @@ float dt_lr_at(const dt_lr_schedule *s, double t) {
         double span = s->total_steps - w;
         if (!(span > 0.0) || t >= s->total_steps) return 0.0f;
         return (float)(base * pow(1.0 - (t - w) / span, s->power));
+    }
+    case DT_LR_COSINE: {
+        double span = s->total_steps - w, fin = base * s->final_frac;
+        if (!(span > 0.0) || t >= s->total_steps) return (float)fin;
+        return (float)(fin + (base - fin) * 0.5 * (1.0 + cos(M_PI * (t - w) / span)));
     }
     case DT_LR_CONST:
     default:

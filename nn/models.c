@@ -1,12 +1,15 @@
 // models.c — the model zoo's front door: the list of model names, the default
 // configuration, validation of a configuration, and dispatch to the builders in
-// models_resnet.c and models_alexnet.c. Not here: any layer arithmetic (nn/net.c and the
-// layers compute shapes and record an input too small), nor any architecture (the builders).
+// models_resnet.c, models_alexnet.c and models_gpt.c. Not here: any layer arithmetic
+// (nn/net.c and the layers compute shapes and record an input too small), nor any
+// architecture (the builders).
 #include <string.h>
 
 #include "models.h"
 
-typedef enum { FAMILY_RESNET_IMAGENET, FAMILY_RESNET_CIFAR, FAMILY_ALEXNET, FAMILY_SMALLCNN } family;
+typedef enum {
+    FAMILY_RESNET_IMAGENET, FAMILY_RESNET_CIFAR, FAMILY_ALEXNET, FAMILY_SMALLCNN, FAMILY_GPT
+} family;
 
 typedef struct {
     char name[16];  // an array, not a pointer: the table stays in read-only memory
@@ -22,14 +25,22 @@ static const model_entry MODELS[] = {
     {"resnet32", FAMILY_RESNET_CIFAR, 32},      {"resnet44", FAMILY_RESNET_CIFAR, 44},
     {"resnet56", FAMILY_RESNET_CIFAR, 56},      {"resnet110", FAMILY_RESNET_CIFAR, 110},
     {"alexnet", FAMILY_ALEXNET, 0},             {"alexnet-bn", FAMILY_ALEXNET, 1},
-    {"smallcnn", FAMILY_SMALLCNN, 0},
+    {"smallcnn", FAMILY_SMALLCNN, 0},           {"gpt2-tiny", FAMILY_GPT, 0},
+    {"gpt2", FAMILY_GPT, 0},                    {"gpt2-medium", FAMILY_GPT, 0},
+    {"gpt2-large", FAMILY_GPT, 0},              {"gpt2-xl", FAMILY_GPT, 0},
+    {"gpt3-small", FAMILY_GPT, 0},              {"gpt3-medium", FAMILY_GPT, 0},
+    {"gpt3-large", FAMILY_GPT, 0},              {"gpt3-xl", FAMILY_GPT, 0},
+    {"gpt3-2.7b", FAMILY_GPT, 0},               {"gpt3-6.7b", FAMILY_GPT, 0},
+    {"gpt3-13b", FAMILY_GPT, 0},                {"gpt3-175b", FAMILY_GPT, 0},
 };
 #define N_MODELS ((int)(sizeof MODELS / sizeof MODELS[0]))
 
 // Kept in the order of MODELS (tests/unit/test_models.c checks that they agree).
 const char *dt_model_names(void) {
     return "resnet18, resnet34, resnet50, resnet101, resnet152, resnet8, resnet14, resnet20, "
-           "resnet32, resnet44, resnet56, resnet110, alexnet, alexnet-bn, smallcnn";
+           "resnet32, resnet44, resnet56, resnet110, alexnet, alexnet-bn, smallcnn, gpt2-tiny, "
+           "gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt3-small, gpt3-medium, gpt3-large, "
+           "gpt3-xl, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b";
 }
 
 dt_model_config dt_model_config_default(void) {
@@ -94,8 +105,71 @@ static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) 
     case FAMILY_RESNET_CIFAR: return dt_build_resnet_cifar(net, cfg, m->arg);
     case FAMILY_ALEXNET: return dt_build_alexnet(net, cfg, m->arg);
     case FAMILY_SMALLCNN: return dt_build_smallcnn(net, cfg);
+    case FAMILY_GPT: return dt_build_gpt(net, cfg, dt_gpt_find(m->name));
     }
     return -1;
+}
+
+// A gpt model's configuration: the input is (1, 1, T) tokens, T = seq_len or the context,
+// the classes are the vocabulary; fp32 only; vocab and seq_len must not be negative.
+static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_config *out,
+                      dt_error *err) {
+    const dt_gpt_shape *s = dt_gpt_find(m->name);
+    *out = *in;
+    if (in->seq_len < 0 || in->vocab < 0)
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: sequence length %d and vocabulary %d "
+                       "must not be negative (0: the model's)", m->name, in->seq_len,
+                       in->vocab);
+    if (in->seq_len > s->context)
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: a sequence of %d tokens is longer than "
+                       "the model's context of %d", m->name, in->seq_len, s->context);
+    if (in->amp != DT_AMP_FP32)
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: gpt models train in fp32 only (got "
+                       "precision %s)", m->name, dt_amp_name(in->amp));
+    out->seq_len = in->seq_len > 0 ? in->seq_len : s->context;
+    out->vocab = in->vocab > 0 ? in->vocab : s->vocab;
+    out->in_c = 1, out->in_h = 1, out->in_w = out->seq_len;
+    out->num_classes = out->vocab;
+    return 0;
+}
+
+// The layers of `name` on dev without allocating anything (the builder alone): what a
+// simulator or a planner needs to know about a model too large for this machine.
+int dt_model_describe(const char *name, dt_device *dev, const dt_model_config *cfg,
+                      double *n_trainable, double *fwd_flops, double *step_flops,
+                      dt_error *err) {
+    const model_entry *m = find_model(name);
+    if (!m)
+        return dt_fail(err, DT_EXIT_USAGE, "unknown model '%s'; valid models: %s",
+                       name ? name : "(null)", dt_model_names());
+    if (!dev) return dt_fail(err, DT_EXIT_USAGE, "model %s: no device given", name);
+    dt_model_config def = dt_model_config_default(), c;
+    if (!cfg) cfg = &def;
+    c = *cfg;
+    if (m->fam == FAMILY_GPT && gpt_config(m, cfg, &c, err) != 0) return -1;
+    if (validate_config(&c, err) != 0) return -1;
+    dt_net *net = dt_net_new(dev, m->name, &c);
+    if (build(net, m, &c) != 0 || net->build_err.code) {
+        if (err) *err = net->build_err;
+        dt_net_free(net);
+        return -1;
+    }
+    *n_trainable = (double)net->n_trainable;
+    *fwd_flops = dt_net_forward_flops(net);
+    *step_flops = dt_net_step_flops(net);
+    dt_net_free(net);
+    return 0;
+}
+
+// The transformer primitives a gpt model runs on (nn/device.h); the message lists them.
+static int gpt_device_ok(const char *name, const dt_device *d, dt_error *err) {
+    if (d->embed_forward && d->embed_backward && d->layernorm_forward &&
+        d->layernorm_backward && d->attention_forward && d->attention_backward &&
+        d->gelu_forward && d->gelu_backward)
+        return 0;
+    return dt_fail(err, DT_EXIT_USAGE, "model %s: the %s device has no transformer primitives "
+                   "(embedding, layer norm, attention, GELU); gpt models run on the cpu "
+                   "device", name, d->name ? d->name : "?");
 }
 
 dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config *cfg,
@@ -110,8 +184,13 @@ dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config 
         dt_fail(err, DT_EXIT_USAGE, "model %s: no device given", name);
         return NULL;
     }
-    dt_model_config def = dt_model_config_default();
+    dt_model_config def = dt_model_config_default(), gcfg;
     if (!cfg) cfg = &def;
+    if (m->fam == FAMILY_GPT) {
+        if (gpt_config(m, cfg, &gcfg, err) != 0 || gpt_device_ok(m->name, dev, err) != 0)
+            return NULL;
+        cfg = &gcfg;
+    }
     if (validate_config(cfg, err) != 0) return NULL;
 
     dt_net *net = dt_net_new(dev, m->name, cfg);

@@ -21,6 +21,17 @@ int dt_build_alexnet(dt_net *net, const dt_model_config *cfg, int bn);
 // Two conv + pool layers and two fully connected (the Fashion-MNIST README's baseline).
 int dt_build_smallcnn(dt_net *net, const dt_model_config *cfg);
 
+// GPT-2-class decoders (nn/models_gpt.c): a shape of the table
+typedef struct {
+    char name[16];
+    int layers, width, heads, context, vocab;  // L, C (d_model), heads, n_ctx, default V
+} dt_gpt_shape;
+const dt_gpt_shape *dt_gpt_find(const char *name);  // NULL if not a gpt model
+// The closed form V*C + context*C + L*(12C^2 + 13C) + 2C (tied head), vocab 0: the shape's
+double dt_gpt_param_count(const dt_gpt_shape *s, int vocab);
+// cfg->vocab (0: the shape's) and net->seq tokens, <= the context (the embedding refuses)
+int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s);
+
 // Goyal et al. 2017 §5.1: zero gamma in the last BN of every residual block, so each block
 // starts as the identity. Call after dt_net_finalize; the last BN of a block is the layer
 // feeding the first operand of each residual add (the builders add main branch + shortcut).

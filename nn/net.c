@@ -25,6 +25,8 @@ const char *dt_param_kind_name(dt_param_kind kind) {
     case DT_PARAM_BN_BETA: return "bn_beta";
     case DT_PARAM_RUNNING_MEAN: return "running_mean";
     case DT_PARAM_RUNNING_VAR: return "running_var";
+    case DT_PARAM_LN_GAMMA: return "ln_gamma";
+    case DT_PARAM_LN_BETA: return "ln_beta";
     }
     return "unknown";
 }
@@ -45,6 +47,7 @@ dt_net *dt_net_new(dt_device *dev, const char *model, const dt_model_config *cfg
     net->in_h = cfg->in_h;
     net->in_w = cfg->in_w;
     net->num_classes = cfg->num_classes;
+    net->seq = cfg->seq_len > 0 ? cfg->seq_len : 0;
     net->dropout_seed = dt_mix64(cfg->seed ^ 0xD20F0D20F0D20F0Dull);
     net->amp = cfg->amp;
     if (cfg->amp != DT_AMP_FP32 && cfg->amp != DT_AMP_FP16 && cfg->amp != DT_AMP_BF16)
@@ -361,6 +364,10 @@ static void init_tensor(const dt_net *net, int t, float *host) {
     const dt_layer *l = net->layers[p->layer];
     uint64_t stream = tensor_seed(net->cfg.seed, t);
     float fill = 0.0f;
+    if (l->init_std > 0.0f && p->kind == DT_PARAM_WEIGHT) {  // GPT-2: N(0, 0.02^2), ...
+        for (size_t i = 0; i < p->count; i++) host[i] = l->init_std * normal_at(stream, i);
+        return;
+    }
     switch (p->kind) {
     case DT_PARAM_WEIGHT:
         if (l->type == DT_LAYER_CONV) {
@@ -373,7 +380,7 @@ static void init_tensor(const dt_net *net, int t, float *host) {
         }
         return;
     case DT_PARAM_BIAS:
-        if (l->type == DT_LAYER_LINEAR) {
+        if (l->type == DT_LAYER_LINEAR && l->init_std <= 0.0f) {
             float bound = 1.0f / sqrtf((float)dt_layer_in_size(l));
             for (size_t i = 0; i < p->count; i++)
                 host[i] = bound * (2.0f * dt_uniform(stream, i) - 1.0f);
@@ -385,6 +392,8 @@ static void init_tensor(const dt_net *net, int t, float *host) {
     case DT_PARAM_BN_BETA: fill = 0.0f; break;
     case DT_PARAM_RUNNING_MEAN: fill = 0.0f; break;
     case DT_PARAM_RUNNING_VAR: fill = 1.0f; break;
+    case DT_PARAM_LN_GAMMA: fill = 1.0f; break;
+    case DT_PARAM_LN_BETA: fill = 0.0f; break;
     }
     for (size_t i = 0; i < p->count; i++) host[i] = fill;
 }
@@ -436,12 +445,14 @@ int dt_net_finalize(dt_net *net, dt_error *err) {
     dt_device *d = net->dev;
     size_t in_elems = (size_t)net->B * net->in_c * net->in_h * net->in_w;
     const dt_layer *last = net->layers[net->n_layers - 1];
-    net->num_classes = (int)dt_layer_out_size(last);  // the logits' width, K of the loss
+    size_t rows = net->seq > 0 ? (size_t)net->seq : 1;  // loss rows per sample
+    net->num_classes = (int)(dt_layer_out_size(last) / rows);  // K of the loss
     net->params = alloc_floats(d, net->n_total);
     net->grads = alloc_floats(d, net->n_trainable);
     net->input = alloc_floats(d, in_elems);
     net->dinput = alloc_floats(d, in_elems);
-    net->labels = d->alloc(d, (size_t)net->B * sizeof(int32_t));
+    net->labels = d->alloc(d, (size_t)net->B * rows * sizeof(int32_t));
+    if (net->seq > 0) net->tokens = d->alloc(d, (size_t)net->B * rows * sizeof(int32_t));
     net->probs = alloc_floats(d, (size_t)net->B * dt_layer_out_size(last));
     net->workspace_floats = 0;
     for (int i = 0; i < net->n_layers; i++) {
@@ -467,6 +478,7 @@ void dt_net_free(dt_net *net) {
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) d->free(d, bufs[i]);
     if (net->labels) d->free(d, net->labels);
+    if (net->tokens) d->free(d, net->tokens);
     for (int i = 0; i < net->n_layers; i++) {  // douts are shared (plan_douts): free once
         float *g = net->layers[i]->dout;
         int seen = 0;
@@ -497,3 +509,17 @@ const dt_param *dt_net_find_param(const dt_net *net, const char *name) {
 }
 
 size_t dt_net_count_trainable(const dt_net *net) { return net ? net->n_trainable : 0; }
+
+// ---- the builder's steps, for the sequence layers' constructors (nn/net_seq.c) ----
+dt_layer *dt_net_layer_new(dt_net *net, dt_layer_type type, const char *name,
+                           const char *kind, int in) {
+    return new_layer(net, type, name, kind, in);
+}
+int dt_net_layer_reject(dt_net *net, dt_layer *l, const char *what, const char *detail) {
+    return reject(net, l, what, detail);
+}
+int dt_net_layer_append(dt_net *net, dt_layer *l) { return append_layer(net, l); }
+ssize_t dt_net_layer_param(dt_net *net, dt_layer *l, const char *suffix, dt_param_kind kind,
+                           int ndim, int s0, int s1) {
+    return add_param(net, l, suffix, kind, ndim, s0, s1, 0, 0);
+}

@@ -24,6 +24,8 @@ typedef enum {
     DT_PARAM_BN_BETA,       // batchnorm bias
     DT_PARAM_RUNNING_MEAN,  // batchnorm running_mean (not trainable)
     DT_PARAM_RUNNING_VAR,   // batchnorm running_var (not trainable)
+    DT_PARAM_LN_GAMMA,      // layernorm weight
+    DT_PARAM_LN_BETA,       // layernorm bias
 } dt_param_kind;
 
 typedef struct {
@@ -57,6 +59,8 @@ typedef struct {
     float dropout;           // AlexNet classifier dropout (torchvision: 0.5)
     uint64_t seed;           // parameter initialisation
     dt_amp amp;              // storage of activations and gradients (default fp32)
+    int seq_len;             // gpt models: tokens per sample T (0: the model's context)
+    int vocab;               // gpt models: vocabulary size (0: the model's own, 50257)
 } dt_model_config;
 
 dt_model_config dt_model_config_default(void);  // batch 32, 3x224x224, 1000 classes, zero-init
@@ -66,7 +70,10 @@ struct dt_net {
     dt_device *dev;
     dt_model_config cfg;
     int B, in_c, in_h, in_w; // input shape (per rank batch)
-    int num_classes;
+    int num_classes;         // classes; gpt models: the vocabulary
+    int seq;                 // tokens per sample (gpt models; 0 for images): the loss then
+                             // runs over B*seq rows of num_classes logits, labels (B, seq)
+    int32_t *tokens;         // device, (B, seq) token ids (gpt models), else NULL
 
     dt_layer **layers;
     int n_layers, cap_layers;
@@ -80,7 +87,7 @@ struct dt_net {
     float *grads;            // device, n_trainable
     float *input;            // device, (B, in_c, in_h, in_w)
     float *dinput;           // device, same shape (gradient w.r.t. input; for tests)
-    int32_t *labels;         // device, (B)
+    int32_t *labels;         // device, (B), or (B, seq) next-token targets
     float *probs;            // device, (B, num_classes)
     float *workspace;        // device, shared scratch (im2col columns)
     size_t workspace_floats;
@@ -124,6 +131,19 @@ int dt_net_add_avgpool(dt_net *net, int in, int oh, int ow);
 int dt_net_add_linear(dt_net *net, const char *name, int in, int out, int bias);
 int dt_net_add_dropout(dt_net *net, int in, float p);
 int dt_net_add_add(dt_net *net, int a, int b);
+// Sequence layers (nn/net_seq.c): the network input is (1, 1, T) per sample and
+// dt_net_set_tokens fills net->tokens. embed adds "<name>.wte" (vocab, C) and "<name>.wpe"
+// (context, C) read with net->tokens (T <= context); layernorm "<name>.weight/.bias" (w);
+// linear_tokens a per-token torch.nn.Linear (l->per_token); tied_head a bias-free
+// per-token linear whose weight is layer `embed`'s wte (lm_head of GPT-2).
+int dt_net_add_embed(dt_net *net, const char *name, int vocab, int context, int C,
+                     float init_std);
+int dt_net_add_layernorm(dt_net *net, const char *name, int in, float eps);
+int dt_net_add_attention(dt_net *net, int in, int heads);
+int dt_net_add_gelu(dt_net *net, int in);
+int dt_net_add_linear_tokens(dt_net *net, const char *name, int in, int out, int bias,
+                             float init_std);
+int dt_net_add_tied_head(dt_net *net, const char *name, int in, int embed);
 int dt_net_finalize(dt_net *net, dt_error *err);
 void dt_net_free(dt_net *net);
 
@@ -136,7 +156,7 @@ size_t dt_net_count_trainable(const dt_net *net);  // == n_trainable
 enum { DT_PHASE_FORWARD, DT_PHASE_BACKWARD };
 // The layer kinds profiles are kept by (dtrain --profile, dtsim --profile): a layer type and
 // a phase, kind = 2 * type + phase, and DT_KIND_REST for what is no layer's work.
-#define DT_N_LAYER_TYPES 8
+#define DT_N_LAYER_TYPES 12
 #define DT_KIND_REST (2 * DT_N_LAYER_TYPES)
 #define DT_N_KINDS (DT_KIND_REST + 1)
 // "conv", "bn", "relu", "maxpool", "avgpool", "linear", "dropout", "add"; NULL out of range
@@ -145,9 +165,13 @@ const char *dt_layer_type_name(int type);
 const char *dt_kind_name(int kind, char *buf, size_t size);
 // Copy a batch from the host: x (B, in_c, in_h, in_w) floats, labels (B) in [0, classes).
 void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_host);
+// gpt models: tokens (B, seq) in [0, vocab) and their next-token targets (B, seq); either
+// may be NULL (unchanged)
+void dt_net_set_tokens(dt_net *net, const int32_t *tokens_host, const int32_t *targets_host);
 // forward through every layer; training selects batch statistics and dropout
 void dt_net_forward(dt_net *net, int training);
-// softmax cross-entropy of the last layer against net->labels (mean over the batch)
+// softmax cross-entropy of the last layer against net->labels (mean over the batch; for
+// gpt models over the B*seq tokens)
 float dt_net_loss(dt_net *net);
 // Called after each layer's backward with the range of the gradient buffer that is now
 // final, [lo, hi) in elements (empty for layers without parameters): the hook for fusion
@@ -169,11 +193,19 @@ double dt_net_forward_flops(const dt_net *net);
 // on the 3x3), resnet8 resnet14 resnet20 resnet32 resnet44 resnet56 resnet110 (He et al.
 // 2016 CIFAR, 6n+2, option A identity shortcuts replaced by 1x1 projection, see
 // models_resnet.c), alexnet,
-// alexnet-bn (Jia et al. 2018), smallcnn (2 conv + pool, for 28x28 Fashion-MNIST).
+// alexnet-bn (Jia et al. 2018), smallcnn (2 conv + pool, for 28x28 Fashion-MNIST),
+// GPT-2 decoders (nn/models_gpt.c): gpt2-tiny, gpt2 (124M), gpt2-medium, gpt2-large,
+// gpt2-xl, and the GPT-3 shapes gpt3-small ... gpt3-175b (cfg->seq_len, cfg->vocab).
 // Returns a finalized network, or NULL with err set: unknown name (the message lists the
 // valid ones), an input too small for the architecture, a non-positive size.
 dt_net *dt_model_create(const char *name, dt_device *dev, const dt_model_config *cfg,
                         dt_error *err);
 const char *dt_model_names(void);  // "resnet18, resnet34, ..." for messages and --help
+// The trainable parameter count and the FLOPs of one forward and of one training step
+// (per-rank batch cfg->batch) of a model, from its layers alone: nothing is allocated, so
+// it answers for GPT-3 175B too. 0, or -1 with err (DT_EXIT_USAGE) as dt_model_create.
+int dt_model_describe(const char *name, dt_device *dev, const dt_model_config *cfg,
+                      double *n_trainable, double *fwd_flops, double *step_flops,
+                      dt_error *err);
 
 #endif

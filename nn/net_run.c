@@ -15,10 +15,22 @@ void dt_net_set_batch(dt_net *net, const float *x_host, const int32_t *labels_ho
     if (x_host) d->from_host(d, net->input, x_host, n * sizeof(float));
     // The data loader validates labels; one outside [0, classes) makes the loss NaN
     // (device.h softmax_xent_forward), which the trainer's finiteness check reports.
-    if (labels_host) d->from_host(d, net->labels, labels_host, (size_t)net->B * sizeof(int32_t));
+    size_t rows = (size_t)net->B * (net->seq > 0 ? (size_t)net->seq : 1);
+    if (labels_host) d->from_host(d, net->labels, labels_host, rows * sizeof(int32_t));
 }
 
-_Static_assert(DT_LAYER_ADD + 1 == DT_N_LAYER_TYPES, "a layer type without a profile kind");
+void dt_net_set_tokens(dt_net *net, const int32_t *tokens_host, const int32_t *targets_host) {
+    DT_ASSERT(net && net->finalized && net->tokens);
+    dt_device *d = net->dev;
+    size_t n = (size_t)net->B * (size_t)net->seq;
+    if (tokens_host) d->from_host(d, net->tokens, tokens_host, n * sizeof(int32_t));
+    if (targets_host) d->from_host(d, net->labels, targets_host, n * sizeof(int32_t));
+}
+
+// Rows of the loss: one per sample, or one per token of a sequence model.
+static int loss_rows(const dt_net *net) { return net->B * (net->seq > 0 ? net->seq : 1); }
+
+_Static_assert(DT_LAYER_GELU + 1 == DT_N_LAYER_TYPES, "a layer type without a profile kind");
 
 const char *dt_layer_type_name(int type) {  // a switch: no table of pointers in data
     switch (type) {
@@ -30,6 +42,10 @@ const char *dt_layer_type_name(int type) {  // a switch: no table of pointers in
     case DT_LAYER_LINEAR: return "linear";
     case DT_LAYER_DROPOUT: return "dropout";
     case DT_LAYER_ADD: return "add";
+    case DT_LAYER_EMBED: return "embed";
+    case DT_LAYER_LAYERNORM: return "layernorm";
+    case DT_LAYER_ATTENTION: return "attention";
+    case DT_LAYER_GELU: return "gelu";
     }
     return NULL;
 }
@@ -66,12 +82,13 @@ void dt_net_forward(dt_net *net, int training) {
 }
 
 // Mean softmax cross-entropy of the last layer's output, (B, K) logits with K its
-// per-image size, against net->labels; leaves the probabilities in net->probs.
+// per-image size (a sequence model: (B*seq, vocab)), against net->labels; leaves the
+// probabilities in net->probs.
 float dt_net_loss(dt_net *net) {
     DT_ASSERT(net && net->finalized);
     const dt_layer *last = net->layers[net->n_layers - 1];
-    return net->dev->softmax_xent_forward(net->dev, last->out, net->labels, net->B,
-                                          (int)dt_layer_out_size(last), net->probs);
+    return net->dev->softmax_xent_forward(net->dev, last->out, net->labels, loss_rows(net),
+                                          net->num_classes, net->probs);
 }
 
 void dt_net_dout_first_writer(const dt_net *net, int *first) {
@@ -119,8 +136,8 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     dt_layer *last = net->layers[n - 1];
     int root_last = dt_layer_buffer_root(net, n - 1);
     d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
-    d->softmax_xent_backward(d, net->probs, net->labels, net->B, (int)dt_layer_out_size(last),
-                             loss_scale / (float)net->B, last->dout);
+    d->softmax_xent_backward(d, net->probs, net->labels, loss_rows(net), net->num_classes,
+                             loss_scale / (float)loss_rows(net), last->dout);
     size_t mark = net->n_trainable;
     for (int t = n - 1; t >= 0; t--) {
         dt_layer *l = net->layers[t];

@@ -3,7 +3,9 @@
 // by step or polynomial decay (Goyal et al. 2017; MLPerf), the linear scaling rule, and
 // dynamic loss scaling for fp16 gradients (Micikevicius et al. 2018). Updates run on the
 // device (sgd_update / lars_update); only per-tensor scalars (norms, trust ratios) are
-// computed on the host. Not here: gradient averaging (coll/) or clipping.
+// computed on the host. AdamW (Loshchilov & Hutter 2019) and LAMB (You et al. 2019) for the
+// transformers, with clipping by global norm and cosine decay. Not here: gradient averaging
+// (coll/).
 #ifndef DT_OPTIM_H
 #define DT_OPTIM_H
 
@@ -11,7 +13,7 @@
 
 #include "net.h"
 
-typedef enum { DT_OPT_SGD, DT_OPT_LARS } dt_opt_kind;
+typedef enum { DT_OPT_SGD, DT_OPT_LARS, DT_OPT_ADAMW, DT_OPT_LAMB } dt_opt_kind;
 
 typedef struct {
     dt_opt_kind kind;
@@ -20,7 +22,9 @@ typedef struct {
                          // biases, BN gamma or beta)
     int nesterov;        // SGD only
     float trust;         // LARS trust coefficient eta (0.001: docs/formulas.md, "LARS")
-    float eps;           // LARS epsilon (1e-9)
+    float eps;           // LARS epsilon (1e-9); AdamW's (1e-8, torch) and LAMB's (1e-6, the
+                         // paper's BERT runs) added to sqrt(v_hat)
+    float beta1, beta2;  // AdamW, LAMB moment decay rates (0.9, 0.999)
 } dt_optim_config;
 
 dt_optim_config dt_optim_config_default(dt_opt_kind kind);
@@ -29,6 +33,9 @@ typedef struct {
     dt_optim_config cfg;
     dt_device *dev;
     float *velocity;     // device, n_trainable (same offsets as grads): optimizer state
+                         // (AdamW, LAMB: the first moment m)
+    float *second;       // AdamW, LAMB: the second moment v (device, n_trainable)
+    float *direction;    // LAMB: each tensor's update direction r (device, n_trainable)
     size_t n;
     long step;           // updates applied so far
     // LARS: room for |w| and |g| of every tensor, fetched in one sumsq_many per step
@@ -44,10 +51,19 @@ void dt_optim_free(dt_optim *opt);
 // decay on weights only. LARS: per weight tensor, local_lr = trust*|w|/(|g| + wd*|w| + eps)
 // (dt_lars_local_lr) and v = m*v + lr*local_lr*(g + wd*w), w -= v; biases and BN parameters
 // take the plain momentum update v = m*v + lr*g, w -= v (no decay, no trust ratio).
+// AdamW: torch.optim.AdamW on every tensor, decay on weights (conv, linear, embedding) only.
+// LAMB (You et al. 2019, Alg. 2): Adam's direction r = m_hat/(sqrt(v_hat) + eps) + wd*w per
+// weight tensor, w -= lr * (|w|/|r|) * r (ratio 1 where a norm is 0); biases and norm
+// parameters take w -= lr * m_hat/(sqrt(v_hat) + eps) (no decay, no trust ratio).
+// docs/formulas.md, "AdamW and LAMB".
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
+// Clipping by global norm (Pascanu et al. 2013; torch.nn.utils.clip_grad_norm_): the norm of
+// all gradients together, and if it exceeds max_norm every gradient times
+// max_norm/(norm + 1e-6). Returns the norm before clipping (max_norm <= 0: only measures).
+double dt_clip_grad_norm(dt_net *net, double max_norm);
 
 // ---- learning-rate schedules ----
-typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY } dt_lr_schedule_kind;
+typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY, DT_LR_COSINE } dt_lr_schedule_kind;
 
 typedef struct {
     dt_lr_schedule_kind kind;
@@ -59,6 +75,10 @@ typedef struct {
     int n_milestones;     // STEP: multiply by gamma at each milestone (steps)
     double milestones[8];
     float gamma;          // 0.1
+    // COSINE (Loshchilov & Hutter 2017, one cycle without restarts, as GPT-3 and llm.c):
+    // lr = final + (base - final)*(1 + cos(pi*(t - warmup)/(total - warmup)))/2, and final
+    // from total_steps on, with final = final_frac*base
+    float final_frac;
 } dt_lr_schedule;
 
 // learning rate at (possibly fractional) step t, t >= 0

@@ -126,6 +126,13 @@ static int set_up_model(dtrain_run *r) {
     cfg.dropout = o->dropout;
     cfg.amp = o->precision;
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
+    if (r->net && r->net->seq > 0) {  // its batches are token sequences, not images
+        dt_fail(&r->err, DT_EXIT_USAGE, "--model %s: a language model; dtrain's data "
+                "pipeline feeds images, so it trains the image models only (the gpt models "
+                "train through nn/'s API: dt_net_set_tokens, tests/unit/test_gpt.c)", o->model);
+        dt_net_free(r->net);
+        r->net = NULL;
+    }
     // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
     // file stops every rank with the same message, before any step)
     dt_weights_opts wo = {1, o->weights_new_head};

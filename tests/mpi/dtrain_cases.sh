@@ -153,6 +153,7 @@ algorithms)
 bad_input)
   expect2() { what=$1; shift; out=$("$@" 2>&1); rc=$?; [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }; echo "$out" | grep -q -e "$PAT" || { echo "$out"; fail "$what: message lacks '$PAT'"; }; echo "ok: $what -> $(echo "$out" | grep -m1 -e "$PAT")"; }
   PAT="resnet50";        expect2 "unknown model" run 1 --model resnet51 $SYN
+  PAT="a language model"; expect2 "gpt model (token batches, not images)" run 1 --model gpt2-tiny $SYN
   PAT="does not divide"; expect2 "batch not divisible" run 3 --batch 10 $SYN
   PAT="too small";       expect2 "input too small" run 1 --model alexnet $SYN
   PAT="--optimizer";     expect2 "bad optimizer" run 1 --optimizer adam
