@@ -63,7 +63,7 @@ static void usage_exit(const char *fmt, const char *what) {
 static const char *help =
     "usage: mpirun -np P dtcoll-bench [options]\n"
     "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
-    "                     valid: " DT_ALGO_VALID "; and floor: the bare ring, ~20\n"
+    "                     valid: %s; and floor: the bare ring, ~20\n"
     "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
     "                     runner: the fastest a ring over this MPI's messages can be;\n"
     "                     and shm: the one-node allreduce through an MPI-3 shared window,\n"
@@ -77,7 +77,7 @@ static const char *help =
     "  --fp16             fp16 on the wire for our algorithms (MPI stays float32)\n"
     "  --group G          hier's ranks per group (default 2, capped at P)\n"
     "  --inner ring|rhd   hier's and torus2d's inner allreduce (default ring)\n"
-    "  --hier-rs          hier's reduce-scatter variant (needs P % group == 0)\n"
+    "  --hier-rs          hier's reduce-scatter variant (needs P %% group == 0)\n"
     "  --host-add         local sums as plain host loops (dev = NULL), not the cpu device\n"
     "  --seed N           inputs' seed (default 1)\n"
     "  --csv FILE         also write the table as CSV\n";
@@ -457,7 +457,7 @@ int main(int argc, char **argv) {
         case 's': a.seed = (uint64_t)strtoull(optarg, NULL, 10); break;
         case 'c': a.csv = optarg; break;
         case 'H':
-            if (rank_ == 0) fputs(help, stdout);
+            if (rank_ == 0) printf(help, DT_ALGO_VALID);
             MPI_Finalize();
             return 0;
         default:

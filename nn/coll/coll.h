@@ -53,8 +53,9 @@
 #include "../device.h"
 #include "../dt.h"
 
-// The built-in algorithms, numbered by their places in the registry (coll_algos.c); a build
-// with more entries (DT_ALGO_EXTRA) numbers them from DT_ALGO_COUNT on.
+// The built-in algorithms: each names one line of the registry (coll_algos.c's
+// DT_ALGO_BUILTINS, which a compile-time assertion holds to this list); a build with more
+// entries (DT_ALGO_EXTRA) numbers them from DT_ALGO_COUNT on.
 typedef enum {
     DT_ALGO_MPI,
     DT_ALGO_PS,
@@ -68,10 +69,14 @@ typedef enum {
     DT_ALGO_COUNT  // the built-ins
 } dt_algo;
 
-// The built-ins' names, for help texts (dt_algo_parse's message lists a build's extras too).
-#define DT_ALGO_VALID "mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto"
-
 const char *dt_algo_name(dt_algo a);
+// The registry's names, "mpi, ps, ring, ...", a build's extra entries included, into buf (n
+// bytes; DT_ALGO_NAMES_MAX holds them all); returns buf. For help texts and messages.
+const char *dt_algo_names(char *buf, size_t n);
+#define DT_ALGO_NAMES_MAX 512
+// The same as an expression for one call's arguments (printf("%s", DT_ALGO_VALID)): its
+// buffer lives until the end of the enclosing block.
+#define DT_ALGO_VALID dt_algo_names((char[DT_ALGO_NAMES_MAX]){0}, DT_ALGO_NAMES_MAX)
 // Parse an algorithm name; unknown names fail with DT_EXIT_USAGE and a message listing the
 // valid ones (`what` names the option or variable, e.g. "--algo" or "DTCOLL_ALGO").
 int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_error *err);

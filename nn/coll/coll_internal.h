@@ -55,4 +55,10 @@ struct dt_coll_req {
     void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
 };
 
+// A rank's place in a communicator of c (coll.c): its rank and the communicator's size, and
+// all of them with the resolved options as a schedule's builder takes them (coll_sched.h).
+int dt_coll_rank_in(const dt_coll *c, int comm);
+int dt_coll_size_of(const dt_coll *c, int comm);
+dt_build_ctx dt_coll_build_ctx(const dt_coll *c);
+
 #endif

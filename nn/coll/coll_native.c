@@ -6,8 +6,8 @@
 #include "coll_layers.h"
 
 // `mpi` as a schedule: one round whose one op is the library's collective on the buffer.
-void dt_build_native(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    (void)c, (void)quant;
+void dt_build_native(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    (void)x, (void)quant;
     dt_lane_round(&s->lanes[0]);
     dt_lane_op(&s->lanes[0], DT_OP_NATIVE, DT_COMM_ALL, -1, 0, n);
 }

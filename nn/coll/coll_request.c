@@ -172,9 +172,10 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     dt_algo a = dt_coll_resolve(c, count * (c->o.wire_f16 ? 2 : (dtype == DT_F64 ? 8 : 4)));
     dt_algo_def def;
     dt_algo_get(a, &def);  // (resolved: a names an entry)
-    if (a == DT_ALGO_NCCL && !c->ext.start) {
-        dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm nccl needs NCCL on the cuda device "
-                "(dtrain --device cuda, in a build with NCCL); not available here");
+    int external = (def.flags & DT_ALGO_EXTERNAL) != 0;  // run by the attached extension
+    if (external && !c->ext.start) {
+        dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm %s needs NCCL on the cuda device "
+                "(dtrain --device cuda, in a build with NCCL); not available here", def.name);
         return NULL;
     }
     dt_coll_req *r = callocCheck(1, sizeof *r);
@@ -189,14 +190,15 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     r->tag = (int)(c->seq++ % (unsigned long)slots) * DT_MAX_LANES;
     r->next = c->inflight;
     c->inflight = r;
-    if (a == DT_ALGO_NCCL) {  // NCCL queues it on the device's stream
+    if (external) {  // NCCL queues it on the device's stream
         r->ext = c->ext.start(c->ext.ctx, r->buf, r->count, r->dtype);
         return r;
     }
     int stage = dt_stage_needed(c->dev, c->o.gpu_direct, dtype);
     r->ldev = stage ? NULL : c->dev;
     r->s.n_lanes = 1;
-    def.build(c, count, r->wire16, &r->s);
+    dt_build_ctx x = dt_coll_build_ctx(c);
+    def.build(&x, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
         const dt_lane *l = &r->s.lanes[lane];
@@ -343,3 +345,20 @@ int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *
     dt_allreduce_wait(r);
     return 0;
 }
+
+// The end of a communicator (coll.h): every request still in flight completed first, then
+// its scratch, its polls, the extension and the communicators it made.
+void dt_coll_free(dt_coll *c) {
+    if (!c) return;
+    while (c->inflight) dt_allreduce_wait(c->inflight);
+    dt_scratch_release_all(&c->scratch, c->dev);
+    dt_scratch_release_all(&c->hscratch, c->dev);
+    dt_sweep_end(&c->sweep);
+    if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
+    for (int i = 0; i < DT_COMM_COUNT; i++) {
+        if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
+        if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
+    }
+    free(c);
+}
+

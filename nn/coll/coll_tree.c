@@ -130,9 +130,8 @@ void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, 
 }
 
 // The whole allreduce as the registry calls it (coll_algos.c): the cost model picks S.
-void dt_build_dbtree(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    int p = dt_coll_size(c);
-    dt_sched_dbtree(s, DT_COMM_ALL, dt_coll_rank(c), p, 0, n,
-                    dt_dbtree_segments(dt_coll_get_opts(c), p, (double)n * (quant ? 2 : 4)),
-                    quant);
+void dt_build_dbtree(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    int p = x->size[DT_COMM_ALL];
+    dt_sched_dbtree(s, DT_COMM_ALL, x->rank[DT_COMM_ALL], p, 0, n,
+                    dt_dbtree_segments(x->o, p, (double)n * (quant ? 2 : 4)), quant);
 }
