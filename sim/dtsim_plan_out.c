@@ -8,18 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "dtsim_plan.h"
 #include "json.h"
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double time_of(const dtsim_result *r) {
     return r->has_goodput ? r->wall_train_s : r->train_s;
@@ -62,14 +55,14 @@ static int finish(int fd, int st, dtsim_result *r) {
 int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
     pid_t pid[256];
     int fd[256], which[256], running = 0, next = 0, done = 0;
-    double t0 = now_s();
+    double t0 = dt_now_s();
     while (done < k) {
         while (running < p->jobs && next < k) {
             plan_row *row = &rows[next];
             if (!p->quiet)
                 fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, "
                         "batch %d/GPU (%.0f s so far)\n", next + 1, k, row->c.gpus, row->c.gpu,
-                        row->c.algo, row->c.pgb, now_s() - t0);
+                        row->c.algo, row->c.pgb, dt_now_s() - t0);
             pid_t id = start(p, row, &fd[running]);
             if (id < 0) {
                 row->confirmed = -1, done++, next++;
@@ -93,7 +86,7 @@ int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
         running--, done++;
     }
     if (!p->quiet && k)
-        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - t0);
+        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, dt_now_s() - t0);
     return 0;
 }
 

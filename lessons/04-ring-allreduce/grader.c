@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "../kit/grade.h"
+#include "coll/coll.h"
 #include "student_ring.h"
 
 #define MSG 600  // a failure's hint

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "coll_btree.h"
 #include "coll_cost.h"
 #include "coll_sched.h"
 
@@ -46,8 +47,12 @@ static void dbtree_settle(dt_coll_opts *o, int p) { o->dbtree_depth = p > 1 ? dt
 // check, in_auto, flags, settle, comms, sums_by},` on one line (tests/coll/algo_reverse_ring.h
 // does; so can a lesson's ring). Their numbers follow DT_ALGO_COUNT. The library's own copy
 // of this file is then overridden: its functions are weak symbols.
+// (A whole build's extras, cmake -DDT_ALGO_EXTRA=..., nn/CMakeLists.txt, keep the library's
+// copy weak: DT_ALGO_WEAK.)
 #ifdef DT_ALGO_EXTRA
 #include DT_ALGO_EXTRA
+#endif
+#if defined(DT_ALGO_EXTRA) && !defined(DT_ALGO_WEAK)
 #define DT_REGISTRY
 #else
 #define DT_REGISTRY __attribute__((weak))

@@ -2,7 +2,7 @@
 // start / progress / wait, which is how backward compute and communication overlap: MPI
 // makes progress only inside MPI calls, so the trainer polls between kernels). A request
 // builds the schedule from the registry (coll_algos.c), gives each lane a core runner
-// (coll_run.c) and composes the layers the call needs into the runners' hooks: fp16 on the
+// (coll_run.c) and composes the extensions the call needs into the runners' hooks: fp16 on the
 // wire (coll_fp16.c), device memory (coll_stage.c), coarsened rounds (coll_coarsen.c), the
 // libraries' own allreduce (coll_native.c), polling under SMPI (coll_sweep.c).
 // A plain call (host memory, one lane, nothing else in flight) is dt_run_all and nothing
@@ -12,7 +12,7 @@
 
 #include "coll_internal.h"
 
-// ---- the layers, composed into the runners' hooks ----
+// ---- the extensions, composed into the runners' hooks ----
 
 static int hook_ready(dt_run *x) {
     dt_coll_req *r = x->ctx;
@@ -30,8 +30,8 @@ static void hook_before_post(dt_run *x) {
 static void hook_after_round(dt_run *x) { dt_stage_sync(x); }
 
 
-// Does this request need any layer? (else its runners run bare)
-static int needs_layers(const dt_coll_req *r) {
+// Does this request need any extension? (else its runners run bare)
+static int needs_hooks(const dt_coll_req *r) {
     return r->wire16 || r->stage.dbuf || r->native || (r->ldev && r->ldev->device_memory) ||
            r->c->o.coarsen > 1 || r->c->o.coarsen_tree > 1;
 }
@@ -139,11 +139,11 @@ static void setup_runners(dt_coll_req *r, int stage) {
                               .count = r->count, .esize = r->esize};
         r->buf = r->scratch;
     }
-    const dt_run_layer *layer = NULL;
-    if (needs_layers(r)) {  // the hooks this request needs, composed
-        r->hooks = (dt_run_layer){hook_ready, hook_before_post, dt_native_post,
+    const dt_run_hooks *hooks = NULL;
+    if (needs_hooks(r)) {  // the hooks this request needs, composed
+        r->hooks = (dt_run_hooks){hook_ready, hook_before_post, dt_native_post,
                                   r->wire16 ? dt_fp16_land : NULL, hook_after_round};
-        layer = &r->hooks;
+        hooks = &r->hooks;
     }
     MPI_Datatype type = r->wire16 ? MPI_UINT16_T : r->dtype == DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
     for (int lane = 0; lane < r->s.n_lanes; lane++)
@@ -153,7 +153,7 @@ static void setup_runners(dt_coll_req *r, int stage) {
             .reqs = r->reqs + (size_t)lane * r->max_reqs, .max_reqs = r->max_reqs,
             .tmp = r->scratch + tmp_off[lane],
             .stage = r->wire16 ? r->scratch + stage_off[lane] : NULL,
-            .copy_via_tmp = r->wire16, .dev = r->ldev, .layer = layer, .ctx = r};
+            .copy_via_tmp = r->wire16, .dev = r->ldev, .hooks = hooks, .ctx = r};
 }
 
 // A new request for buf, its schedule built and its runners ready; nothing posted yet.

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "coll_opts.h"
 
 enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE };
 
@@ -90,12 +90,6 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
 void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
                      int quant);
 
-// NCCL-style binary tree over p ranks (in-order numbering, ncclGetBtree's shape): the
-// parent (-1 at the root) and up to two children (-1 if absent) of rank r; tree 1 of the
-// double tree is tree 0 mirrored (p even) or shifted by one (p odd).
-void dt_btree(int r, int p, int *parent, int *child0, int *child1);
-void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1);
-int dt_dtree_depth(int p);  // edges from the root to the deepest leaf, over both trees
 
 // ---- the registry (coll_algos.c): one entry names an algorithm ----
 // To add an algorithm: write its schedule (a function like dt_sched_ring) and a builder
