@@ -63,7 +63,7 @@ static void usage_exit(const char *fmt, const char *what) {
 static const char *help =
     "usage: mpirun -np P dtcoll-bench [options]\n"
     "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
-    "                     valid: " DT_ALGO_VALID "; and floor: the bare ring, ~20\n"
+    "                     valid: %s; and floor: the bare ring, ~20\n"
     "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
     "                     runner: the fastest a ring over this MPI's messages can be;\n"
     "                     and shm: the one-node allreduce through an MPI-3 shared window,\n"
@@ -77,7 +77,7 @@ static const char *help =
     "  --fp16             fp16 on the wire for our algorithms (MPI stays float32)\n"
     "  --group G          hier's ranks per group (default 2, capped at P)\n"
     "  --inner ring|rhd   hier's and torus2d's inner allreduce (default ring)\n"
-    "  --hier-rs          hier's reduce-scatter variant (needs P % group == 0)\n"
+    "  --hier-rs          hier's reduce-scatter variant (needs P %% group == 0)\n"
     "  --host-add         local sums as plain host loops (dev = NULL), not the cpu device\n"
     "  --seed N           inputs' seed (default 1)\n"
     "  --csv FILE         also write the table as CSV\n";
@@ -109,7 +109,6 @@ static int parse_int(const char *s, const char *opt, int lo) {
     return (int)v;
 }
 
-static double now_s(void) { return MPI_Wtime(); }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -391,9 +390,9 @@ static int one_size(const args_t *a, const cfg_t *cf, int n_cf, size_t count, fl
             int k = (j + (it + warm)) % n_cf;
             memcpy(buf, pristine, bytes);
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = now_s();
+            double t0 = MPI_Wtime();
             allreduce(&cf[k], buf, count);
-            double dt = now_s() - t0;
+            double dt = MPI_Wtime() - t0;
             if (it >= 0) t[(size_t)k * iters + it] = dt;
         }
     }
@@ -457,7 +456,7 @@ int main(int argc, char **argv) {
         case 's': a.seed = (uint64_t)strtoull(optarg, NULL, 10); break;
         case 'c': a.csv = optarg; break;
         case 'H':
-            if (rank_ == 0) fputs(help, stdout);
+            if (rank_ == 0) printf(help, DT_ALGO_VALID);
             MPI_Finalize();
             return 0;
         default:

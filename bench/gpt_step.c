@@ -7,14 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "dt.h"
 #include "kernels.h"
 #include "optim.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -47,13 +42,13 @@ int main(int argc, char **argv) {
     dt_net_set_tokens(net, tok, tgt);
     double *t = malloc(sizeof(double) * steps);
     for (int s = 0; s < warm + steps; s++) {
-        double t0 = now_s();
+        double t0 = dt_now_s();
         dt_net_forward(net, 1);
         dt_net_loss(net);
         dt_net_backward(net, 1.0f, NULL, NULL);
         dt_optim_step(opt, net, 1e-4f);
         dev->sync(dev);
-        if (s >= warm) t[s - warm] = now_s() - t0;
+        if (s >= warm) t[s - warm] = dt_now_s() - t0;
     }
     qsort(t, (size_t)steps, sizeof(double), cmp_double);
     printf("tokens_per_s %.1f step_ms %.3f gflop_per_step %.4f\n", B * T / t[steps / 2],

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels.h"
 #include "net.h"
@@ -18,12 +17,6 @@
 #if defined(DT_HAVE_CUDA)
 #include "device_cuda.h"
 #endif
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -37,10 +30,10 @@ static double sgemm_gflops(int n, int reps) {
     for (int i = 0; i < n * n; i++) A[i] = B[i] = dt_uniform(1, i) - 0.5f, C[i] = 0;
     double t[16];
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = dt_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f,
                     C, n);
-        t[r] = now_s() - t0;
+        t[r] = dt_now_s() - t0;
     }
     qsort(t, reps, sizeof t[0], cmp_double);
     free(A), free(B), free(C);
@@ -93,7 +86,7 @@ typedef struct {
 static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
     profile *p = ctx;
     net->dev->sync(net->dev);  // a GPU layer's time is its kernels', not their launch
-    double t = now_s();
+    double t = dt_now_s();
     if (p->cur >= 0) {
         const dt_layer *l = net->layers[p->cur];
         int k = kind_of(l), fw = p->phase == DT_PHASE_FORWARD;
@@ -237,7 +230,7 @@ int main(int argc, char **argv) {
         double t[1000];
         int w = r == 0 ? warmup : 0;
         for (int i = 0; i < w + steps; i++) {
-            double t0 = now_s();
+            double t0 = dt_now_s();
             dt_net_forward(net, 1);
             dt_net_loss(net);
             // fp16: a constant loss scale, unscaled before the update (the speed does not
@@ -246,7 +239,7 @@ int main(int argc, char **argv) {
             if (amp == DT_AMP_FP16) dev->scale(dev, net->grads, 1.0f / 1024.0f, net->n_trainable);
             dt_optim_step(opt, net, 0.01f);
             dev->sync(dev);
-            if (i >= w) t[i - w] = now_s() - t0;
+            if (i >= w) t[i - w] = dt_now_s() - t0;
         }
         qsort(t, steps, sizeof t[0], cmp_double);
         r_ours[r] = batch / t[steps / 2];

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 
 int dt_fail(dt_error *err, int code, const char *fmt, ...) {
     if (err) {
@@ -48,4 +49,10 @@ FILE *dt_fopen_check(const char *path, const char *mode, const char *file, int l
         exit(DT_EXIT_RUNTIME);
     }
     return f;
+}
+
+double dt_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

@@ -29,6 +29,12 @@ int dt_fail(dt_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void dt_error_clear(dt_error *err);
 
+// Seconds on the host's monotonic clock (CLOCK_MONOTONIC: never set back), for the wall
+// time of what a program does: the one clock of dtlab's native programs. Not the MPI clock:
+// where MPI's time is meant (a step as the ranks see it; SimGrid's simulated time under
+// SMPI) the code reads MPI_Wtime.
+double dt_now_s(void);
+
 // Programmer errors and out-of-memory: print where, and abort the process (exit 1).
 void *dt_malloc_check(size_t size, const char *file, int line);
 void *dt_calloc_check(size_t n, size_t size, const char *file, int line);

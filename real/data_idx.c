@@ -3,7 +3,7 @@
 // so 0x803 for images (n, rows, cols) and 0x801 for labels (n), then the bytes. Read through
 // zlib's gz* functions, so .gz and plain files both work. Everything is checked: magic, dims,
 // matching counts, labels < 10, short files, gzip CRC (read to the end) and trailing bytes.
-// Not here: normalisation (data_dataset.c) or any augmentation.
+// Not here: normalisation (nn/data_dataset.c) or any augmentation.
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -27,12 +27,6 @@
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 // Data parallelism keeps the replicas identical (same start, same averaged gradient, same
 // update); check it at the end of a run with a hash of every rank's parameters.
 static int replicas_identical(const dt_net *net) {
@@ -242,7 +236,7 @@ static int interrupted(dtrain_run *r, const dtrain_progress *p) {
 static void show_progress(const dtrain_run *r, dtrain_progress *p, const dt_batch *b,
                           float loss) {
     const dtrain_opts *o = r->o;
-    double t = now_s();
+    double t = dt_now_s();
     if (!p->live || t - p->t_last_line <= 0.5) return;
     double ips = (double)p->n_loss * o->global_batch / (t - p->t_epoch);
     double left = (double)(o->epochs * r->spe - r->st.step) * o->global_batch / ips;
@@ -257,7 +251,7 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     dt_trainer *tr = &r->tr;
     epoch_stats *e = &p->last;
     r->st.epoch = b->epoch + 1;
-    e->seconds = now_s() - p->t_epoch;
+    e->seconds = dt_now_s() - p->t_epoch;
     e->train_loss = p->loss_sum / (double)p->n_loss;
     e->images_per_s = (double)p->n_loss * o->global_batch / e->seconds;
     e->data_wait_s = p->wait_epoch;
@@ -281,7 +275,7 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     }
     int rc = dtrain_agree(failed, &r->err, r->rank);
     if (rc) return rc;
-    p->t_epoch = now_s(), p->wait_epoch = 0, p->loss_sum = 0, p->n_loss = 0;
+    p->t_epoch = dt_now_s(), p->wait_epoch = 0, p->loss_sum = 0, p->n_loss = 0;
     return 0;
 }
 
@@ -339,7 +333,7 @@ static int finish(dtrain_run *r, const dtrain_progress *p) {
         fprintf(stderr, "dtrain: %s\n", r->err.msg);
         rc = 1;
     }
-    double total = now_s() - p->t_run;
+    double total = dt_now_s() - p->t_run;
     if (r->rank == 0 && o->json) print_summary_json(r, p, same, total);
     return rc;
 }
@@ -353,7 +347,7 @@ int dtrain_train(dtrain_run *r) {
     p.last.test_top1 = p.last.test_loss = NAN;  // --json says -1 until an epoch is evaluated
     // The live line goes to stdout: mpirun gives rank 0's stdout a pseudo-terminal, not stderr.
     p.live = r->rank == 0 && !r->o->quiet && isatty(STDOUT_FILENO);
-    p.t_epoch = p.t_run = now_s();
+    p.t_epoch = p.t_run = dt_now_s();
     dtrain_profiler prof;
     if (r->o->profile[0]) dtrain_profile_attach(&prof, r);
     dtrain_slow slow;

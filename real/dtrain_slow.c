@@ -1,14 +1,8 @@
 // dtrain_slow.c — `dtrain --slow-rank R:FACTOR` (real/dtrain_slow.h): rank R's layers take
 // FACTOR times as long, by a spin after each of them.
-#include <time.h>
-
 #include "dtrain_slow.h"
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "dt.h"
 
 // Told before each layer's forward and backward, and with layer -1 after each pass
 // (nn/net.h: on_layer): the interval that ends here was the previous layer's (or, after
@@ -16,12 +10,12 @@ static double now_s(void) {
 static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
     dtrain_slow *s = ctx;
     s->dev->sync(s->dev);  // the cuda device: the layer's kernels are done
-    double t = now_s();
+    double t = dt_now_s();
     if (s->slowing) {
         double until = t + (s->factor - 1) * (t - s->t_prev);
-        while (now_s() < until) {
+        while (dt_now_s() < until) {
         }
-        double t1 = now_s();
+        double t1 = dt_now_s();
         s->added_s += t1 - t;
         t = t1;
     }
@@ -31,7 +25,7 @@ static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
 }
 
 void dtrain_slow_attach(dtrain_slow *s, dtrain_run *r) {
-    *s = (dtrain_slow){r->dev, r->o->slow_factor, now_s(), 0, 0.0, r->net->on_layer,
+    *s = (dtrain_slow){r->dev, r->o->slow_factor, dt_now_s(), 0, 0.0, r->net->on_layer,
                        r->net->on_layer_ctx};
     if (r->o->slow_rank != r->rank || !(r->o->slow_factor > 1)) return;
     r->net->on_layer = on_layer;

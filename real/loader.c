@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     float *x;
@@ -39,12 +38,6 @@ struct dt_loader {
     atomic_int stop;
     dt_error err;           // the producer's failure
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 // Fills slot s with (epoch, step); checks for stop between groups of examples so that
 // shutdown never waits for a whole batch. 0, 1 if stopped, -1 with err.
@@ -109,7 +102,7 @@ static void *producer_main(void *arg) {
 }
 
 int dt_loader_next(dt_loader *l, dt_batch *batch, double *wait_s, dt_error *err) {
-    double t0 = now_s();
+    double t0 = dt_now_s();
     pthread_mutex_lock(&l->mu);
     if (l->released < l->consumed) {  // hand back the batch the caller held
         l->released = l->consumed;
@@ -132,7 +125,7 @@ int dt_loader_next(dt_loader *l, dt_batch *batch, double *wait_s, dt_error *err)
         rc = 0;
     }
     pthread_mutex_unlock(&l->mu);
-    if (wait_s) *wait_s = now_s() - t0;
+    if (wait_s) *wait_s = dt_now_s() - t0;
     return rc;
 }
 

@@ -325,10 +325,11 @@ static int parse(int argc, char **argv, plan_opts *p) {
         (p->n_nics = int_list("--nics", nics, 1, 64, p->nics_n, 8)) < 0 ||
         (p->n_pgb = int_list("--per-gpu-batch", pgb, 1, 1 << 20, p->pgb_n, PLAN_MAX_LIST)) < 0)
         return 2;
-    char want_gpu[160];
+    char want_gpu[160], want_algo[DT_ALGO_NAMES_MAX + 40];
     snprintf(want_gpu, sizeof want_gpu, "a list of GPU types (%s)", dt_gpu_names());
+    snprintf(want_algo, sizeof want_algo, "a list of simulated algorithms (%s)", DT_ALGO_VALID);
     if ((p->n_algo = word_list("--algos", algos, p->algo_l[0], 16, 8, ok_algo,
-                               "a list of simulated algorithms (" DT_ALGO_VALID ")")) < 0 ||
+                               want_algo)) < 0 ||
         (p->n_fusion = word_list("--fusion", fusion, p->fusion_l[0], 32, 8, ok_fusion,
                                  "a list of fusion specs (" DT_FUSION_VALID ")")) < 0 ||
         (p->n_prec = word_list("--precision", prec, p->prec_l[0], 8, 4, ok_prec,

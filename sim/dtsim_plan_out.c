@@ -8,18 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "dtsim_plan.h"
 #include "json.h"
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double time_of(const dtsim_result *r) {
     return r->has_goodput ? r->wall_train_s : r->train_s;
@@ -60,7 +53,7 @@ static void started(void *ctx, int i) {
     if (!c->p->quiet)
         fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: %d x %s, %s, batch %d/GPU "
                 "(%.0f s so far)\n", i + 1, c->k, row->c.gpus, row->c.gpu, row->c.algo,
-                row->c.pgb, now_s() - c->t0);
+                row->c.pgb, dt_now_s() - c->t0);
 }
 
 static int done(void *ctx, int i, int rc, const void *res) {
@@ -79,7 +72,7 @@ static int done(void *ctx, int i, int rc, const void *res) {
         else
             fprintf(stderr, "[dtsim plan] %d/%d simulated: %.3f h, %+.1f %% from the analytic "
                     "model (%.0f s so far)\n", i + 1, c->k, row->sim_time_s / 3600,
-                    100 * (row->sim_time_s / row->time_s - 1), now_s() - c->t0);
+                    100 * (row->sim_time_s / row->time_s - 1), dt_now_s() - c->t0);
     }
     return 0;  // a failed confirmation is a row marked failed, not the end of the plan
 }
@@ -91,12 +84,12 @@ static void key(void *ctx, int i, char *buf, size_t n) {
 int plan_confirm(const plan_opts *p, plan_row *rows, int k) {
     confirm_ctx c;
     memset(&c, 0, sizeof c);
-    c.p = p, c.rows = rows, c.k = k, c.t0 = now_s();
+    c.p = p, c.rows = rows, c.k = k, c.t0 = dt_now_s();
     dtsim_job_set set = {&c, "plan", prepare, simulate, started, done, key};
     // each row's result lands in its own s: rows[] strided by sizeof (plan_row)
     int rc = dtsim_jobs_run(&p->par, k, &set, &rows[0].s, sizeof rows[0].s, sizeof *rows);
     if (!p->quiet && k && !rc && !p->par.gather[0])
-        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, now_s() - c.t0);
+        fprintf(stderr, "[dtsim plan] %d confirmed in %.0f s\n", k, dt_now_s() - c.t0);
     return rc;
 }
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,12 +29,6 @@
 #ifndef DT_MALLOC_SO  // the build found no jemalloc: glibc's malloc unless DTSIM_MALLOC names one
 #define DT_MALLOC_SO NULL
 #endif
-
-static double wall_now(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return tv.tv_sec + tv.tv_usec * 1e-6;
-}
 
 // A margin on the rank program's arena for what single_gpu's count leaves out (bytes; a
 // round figure, not measured)
@@ -540,7 +533,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
 
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     if (o->analytic) return dtsim_analytic(o, r);
-    double t_wall = wall_now();
+    double t_wall = dt_now_s();
     int rc;
     dbtree_hint(o);
     run_files f;
@@ -581,7 +574,7 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
         return 1;
     }
     fill_result(o, &rr, r);
-    r->wall_s = wall_now() - t_wall;
+    r->wall_s = dt_now_s() - t_wall;
     return 0;
 }
 

@@ -20,11 +20,11 @@ set_target_properties(dtsim_cputime PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_
 function(dt_add_dtsim name)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "OUTPUT_DIR" "SOURCES;INCLUDES")
   set(S ${PROJECT_SOURCE_DIR}/sim)
-  set(R ${PROJECT_SOURCE_DIR}/real)  # --device cpu: dtrain's synthetic data and its shards
+  # (--device cpu trains on nn/dataset.h's synthetic data and shards, in dtnn_smpi)
   dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
                       ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c
-                      ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c ${A_SOURCES})
-  target_include_directories(${name}_rank PRIVATE ${S} ${R} ${A_INCLUDES})
+                      ${A_SOURCES})
+  target_include_directories(${name}_rank PRIVATE ${S} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
   add_executable(${name} ${S}/dtsim.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c

@@ -30,7 +30,7 @@
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
 #include "coll/fusion.h"
-#include "data.h"
+#include "dataset.h"
 #include "device_model.h"
 #include "net.h"
 #include "optim.h"
@@ -291,7 +291,7 @@ static int run_model(const dt_rank_opts *o, int rank, int P) {
 // The steps of `mpirun -np P dtrain --device cpu --data synthetic` with the same seed, image
 // size, classes, examples, batch, constant lr (--schedule const --warmup 0), momentum and
 // weight decay: the same initial weights (cfg.seed), the same epoch permutation and shards
-// (real/data_shard.c), the same images (real/data_synthetic.c). Rank 0 prints
+// (nn/data_shard.c), the same images (nn/data_synthetic.c). Rank 0 prints
 // "step N loss L" per step and "epoch E train_loss L" per completed epoch.
 
 typedef struct {

@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "../kit/grade.h"
+#include "coll/coll.h"
 #include "student_ring.h"
 
 // part 1's checks (grader_mpi.c): the ring of ring_mpi.c under `--raw SECONDS`

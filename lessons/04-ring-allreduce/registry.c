@@ -19,11 +19,11 @@ static void tag_ring_steps(dt_lane *l, int first_round, int p) {
     l->phases += 2;
 }
 
-void build_student(const dt_coll *c, size_t n, int quant, dt_sched *s) {
+void build_student(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
     (void)quant;  // check_student refuses fp16 on the wire
     dt_lane *l = &s->lanes[0];
-    int first = l->n_rounds, p = dt_coll_size(c);
-    student_ring(l, DT_COMM_ALL, dt_coll_rank(c), p, 0, n);
+    int first = l->n_rounds, p = x->size[DT_COMM_ALL];
+    student_ring(l, DT_COMM_ALL, x->rank[DT_COMM_ALL], p, 0, n);
     dt_lane_close(l);
     tag_ring_steps(l, first, p);
 }

@@ -32,7 +32,7 @@ void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n);
 // buffer (DT_COMM_ALL, every rank); the check refuses fp16 on the wire (beyond this lesson:
 // --fp16-grads needs the owner of a chunk to round its own copy, a DT_OP_QUANT op); auto
 // never picks it.
-void build_student(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void build_student(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
 int check_student(const dt_coll_opts *o, int p, dt_error *err);
 int student_in_auto(const dt_coll_opts *o, int p);
 

@@ -92,8 +92,7 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
     if (o->wire_f16 && (def->flags & DT_ALGO_SUMS_IN_WIRE_TYPE))
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: fp16 on the wire needs one of our "
                        "algorithms (%s's allreduce sums in the wire type); not %s",
-                       o->algo == DT_ALGO_MPI ? "the MPI library" : "NCCL",
-                       dt_algo_name(o->algo));
+                       def->sums_by ? def->sums_by : "another library", def->name);
     if (o->group < 0 || o->group > p)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: group size %d: expected 1..%d (the number "
                        "of ranks)", o->group, p);
@@ -110,45 +109,40 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
         if ((long)o->tx * o->ty != p)
             return dt_fail(err, DT_EXIT_USAGE, "allreduce: torus %dx%d does not hold %d ranks "
                            "(X*Y must equal the number of ranks)", o->tx, o->ty, p);
-    } else if (o->algo == DT_ALGO_TORUS2D) {
-        dt_torus_shape(p, &o->tx, &o->ty);
     }
     if (getenv("DTCOLL_CHECK") && strcmp(getenv("DTCOLL_CHECK"), "0")) o->checked = 1;
-    // O(P log P) per rank: only where dbtree may run (dtsim creates P of these in a process)
-    if (o->algo == DT_ALGO_DBTREE || o->algo == DT_ALGO_AUTO)
-        o->dbtree_depth = p > 1 ? dt_dtree_depth(p) : 1;
+    if (def->settle) def->settle(o, p);  // what the algorithm completes (torus2d's grid, ...)
     return 0;
 }
 
-// The communicator `which` of the ranks first, first + stride, ... (count of them, in that
-// order), made by those ranks alone (MPI_Comm_create_group, MPI-3). Every split here is such
-// a progression, so no rank needs the others' colors: MPI_Comm_split would be one collective
-// over all P ranks, which SMPI runs as a linear gather, O(P^2) host work at 16K simulated
-// ranks (bench/DTSIM-SPEED.md). Only members call this.
-static void subcomm(dt_coll *c, int which, int first, int stride, int count) {
+// The communicator span->which of the ranks first, first + stride, ... (count of them, in
+// that order), made by those ranks alone (MPI_Comm_create_group, MPI-3). Every split the
+// entries ask for is such a progression, so no rank needs the others' colors: MPI_Comm_split
+// would be one collective over all P ranks, which SMPI runs as a linear gather, O(P^2) host
+// work at 16K simulated ranks (bench/DTSIM-SPEED.md). Only members call this.
+static void subcomm(dt_coll *c, const dt_comm_span *span) {
     MPI_Group all, g;
     MPI_Comm_group(c->comms[DT_COMM_ALL], &all);
-    int range[1][3] = {{first, first + (count - 1) * stride, stride}};
+    int range[1][3] = {{span->first, span->first + (span->count - 1) * span->stride,
+                        span->stride}};
     MPI_Group_range_incl(all, 1, range, &g);
-    MPI_Comm_create_group(c->comms[DT_COMM_ALL], g, which, &c->comms[which]);
+    int w = span->which;
+    MPI_Comm_create_group(c->comms[DT_COMM_ALL], g, w, &c->comms[w]);
     MPI_Group_free(&g);
     MPI_Group_free(&all);
-    MPI_Comm_rank(c->comms[which], &c->rank[which]);
-    MPI_Comm_size(c->comms[which], &c->size[which]);
+    MPI_Comm_rank(c->comms[w], &c->rank[w]);
+    MPI_Comm_size(c->comms[w], &c->size[w]);
 }
 
-// hier's groups of s consecutive ranks (the last may be short), their leaders (rank % s ==
-// 0), the cross-group rings (rank % s equal; only with p % s == 0), a torus's rows and columns
+// The sub-communicators every entry of the registry asks for (dt_algo_def.comms), in table
+// order: hier's groups, leaders and cross sets, then torus2d's rows and columns
 static void make_comms(dt_coll *c, int r, int p) {
-    int s = c->o.group, g = r / s;
-    subcomm(c, DT_COMM_GROUP, g * s, 1, (g + 1) * s <= p ? s : p - g * s);
-    if (r % s == 0) subcomm(c, DT_COMM_LEADERS, 0, s, (p + s - 1) / s);
-    if (c->o.hier_rs && p % s == 0)  // only hier's rs variant talks across the groups
-        subcomm(c, DT_COMM_CROSS, r % s, s, p / s);
-    int tx = c->o.tx;
-    if (tx > 0) {
-        subcomm(c, DT_COMM_ROW, r / tx * tx, 1, tx);
-        subcomm(c, DT_COMM_COL, r % tx, tx, p / tx);
+    for (int i = 0, n = dt_algo_count(); i < n; i++) {
+        dt_algo_def d;
+        dt_comm_span spans[DT_MAX_SPANS];
+        if (dt_algo_get((dt_algo)i, &d) || !d.comms) continue;
+        for (int k = 0, ns = d.comms(&c->o, r, p, spans); k < ns; k++)
+            if (c->comms[spans[k].which] == MPI_COMM_NULL) subcomm(c, &spans[k]);
     }
 }
 
@@ -181,20 +175,6 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     return c;
 }
 
-void dt_coll_free(dt_coll *c) {
-    if (!c) return;
-    while (c->inflight) dt_allreduce_wait(c->inflight);
-    dt_scratch_release_all(&c->scratch, c->dev);
-    dt_scratch_release_all(&c->hscratch, c->dev);
-    dt_sweep_end(&c->sweep);
-    if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
-    for (int i = 0; i < DT_COMM_COUNT; i++) {
-        if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
-        if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
-    }
-    free(c);
-}
-
 void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext) {
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
     c->ext = *ext;
@@ -204,6 +184,14 @@ int dt_coll_rank(const dt_coll *c) { return c->rank[DT_COMM_ALL]; }
 int dt_coll_size(const dt_coll *c) { return c->size[DT_COMM_ALL]; }
 int dt_coll_rank_in(const dt_coll *c, int comm) { return c->rank[comm]; }
 int dt_coll_size_of(const dt_coll *c, int comm) { return c->size[comm]; }
+
+dt_build_ctx dt_coll_build_ctx(const dt_coll *c) {
+    dt_build_ctx x;
+    memcpy(x.rank, c->rank, sizeof x.rank);
+    memcpy(x.size, c->size, sizeof x.size);
+    x.o = &c->o;
+    return x;
+}
 const dt_coll_opts *dt_coll_get_opts(const dt_coll *c) { return &c->o; }
 
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes) {

@@ -1,5 +1,5 @@
 // coll_coarsen.c — timing-only simulation (the model device, whose buffers hold no data), a
-// layer on the core runner (coll_run.h): merge up to k consecutive rounds that talk to the
+// extension of the core runner (coll_run.h): merge up to k consecutive rounds that talk to the
 // same peers into one round of one message k times longer, and let the device wait the
 // (k-1)·α the merged messages would have cost first, so the simulated time is kept while
 // SimGrid handles k times fewer messages (a ring over 1024 ranks: 2046 rounds become 64).
@@ -8,7 +8,7 @@
 // --coarsen-dbtree), as it moves the simulated time on a shared fabric (bench/DTSIM-SPEED.md).
 #include <string.h>
 
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 // Windows of k consecutive steps of one ring phase become one round: every rank of the ring
 // cuts its steps at the same step numbers, so what a rank sends right in window w is what

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_sched.h"
+#include "coll_btree.h"
 
 static double wire_bytes(const dt_coll_opts *o) { return o->wire_f16 ? 2.0 : 4.0; }
 

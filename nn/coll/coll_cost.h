@@ -6,7 +6,7 @@
 #ifndef DT_COLL_COST_H
 #define DT_COLL_COST_H
 
-#include "coll.h"
+#include "coll_opts.h"
 
 // Seconds for one allreduce; o gives the shape (group, hier_rs, inner, tx, ty, segments,
 // wire_f16) and the machine (o->cost). The registry's cost of `a` (coll_algos.c): NaN for

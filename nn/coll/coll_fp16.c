@@ -1,11 +1,11 @@
-// coll_fp16.c — fp16 on the wire (a layer on the core runner, coll_run.h): float32 data
+// coll_fp16.c — fp16 on the wire (an extension of the core runner through its hooks, coll_run.h): float32 data
 // travels as IEEE binary16 and is accumulated in float32 (Micikevicius et al. 2018; Jia et
 // al. 2018 §3.2, half the bytes of every message). Two things keep every rank's result
 // bit-identical: a received message is widened before it is added or installed, and the
 // owner of a finished chunk rounds its own copy to binary16 (the schedule's QUANT op)
 // before sending it, so it holds exactly what its receivers will hold.
 #include "../kernels.h"
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 static void to_f16(dt_device *d, uint16_t *y, const float *x, size_t n) {
     if (d) d->f32_to_f16(d, x, y, n);

@@ -3,7 +3,7 @@
 // the API (nn/coll/coll.h is).
 //
 //   coll.c, coll_request.c   the API: communicators; start / progress / wait
-//   coll_layers.h            the layers (fp16, device memory, the library's own allreduce,
+//   coll_hooks.h             the runner's extensions (fp16, device memory, the library's own allreduce,
 //                            coarsening, polling under SMPI, scratch), each on its own
 //   coll_run.h               the core runner: one lane, round by round
 //   coll_sched.h             the schedules, their registry (coll_algos.c), costs
@@ -12,7 +12,8 @@
 
 #include <stdint.h>
 
-#include "coll_layers.h"
+#include "coll.h"
+#include "coll_hooks.h"
 
 struct dt_coll {
     MPI_Comm comms[DT_COMM_COUNT];  // the caller's communicator (or a duplicate), sub-groups of it
@@ -42,7 +43,7 @@ struct dt_coll_req {
     int tag;
     dt_sched s;
     dt_run run[DT_MAX_LANES];   // one runner per lane
-    dt_run_layer hooks;         // the layers it needs, composed (coll_request.c)
+    dt_run_hooks hooks;         // the extensions it needs, composed (coll_request.c)
     MPI_Request *reqs;          // max_reqs per lane, lane after lane
     int max_reqs;
     char *scratch;              // per lane: tmp (received messages) then stage (fp16 sends)
@@ -54,5 +55,11 @@ struct dt_coll_req {
     unsigned long native_seq;   // its place among those
     void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
 };
+
+// A rank's place in a communicator of c (coll.c): its rank and the communicator's size, and
+// all of them with the resolved options as a schedule's builder takes them (coll_sched.h).
+int dt_coll_rank_in(const dt_coll *c, int comm);
+int dt_coll_size_of(const dt_coll *c, int comm);
+dt_build_ctx dt_coll_build_ctx(const dt_coll *c);
 
 #endif

@@ -1,13 +1,13 @@
-// coll_native.c — the MPI library's own allreduce as a layer on the core runner
+// coll_native.c — the MPI library's own allreduce as an extension of the core runner
 // (coll_run.h): `mpi`, MPI_Allreduce / MPI_Iallreduce, the baseline every benchmark
-// compares with. Its schedule is one round of one op (DT_OP_NATIVE) that this layer posts.
+// compares with. Its schedule is one round of one op (DT_OP_NATIVE) that this file posts.
 // (`nccl`, NCCL on the cuda device's stream, has no schedule: coll_request.c hands it to
 // the extension real/cuda/coll_nccl.c attaches.)
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 // `mpi` as a schedule: one round whose one op is the library's collective on the buffer.
-void dt_build_native(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    (void)c, (void)quant;
+void dt_build_native(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    (void)x, (void)quant;
     dt_lane_round(&s->lanes[0]);
     dt_lane_op(&s->lanes[0], DT_OP_NATIVE, DT_COMM_ALL, -1, 0, n);
 }

@@ -2,7 +2,7 @@
 // start / progress / wait, which is how backward compute and communication overlap: MPI
 // makes progress only inside MPI calls, so the trainer polls between kernels). A request
 // builds the schedule from the registry (coll_algos.c), gives each lane a core runner
-// (coll_run.c) and composes the layers the call needs into the runners' hooks: fp16 on the
+// (coll_run.c) and composes the extensions the call needs into the runners' hooks: fp16 on the
 // wire (coll_fp16.c), device memory (coll_stage.c), coarsened rounds (coll_coarsen.c), the
 // libraries' own allreduce (coll_native.c), polling under SMPI (coll_sweep.c).
 // A plain call (host memory, one lane, nothing else in flight) is dt_run_all and nothing
@@ -12,7 +12,7 @@
 
 #include "coll_internal.h"
 
-// ---- the layers, composed into the runners' hooks ----
+// ---- the extensions, composed into the runners' hooks ----
 
 static int hook_ready(dt_run *x) {
     dt_coll_req *r = x->ctx;
@@ -30,8 +30,8 @@ static void hook_before_post(dt_run *x) {
 static void hook_after_round(dt_run *x) { dt_stage_sync(x); }
 
 
-// Does this request need any layer? (else its runners run bare)
-static int needs_layers(const dt_coll_req *r) {
+// Does this request need any extension? (else its runners run bare)
+static int needs_hooks(const dt_coll_req *r) {
     return r->wire16 || r->stage.dbuf || r->native || (r->ldev && r->ldev->device_memory) ||
            r->c->o.coarsen > 1 || r->c->o.coarsen_tree > 1;
 }
@@ -139,11 +139,11 @@ static void setup_runners(dt_coll_req *r, int stage) {
                               .count = r->count, .esize = r->esize};
         r->buf = r->scratch;
     }
-    const dt_run_layer *layer = NULL;
-    if (needs_layers(r)) {  // the hooks this request needs, composed
-        r->hooks = (dt_run_layer){hook_ready, hook_before_post, dt_native_post,
+    const dt_run_hooks *hooks = NULL;
+    if (needs_hooks(r)) {  // the hooks this request needs, composed
+        r->hooks = (dt_run_hooks){hook_ready, hook_before_post, dt_native_post,
                                   r->wire16 ? dt_fp16_land : NULL, hook_after_round};
-        layer = &r->hooks;
+        hooks = &r->hooks;
     }
     MPI_Datatype type = r->wire16 ? MPI_UINT16_T : r->dtype == DT_F64 ? MPI_DOUBLE : MPI_FLOAT;
     for (int lane = 0; lane < r->s.n_lanes; lane++)
@@ -153,7 +153,7 @@ static void setup_runners(dt_coll_req *r, int stage) {
             .reqs = r->reqs + (size_t)lane * r->max_reqs, .max_reqs = r->max_reqs,
             .tmp = r->scratch + tmp_off[lane],
             .stage = r->wire16 ? r->scratch + stage_off[lane] : NULL,
-            .copy_via_tmp = r->wire16, .dev = r->ldev, .layer = layer, .ctx = r};
+            .copy_via_tmp = r->wire16, .dev = r->ldev, .hooks = hooks, .ctx = r};
 }
 
 // A new request for buf, its schedule built and its runners ready; nothing posted yet.
@@ -172,9 +172,10 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     dt_algo a = dt_coll_resolve(c, count * (c->o.wire_f16 ? 2 : (dtype == DT_F64 ? 8 : 4)));
     dt_algo_def def;
     dt_algo_get(a, &def);  // (resolved: a names an entry)
-    if (a == DT_ALGO_NCCL && !c->ext.start) {
-        dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm nccl needs NCCL on the cuda device "
-                "(dtrain --device cuda, in a build with NCCL); not available here");
+    int external = (def.flags & DT_ALGO_EXTERNAL) != 0;  // run by the attached extension
+    if (external && !c->ext.start) {
+        dt_fail(err, DT_EXIT_USAGE, "allreduce: algorithm %s needs NCCL on the cuda device "
+                "(dtrain --device cuda, in a build with NCCL); not available here", def.name);
         return NULL;
     }
     dt_coll_req *r = callocCheck(1, sizeof *r);
@@ -189,14 +190,15 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     r->tag = (int)(c->seq++ % (unsigned long)slots) * DT_MAX_LANES;
     r->next = c->inflight;
     c->inflight = r;
-    if (a == DT_ALGO_NCCL) {  // NCCL queues it on the device's stream
+    if (external) {  // NCCL queues it on the device's stream
         r->ext = c->ext.start(c->ext.ctx, r->buf, r->count, r->dtype);
         return r;
     }
     int stage = dt_stage_needed(c->dev, c->o.gpu_direct, dtype);
     r->ldev = stage ? NULL : c->dev;
     r->s.n_lanes = 1;
-    def.build(c, count, r->wire16, &r->s);
+    dt_build_ctx x = dt_coll_build_ctx(c);
+    def.build(&x, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
         const dt_lane *l = &r->s.lanes[lane];
@@ -343,3 +345,20 @@ int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *
     dt_allreduce_wait(r);
     return 0;
 }
+
+// The end of a communicator (coll.h): every request still in flight completed first, then
+// its scratch, its polls, the extension and the communicators it made.
+void dt_coll_free(dt_coll *c) {
+    if (!c) return;
+    while (c->inflight) dt_allreduce_wait(c->inflight);
+    dt_scratch_release_all(&c->scratch, c->dev);
+    dt_scratch_release_all(&c->hscratch, c->dev);
+    dt_sweep_end(&c->sweep);
+    if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
+    for (int i = 0; i < DT_COMM_COUNT; i++) {
+        if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
+        if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
+    }
+    free(c);
+}
+

@@ -44,7 +44,7 @@ static int post_op(dt_run *x, const dt_op *op, char *p, MPI_Request *q) {
     for (size_t done = 0; done < op->count; done += DT_MSG_MAX) {
         int c = (int)(op->count - done < DT_MSG_MAX ? op->count - done : DT_MSG_MAX);
         char *pp = p + done * x->wsize;
-        if (op->kind == DT_OP_NATIVE) x->layer->post_other(x, op, pp, c, &q[nq++]);
+        if (op->kind == DT_OP_NATIVE) x->hooks->post_other(x, op, pp, c, &q[nq++]);
         else if (is_recv(op)) MPI_Irecv(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
         else MPI_Isend(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
     }
@@ -54,8 +54,8 @@ static int post_op(dt_run *x, const dt_op *op, char *p, MPI_Request *q) {
 int dt_run_post(dt_run *x) {
     const dt_lane *l = x->lane;
     int first = l->round_start[x->cur], end = l->round_start[x->cur + 1];
-    if (x->layer && x->layer->ready && !x->layer->ready(x)) return 0;
-    if (x->layer && x->layer->before_post) x->layer->before_post(x);
+    if (x->hooks && x->hooks->ready && !x->hooks->ready(x)) return 0;
+    if (x->hooks && x->hooks->before_post) x->hooks->before_post(x);
     int nq = 0;
     size_t tpos = 0, spos = 0;  // elements of tmp and stage handed out so far
     for (int i = first; i < end; i++) {  // the receives
@@ -85,10 +85,10 @@ void dt_run_finish(dt_run *x) {
         if (!dt_run_recv_to_tmp(x, op)) continue;
         char *src = x->tmp + tpos * x->wsize, *dst = x->buf + op->off * x->esize;
         tpos += op->count;
-        if (x->layer && x->layer->land) x->layer->land(x, op, dst, src);
+        if (x->hooks && x->hooks->land) x->hooks->land(x, op, dst, src);
         else add(x, dst, src, op->count);  // (a plain RECV_COPY never lands in tmp)
     }
-    if (x->layer && x->layer->after_round) x->layer->after_round(x);
+    if (x->hooks && x->hooks->after_round) x->hooks->after_round(x);
     x->posted = 0;
     x->cur++;
 }
@@ -103,7 +103,7 @@ void dt_run_all(dt_run *x) {
     while (x->cur < x->lane->n_rounds) {
         if (!x->posted) {
             int posted = dt_run_post(x);
-            DT_ASSERT(posted);  // (callers check that no layer makes it wait)
+            DT_ASSERT(posted);  // (callers check that no extension makes it wait)
         }
         if (pending(x)) MPI_Waitall(x->max_reqs, x->reqs, MPI_STATUSES_IGNORE);
         dt_run_finish(x);

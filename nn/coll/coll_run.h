@@ -4,22 +4,23 @@
 // (RECV_ADD: the device's add) or finds it already in place (RECV_COPY). That is the whole
 // of a ring allreduce once coll_sched.c has listed its rounds.
 //
-// What else an allreduce can need hooks in through dt_run_layer, from files that sit on top
+// What else an allreduce can need hooks in through dt_run_hooks, from files that sit on top
 // of this one (coll_request.c composes them): fp16 on the wire (coll_fp16.c), device memory
 // staged through the host (coll_stage.c), coarsened rounds for the simulator
 // (coll_coarsen.c), the MPI library's own allreduce (coll_native.c). Polling several lanes
-// and requests at once is coll_request.c's. With no layer (x->layer NULL) this file alone
+// and requests at once is coll_request.c's. With no extension (x->hooks NULL) this file alone
 // runs a host-memory, float32 or float64 allreduce.
 #ifndef DT_COLL_RUN_H
 #define DT_COLL_RUN_H
 
 #include <mpi.h>
 
+#include "../device.h"
 #include "coll_sched.h"
 
 typedef struct dt_run dt_run;
 
-// Optional hooks, each NULL where a layer has nothing to do.
+// Optional hooks, each NULL where an extension has nothing to do.
 typedef struct {
     // May the current round be posted now? 0: not yet (its data is still being copied in,
     // or the library's collectives must keep their order); the caller polls again later.
@@ -34,7 +35,7 @@ typedef struct {
     void (*land)(dt_run *x, const dt_op *op, char *dst, const char *src);
     // After the round's local work (an asynchronous device finishes it here).
     void (*after_round)(dt_run *x);
-} dt_run_layer;
+} dt_run_hooks;
 
 struct dt_run {
     const dt_lane *lane;
@@ -52,8 +53,8 @@ struct dt_run {
     char *stage;           // a round's sends in wire format (NULL: sent from buf)
     int copy_via_tmp;      // RECV_COPY arrives in tmp too (then land installs it)
     dt_device *dev;        // the local add (NULL: a host loop)
-    const dt_run_layer *layer;  // NULL: none
-    void *ctx;             // the layer's (coll_request.c: the request)
+    const dt_run_hooks *hooks;  // NULL: none
+    void *ctx;             // the extensions' (coll_request.c: the request)
 };
 
 // A message longer than this many elements goes as several (MPI counts are int).
@@ -61,7 +62,7 @@ struct dt_run {
 
 // Does op receive into x->tmp (rather than straight into the buffer)?
 int dt_run_recv_to_tmp(const dt_run *x, const dt_op *op);
-// Post round x->cur: every receive, then every send. 0 when a layer says not yet.
+// Post round x->cur: every receive, then every send. 0 when an extension says not yet.
 int dt_run_post(dt_run *x);
 // The posted round's messages have all arrived: do its local work, move to the next round.
 void dt_run_finish(dt_run *x);

@@ -78,8 +78,9 @@ void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int q
     dt_lane_close(l);
 }
 
-void dt_build_ps(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    dt_sched_ps(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), dt_coll_size(c), 0, n, quant);
+void dt_build_ps(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    dt_sched_ps(&s->lanes[0], DT_COMM_ALL, x->rank[DT_COMM_ALL], x->size[DT_COMM_ALL], 0, n,
+                quant);
 }
 
 // ---- ring (Patarasuk & Yuan 2009; Baidu's allreduce): p-1 reduce-scatter steps, each
@@ -127,8 +128,9 @@ void dt_sched_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int
 }
 
 // The whole allreduce as the registry calls it (coll_algos.c): every rank, the whole buffer.
-void dt_build_ring(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    dt_sched_ring(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), dt_coll_size(c), 0, n, quant);
+void dt_build_ring(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    dt_sched_ring(&s->lanes[0], DT_COMM_ALL, x->rank[DT_COMM_ALL], x->size[DT_COMM_ALL], 0, n,
+                  quant);
 }
 
 // ---- Rabenseifner (Thakur, Rabenseifner & Gropp 2005, as MPICH's allreduce): with
@@ -205,10 +207,10 @@ void dt_sched_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int 
 }
 
 // rhd's short-message path where the cost model takes it (it costs rhd on its own links)
-void dt_build_rhd(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    int p = dt_coll_size(c);
-    int whole = dt_rhd_whole(dt_coll_get_opts(c), DT_ALGO_RHD, p, (double)n * (quant ? 2 : 4));
-    dt_sched_rhd(&s->lanes[0], DT_COMM_ALL, dt_coll_rank(c), p, 0, n, quant, whole);
+void dt_build_rhd(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    int p = x->size[DT_COMM_ALL];
+    int whole = dt_rhd_whole(x->o, DT_ALGO_RHD, p, (double)n * (quant ? 2 : 4));
+    dt_sched_rhd(&s->lanes[0], DT_COMM_ALL, x->rank[DT_COMM_ALL], p, 0, n, quant, whole);
 }
 
 // ---- binomial trees (MPICH's reduce and broadcast): ⌈lg p⌉ rounds of whole messages,

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "coll_opts.h"
 
 enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE };
 
@@ -90,25 +90,40 @@ void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, siz
 void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
                      int quant);
 
-// NCCL-style binary tree over p ranks (in-order numbering, ncclGetBtree's shape): the
-// parent (-1 at the root) and up to two children (-1 if absent) of rank r; tree 1 of the
-// double tree is tree 0 mirrored (p even) or shifted by one (p odd).
-void dt_btree(int r, int p, int *parent, int *child0, int *child1);
-void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1);
-int dt_dtree_depth(int p);  // edges from the root to the deepest leaf, over both trees
 
 // ---- the registry (coll_algos.c): one entry names an algorithm ----
 // To add an algorithm: write its schedule (a function like dt_sched_ring) and a builder
 // with the signature below, then add one entry to the table in coll_algos.c. dtrain --algo,
-// dtsim --algo, dtcoll-bench --algos, DTCOLL_ALGO and `auto` all read that table.
+// dtsim --algo, dtcoll-bench --algos, DTCOLL_ALGO, `auto`, every --help that lists the
+// algorithms and the test lists of tests/coll (cmake/dtlab_algos.cmake reads the table's
+// lines: one entry a line, its flags by name) all follow that table.
 // (A build can add entries without editing the table: see DT_ALGO_EXTRA in coll_algos.c.)
+
+// What a builder knows of its communicator (coll.c fills it from dt_coll): this rank's place
+// in every communicator of coll_sched.h's DT_COMM_* (-1 / 0 where the rank holds none) and
+// the resolved options. Builders take this, not the dt_coll, so that a schedule depends on
+// nothing above it.
+typedef struct {
+    int rank[DT_COMM_COUNT];
+    int size[DT_COMM_COUNT];
+    const dt_coll_opts *o;
+} dt_build_ctx;
+
+// One sub-communicator an algorithm needs: the ranks first, first + stride, ... (count of
+// them) as DT_COMM_* `which`, made by its members alone (coll.c, MPI_Comm_create_group).
+typedef struct {
+    int which, first, stride, count;
+} dt_comm_span;
+
+#define DT_MAX_SPANS 4  // sub-communicators one entry may ask for on one rank
+
 typedef struct {
     const char *name;  // as on the command line (--algo NAME)
-    // The whole allreduce of n elements on c (its ranks, communicators and resolved options;
-    // the rank is c->rank[DT_COMM_ALL] of c->size[DT_COMM_ALL]): append its rounds to lane 0
-    // of s (s->n_lanes = 2 for two lanes). quant: fp16 on the wire. NULL: not a schedule
-    // (auto, resolved first; nccl, run by another library).
-    void (*build)(const dt_coll *c, size_t n, int quant, dt_sched *s);
+    // The whole allreduce of n elements (x: the rank in each communicator, the resolved
+    // options): append its rounds to lane 0 of s (s->n_lanes = 2 for two lanes). quant:
+    // fp16 on the wire. NULL: not a schedule (auto, resolved first; nccl, run by another
+    // library).
+    void (*build)(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
     // Seconds for one allreduce of `bytes` per rank on p ranks by the α-β-γ model
     // (coll_cost.c), NaN where the shape does not fit. NULL: unknown — auto never picks it
     // and the fusion planner prices it as a ring.
@@ -118,26 +133,41 @@ typedef struct {
     int (*check)(const dt_coll_opts *o, int p, dt_error *err);
     // May auto choose it on p ranks with o? NULL: wherever its cost is known.
     int (*in_auto)(const dt_coll_opts *o, int p);
-    unsigned flags;    // DT_ALGO_SUMS_IN_WIRE_TYPE
+    unsigned flags;    // DT_ALGO_*, below
+    // Completes the options it runs with on p ranks, once they are checked (torus2d's
+    // default grid, dbtree's depth). NULL: nothing to complete.
+    void (*settle)(dt_coll_opts *o, int p);
+    // The sub-communicators rank r of p needs for it, with the resolved options o, into
+    // out[0 .. DT_MAX_SPANS): returns how many. dt_coll_create asks every entry, in table
+    // order (auto may run any of them). NULL: none, DT_COMM_ALL only.
+    int (*comms)(const dt_coll_opts *o, int r, int p, dt_comm_span *out);
+    // With DT_ALGO_SUMS_IN_WIRE_TYPE: whose allreduce it is, for the message that refuses
+    // fp16 on the wire ("the MPI library")
+    const char *sums_by;
 } dt_algo_def;
 
-// The library sums in the wire's type (the MPI library's, NCCL's): no fp16 on the wire.
-#define DT_ALGO_SUMS_IN_WIRE_TYPE 1u
+// The flags: what an algorithm can take. 0 is an algorithm of ours that runs on any P with
+// fp16 on the wire or not, from its schedule alone.
+#define DT_ALGO_SUMS_IN_WIRE_TYPE 1u  // another library sums, in the wire's type: no fp16 wire
+#define DT_ALGO_USES_GROUPS 2u        // shaped by opts.group (hier): tests give it groups
+#define DT_ALGO_USES_GRID 4u          // shaped by opts.tx x opts.ty (torus2d)
+#define DT_ALGO_EXTERNAL 8u           // run by an attached extension (dt_coll_set_ext), no schedule
+#define DT_ALGO_CHOOSES 16u           // picks another algorithm per call (auto), no schedule
 
 int dt_algo_get(dt_algo a, dt_algo_def *out);  // its entry into *out; -1: a names none
 int dt_algo_count(void);                     // entries, built-ins and a build's extras
 
 // The builders of the built-in algorithms, in the files of their schedules.
-void dt_build_ps(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_ring(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_rhd(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_dbtree(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_hier(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_torus2d(const dt_coll *c, size_t n, int quant, dt_sched *s);
-void dt_build_native(const dt_coll *c, size_t n, int quant, dt_sched *s);
-
-// A rank's place in a communicator of c (coll.c): its rank and the communicator's size.
-int dt_coll_rank_in(const dt_coll *c, int comm);
-int dt_coll_size_of(const dt_coll *c, int comm);
+void dt_build_ps(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_ring(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_rhd(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_dbtree(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_hier(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_torus2d(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+void dt_build_native(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
+// The sub-communicators of hier (its groups, their leaders, its rs variant's cross sets) and
+// of torus2d (rows and columns), in coll_hier.c
+int dt_comms_hier(const dt_coll_opts *o, int r, int p, dt_comm_span *out);
+int dt_comms_torus2d(const dt_coll_opts *o, int r, int p, dt_comm_span *out);
 
 #endif

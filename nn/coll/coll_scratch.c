@@ -6,7 +6,7 @@
 // host memory (dev->alloc_host) for staging device buffers.
 #include <stdlib.h>
 
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 void *dt_scratch_get(dt_scratch *s, dt_device *dev, size_t bytes, size_t *got) {
     *got = bytes;

@@ -1,12 +1,12 @@
 // coll_stage.c — device memory the host cannot read (dev->device_memory: the cuda device),
-// a layer on the core runner (coll_run.h). Without a CUDA-aware MPI the buffer is staged:
+// an extension of the core runner (coll_run.h). Without a CUDA-aware MPI the buffer is staged:
 // copied into pinned host memory in chunks, each round posted as soon as the chunks it
 // touches have arrived (so the copies overlap the first ring steps), reduced on the host,
 // and copied back. With gpu_direct (a CUDA-aware MPI) device pointers go to MPI as they
 // are and the device adds; it then finishes each round's work before MPI touches the bytes.
 #include <stdlib.h>
 
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 // Device memory goes through pinned host memory unless a CUDA-aware MPI takes it (float64
 // sums are host loops: always staged). The one place that decides.

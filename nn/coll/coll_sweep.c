@@ -11,7 +11,7 @@
 // real MPI tests.
 #include <stdlib.h>
 
-#include "coll_layers.h"
+#include "coll_hooks.h"
 
 #ifdef DT_SMPI
 static void tick_post(dt_sweep *s) {

@@ -4,60 +4,9 @@
 // always) a leaf of the other. Each tree reduces one half of the buffer to its root and
 // broadcasts it back, in `segments` pipelined pieces, so every link carries about n bytes
 // each way and the latency grows with lg p, not p. Not here: running them (coll_run.c; coll_request.c polls the two lanes).
+#include "coll_btree.h"
 #include "coll_cost.h"
 #include "coll_sched.h"
-
-// The in-order binary tree of ncclGetBtree: a rank's height is its lowest set bit; rank 0
-// is the root, with the highest power of two below p as its one child.
-void dt_btree(int r, int p, int *parent, int *child0, int *child1) {
-    *parent = *child0 = *child1 = -1;
-    if (r == 0) {
-        int top = 1;
-        while (top * 2 < p) top *= 2;
-        if (p > 1) *child0 = top;
-        return;
-    }
-    int bit = r & -r;
-    int up = (r ^ bit) | (bit << 1);  // the neighbour at distance bit with the next bit set
-    *parent = up < p ? up : (r ^ bit);
-    for (int h = bit >> 1; h > 0; h >>= 1) {
-        if (*child0 < 0) *child0 = r - h;  // always in range
-        if (r + h < p) {
-            *child1 = r + h;
-            break;
-        }
-    }
-}
-
-// Tree 1: tree 0 mirrored (p even) or shifted by one rank (p odd), as NCCL's ncclGetDtree.
-void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1) {
-    if (tree == 0) {
-        dt_btree(r, p, parent, child0, child1);
-        return;
-    }
-    int pos = p % 2 == 0 ? p - 1 - r : (r + p - 1) % p;
-    int t[3];
-    dt_btree(pos, p, &t[0], &t[1], &t[2]);
-    for (int i = 0; i < 3; i++)
-        if (t[i] >= 0) t[i] = p % 2 == 0 ? p - 1 - t[i] : (t[i] + 1) % p;
-    *parent = t[0], *child0 = t[1], *child1 = t[2];
-}
-
-int dt_dtree_depth(int p) {
-    int depth = 0;
-    for (int tree = 0; tree < 2; tree++)
-        for (int r = 0; r < p; r++) {
-            int d = 0, x = r, c0, c1;
-            while (x >= 0) {
-                int up;
-                dt_dtree(tree, x, p, &up, &c0, &c1);
-                if (up < 0) break;
-                x = up, d++;
-            }
-            if (d > depth) depth = d;
-        }
-    return depth;
-}
 
 // One tree over [off, off+n) in S segments. Reduce: in round k a rank receives segment k
 // from its children and passes segment k-1 (complete since round k-1) to its parent; a leaf
@@ -130,9 +79,8 @@ void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, 
 }
 
 // The whole allreduce as the registry calls it (coll_algos.c): the cost model picks S.
-void dt_build_dbtree(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    int p = dt_coll_size(c);
-    dt_sched_dbtree(s, DT_COMM_ALL, dt_coll_rank(c), p, 0, n,
-                    dt_dbtree_segments(dt_coll_get_opts(c), p, (double)n * (quant ? 2 : 4)),
-                    quant);
+void dt_build_dbtree(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    int p = x->size[DT_COMM_ALL];
+    dt_sched_dbtree(s, DT_COMM_ALL, x->rank[DT_COMM_ALL], p, 0, n,
+                    dt_dbtree_segments(x->o, p, (double)n * (quant ? 2 : 4)), quant);
 }

@@ -4,8 +4,8 @@
 // same cost (2(p-1)α + 2n(p-1)/p·β), different peers and chunk order.
 #include "algo_reverse_ring.h"
 
-void test_build_reverse_ring(const dt_coll *c, size_t n, int quant, dt_sched *s) {
-    int p = dt_coll_size_of(c, DT_COMM_ALL), r = dt_coll_rank_in(c, DT_COMM_ALL);
+void test_build_reverse_ring(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
+    int p = x->size[DT_COMM_ALL], r = x->rank[DT_COMM_ALL];
     dt_lane *l = &s->lanes[0];
     dt_lane tmp = {0};
     // the built-in ring for the mirrored rank, then its peers mapped back

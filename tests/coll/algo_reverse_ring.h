@@ -6,7 +6,7 @@
 #include "coll/coll_cost.h"
 #include "coll/coll_sched.h"
 
-void test_build_reverse_ring(const dt_coll *c, size_t n, int quant, dt_sched *s);
+void test_build_reverse_ring(const dt_build_ctx *x, size_t n, int quant, dt_sched *s);
 
 #define DT_ALGO_EXTRA_ENTRIES \
     {"reverse_ring", test_build_reverse_ring, dt_cost_ring, NULL, NULL, 0},

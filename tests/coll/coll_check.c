@@ -30,6 +30,7 @@
 
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
+#include "coll/coll_sched.h"
 #include "device.h"
 #include "kernels.h"
 #if defined(DT_HAVE_CUDA) && !defined(DT_SMPI)
@@ -75,12 +76,17 @@ static int configs_for(const char *list, int P, int group, config_t *out) {
             fprintf(stderr, "coll_check: %s\n", err.msg);
             exit(2);
         }
-        int vars = a == DT_ALGO_HIER ? 4 : a == DT_ALGO_TORUS2D ? 2 : 1;
+        // the shaped algorithms (their registry flags) in each inner allreduce, and those
+        // with groups in both of hier's variants
+        dt_algo_def d;
+        dt_algo_get(a, &d);
+        int groups = (d.flags & DT_ALGO_USES_GROUPS) != 0;
+        int vars = (groups ? 2 : 1) * (d.flags & (DT_ALGO_USES_GROUPS | DT_ALGO_USES_GRID) ? 2 : 1);
         for (int v = 0; v < vars; v++) {
-            config_t c = {a, a == DT_ALGO_HIER ? v / 2 : 0, v % 2, ""};
+            config_t c = {a, groups ? v / 2 : 0, v % 2, ""};
             if (c.hier_rs && P % group) continue;
             snprintf(c.label, sizeof c.label, "%s%s%s", dt_algo_name(a),
-                     a == DT_ALGO_HIER ? (c.hier_rs ? "/rs" : "/reduce") : "",
+                     groups ? (c.hier_rs ? "/rs" : "/reduce") : "",
                      vars > 1 ? (c.inner_rhd ? "/rhd" : "/ring") : "");
             out[n++] = c;
         }
@@ -289,12 +295,37 @@ static long timing(const args_t *a, const config_t *cf, int n_cf) {
     return fails;
 }
 
+// --list-algos: the registry as this program has it, one entry a line, "name flag...": the
+// test coll.registry_lists_match_cmake compares it with the lists cmake/dtlab_algos.cmake
+// reads from the table's source (tests/coll/CMakeLists.txt)
+static void list_algos(void) {
+    static const struct { unsigned bit; const char *name; } flags[] = {
+        {DT_ALGO_SUMS_IN_WIRE_TYPE, "DT_ALGO_SUMS_IN_WIRE_TYPE"},
+        {DT_ALGO_USES_GROUPS, "DT_ALGO_USES_GROUPS"}, {DT_ALGO_USES_GRID, "DT_ALGO_USES_GRID"},
+        {DT_ALGO_EXTERNAL, "DT_ALGO_EXTERNAL"}, {DT_ALGO_CHOOSES, "DT_ALGO_CHOOSES"}};
+    for (int i = 0; i < dt_algo_count(); i++) {
+        dt_algo_def d;
+        if (dt_algo_get((dt_algo)i, &d)) continue;
+        printf("%s", d.name);
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+            if (d.flags & flags[k].bit) printf(" %s", flags[k].name);
+        printf("\n");
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int r, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    args_t a = {.algos = "mpi,ps,ring,rhd,dbtree,hier,torus2d", .large = 100003, .requests = 3};
+    // by default every algorithm of the registry that has a schedule (not auto, not nccl)
+    char every[DT_ALGO_NAMES_MAX] = "";
+    for (int i = 0, len = 0; i < dt_algo_count(); i++) {
+        dt_algo_def d;
+        if (!dt_algo_get((dt_algo)i, &d) && d.build && len < (int)sizeof every)
+            len += snprintf(every + len, sizeof every - (size_t)len, "%s%s", len ? "," : "", d.name);
+    }
+    args_t a = {.algos = every, .large = 100003, .requests = 3};
     const char *env = getenv("DT_TEST_SEED");
     a.seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     static const struct option lo[] = {
@@ -306,7 +337,8 @@ int main(int argc, char **argv) {
         {"share", 1, 0, 1003}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
         {"coarsen-dbtree", 1, 0, 1006},
         {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'},
-        {"timing-csv", 1, 0, 1004}, {"share-comm", 0, 0, 1005}, {0, 0, 0, 0}};
+        {"timing-csv", 1, 0, 1004}, {"share-comm", 0, 0, 1005}, {"list-algos", 0, 0, 'l'},
+        {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -334,6 +366,7 @@ int main(int argc, char **argv) {
         case 'b': a.blocking_only = 1; break;
         case 'C': a.coarsen = atoi(optarg); break;
         case 1006: a.coarsen_tree = atoi(optarg); break;
+        case 'l': list_algos(); MPI_Finalize(); return 0;
         case 'G': a.cuda = 1; break;
         case 'D': a.gpu_direct = a.cuda = 1; break;
         default:

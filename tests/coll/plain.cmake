@@ -19,8 +19,9 @@ add_executable(plain_allreduce ${CMAKE_CURRENT_LIST_DIR}/plain_allreduce.c)
 target_link_libraries(plain_allreduce PRIVATE MPI::MPI_C m)
 set(_plain_check sh ${CMAKE_CURRENT_LIST_DIR}/plain_check.sh ${MPIRUN_EXECUTABLE})
 set(_plain_tests "")
+dt_algos(_plain_algos WITHOUT DT_ALGO_EXTERNAL)  # every entry but nccl (cmake/dtlab_algos.cmake)
 foreach(np 3 4)
-  foreach(algo mpi ps ring rhd dbtree hier torus2d auto)
+  foreach(algo ${_plain_algos})
     set(t coll.preload_np${np}_${algo}_matches_open_mpi_allreduce)
     add_test(NAME ${t} COMMAND ${_plain_check} ${np} $<TARGET_FILE:plain_allreduce>
                                 ${_preload} ${algo})
@@ -33,7 +34,7 @@ list(APPEND _plain_tests coll.preload_np4_ring_fp16_wire_matches_open_mpi_allred
 set_tests_properties(${_plain_tests} PROPERTIES LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}"
                      TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS plain_allreduce")
 add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
-         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' (valid: mpi, ps, ring, rhd, dbtree, hier, torus2d, nccl, auto)\""
+         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' (valid: ${DT_ALGOS_NAMES})\""
                  ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:plain_allreduce>)
 set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
   LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60)

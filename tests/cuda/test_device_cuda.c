@@ -63,19 +63,13 @@ void cc_check_memory(cc_ctx *t) {
 // ---- pinned memory, asynchronous copies, tickets (nn/device.h "memory the host cannot
 // read"; nn/coll/coll_stage.c polls these while MPI runs) ----
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 // polls done(ticket) until it says 1 or 30 s pass; returns 1 if it did, counts the polls
 static int wait_ticket(dt_device *g, uint64_t tk, long *polls) {
-    double end = now_s() + 30.0;
+    double end = dt_now_s() + 30.0;
     *polls = 0;
     while (!g->done(g, tk)) {
         ++*polls;
-        if (now_s() > end) return 0;
+        if (dt_now_s() > end) return 0;
     }
     return 1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll/coll_cost.h"
+#include "coll/coll_btree.h"
 #include "coll/coll_sched.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-// test_data_shard.c — the per-epoch shuffle and its sharding over ranks (real/data_shard.c):
+// test_data_shard.c — the per-epoch shuffle and its sharding over ranks (nn/data_shard.c):
 // the permutation is a permutation, reproducible from (seed, epoch), different across
 // epochs, uniform (chi-square over all 24 orders of 4 items); every index is used exactly
 // once per epoch over 1, 2 and 3 ranks, in the closed-form positions

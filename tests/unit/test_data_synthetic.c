@@ -1,4 +1,4 @@
-// test_data_synthetic.c — the synthetic dataset (real/data_synthetic.c): a pure function of
+// test_data_synthetic.c — the synthetic dataset (nn/data_synthetic.c): a pure function of
 // its seed (same seed, same bytes; another seed, other data), labels in range and roughly
 // balanced, unit-variance noise around +-0.5 class patterns (closed form: E[x^2] = 1.25),
 // and a class signal a nearest-class-mean classifier learns from 2000 examples and

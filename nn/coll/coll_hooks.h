@@ -1,12 +1,12 @@
-// coll_layers.h — the layers on top of the core runner (coll_run.h), each in its own file
+// coll_hooks.h — the extensions of the core runner (coll_run.h) through its hooks, each in its own file
 // and each knowing only the runner and its own state; coll_request.c composes them into the
 // runners' hooks for the allreduces that need them. Not part of the API (coll.h is).
 //
 //   coll_fp16.c     fp16 on the wire            coll_stage.c    device memory
 //   coll_native.c   the MPI library's own       coll_coarsen.c  merged rounds (simulator)
 //   coll_sweep.c    polling under SMPI          coll_scratch.c  scratch blocks
-#ifndef DT_COLL_LAYERS_H
-#define DT_COLL_LAYERS_H
+#ifndef DT_COLL_HOOKS_H
+#define DT_COLL_HOOKS_H
 
 #include <stdint.h>
 

@@ -3,7 +3,7 @@
 // r-th), as in Goyal et al. 2017 §3 (each of the k workers takes n = G/k samples of the
 // minibatch). Pure functions: every rank computes the same permutation independently, no
 // communication. Not here: reading examples (data_dataset.c) or prefetching (loader.c).
-#include "data.h"
+#include "dataset.h"
 #include "kernels.h"
 
 // A uniform integer in [0, bound) from 64 random bits: Lemire's multiply-shift (2019); the

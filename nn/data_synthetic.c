@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "data.h"
+#include "dataset.h"
 #include "kernels.h"
 
 #define SYN_GRID 4

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "data.h"
+#include "dataset.h"
 #include "kernels.h"
 
 // Three rounds of splitmix64 (nn/kernels.h), one per word, so (seed, epoch, index) triples
