@@ -55,4 +55,9 @@ struct dt_coll_req {
     void *ext;                  // the nccl algorithm's handle (c->ext), else NULL
 };
 
+// A request for buf (coll_request.c): with pre (a schedule the caller built, which the
+// request then owns; left to the caller on failure) instead of the algorithm's allreduce.
+dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
+                                dt_sched *pre, dt_error *err);
+
 #endif
