@@ -28,8 +28,12 @@ dt_optim_config dt_optim_config_default(dt_opt_kind kind);
 typedef struct {
     dt_optim_config cfg;
     dt_device *dev;
-    float *velocity;     // device, n_trainable (same offsets as grads): optimizer state
+    float *velocity;     // device, n_trainable (same offsets as grads): optimizer state;
+                         // sharded (optim_shard.c): shard_hi - shard_lo, from shard_lo
     size_t n;
+    int sharded;         // ZeRO stage 1 (dt_optim_create_shard): state for one shard only
+    size_t shard_lo, shard_hi;  // that shard of the trainable parameters (elements)
+    size_t state_bytes;  // optimizer state allocated on the device (bytes)
     long step;           // updates applied so far
     // LARS: room for |w| and |g| of every tensor, fetched in one sumsq_many per step
     int norm_cap;
@@ -45,6 +49,25 @@ void dt_optim_free(dt_optim *opt);
 // (dt_lars_local_lr) and v = m*v + lr*local_lr*(g + wd*w), w -= v; biases and BN parameters
 // take the plain momentum update v = m*v + lr*g, w -= v (no decay, no trust ratio).
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
+
+// ---- ZeRO stage 1 (Rajbhandari et al. 2020 §5.1; optim_shard.c) ----
+// An optimizer whose state covers only the elements [lo, hi) of the trainable parameters
+// (this rank's shard, coll.h dt_shard_lo): (hi - lo) floats of momentum instead of
+// n_trainable. dt_optim_step refuses it; dt_optim_step_shard updates the parameters of the
+// shard alone, each element exactly as dt_optim_step would (the same kernels on the pieces
+// of the tensors that fall inside it), from net->grads[lo, hi).
+dt_optim *dt_optim_create_shard(const dt_net *net, const dt_optim_config *cfg, size_t lo,
+                                size_t hi, dt_error *err);
+// LARS's trust ratio needs each weight tensor's whole |w| and |g| (You et al. 2017 Alg. 1).
+// |w|: every rank holds the whole parameters (stage 1), so it is computed whole, as
+// dt_optim_step does. |g|: only the shard's gradient is summed here, so this writes the
+// shard's part of |g|^2 for each weight tensor, in table order, to partial[] (returns how
+// many: dt_optim_lars_tensors), and the caller sums them over the ranks (an allreduce of a
+// few doubles) and passes the sums to dt_optim_step_shard. SGD: returns 0.
+int dt_optim_lars_tensors(const dt_net *net);
+int dt_optim_shard_grad_sumsq(dt_optim *opt, const dt_net *net, double *partial);
+// g_sumsq: the |g|^2 of each weight tensor over all ranks (LARS), NULL for SGD.
+void dt_optim_step_shard(dt_optim *opt, dt_net *net, float lr, const double *g_sumsq);
 
 // ---- learning-rate schedules ----
 typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY } dt_lr_schedule_kind;
