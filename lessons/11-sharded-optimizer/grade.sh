@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # grade.sh — lesson 11's driver (run by lessons/kit/run_grader.sh): the grader under mpirun
 # at P = 1, 2, 3, 4 (odd P too) and under SMPI (smpirun -no-privatize, P = 16 ranks in one
-# process, on tests/coll/flat1024.xml), all with one seed. Every run is under `timeout`: a
+# process, on tests/coll/flat1024.xml with lesson 04's timing flags (CM02: latency + size /
+# bandwidth, no cross-traffic: α = 2 µs, β = 1 / 1.25 GB/s)), all with one seed. Every run is under `timeout`: a
 # collective that some ranks never enter would hang, and must fail instead.
 # Env: LESSON_GRADER, LESSON_GRADER_SMPI, MPIRUN, SMPIRUN, DT_SOURCE (run_grader.sh).
 # Exit: 0 every run passed; 1 a check failed; 124 a run hung; >1 a run crashed.
@@ -51,6 +52,8 @@ if [ -f "$LESSON_GRADER_SMPI" ] && [ -x "$SMPIRUN" ]; then
   seq 0 15 | sed 's/^/node-/' >"$tmp/hosts"
   run "smpirun -np 16" "$SMPIRUN" -np 16 -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
       -hostfile "$tmp/hosts" -no-privatize --cfg=smpi/simulate-computation:no \
+      --cfg=network/model:CM02 --cfg=network/crosstraffic:0 --cfg=smpi/test:0 \
+      --cfg=smpi/send-is-detached-thresh:0 \
       --log=root.thres:warning "$LESSON_GRADER_SMPI"
 else
   echo "FAIL simulated_time_within_5pc_of_closed_form: the SMPI grader" \
