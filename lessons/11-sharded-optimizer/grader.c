@@ -153,11 +153,12 @@ static void check_step(ctx_t *c, dt_coll *coll) {
     dt_optim *opt = dt_optim_create(ref, &oc, &err);
     float *mine = mallocCheck(n * sizeof(float));
     long diff = -1;
-    int k;
+    int k, shard_ok = s.lo == lo && s.hi == hi;  // on every rank, or no rank steps (a
+    MPI_Allreduce(MPI_IN_PLACE, &shard_ok, 1, MPI_INT, MPI_LAND, c->comm);  // collective)
     for (k = 0; k < STEPS && diff < 0; k++) {
         backward(c, net, k);
         backward(c, ref, k);
-        if (s.lo == lo && s.hi == hi) sharded_step(&s, net, coll, 0.1f);
+        if (shard_ok) sharded_step(&s, net, coll, 0.1f);
         dt_allreduce(coll, ref->grads, n, DT_F32, &err);
         c->dev->scale(c->dev, ref->grads, 1.0f / (float)c->size, n);
         dt_optim_step(opt, ref, 0.1f);
