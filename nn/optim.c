@@ -94,16 +94,42 @@ dt_optim *dt_optim_create(const dt_net *net, const dt_optim_config *cfg, dt_erro
     opt->n = net->n_trainable;
     // One buffer at the offsets of net->grads, zero-filled by alloc: v_0 = 0.
     opt->velocity = opt->n ? opt->dev->alloc(opt->dev, opt->n * sizeof(float)) : NULL;
+    opt->state_bytes = opt->n * sizeof(float);
     opt->step = 0;
     if (adam && opt->n) opt->second = opt->dev->alloc(opt->dev, opt->n * sizeof(float));
     if (cfg->kind == DT_OPT_LAMB && opt->n)
         opt->direction = opt->dev->alloc(opt->dev, opt->n * sizeof(float));
+    opt->state_bytes += (size_t)(opt->second != NULL) * opt->n * sizeof(float)
+                        + (size_t)(opt->direction != NULL) * opt->n * sizeof(float);
     if (cfg->kind == DT_OPT_LARS || cfg->kind == DT_OPT_LAMB) {
         opt->norm_cap = 2 * net->n_params;
         opt->norm_x = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_x);
         opt->norm_n = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_n);
         opt->norm_out = callocCheck((size_t)opt->norm_cap + 1, sizeof *opt->norm_out);
     }
+    return opt;
+}
+
+// ZeRO stage 1: the same optimizer with momentum for [lo, hi) only (optim_shard.c steps it).
+dt_optim *dt_optim_create_shard(const dt_net *net, const dt_optim_config *cfg, size_t lo,
+                                size_t hi, dt_error *err) {
+    if (net && !(lo <= hi && hi <= net->n_trainable)) {
+        dt_fail(err, DT_EXIT_USAGE, "optimizer: shard [%zu, %zu) is not inside the %zu "
+                "trainable parameters", lo, hi, net->n_trainable);
+        return NULL;
+    }
+    dt_optim_config c = cfg ? *cfg : dt_optim_config_default(DT_OPT_SGD);
+    if (cfg && check_config(cfg, err)) return NULL;
+    if (!net || !net->finalized) return dt_optim_create(net, cfg ? &c : NULL, err);
+    dt_net shell = *net;  // the checks and tables of dt_optim_create, without its state
+    shell.n_trainable = 0;
+    dt_optim *opt = dt_optim_create(&shell, &c, err);
+    if (!opt) return NULL;
+    opt->n = net->n_trainable;
+    opt->sharded = 1;
+    opt->shard_lo = lo, opt->shard_hi = hi;
+    opt->velocity = hi > lo ? opt->dev->alloc(opt->dev, (hi - lo) * sizeof(float)) : NULL;
+    opt->state_bytes = (hi - lo) * sizeof(float);
     return opt;
 }
 
@@ -226,6 +252,7 @@ double dt_clip_grad_norm(dt_net *net, double max_norm) {
 void dt_optim_step(dt_optim *opt, dt_net *net, float lr) {
     // A different network than the one the state was made for is a programmer error.
     DT_ASSERT(opt && net && net->dev == opt->dev && net->n_trainable == opt->n);
+    DT_ASSERT(!opt->sharded);  // (dt_optim_step_shard)
     if (opt->cfg.kind == DT_OPT_ADAMW || opt->cfg.kind == DT_OPT_LAMB) {
         adam_family_step(opt, net, lr);
         opt->step++;

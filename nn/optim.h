@@ -33,10 +33,14 @@ typedef struct {
     dt_optim_config cfg;
     dt_device *dev;
     float *velocity;     // device, n_trainable (same offsets as grads): optimizer state
-                         // (AdamW, LAMB: the first moment m)
+                         // (AdamW, LAMB: the first moment m); sharded (optim_shard.c):
+                         // shard_hi - shard_lo, from shard_lo
     float *second;       // AdamW, LAMB: the second moment v (device, n_trainable)
     float *direction;    // LAMB: each tensor's update direction r (device, n_trainable)
     size_t n;
+    int sharded;         // ZeRO stage 1 (dt_optim_create_shard): state for one shard only
+    size_t shard_lo, shard_hi;  // that shard of the trainable parameters (elements)
+    size_t state_bytes;  // optimizer state allocated on the device (bytes)
     long step;           // updates applied so far
     // LARS: room for |w| and |g| of every tensor, fetched in one sumsq_many per step
     int norm_cap;
@@ -61,6 +65,25 @@ void dt_optim_step(dt_optim *opt, dt_net *net, float lr);
 // all gradients together, and if it exceeds max_norm every gradient times
 // max_norm/(norm + 1e-6). Returns the norm before clipping (max_norm <= 0: only measures).
 double dt_clip_grad_norm(dt_net *net, double max_norm);
+
+// ---- ZeRO stage 1 (Rajbhandari et al. 2020 §5.1; optim_shard.c) ----
+// An optimizer whose state covers only the elements [lo, hi) of the trainable parameters
+// (this rank's shard, coll.h dt_shard_lo): (hi - lo) floats of momentum instead of
+// n_trainable. dt_optim_step refuses it; dt_optim_step_shard updates the parameters of the
+// shard alone, each element exactly as dt_optim_step would (the same kernels on the pieces
+// of the tensors that fall inside it), from net->grads[lo, hi).
+dt_optim *dt_optim_create_shard(const dt_net *net, const dt_optim_config *cfg, size_t lo,
+                                size_t hi, dt_error *err);
+// LARS's trust ratio needs each weight tensor's whole |w| and |g| (You et al. 2017 Alg. 1).
+// |w|: every rank holds the whole parameters (stage 1), so it is computed whole, as
+// dt_optim_step does. |g|: only the shard's gradient is summed here, so this writes the
+// shard's part of |g|^2 for each weight tensor, in table order, to partial[] (returns how
+// many: dt_optim_lars_tensors), and the caller sums them over the ranks (an allreduce of a
+// few doubles) and passes the sums to dt_optim_step_shard. SGD: returns 0.
+int dt_optim_lars_tensors(const dt_net *net);
+int dt_optim_shard_grad_sumsq(dt_optim *opt, const dt_net *net, double *partial);
+// g_sumsq: the |g|^2 of each weight tensor over all ranks (LARS), NULL for SGD.
+void dt_optim_step_shard(dt_optim *opt, dt_net *net, float lr, const double *g_sumsq);
 
 // ---- learning-rate schedules ----
 typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY, DT_LR_COSINE } dt_lr_schedule_kind;

@@ -24,6 +24,10 @@ static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
 // broadcast, in the allreduce library (coll/coll.h: chunked, pinned) for every step.
 
 void dt_trainer_backward_allreduce(dt_trainer *t);  // train_comm.c
+// ZeRO stage 1 (train_shard.c): backward, then the reduce-scatter of the gradient; the
+// shard's update and the allgather of the parameters
+void dt_trainer_backward_reduce_scatter(dt_trainer *t);
+void dt_trainer_shard_step(dt_trainer *t, float lr);
 
 int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt_error *err) {
     DT_ASSERT(t);
@@ -38,9 +42,19 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
     else if (!opt || opt->n != net->n_trainable || opt->dev != net->dev)
         bad = dt_fail(err, DT_EXIT_USAGE, "trainer: the optimizer is %s", opt ?
                       "not the one made for this network (dt_optim_create(net, ...))" : "NULL");
+    int pr, rr;
+    MPI_Comm_size(comm, &pr);
+    MPI_Comm_rank(comm, &rr);
+    if (!bad && opt->sharded && (opt->shard_lo != dt_shard_lo(net->n_trainable, pr, rr) ||
+                                 opt->shard_hi != dt_shard_lo(net->n_trainable, pr, rr + 1)))
+        bad = dt_fail(err, DT_EXIT_USAGE, "trainer: rank %d's optimizer holds the shard [%zu, "
+                      "%zu), not its own [%zu, %zu) (dt_shard_lo)", rr, opt->shard_lo,
+                      opt->shard_hi, dt_shard_lo(net->n_trainable, pr, rr),
+                      dt_shard_lo(net->n_trainable, pr, rr + 1));
     long long n = bad ? 0 : (long long)net->n_trainable, b = bad ? 0 : net->B;
-    long long agree[5] = {bad ? 1 : 0, n, -n, b, -b};  // max of -x is -(min of x)
-    MPI_Allreduce(MPI_IN_PLACE, agree, 5, MPI_LONG_LONG, MPI_MAX, comm);
+    long long sh = bad ? 0 : opt->sharded;
+    long long agree[7] = {bad ? 1 : 0, n, -n, b, -b, sh, -sh};  // max of -x is -(min of x)
+    MPI_Allreduce(MPI_IN_PLACE, agree, 7, MPI_LONG_LONG, MPI_MAX, comm);
     if (agree[0]) {
         if (!bad) dt_fail(err, DT_EXIT_USAGE, "trainer: another rank rejected its network "
                           "or optimizer (see its message)");
@@ -51,6 +65,9 @@ int dt_trainer_init(dt_trainer *t, dt_net *net, dt_optim *opt, MPI_Comm comm, dt
                        "trainable parameters, batch %lld..%lld (every rank must build the same "
                        "model with the same per-rank batch)", -agree[2], agree[1], -agree[4],
                        agree[3]);
+    if (agree[5] != -agree[6])
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: some ranks shard the optimizer state and "
+                       "some do not (every rank must make its optimizer alike)");
     t->net = net;
     t->opt = opt;
     t->accumulate = 1;
@@ -104,17 +121,20 @@ static int loss_scaling_allows_update(dt_trainer *t) {
     t->last_skipped = 0;
     dt_net *net = t->net;
     dt_device *d = net->dev;
-    if (t->fault_inf_grad && net->n_trainable) d->fill(d, net->grads, INFINITY, 1);
+    // sharded (ZeRO stage 1): only this rank's shard of the gradient is summed
+    size_t lo = t->opt->sharded ? t->opt->shard_lo : 0;
+    size_t n = t->opt->sharded ? t->opt->shard_hi - lo : net->n_trainable;
+    if (t->fault_inf_grad && n) d->fill(d, net->grads + lo, INFINITY, 1);
     t->fault_inf_grad = 0;
     if (!t->loss_scaling) return 1;
-    int overflow = d->nonfinite(d, net->grads, net->n_trainable) > 0;
+    int overflow = d->nonfinite(d, net->grads + lo, n) > 0;
     MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->comm);
     float s = t->scaler.scale;  // the scale backward ran with
     if (!dt_loss_scaler_update(&t->scaler, overflow)) {
         t->last_skipped = 1;
         return 0;
     }
-    d->scale(d, net->grads, 1.0f / s, net->n_trainable);
+    d->scale(d, net->grads + lo, 1.0f / s, n);
     return 1;
 }
 
@@ -132,11 +152,15 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
         net->keep_grads = k > 0;
         if (k < K - 1)
             dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
+        else if (t->opt->sharded)
+            dt_trainer_backward_reduce_scatter(t);  // this rank's shard of the sum
         else
             dt_trainer_backward_allreduce(t);  // grads = sum over the ranks (overlapping)
     }
     net->keep_grads = 0;
-    net->dev->scale(net->dev, net->grads, 1.0f / ((float)t->size * (float)K), net->n_trainable);
+    size_t glo = t->opt->sharded ? t->opt->shard_lo : 0;
+    size_t gn = t->opt->sharded ? t->opt->shard_hi - glo : net->n_trainable;
+    net->dev->scale(net->dev, net->grads + glo, 1.0f / ((float)t->size * (float)K), gn);
     // Batch-norm running statistics were updated from this rank's slice only; average them
     // so the replicas stay identical (PyTorch DDP instead broadcasts rank 0's buffers). The
     // running mean becomes exactly the global batch's; the running variance the mean of the
@@ -150,7 +174,8 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     if (!isfinite(loss)) return NAN;  // the same on every rank: all stop together
 
     if (!loss_scaling_allows_update(t)) return loss;  // every rank skips together
-    dt_optim_step(t->opt, net, lr);
+    if (t->opt->sharded) dt_trainer_shard_step(t, lr);  // the shard, then allgather
+    else dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;
 }

@@ -59,6 +59,12 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
     dt_coll_opts o = co ? *co : dt_coll_opts_default();
     // cuda memory is staged by the library (or passed on, with a CUDA-aware MPI: gpu_direct)
     dt_coll *c = dt_coll_create(t->comm, d, &o, err);
+    if (c && o.wire_f16 && t->opt->sharded) {  // its allgather would round the parameters
+        dt_fail(err, DT_EXIT_USAGE, "trainer: fp16 on the wire and a sharded optimizer: the "
+                "allgather of the parameters would round them to fp16 (drop one of the two)");
+        dt_coll_free(c);
+        c = NULL;
+    }
     int bad = c ? 0 : 1;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, t->comm);
     if (bad) {

@@ -8,7 +8,8 @@ if(DT_HAVE_MPI)
   file(GLOB DTCOLL_MPI_CORE CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/nn/coll/coll*.c)
   find_package(Threads REQUIRED)  # the library's lock (MPI_THREAD_MULTIPLE)
   add_library(dtcoll_mpi SHARED ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi.c
-                                ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_wait.c ${DTCOLL_MPI_CORE}
+                                ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_wait.c
+                                ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_rsag.c ${DTCOLL_MPI_CORE}
                                 ${PROJECT_SOURCE_DIR}/nn/dt.c)
   target_include_directories(dtcoll_mpi PRIVATE ${PROJECT_SOURCE_DIR}/nn)
   target_link_libraries(dtcoll_mpi PRIVATE MPI::MPI_C Threads::Threads m)

@@ -238,8 +238,8 @@ static dtc_comm *new_state(MPI_Comm comm) {
 
 // Is this call ours? Sets *s (the communicator's state), *c (the context) and *t (the
 // element type) when it is.
-static int ours(void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                dtc_comm **s, dt_coll **c, dt_dtype *t) {
+int dtc_ours(void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+             dtc_comm **s, dt_coll **c, dt_dtype *t) {
     if (dtc_depth || op != MPI_SUM || (dt != MPI_FLOAT && dt != MPI_DOUBLE) || count <= 0 ||
         !recvbuf || comm == MPI_COMM_NULL)
         return 0;
@@ -277,7 +277,7 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
-    if (!ours(recvbuf, count, dt, op, comm, &s, &c, &t))
+    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t))
         return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     to_recvbuf(sendbuf, recvbuf, count, t);
     dt_error err;
@@ -286,6 +286,12 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     // which would not match the MPI_Iallreduce of a rank that has others in flight.
     dt_coll_req *r = dt_allreduce_start(c, recvbuf, (size_t)count, t, &err);
     if (!r) dtc_fail(comm, &err);
+    dtc_complete(s, r);
+    dtc_unlock();
+    return MPI_SUCCESS;
+}
+
+void dtc_complete(dtc_comm *s, dt_coll_req *r) {
     s->busy++;
     // alone below MPI_THREAD_MULTIPLE: nn/coll's wait blocks efficiently
     while (g.multiple || atomic_load(&dtc_inflight)) {
@@ -301,8 +307,6 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     }
     dt_allreduce_wait(r);
     s->busy--;
-    dtc_unlock();
-    return MPI_SUCCESS;
 }
 
 DTC_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
@@ -310,7 +314,7 @@ DTC_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI
     dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
-    if (!ours(recvbuf, count, dt, op, comm, &s, &c, &t))
+    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
     to_recvbuf(sendbuf, recvbuf, count, t);
     dt_error err;

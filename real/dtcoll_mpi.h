@@ -49,6 +49,15 @@ void dtc_drain(void);
 
 // ---- dtcoll_mpi.c ----
 
+// Is this call ours (MPI_SUM of MPI_FLOAT or MPI_DOUBLE, count > 0, an intra-communicator,
+// not from inside nn/coll)? Sets *s (the communicator's state, made on first use), *c (the
+// context for the type) and *t. Called without the lock.
+int dtc_ours(void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+             dtc_comm **s, dt_coll **c, dt_dtype *t);
+// Under the lock: complete r (started on s) as a blocking call does, advancing every other
+// request of ours meanwhile (at MPI_THREAD_MULTIPLE by polling, letting other threads in).
+void dtc_complete(dtc_comm *s, dt_coll_req *r);
+
 // Free the state of every communicator the application has freed and that has nothing of
 // ours left in flight.
 void dtc_reap(void);

@@ -151,7 +151,20 @@ static int set_up_model(dtrain_run *r) {
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
     oc.nesterov = o->nesterov;
-    r->opt = r->net ? dt_optim_create(r->net, &oc, &r->err) : NULL;
+    if (r->net && o->shard_optimizer && r->ranks < 2) {  // (the same on every rank)
+        dt_fail(&r->err, DT_EXIT_USAGE, "--shard-optimizer needs 2 or more ranks: with one "
+                "rank there is no other to hold the rest of the optimizer state (drop it, or "
+                "run under mpirun -np N)");
+        dt_net_free(r->net);
+        r->net = NULL;
+    }
+    if (r->net && o->shard_optimizer)  // ZeRO stage 1: momentum for this rank's shard only
+        r->opt = dt_optim_create_shard(r->net, &oc,
+                                       dt_shard_lo(r->net->n_trainable, r->ranks, r->rank),
+                                       dt_shard_lo(r->net->n_trainable, r->ranks, r->rank + 1),
+                                       &r->err);
+    else
+        r->opt = r->net ? dt_optim_create(r->net, &oc, &r->err) : NULL;
     return dtrain_agree(r->opt ? 0 : (r->err.code ? r->err.code : 1), &r->err, r->rank);
 }
 

@@ -131,6 +131,12 @@ static void print_banner(const dtrain_run *r) {
            o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap ? " overlapping backward" : "");
+    // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
+    if (o->shard_optimizer)
+        printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
+               "(unsharded %.3f MiB, 1/%d), reduce-scatter + allgather after backward\n",
+               r->opt->state_bytes / 1048576.0,
+               r->net->n_trainable * sizeof(float) / 1048576.0, r->ranks);
     // mixed precision: what is stored in half, the memory it saves, and the loss scaling
     size_t scratch, act = dt_net_activation_bytes(r->net, &scratch);
     if (o->precision == DT_AMP_FP32) {
@@ -158,7 +164,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
            "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
-           "\"micro_batch\": %d}\n",
+           "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu}\n",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, e->train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -168,7 +174,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            p->run_hidden + (tr->sum_comm > tr->sum_exposed ? tr->sum_comm - tr->sum_exposed : 0),
            dt_amp_name(o->precision), tr->loss_scaling ? (double)tr->scaler.scale : 0.0,
            tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
-           o->accumulate, r->net->B);
+           o->accumulate, r->net->B, o->shard_optimizer ? "true" : "false",
+           r->opt->state_bytes);
 }
 
 // ---- the training loop ----

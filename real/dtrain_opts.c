@@ -71,6 +71,9 @@ void dtrain_usage(FILE *f) {
         "  --fusion SPEC         gradient buckets: %s\n"
         "                        (default 64MiB, Horovod's threshold)\n"
         "  --no-overlap          start the allreduces after backward, not during it\n"
+        "  --shard-optimizer     ZeRO stage 1: reduce-scatter the gradient, each rank keeps\n"
+        "                        and steps the momentum of its 1/P shard, allgather the\n"
+        "                        parameters (2 or more ranks)\n"
         "  --fp16-grads          gradients in fp16 on the wire, summed in fp32\n"
         "  --group N             hier: ranks per group (default: ranks per node from mpirun)\n"
         "  --inner ring|rhd      hier/torus2d: the allreduce between groups (ring)\n"
@@ -148,7 +151,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK };
+           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -172,6 +175,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
         {"train-examples", 1, 0, TRAINN}, {"accumulate", 1, 0, ACCUM},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
+        {"shard-optimizer", 0, 0, SHARDOPT},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
     defaults(o);
@@ -336,6 +340,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             break;
         case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
         case DETERM: o->deterministic = 1; break;
+        case SHARDOPT: o->shard_optimizer = 1; break;
         case FP16G: o->coll.wire_f16 = 1; break;
         case PREC:
             if (dt_amp_parse(optarg, &o->precision))
@@ -410,6 +415,16 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         if (rank == 0)
             fprintf(stderr, "dtrain: --weights %s and --resume: the checkpoint holds the "
                             "weights to continue from; give one of them\n", o->weights);
+        return 2;
+    }
+    if (o->shard_optimizer && (o->checkpoint_dir[0] || o->coll.wire_f16)) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --shard-optimizer and %s: %s\n",
+                    o->coll.wire_f16 ? "--fp16-grads" : "--checkpoint-dir",
+                    o->coll.wire_f16 ? "the allgather of the parameters would round them to "
+                                       "fp16; drop one of the two"
+                                     : "a checkpoint holds the whole momentum, which no rank "
+                                       "has when it is sharded; drop one of the two");
         return 2;
     }
     if (o->resume && !o->checkpoint_dir[0]) {

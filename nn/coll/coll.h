@@ -117,4 +117,37 @@ int dt_coll_opts_resolve(dt_coll_opts *o, int p, dt_error *err);
 // The algorithm a call of `bytes` payload would run (auto resolved).
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes);
 
+// ---- the ring's two halves as collectives of their own (coll_rsag.c) ----
+// Reduce-scatter and allgather, in place on a buffer of count elements split into P shards
+// (ZeRO's partitions, Rajbhandari et al. 2020; NCCL's in-place ncclReduceScatter and
+// ncclAllGather). Shard i is [lo_i, lo_{i+1}): with counts NULL the even split of
+// dt_shard_lo, which is the ring allreduce's chunk i (sizes differ by at most one), else
+// counts[0..P-1] elements each, in rank order, summing to count (MPI_Reduce_scatter's
+// recvcounts, MPI_Allgatherv's).
+//   reduce-scatter: buf holds this rank's count elements; afterwards this rank's shard holds
+//                   the sum over the ranks of that shard, and the rest of buf is undefined
+//   allgather:      this rank's shard of buf is its contribution; afterwards buf holds every
+//                   rank's shard, the same bits on every rank
+// The algorithm is the communicator's where it has these halves: ring (any P), rhd (P a
+// power of two and the even split: recursive halving, recursive doubling), mpi (the MPI
+// library's MPI_Reduce_scatter and MPI_Allgatherv, host-addressable memory, counts below
+// 2^31); every other algorithm, and those where their conditions fail, runs the ring's.
+// Ring and rhd sum each element in the order their allreduce does: a reduce-scatter and
+// an allgather of the same buffer give the bits of dt_allreduce with that algorithm. fp16
+// on the wire applies as in the allreduce (the allgather rounds every shard to binary16:
+// use a context without it to gather parameters). Sum only, like the allreduce.
+// Returns 0, or -1 with err set (DT_EXIT_USAGE: counts that do not sum to count, a NULL
+// buffer, fp16 wire with float64 data).
+size_t dt_shard_lo(size_t count, int p, int i);  // first element of shard i (i = p: count)
+int dt_reduce_scatter(dt_coll *c, void *buf, size_t count, const size_t *counts,
+                      dt_dtype dtype, dt_error *err);
+int dt_allgather(dt_coll *c, void *buf, size_t count, const size_t *counts, dt_dtype dtype,
+                 dt_error *err);
+// Nonblocking, completed by dt_allreduce_progress / dt_allreduce_wait like an allreduce's
+// request (algo mpi runs its blocking call here and returns a request already complete).
+dt_coll_req *dt_reduce_scatter_start(dt_coll *c, void *buf, size_t count,
+                                     const size_t *counts, dt_dtype dtype, dt_error *err);
+dt_coll_req *dt_allgather_start(dt_coll *c, void *buf, size_t count, const size_t *counts,
+                                dt_dtype dtype, dt_error *err);
+
 #endif

@@ -157,8 +157,10 @@ static void setup_runners(dt_coll_req *r, int stage) {
 }
 
 // A new request for buf, its schedule built and its runners ready; nothing posted yet.
-static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
-                           dt_error *err) {
+// pre: a schedule built by the caller (coll_rsag.c's reduce-scatter and allgather), which
+// the request takes over; NULL: the algorithm's allreduce from the registry.
+dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
+                                dt_sched *pre, dt_error *err) {
     DT_ASSERT(c);
     if (count && !buf) {
         dt_fail(err, DT_EXIT_USAGE, "allreduce: NULL buffer for %zu elements", count);
@@ -170,6 +172,7 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     }
     if (c->o.checked && check_counts(c, count, dtype, err)) return NULL;
     dt_algo a = dt_coll_resolve(c, count * (c->o.wire_f16 ? 2 : (dtype == DT_F64 ? 8 : 4)));
+    if (pre) a = DT_ALGO_RING;  // (any entry with a schedule: only the checks below read it)
     dt_algo_def def;
     dt_algo_get(a, &def);  // (resolved: a names an entry)
     int external = (def.flags & DT_ALGO_EXTERNAL) != 0;  // run by the attached extension
@@ -198,7 +201,8 @@ static dt_coll_req *create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
     r->ldev = stage ? NULL : c->dev;
     r->s.n_lanes = 1;
     dt_build_ctx x = dt_coll_build_ctx(c);
-    def.build(&x, count, r->wire16, &r->s);
+    if (pre) r->s = *pre, memset(pre, 0, sizeof *pre);
+    else def.build(&x, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
         const dt_lane *l = &r->s.lanes[lane];
@@ -305,7 +309,7 @@ static int progress(dt_coll_req *r, int blocking) {
 
 dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
                                 dt_error *err) {
-    dt_coll_req *r = create(c, buf, count, dtype, err);
+    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, err);
     if (r && !r->ext) progress(r, 0);  // post the first rounds
     return r;
 }
@@ -337,7 +341,7 @@ void dt_coll_progress_all(dt_coll *c) {
 int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *err) {
     int rc;
     if (native_blocking(c, buf, count, dtype, &rc, err)) return rc;
-    dt_coll_req *r = create(c, buf, count, dtype, err);
+    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, err);
     if (!r) return -1;
     // the plain case: one lane on host memory, alone — the core runner, round by round
     if (!r->ext && !r->stage.dbuf && r->s.n_lanes == 1 && c->inflight == r && !r->next)

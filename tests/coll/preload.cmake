@@ -42,6 +42,14 @@ foreach(np 2 3 4)
   _preload_test(requests_every_call_and_order_every_algorithm ${np} "${_algos}" 1
                 $<TARGET_FILE:preload_requests>)
 endforeach()
+# MPI_Reduce_scatter_block, MPI_Reduce_scatter and MPI_Allgather on the library's halves
+# (real/dtcoll_mpi_rsag.c), exact sums against each rank's own, np 1, 3, 5
+add_executable(preload_rsag ${CMAKE_CURRENT_LIST_DIR}/preload_rsag.c)
+target_link_libraries(preload_rsag PRIVATE MPI::MPI_C)
+foreach(np 1 3 5)
+  _preload_test(reduce_scatter_allgather_every_algorithm ${np} "${_algos}" 1
+                $<TARGET_FILE:preload_rsag>)
+endforeach()
 # the same at MPI_THREAD_MULTIPLE (one thread), where every wait polls
 _preload_test(requests_thread_multiple_every_algorithm 3 "${_algos}" 1
               $<TARGET_FILE:preload_requests> 3 multiple)

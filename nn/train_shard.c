@@ -1,0 +1,63 @@
+// train_shard.c — the trainer's step with the optimizer state sharded, ZeRO stage 1
+// (Rajbhandari et al. 2020 §5.1): instead of "allreduce the gradient, every rank updates the
+// whole model", reduce-scatter the gradient (rank r ends with the sum of its shard, the
+// ring's chunk r: coll.h dt_shard_lo), update the shard with the shard's optimizer state
+// (optim_shard.c), allgather the parameters. The reduce-scatter and the allgather are the
+// allreduce's two halves, so the bytes sent are the allreduce's (docs/formulas.md, "ZeRO");
+// the momentum kept per rank is 1/P of it. With the ring (or rhd) every element of the
+// gradient is summed in the allreduce's order, so a step gives the bits of the plain step
+// when the plain step ran one allreduce over the whole gradient (one fusion bucket).
+// Here the reduce-scatter starts after backward (no bucketed overlap). Not here: the rest of
+// the step (train.c).
+#include <math.h>
+#include <string.h>
+
+#include "train.h"
+
+static void fail_internal(const dt_error *err) {  // options were checked at set_comm
+    fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+    abort();
+}
+
+// backward (loss scale as set), then this rank's shard of the gradient summed over the ranks
+// (not yet divided by P); the rest of net->grads is left undefined
+void dt_trainer_backward_reduce_scatter(dt_trainer *t) {
+    dt_net *net = t->net;
+    double t0 = MPI_Wtime();
+    dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
+    net->dev->sync(net->dev);
+    double bw = MPI_Wtime() - t0;
+    dt_error err;
+    if (dt_reduce_scatter(t->coll, net->grads, net->n_trainable, NULL, DT_F32, &err))
+        fail_internal(&err);
+    double end = MPI_Wtime() - t0;
+    t->last_backward_start = t0;
+    t->last_backward = bw;
+    t->last_comm = t->last_exposed = end - bw;
+    t->sum_backward += bw;
+    t->n_stats++;
+}
+
+// The shard's update (LARS: the |g| of each weight tensor summed over the ranks from the
+// shards' parts), then the allgather of the trainable parameters.
+void dt_trainer_shard_step(dt_trainer *t, float lr) {
+    dt_net *net = t->net;
+    dt_error err;
+    double *g_sumsq = NULL;
+    int k = dt_optim_lars_tensors(net);
+    if (t->opt->cfg.kind == DT_OPT_LARS && k > 0) {
+        g_sumsq = mallocCheck((size_t)k * sizeof(double));
+        dt_optim_shard_grad_sumsq(t->opt, net, g_sumsq);
+        // k doubles, summed in the library's fixed order: the same bits on every rank
+        if (dt_allreduce(t->coll, g_sumsq, (size_t)k, DT_F64, &err)) fail_internal(&err);
+    }
+    dt_optim_step_shard(t->opt, net, lr, g_sumsq);
+    free(g_sumsq);
+    double t0 = MPI_Wtime();
+    if (dt_allgather(t->coll, net->params, net->n_trainable, NULL, DT_F32, &err))
+        fail_internal(&err);
+    double ag = MPI_Wtime() - t0;
+    t->last_comm += ag, t->last_exposed += ag;
+    t->sum_comm += t->last_comm;
+    t->sum_exposed += t->last_exposed;
+}
