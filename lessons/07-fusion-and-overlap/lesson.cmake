@@ -19,11 +19,9 @@ if(NOT (DT_HAVE_SMPI AND TARGET dtsim AND TARGET lesson07_student))
   return()
 endif()
 set(S ${PROJECT_SOURCE_DIR}/sim)
-set(R ${PROJECT_SOURCE_DIR}/real)
 add_library(lesson07_dtsim_objs OBJECT ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-            ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c
-            ${R}/data_synthetic.c ${R}/data_dataset.c ${R}/data_shard.c)
-target_include_directories(lesson07_dtsim_objs PRIVATE ${S} ${R})
+            ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c)
+target_include_directories(lesson07_dtsim_objs PRIVATE ${S})
 target_link_libraries(lesson07_dtsim_objs PRIVATE dtnn_smpi)
 set_target_properties(lesson07_dtsim_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
 file(GLOB l07_mutants LIST_DIRECTORIES true ${DT_LESSONS_BIN}/07/mutant_*)
