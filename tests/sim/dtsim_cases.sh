@@ -179,8 +179,9 @@ json)
     [ ! -s "$W/r.out" ] && ! grep -q "^dtsim: [a-z0-9-]*: [0-9]* nodes" "$W/r.err" || { cat "$W/r.out" "$W/r.err"; fail "$what: a header before the refusal"; }
     grep -q -F -- "$pat" "$W/r.err" || { cat "$W/r.err"; fail "$what: the message lacks '$pat'"; }
     echo "ok: $what -> $(head -1 "$W/r.err" | cut -c1-150)"; }
-  refuse "unknown model" "option --model: unknown model 'gpt2'" --gpus 16 --model gpt2
-  refuse "unknown model in a sweep" "unknown model 'gpt2'" sweep --sweep-gpus 8,16 --model gpt2
+  refuse "unknown model" "option --model: unknown model 'resnet51'" --gpus 16 --model resnet51
+  refuse "unknown model in a sweep" "unknown model 'resnet51'" sweep --sweep-gpus 8,16 --model resnet51
+  refuse "a transformer, which the model device cannot run" "model gpt2: the model device has no transformer primitives" --gpus 16 --model gpt2
   refuse "too many GPUs" "option --gpus: 10000000 GPUs is too many: dtsim simulates at most 1048576 (2^20), and this machine's memory about" --gpus 10000000
   refuse "too many in a sweep" "option --sweep-gpus: 99999999 GPUs is too many" sweep --sweep-gpus 8,99999999
   refuse "a sweep point that will not fit" "GPUs fit here" sweep --sweep-gpus 8,1048576 $R
