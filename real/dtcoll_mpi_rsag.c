@@ -7,7 +7,7 @@
 //
 // The MPI forms are not in place the way nn/coll's are: MPI's result shard starts at recvbuf
 // (the input being sendbuf, or recvbuf itself with MPI_IN_PLACE), so the sum runs in a
-// buffer of the whole input (recvbuf under MPI_IN_PLACE, else a copy of sendbuf) and the
+// copy of the whole input (the rest of recvbuf under MPI_IN_PLACE stays as it was) and the
 // rank's shard is moved to the start of recvbuf; MPI_Allgather's contribution is copied to
 // its place in recvbuf first. MPI_Allgather always runs on the full-precision context (a
 // gather copies: DTCOLL_FP16 rounds sums, not data that is only moved); the reduce-scatters
@@ -25,11 +25,10 @@ static void reduce_scatter(const void *sendbuf, void *recvbuf, size_t n, const s
                            dtc_comm *s, dt_coll *c, dt_dtype t, MPI_Comm comm) {
     size_t es = esize(t);
     int r = dt_coll_rank(c), p = dt_coll_size(c);
-    char *work = recvbuf;
-    if (sendbuf != MPI_IN_PLACE) {
-        work = mallocCheck(n * es + 1);
-        memcpy(work, sendbuf, n * es);
-    }
+    // a copy even under MPI_IN_PLACE: recvbuf beyond the shard keeps the caller's input
+    // (as Open MPI leaves it; mpi4py's test_cco_buf checks it)
+    char *work = mallocCheck(n * es + 1);
+    memcpy(work, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, n * es);
     size_t lo = 0, mine;
     if (counts) {
         for (int i = 0; i < r; i++) lo += counts[i];
@@ -45,7 +44,7 @@ static void reduce_scatter(const void *sendbuf, void *recvbuf, size_t n, const s
     dtc_complete(s, q);
     dtc_unlock();
     memmove(recvbuf, work + lo * es, mine * es);
-    if (work != recvbuf) free(work);
+    free(work);
 }
 
 static int mpi_algo(const dt_coll *c) { return dt_coll_get_opts(c)->algo == DT_ALGO_MPI; }
