@@ -253,9 +253,10 @@ exit 0
 #@   madvise and collapsed later by khugepaged: one candidate.
 #@ - Stragglers: dtrain --slow-rank R:F spins after each of rank R's layers for F-1 times
 #@   what the layer took; dtsim --straggler rank:R:F makes rank R's modelled kernels F
-#@   times as long. With 3 and 4 ranks the 2 cores are shared: the profiles are taken NP at
-#@   a time under the same sharing; but Open MPI yields the core in its waits when
-#@   oversubscribed, so the slow rank gets more than its share while the others wait (a
-#@   trial at 4 ranks, rank 3 1.5x slower: 166 ms measured against 143 ms without).
+#@   times as long. Only the step is compared: dtsim's comm is rank 0's, waiting inside
+#@   its allreduce for the slow rank, the measured one the shortest span over the ranks.
+#@   Cases of 3 and 4 ranks run only on a machine with that many cores: oversubscribed,
+#@   Open MPI yields the core in its waits, so the slow rank gets more than its share
+#@   (a trial here at 4 ranks, rank 3 1.5x slower: 166 ms measured, 143 ms without).
 #@ - This VM's speed drifts: one rank's profile moves by up to 10 % from round to round (the
 #@   rounds below), as much as the goal.
