@@ -130,7 +130,7 @@ static void print_banner(const dtrain_run *r) {
            per_rank, (long long)r->spe, r->lr_schedule.base_lr,
            o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
-           tr->overlap ? " overlapping backward" : "");
+           tr->overlap && !o->shard_optimizer ? " overlapping backward" : "");
     // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
     if (o->shard_optimizer)
         printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
