@@ -19,8 +19,9 @@ trace_link)
   # bucket one random rank takes exactly 2(P-1)A + 2(P-1)/P n B and the others longer
   # (waiting for it: up to 50 ms more), plus one step where every rank is slow (a hiccup,
   # outvoted by the median). Calibrate must return A (1e-5: the intercept, extrapolated from
-  # 16-64 MB) and B (1e-6) from two such files; a trace of one bucket size gives beta = t / (2(P-1)/P n), alpha 0; malformed files and
-  # --intra with --intra-trace exit 2 naming the file, writing nothing.
+  # 16-64 MB) and B (1e-6) from two such files; a trace of one bucket size gives
+  # beta = t / (2(P-1)/P n), alpha 0; malformed files and --intra with --intra-trace exit 2
+  # naming the file, writing nothing.
   R=$(od -An -N4 -tu4 /dev/urandom | awk '{ print $1 % 2147483000 }')
   echo "# seed $R"
   P=$((R % 3 + 2))
