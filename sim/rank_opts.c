@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Significant digits of a real on the command line. 9, as dtsim has always written them:
-// every float comes back exactly, and a double (the α-β-γ figures) comes back rounded to 9
-// digits — the simulated times depend on that rounding, so more digits would move them.
+// Significant digits of a real on the command line: 9. Every float comes back exactly, and a
+// double (the α-β-γ figures) comes back rounded to 9 digits; the simulated times depend on
+// that rounding (tests/sim/same_bits.sh holds them bit for bit), so it is part of the format.
 #define DT_RANK_OPT_DIGITS 9
 
 #define OPT(name, type, member, help) \
