@@ -111,6 +111,9 @@ int dt_opt_set(const dt_opt *d, const char *what, const char *s, void *base, dt_
         if (strlen(s) >= d->size) return dt_opt_bad(err, what, s, "short enough");
         memcpy(v, s, strlen(s) + 1);
         return 0;
+    case DT_OPT_TEXT:
+        DT_ASSERT(d->size == sizeof(const char *));
+        return *(const char **)v = s, 0;
     case DT_OPT_CHOICE: DT_ASSERT(d->size == sizeof(int)); return set_choice(d, what, s, v, err);
     case DT_OPT_CUSTOM: return d->parse(d, what, s, v, err);
     }

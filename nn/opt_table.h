@@ -25,6 +25,7 @@ typedef enum {
     DT_OPT_REAL,     // double in [lo, hi], finite
     DT_OPT_FLOAT,    // float in [lo, hi], finite
     DT_OPT_STRING,   // char[size], copied
+    DT_OPT_TEXT,     // const char *: the value as typed (argv outlives the options)
     DT_OPT_CHOICE,   // an int-sized enum: the position of the value in `choices`
     DT_OPT_CUSTOM,   // `parse` reads it
 } dt_opt_type;

@@ -33,13 +33,6 @@ int dtsim_bad_option(const char *opt, const char *val, const char *want) {
     return 2;
 }
 
-// The value as typed (argv outlives the parse): --preset, --gpu, --intra, --topology
-static int text(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    (void)d, (void)what, (void)err;
-    *(const char **)v = s;
-    return 0;
-}
-
 // A GPU count, with the limit when there are too many
 static int gpu_count(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     (void)d;
@@ -123,17 +116,17 @@ static const dt_opt dtsim_table[] = {
         "       dtsim plan --price h100=6,... [--deadline H] [--budget USD]  the cheapest\n"
         "                                  cluster that meets them, ranked (--help there)\n"
         "cluster:"},
-    {.name = "preset", .arg = "NAME", .type = DT_OPT_CUSTOM, AT(ca.preset), .parse = text,
+    {.name = "preset", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.preset),
      .help = "%s", .help_arg = presets},
     {.name = "gpus", .arg = "N", .type = DT_OPT_CUSTOM, AT(gpus), .parse = gpu_count,
      .help = "GPUs (default 1024, or the preset's)"},
-    {.name = "gpu", .arg = "NAME", .type = DT_OPT_CUSTOM, AT(ca.gpu), .parse = text,
+    {.name = "gpu", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.gpu),
      .help = "GPU profile: %s (default v100); without a preset it\nbrings its generation's "
      "node and NIC (docs/hardware.md: h100\nNVSwitch 450 GB/s + 400 Gb/s NDR, a100 NVSwitch "
      "300 + 200 Gb/s)", .help_arg = gpu_names},
     {.name = "gpus-per-node", .arg = "N", .type = DT_OPT_INT, AT(ca.gpn), .lo = 1, .hi = 1024,
      .want = "1..1024", .help = "(default 8)"},
-    {.name = "intra", .arg = "KIND", .type = DT_OPT_CUSTOM, AT(ca.intra), .parse = text,
+    {.name = "intra", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.intra),
      .help = "nvlink | nvswitch | pcie (alone: that link of the GPU's generation)"},
     {.name = "intra-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = intra_bw,
      .help = "one direction per GPU pair; BW: 400Gb, 400Gb/s, 50GB, 50GB/s;\na plain number "
@@ -146,7 +139,7 @@ static const dt_opt dtsim_table[] = {
      .want = "microseconds >= 0", .help = "the network's latency"},
     {.name = "strict", .type = DT_OPT_SWITCH, AT(o.strict),
      .help = "refuse a bandwidth beyond any link"},
-    {.name = "topology", .arg = "KIND", .type = DT_OPT_CUSTOM, AT(ca.topo), .parse = text,
+    {.name = "topology", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.topo),
      .help = "flat | fat-tree | torus | dragonfly"},
     {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
      .help = "your own SimGrid platform (ranks on its hosts in turn)"},
