@@ -97,9 +97,11 @@ static const dt_opt bench_opts[] = {
     {.name = "factor", .arg = "F", .type = DT_OPT_INT, AT(factor), .lo = 2, .hi = 1 << 30,
      .want = "an integer >= 2", .help = "size multiplier, an integer >= 2 (default 2)"},
     {.name = "iters", .arg = "N", .type = DT_OPT_INT, AT(iters), .lo = 1, .hi = 1 << 30,
-     .want = "an integer >= 1", .help = "timed iterations per size (default: 100, fewer above 8 MB)"},
+     .want = "an integer >= 1",
+     .help = "timed iterations per size (default: 100, fewer above 8 MB)"},
     {.name = "warmup", .arg = "N", .type = DT_OPT_INT, AT(warmup), .lo = 0, .hi = 1 << 30,
-     .want = "an integer >= 0", .help = "untimed iterations per size (default: iters/10, at least 1)"},
+     .want = "an integer >= 0",
+     .help = "untimed iterations per size (default: iters/10, at least 1)"},
     {.name = "fp16", .type = DT_OPT_SWITCH, AT(fp16),
      .help = "fp16 on the wire for our algorithms (MPI stays float32)"},
     {.name = "host-add", .type = DT_OPT_SWITCH, AT(host_add),
@@ -433,8 +435,9 @@ int main(int argc, char **argv) {
                 .max_b = (size_t)256 << 20, .factor = 2, .warmup = -1, .seed = 1};
     a.cli.coll = dt_coll_opts_default();
     a.cli.coll.group = 2;
-    dt_opt_table t[2] = {{.opts = bench_opts, .n = (int)(sizeof bench_opts / sizeof *bench_opts), .base = &a},
-                         dt_coll_cli_table(&a.cli, NULL)};
+    dt_opt_table t[2] = {
+        {.opts = bench_opts, .n = (int)(sizeof bench_opts / sizeof *bench_opts), .base = &a},
+        dt_coll_cli_table(&a.cli, NULL)};
     t[1].only = "group,inner,hier-rs";
     int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtcoll-bench", rank_ != 0);
     if (rc == 1 && rank_ == 0) dt_opts_usage(stdout, &t[0]), dt_opts_usage(stdout, &t[1]);

@@ -47,8 +47,12 @@ static int loss_scale(const dt_opt *d, const char *what, const char *s, void *v,
     return 0;
 }
 
-static const char *model_names(char *buf, size_t n) { return snprintf(buf, n, "%s", dt_model_names()), buf; }
-static const char *fmnist_dir(char *buf, size_t n) { return snprintf(buf, n, "%s", DT_FASHION_MNIST_DIR), buf; }
+static const char *model_names(char *b, size_t n) {
+    return snprintf(b, n, "%s", dt_model_names()), b;
+}
+static const char *fmnist_dir(char *b, size_t n) {
+    return snprintf(b, n, "%s", DT_FASHION_MNIST_DIR), b;
+}
 
 static const dt_opt dtrain_table[] = {
     {.type = DT_OPT_SECTION, .help =

@@ -102,7 +102,9 @@ static int micros(const dt_opt *d, const char *what, const char *s, void *v, dt_
     return 0;
 }
 
-static const char *presets(char *b, size_t n) { return snprintf(b, n, "%s", dt_cluster_preset_names()), b; }
+static const char *presets(char *b, size_t n) {
+    return snprintf(b, n, "%s", dt_cluster_preset_names()), b;
+}
 static const char *gpu_names(char *b, size_t n) { return snprintf(b, n, "%s", dt_gpu_names()), b; }
 
 #define AT(member) DT_OPT_AT(dtsim_cli, member)
@@ -341,8 +343,9 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     dt_cluster *c = &o->cluster;
     if (gpu) {
         if (!dt_gpu_find(gpu)) {
-            fprintf(stderr, "dtsim: option --gpu: unknown GPU '%s' (valid: %s)\n", gpu, dt_gpu_names());
-            return 2;
+            char want[256];
+            snprintf(want, sizeof want, "a GPU profile (valid: %s)", dt_gpu_names());
+            return dtsim_bad_option("--gpu", gpu, want);
         }
         if (strcmp(c->gpu, gpu) && o->calib_batch) {  // the paper measured another GPU
             o->calib_batch = 0;
@@ -444,8 +447,8 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
     if (o->cpu && (o->sweep || o->gpus > 64)) {
         fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "
-                        "one run of at most 64 GPUs (this one: %s%d)\n", o->sweep ? "a sweep, " : "",
-                o->gpus);
+                        "one run of at most 64 GPUs (this one: %s%d)\n",
+                o->sweep ? "a sweep, " : "", o->gpus);
         return 2;
     }
     if (o->plot[0] && !o->sweep) {

@@ -38,7 +38,8 @@ static void test_numbers_read_back_in_range(void **state) {
     double d;
     const char *bad_int[] = {"", " ", "1.5", "0x10", "99999999999999999999", "1e3", "--1"};
     for (size_t i = 0; i < sizeof bad_int / sizeof *bad_int; i++)
-        if (!dt_parse_int(bad_int[i], -(1LL << 62), 1LL << 62, &v)) fail_msg("'%s' read", bad_int[i]);
+        if (!dt_parse_int(bad_int[i], -(1LL << 62), 1LL << 62, &v))
+            fail_msg("'%s' read", bad_int[i]);
     const char *bad_real[] = {"", "nan", "inf", "-inf", "1e999", "2x", "1,5"};
     for (size_t i = 0; i < sizeof bad_real / sizeof *bad_real; i++)
         if (!dt_parse_real(bad_real[i], -1e300, 1e300, &d)) fail_msg("'%s' read", bad_real[i]);
@@ -186,7 +187,8 @@ static void test_only_some_rows(void **state) {
     dt_coll_cli c = fresh();
     dt_opt_table t = dt_coll_cli_table(&c, NULL);
     t.only = "group,inner";
-    char *ok[] = {"p", "--group", "3", "--inner", "rhd", NULL}, *no[] = {"p", "--algo", "ring", NULL};
+    char *ok[] = {"p", "--group", "3", "--inner", "rhd", NULL};
+    char *no[] = {"p", "--algo", "ring", NULL};
     assert_int_equal(dt_opts_parse(5, ok, &t, 1, NULL, "p", 1), 0);
     assert_int_equal(c.coll.group, 3);
     assert_int_equal(c.coll.inner, DT_ALGO_RHD);
