@@ -27,17 +27,18 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "coll/coll_cli.h"
 #include "device.h"
 #include "kernels.h"
 
 #define MAX_CFG 16
 
 typedef struct {
-    const char *algos, *csv;
-    size_t min_b, max_b, factor;
-    int iters, warmup, fp16, group, hier_rs, host_add;
-    dt_algo inner;
+    char algos[256], csv[512];
+    size_t min_b, max_b;
+    int factor, iters, warmup, fp16, host_add;
     uint64_t seed;
+    dt_coll_cli cli;  // --group --inner --hier-rs: the allreduce options' table
 } args_t;
 
 typedef struct {
@@ -60,55 +61,58 @@ static void usage_exit(const char *fmt, const char *what) {
     exit(DT_EXIT_USAGE);
 }
 
-static const char *help =
-    "usage: mpirun -np P dtcoll-bench [options]\n"
-    "  --algos LIST       algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
-    "                     valid: %s; and floor: the bare ring, ~20\n"
-    "                     lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
-    "                     runner: the fastest a ring over this MPI's messages can be;\n"
-    "                     and shm: the one-node allreduce through an MPI-3 shared window,\n"
-    "                     copies in user space instead of the kernel's CMA: what a\n"
-    "                     shared-memory transport would give, not one of nn/coll's)\n"
-    "  --min-bytes N      smallest size (default 8; suffixes K, M, G = 2^10, 2^20, 2^30)\n"
-    "  --max-bytes N      largest size (default 256M)\n"
-    "  --factor F         size multiplier, an integer >= 2 (default 2)\n"
-    "  --iters N          timed iterations per size (default: 100, fewer above 8 MB)\n"
-    "  --warmup N         untimed iterations per size (default: iters/10, at least 1)\n"
-    "  --fp16             fp16 on the wire for our algorithms (MPI stays float32)\n"
-    "  --group G          hier's ranks per group (default 2, capped at P)\n"
-    "  --inner ring|rhd   hier's and torus2d's inner allreduce (default ring)\n"
-    "  --hier-rs          hier's reduce-scatter variant (needs P %% group == 0)\n"
-    "  --host-add         local sums as plain host loops (dev = NULL), not the cpu device\n"
-    "  --seed N           inputs' seed (default 1)\n"
-    "  --csv FILE         also write the table as CSV\n";
-
-// A size in bytes: digits with an optional K, M or G (binary) suffix.
-static size_t parse_size(const char *s, const char *opt) {
-    char *end;
-    double v = strtod(s, &end);
-    size_t mult = 1;
-    if (*end == 'K' || *end == 'k') mult = (size_t)1 << 10, end++;
-    else if (*end == 'M' || *end == 'm') mult = (size_t)1 << 20, end++;
-    else if (*end == 'G' || *end == 'g') mult = (size_t)1 << 30, end++;
-    if (end == s || *end || !(v >= 0) || v * (double)mult > 1e12) {
-        char m[160];
-        snprintf(m, sizeof m, "%s '%%s': expected a size in bytes such as 8, 64K or 256M", opt);
-        usage_exit(m, s);
-    }
-    return (size_t)(v * (double)mult);
+// A size in bytes: a number with an optional K, M or G (binary) suffix
+static int size_opt(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    size_t n = strlen(s), mult = 1;
+    char num[64], last = n ? s[n - 1] : 0;
+    if (last == 'K' || last == 'k') mult = (size_t)1 << 10, n--;
+    else if (last == 'M' || last == 'm') mult = (size_t)1 << 20, n--;
+    else if (last == 'G' || last == 'g') mult = (size_t)1 << 30, n--;
+    double x;
+    if (n >= sizeof num) return dt_opt_bad(err, what, s, d->want);
+    snprintf(num, sizeof num, "%.*s", (int)n, s);
+    if (dt_parse_real(num, 0, 1e12 / (double)mult, &x)) return dt_opt_bad(err, what, s, d->want);
+    *(size_t *)v = (size_t)(x * (double)mult);
+    return 0;
 }
 
-static int parse_int(const char *s, const char *opt, int lo) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > 1 << 30) {
-        char m[160];
-        snprintf(m, sizeof m, "%s '%%s': expected an integer >= %d", opt, lo);
-        usage_exit(m, s);
-    }
-    return (int)v;
-}
+#define AT(member) DT_OPT_AT(args_t, member)
+#define SIZE_WANT "a size in bytes such as 8, 64K or 256M"
 
+static const dt_opt bench_opts[] = {
+    {.type = DT_OPT_SECTION, .help = "usage: mpirun -np P dtcoll-bench [options]"},
+    {.name = "algos", .arg = "LIST", .type = DT_OPT_STRING, AT(algos),
+     .help = "algorithms, comma-separated (default ring,rhd,dbtree,hier,torus2d,ps;\n"
+             "valid: %s; and floor: the bare ring, ~20\n"
+             "lines of MPI_Irecv/MPI_Isend/MPI_Waitall and a loop of adds, no\n"
+             "runner: the fastest a ring over this MPI's messages can be;\n"
+             "and shm: the one-node allreduce through an MPI-3 shared window,\n"
+             "copies in user space instead of the kernel's CMA: what a\n"
+             "shared-memory transport would give, not one of nn/coll's)",
+     .help_arg = dt_algo_names},
+    {.name = "min-bytes", .arg = "N", .type = DT_OPT_CUSTOM, AT(min_b), .parse = size_opt,
+     .want = SIZE_WANT, .help = "smallest size (default 8; suffixes K, M, G = 2^10, 2^20, 2^30)"},
+    {.name = "max-bytes", .arg = "N", .type = DT_OPT_CUSTOM, AT(max_b), .parse = size_opt,
+     .want = SIZE_WANT, .help = "largest size (default 256M)"},
+    {.name = "factor", .arg = "F", .type = DT_OPT_INT, AT(factor), .lo = 2, .hi = 1 << 30,
+     .want = "an integer >= 2", .help = "size multiplier, an integer >= 2 (default 2)"},
+    {.name = "iters", .arg = "N", .type = DT_OPT_INT, AT(iters), .lo = 1, .hi = 1 << 30,
+     .want = "an integer >= 1",
+     .help = "timed iterations per size (default: 100, fewer above 8 MB)"},
+    {.name = "warmup", .arg = "N", .type = DT_OPT_INT, AT(warmup), .lo = 0, .hi = 1 << 30,
+     .want = "an integer >= 0",
+     .help = "untimed iterations per size (default: iters/10, at least 1)"},
+    {.name = "fp16", .type = DT_OPT_SWITCH, AT(fp16),
+     .help = "fp16 on the wire for our algorithms (MPI stays float32)"},
+    {.name = "host-add", .type = DT_OPT_SWITCH, AT(host_add),
+     .help = "local sums as plain host loops (dev = NULL), not the cpu device"},
+    {.name = "seed", .arg = "N", .type = DT_OPT_U64, AT(seed), .lo = 0, .hi = 1.8e19,
+     .want = "a seed >= 0", .help = "inputs' seed (default 1)"},
+    {.name = "csv", .arg = "FILE", .type = DT_OPT_STRING, AT(csv),
+     .help = "also write the table as CSV"},
+    {.type = DT_OPT_SECTION, .help = "the allreduce options of dtsim and dtrain that it takes "
+     "(--group: default 2, capped at P;\n--hier-rs needs P % group == 0):"},
+};
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -321,9 +325,9 @@ static int make_configs(const args_t *a, dt_device *dev, cfg_t *cf) {
         if (dt_algo_parse(tok, "--algos", &o.algo, &err))
             usage_exit("%s; dtcoll-bench also takes floor and shm", err.msg);
         o.wire_f16 = a->fp16 && o.algo != DT_ALGO_MPI;
-        o.group = a->group < nranks ? a->group : nranks;
-        o.inner = a->inner;
-        o.hier_rs = a->hier_rs;
+        o.group = a->cli.coll.group < nranks ? a->cli.coll.group : nranks;
+        o.inner = a->cli.coll.inner;
+        o.hier_rs = a->cli.coll.hier_rs;
         cf[n].c = dt_coll_create(MPI_COMM_WORLD, dev, &o, &err);
         if (!cf[n].c) usage_exit("%s", err.msg);
         snprintf(cf[n].name, sizeof cf[n].name, "%s%s", dt_algo_name(o.algo),
@@ -347,8 +351,8 @@ static void print_header(const args_t *a, const cfg_t *cf, int n_cf, out_t *out)
     char *nl = strpbrk(ver, ",\n");
     if (nl) *nl = 0;
     printf("# dtcoll-bench: allreduce of float32, sum, in place; P=%d ranks; group %d%s, inner "
-           "%s; wire %s\n", nranks, a->group < nranks ? a->group : nranks,
-           a->hier_rs ? " (hier rs)" : "", dt_algo_name(a->inner), a->fp16 ? "fp16" : "fp32");
+           "%s; wire %s\n", nranks, a->cli.coll.group < nranks ? a->cli.coll.group : nranks,
+           a->cli.coll.hier_rs ? " (hier rs)" : "", dt_algo_name(a->cli.coll.inner), a->fp16 ? "fp16" : "fp32");
     printf("# peer: %s, MPI_Allreduce(MPI_IN_PLACE) on the same buffer, interleaved\n", ver);
     printf("# buffer: 2 MiB-aligned, transparent huge pages asked for (as the cpu device "
            "holds a trainer's gradients)\n");
@@ -360,7 +364,7 @@ static void print_header(const args_t *a, const cfg_t *cf, int n_cf, out_t *out)
            "algo", "time(us)", "algbw", "busbw", "MPI(us)", "MPI busbw", "ratio", "check");
     printf("# %10s %10s %-8s %10s %10s %10s %10s %10s %6s %6s\n", "", "(float)", "", "",
            "(GB/s)", "(GB/s)", "", "(GB/s)", "", "");
-    if (a->csv) {
+    if (a->csv[0]) {
         snprintf(out->tmp, sizeof out->tmp, "%s.tmp", a->csv);
         out->csv = fopen(out->tmp, "w");
         if (!out->csv) usage_exit("--csv: cannot write '%s'", out->tmp);
@@ -427,43 +431,20 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    args_t a = {"ring,rhd,dbtree,hier,torus2d,ps", NULL, 8, (size_t)256 << 20, 2, 0, -1, 0, 2,
-                0, 0, DT_ALGO_RING, 1};
-    static const struct option lo[] = {
-        {"algos", 1, 0, 'a'}, {"min-bytes", 1, 0, 'b'}, {"max-bytes", 1, 0, 'e'},
-        {"factor", 1, 0, 'f'}, {"iters", 1, 0, 'n'}, {"warmup", 1, 0, 'w'},
-        {"fp16", 0, 0, 'h'}, {"group", 1, 0, 'g'}, {"inner", 1, 0, 'i'},
-        {"hier-rs", 0, 0, 'r'}, {"host-add", 0, 0, 'A'}, {"seed", 1, 0, 's'}, {"csv", 1, 0, 'c'}, {"help", 0, 0, 'H'},
-        {0, 0, 0, 0}};
-    int ch;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        dt_error err;
-        switch (ch) {
-        case 'a': a.algos = optarg; break;
-        case 'b': a.min_b = parse_size(optarg, "--min-bytes"); break;
-        case 'e': a.max_b = parse_size(optarg, "--max-bytes"); break;
-        case 'f': a.factor = (size_t)parse_int(optarg, "--factor", 2); break;
-        case 'n': a.iters = parse_int(optarg, "--iters", 1); break;
-        case 'w': a.warmup = parse_int(optarg, "--warmup", 0); break;
-        case 'h': a.fp16 = 1; break;
-        case 'g': a.group = parse_int(optarg, "--group", 1); break;
-        case 'i':
-            if (dt_algo_parse(optarg, "--inner", &a.inner, &err)) usage_exit("%s", err.msg);
-            break;
-        case 'r': a.hier_rs = 1; break;
-        case 'A': a.host_add = 1; break;
-        case 's': a.seed = (uint64_t)strtoull(optarg, NULL, 10); break;
-        case 'c': a.csv = optarg; break;
-        case 'H':
-            if (rank_ == 0) printf(help, DT_ALGO_VALID);
-            MPI_Finalize();
-            return 0;
-        default:
-            usage_exit("unknown option or missing value in '%s' (see --help)", argv[optind - 1]);
-        }
+    args_t a = {.algos = "ring,rhd,dbtree,hier,torus2d,ps", .min_b = 8,
+                .max_b = (size_t)256 << 20, .factor = 2, .warmup = -1, .seed = 1};
+    a.cli.coll = dt_coll_opts_default();
+    a.cli.coll.group = 2;
+    dt_opt_table t[2] = {
+        {.opts = bench_opts, .n = (int)(sizeof bench_opts / sizeof *bench_opts), .base = &a},
+        dt_coll_cli_table(&a.cli, NULL)};
+    t[1].only = "group,inner,hier-rs";
+    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtcoll-bench", rank_ != 0);
+    if (rc == 1 && rank_ == 0) dt_opts_usage(stdout, &t[0]), dt_opts_usage(stdout, &t[1]);
+    if (rc) {
+        MPI_Finalize();
+        return rc == 1 ? 0 : rc;
     }
-    if (optind < argc) usage_exit("unexpected argument '%s' (see --help)", argv[optind]);
     if (a.min_b < sizeof(float)) a.min_b = sizeof(float);
     if (a.max_b < a.min_b) usage_exit("--max-bytes is smaller than --min-bytes%s", "");
     dt_device *dev = a.host_add ? NULL : dt_device_cpu_create(1);  // 1 thread: ranks share cores

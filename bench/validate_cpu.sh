@@ -241,9 +241,9 @@ exit 0
 #@   GPU's copies and NIC run beside its kernels, so a GPU profile keeps the overlap).
 #@ - Why the link is dtrain's own: dtcoll-bench times power-of-4 sizes, each in a loop of its
 #@   own after a refill of the buffer, and its fit over 16-256 MB is weighted by 256 MB, a
-#@   size no bucket has. dtrain's spans used to start after the call that posts the first
-#@   rounds (with CMA it copies much of a big bucket: ~9 of a 151 MB bucket's ~28 ms), so its
-#@   comm_s left part of every allreduce out (the +43 % the fidelity issue saw). Rank 0's
+#@   size no bucket has. A span that starts after the call that posts the first rounds
+#@   (with CMA it copies much of a big bucket: ~9 of a 151 MB bucket's ~28 ms) leaves part of
+#@   every allreduce out of comm_s (+43 %); dtrain's spans start before it. Rank 0's
 #@   comm_s (the third column of the rounds below, over steps 11-40 where the second is
 #@   over steps 2-40) also holds its waits for the other rank.
 #@ - The link changes speed during a run on this VM: in one 40-step alexnet run the 151 MB

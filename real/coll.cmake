@@ -10,7 +10,10 @@ if(DT_HAVE_MPI)
   add_library(dtcoll_mpi SHARED ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi.c
                                 ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_wait.c
                                 ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_rsag.c ${DTCOLL_MPI_CORE}
-                                ${PROJECT_SOURCE_DIR}/nn/dt.c)
+                                ${PROJECT_SOURCE_DIR}/nn/dt.c
+                                # the allreduce options' table (coll_cli.c: DTCOLL_ALGO, ...)
+                                ${PROJECT_SOURCE_DIR}/nn/opt_table.c
+                                ${PROJECT_SOURCE_DIR}/nn/coll/fusion.c)
   target_include_directories(dtcoll_mpi PRIVATE ${PROJECT_SOURCE_DIR}/nn)
   target_link_libraries(dtcoll_mpi PRIVATE MPI::MPI_C Threads::Threads m)
   target_link_options(dtcoll_mpi PRIVATE -Wl,--no-undefined)

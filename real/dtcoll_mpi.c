@@ -50,6 +50,7 @@
 //  - Symbols: the library is built with hidden visibility, so only the MPI_* functions are
 //    exported and nn/coll's dt_* functions cannot clash with a program's own copy.
 #include "dtcoll_mpi.h"
+#include "coll/coll_cli.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -112,9 +113,9 @@ static int env_flag(MPI_Comm comm, const char *name) {
     const char *v = getenv(name);
     if (!v || !*v || strcmp(v, "0") == 0) return 0;
     if (strcmp(v, "1") == 0) return 1;
-    char m[256];
-    snprintf(m, sizeof m, "%s='%s': expected 0 or 1", name, v);
-    usage_abort(comm, m);
+    dt_error err;
+    dt_opt_bad(&err, name, v, "0 or 1");
+    usage_abort(comm, err.msg);
     return 0;
 }
 
@@ -127,32 +128,20 @@ static void configure(MPI_Comm comm) {
     g.level = level == MPI_THREAD_MULTIPLE ? "multiple" : level == MPI_THREAD_SERIALIZED ?
               "serialized" : level == MPI_THREAD_FUNNELED ? "funneled" : "single";
     g.verbose = env_flag(comm, "DTCOLL_VERBOSE");
-    dt_coll_opts o = dt_coll_opts_default();
+    // DTCOLL_ALGO, DTCOLL_INNER, DTCOLL_GROUP, DTCOLL_FP16: the rows of the allreduce options'
+    // table (nn/coll/coll_cli.c) that name them, read as dtrain reads --algo, --inner, ...
+    dt_coll_cli cli = {.coll = dt_coll_opts_default()};
+    dt_opt_table table = dt_coll_cli_table(&cli, NULL);
     dt_error err;
-    const char *v = getenv("DTCOLL_ALGO");
-    if (v && *v && dt_algo_parse(v, "DTCOLL_ALGO", &o.algo, &err)) usage_abort(comm, err.msg);
+    if (dt_opts_env(&table, &err)) usage_abort(comm, err.msg);
+    dt_coll_opts o = cli.coll;
     if (o.algo == DT_ALGO_NCCL)
         usage_abort(comm, "DTCOLL_ALGO: nccl runs only inside dtrain --device cuda (this "
                     "library reduces host buffers); use ring, rhd, ...");
-    v = getenv("DTCOLL_INNER");
-    if (v && *v && dt_algo_parse(v, "DTCOLL_INNER", &o.inner, &err)) usage_abort(comm, err.msg);
-    if (o.inner != DT_ALGO_RING && o.inner != DT_ALGO_RHD)
-        usage_abort(comm, "DTCOLL_INNER: expected ring or rhd");
-    v = getenv("DTCOLL_GROUP");
-    if (v && *v) {
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (*end || x < 1 || x > 1 << 20) {
-            char m[256];
-            snprintf(m, sizeof m, "DTCOLL_GROUP='%s': expected a positive number of ranks", v);
-            usage_abort(comm, m);
-        }
-        o.group = (int)x;
-    }
-    o.wire_f16 = env_flag(comm, "DTCOLL_FP16");
     if (o.wire_f16 && o.algo == DT_ALGO_MPI)
         usage_abort(comm, "DTCOLL_FP16=1 needs one of our algorithms (the MPI library's "
                     "MPI_Allreduce has no fp16 sum); not DTCOLL_ALGO=mpi");
+    const char *v;
     v = getenv("DTCOLL_CHECK");
     if (g.multiple && v && *v && strcmp(v, "0"))
         usage_abort(comm, "DTCOLL_CHECK=1 adds a blocking check inside every allreduce, which "

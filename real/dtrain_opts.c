@@ -1,113 +1,184 @@
-// dtrain_opts.c — dtrain's command line: getopt_long, defaults that train something
+// dtrain_opts.c — dtrain's command line: its table of options (nn/opt_table.h; the allreduce
+// options are nn/coll/coll_cli.c's, the same as dtsim's), defaults that train something
 // meaningful with no arguments (Fashion-MNIST's 2-conv baseline, smallcnn, to ~91.6 % top-1
 // in 5 epochs: about 6 minutes on 2 cores), and checks that name the option and what was
 // expected (exit code 2: docs/conventions.md, "Exit codes").
-#include <errno.h>
-#include <limits.h>
-#include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll_cli.h"
 #include "dtrain.h"
+#include "opt_table.h"
 
-void dtrain_usage(FILE *f) {
-    fprintf(f,
+#define AT(member) DT_OPT_AT(dtrain_opts, member)
+#define WHOLE .offset = 0, .size = sizeof(dtrain_opts)  // a custom row that sets two fields
+
+static int data_src(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (strcmp(s, "fashion-mnist") && strcmp(s, "synthetic") && strncmp(s, "folder:", 7))
+        return dt_opt_bad(err, what, s, d->want);
+    return dt_opt_set(&(dt_opt){.type = DT_OPT_STRING, .size = d->size}, what, s, v, err);
+}
+
+// --slow-rank R:F, dtsim's --straggler rank:R:F (sim/straggler.h)
+static int slow_rank(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    (void)d;
+    dtrain_opts *o = v;
+    const char *colon = strchr(s, ':');
+    char r[32];
+    long long rank;
+    double f;
+    if (!colon || colon - s >= (long)sizeof r)
+        return dt_opt_bad(err, what, s, "RANK:FACTOR, e.g. 1:1.5");
+    snprintf(r, sizeof r, "%.*s", (int)(colon - s), s);
+    if (dt_parse_int(r, 0, 1 << 20, &rank))
+        return dt_opt_bad(err, what, s, "RANK:FACTOR with RANK a rank number >= 0");
+    if (dt_parse_real(colon + 1, 1, 100, &f))
+        return dt_opt_bad(err, what, s, "RANK:FACTOR with FACTOR in [1, 100] (how many times "
+                          "slower; 1 is full speed)");
+    o->slow_rank = (int)rank, o->slow_factor = f;
+    return 0;
+}
+
+static int loss_scale(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    double x;
+    if (!strcmp(s, "off")) return *(float *)v = 0.0f, 0;
+    if (dt_parse_real(s, 1.0, 3.0e38, &x)) return dt_opt_bad(err, what, s, d->want);
+    *(float *)v = (float)x;
+    return 0;
+}
+
+static const char *model_names(char *b, size_t n) {
+    return snprintf(b, n, "%s", dt_model_names()), b;
+}
+static const char *fmnist_dir(char *b, size_t n) {
+    return snprintf(b, n, "%s", DT_FASHION_MNIST_DIR), b;
+}
+
+static const dt_opt dtrain_table[] = {
+    {.type = DT_OPT_SECTION, .help =
         "usage: mpirun -np P dtrain [options]\n"
         "Data-parallel training on the CPU or on GPUs (--device cuda): the global batch is split\n"
         "over the P ranks and the gradients are averaged with dtlab's allreduce, so the\n"
-        "replicas stay identical.\n"
-        "\n"
-        "  --model NAME          %s (default smallcnn)\n"
-        "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"
-        "  --data-dir DIR        Fashion-MNIST idx.gz files (default %s)\n"
-        "  --image-size N        crop side for folder data, side of synthetic images (224 / 32)\n"
-        "  --classes N           classes of synthetic data (10)\n"
-        "  --synthetic-examples N  examples of synthetic data (60000)\n"
-        "  --train-examples N    train on the first N training examples only (default all)\n"
-        "  --epochs N            (default 5)\n"
-        "  --batch N             global batch over all ranks (default 128)\n"
-        "  --accumulate K        K micro-batches per step, one allreduce (Horovod's\n"
-        "                        backward_passes_per_step): micro-batch = batch/(ranks x K)\n"
-        "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
-        "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
-        "  --optimizer sgd|lars  (default sgd)\n"
-        "  --lr-schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
-        "  --momentum X --wd X --trust X --nesterov   (0.9, 5e-4, LARS trust 0.001)\n"
-        "  --dropout P           classifier dropout of alexnet and smallcnn (0.5)\n"
-        "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
-        "  --threads N           threads per rank (default: cores / ranks on the node)\n"
-        "  --device cpu|cuda     where the math runs (cpu); cuda: one GPU per rank, by local rank\n"
-        "  --deterministic       cuda: bit-reproducible math (fp32 gemms, no TF32)\n"
-        "  --precision P         fp32 | fp16 | bf16: activations and their gradients stored\n"
-        "                        in half, fp32 master weights and math (default fp32)\n"
-        "  --loss-scale S|off    fp16: initial dynamic loss scale (65536); off: none\n"
-        "  --loss-scale-interval N  fp16: double the scale after N clean steps (2000)\n"
-        "  --checkpoint-dir DIR  write DIR/checkpoint.safetensors after every epoch (and\n"
-        "                        at SIGTERM/Ctrl-C, after the step in flight)\n"
-        "  --resume              continue from DIR/checkpoint.safetensors\n"
-        "  --eval-every N        test top-1 every N epochs (1; 0 never)\n"
-        "  --log FILE.csv        one row per epoch\n"
-        "  --json                print the final summary as JSON on stdout\n"
-        "  --max-steps N         stop after N optimizer steps in total\n"
-        "  --profile FILE.json   time the step per layer kind (after 2 warm-up steps; the\n"
-        "                        device waited for at every layer) for `dtsim calibrate`\n"
-        "  --save-weights FILE   final weights as safetensors (torchvision names)\n"
-        "  --weights FILE        start from these weights (safetensors with torchvision's\n"
-        "                        state_dict names, e.g. safetensors.torch.save_file(\n"
-        "                        model.state_dict(), FILE)); every tensor must match\n"
-        "  --weights-new-head    fine-tuning: the classifier (fc, classifier.6) keeps its\n"
-        "                        fresh initialisation; the file's may have another shape\n"
-        "  --trace FILE.json     a Chrome trace (Perfetto, chrome://tracing) of every rank:\n"
-        "                        forward, each layer's backward, each bucket's allreduce,\n"
-        "                        the step; the same event names as dtsim --trace\n"
-        "  --trace-steps N       the steps it holds, after the first (5)\n"
-        "  --slow-rank R:F       rank R a straggler: after each layer's forward and\n"
-        "                        backward it waits F-1 times what the layer took (dtsim\n"
-        "                        --straggler rank:R:F; the allreduce is not slowed)\n"
-        "  --quiet               no live progress line\n"
-        "communication:\n"
-        "  --algo NAME           allreduce: %s (default ring)\n"
-        "  --fusion SPEC         gradient buckets: %s\n"
-        "                        (default 64MiB, Horovod's threshold)\n"
-        "  --no-overlap          start the allreduces after backward, not during it\n"
-        "  --shard-optimizer     ZeRO stage 1: reduce-scatter the gradient, each rank keeps\n"
-        "                        and steps the momentum of its 1/P shard, allgather the\n"
-        "                        parameters (2 or more ranks)\n"
-        "  --fp16-grads          gradients in fp16 on the wire, summed in fp32\n"
-        "  --group N             hier: ranks per group (default: ranks per node from mpirun)\n"
-        "  --inner ring|rhd      hier/torus2d: the allreduce between groups (ring)\n"
-        "  --hier-rs             hier: reduce-scatter/allgather variant (default reduce/bcast)\n"
-        "  --torus XxY           torus2d grid (default: the squarest)\n"
-        "  --cuda-aware          cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\n"
-        "                        through pinned host memory in chunks)\n"
-        "  --help\n",
-        dt_model_names(), DT_FASHION_MNIST_DIR, DT_ALGO_VALID, DT_FUSION_VALID);
-}
+        "replicas stay identical.\n"},
+    {.name = "model", .arg = "NAME", .type = DT_OPT_STRING, AT(model),
+     .help = "%s (default smallcnn)", .help_arg = model_names},
+    {.name = "data", .arg = "SRC", .type = DT_OPT_CUSTOM, AT(data), .parse = data_src,
+     .want = "fashion-mnist, synthetic or folder:ROOT",
+     .help = "fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)"},
+    {.name = "data-dir", .arg = "DIR", .type = DT_OPT_STRING, AT(data_dir),
+     .help = "Fashion-MNIST idx.gz files (default %s)", .help_arg = fmnist_dir},
+    {.name = "image-size", .arg = "N", .type = DT_OPT_INT, AT(image_size), .lo = 1, .hi = 4096,
+     .want = "1..4096", .help = "crop side for folder data, side of synthetic images (224 / 32)"},
+    {.name = "classes", .arg = "N", .type = DT_OPT_INT, AT(classes), .lo = 2, .hi = 100000,
+     .want = "2..100000", .help = "classes of synthetic data (10)"},
+    {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(synthetic_n), .lo = 1,
+     .hi = 1LL << 40, .want = "a positive count", .help = "examples of synthetic data (60000)"},
+    {.name = "train-examples", .arg = "N", .type = DT_OPT_I64, AT(train_examples), .lo = 1,
+     .hi = 1LL << 40, .want = "a positive count",
+     .help = "train on the first N training examples only (default all)"},
+    {.name = "epochs", .arg = "N", .type = DT_OPT_INT, AT(epochs), .lo = 1, .hi = 100000,
+     .want = "1..100000", .help = "(default 5)"},
+    {.name = "batch", .arg = "N", .type = DT_OPT_INT, AT(global_batch), .lo = 1, .hi = 1 << 24,
+     .want = "a positive batch size", .help = "global batch over all ranks (default 128)"},
+    {.name = "accumulate", .arg = "K", .type = DT_OPT_INT, AT(accumulate), .lo = 1,
+     .hi = 1 << 20, .want = "a positive number of micro-batches",
+     .help = "K micro-batches per step, one allreduce (Horovod's\n"
+             "backward_passes_per_step): micro-batch = batch/(ranks x K)"},
+    {.name = "lr", .arg = "X", .type = DT_OPT_FLOAT, AT(lr), .lo = 1e-12, .hi = 1e4,
+     .want = "a positive learning rate",
+     .help = "peak learning rate (default: 0.1 x batch/256, linear scaling)"},
+    {.name = "warmup", .arg = "EPOCHS", .type = DT_OPT_REAL, AT(warmup_epochs), .lo = 0,
+     .hi = 1e5, .want = "epochs >= 0", .help = "linear warm-up (default 0.5)"},
+    {.name = "optimizer", .arg = "sgd|lars", .type = DT_OPT_CHOICE, AT(optimizer),
+     .choices = "sgd|lars", .help = "(default sgd)"},
+    {.name = "lr-schedule", .arg = "const|step|poly", .type = DT_OPT_CHOICE, AT(lr_schedule),
+     .choices = "const|step|poly", .help = "decay after warm-up (default poly, power 2)"},
+    {.name = "schedule", .arg = "S", .type = DT_OPT_CHOICE, AT(lr_schedule),
+     .choices = "const|step|poly"},  // the old name of --lr-schedule, still accepted
+    {.name = "momentum", .arg = "X", .type = DT_OPT_FLOAT, AT(momentum), .lo = 0, .hi = 0.9999,
+     .want = "in [0, 1)", .help = "(0.9)"},
+    {.name = "wd", .arg = "X", .type = DT_OPT_FLOAT, AT(weight_decay), .lo = 0, .hi = 1,
+     .want = "in [0, 1]", .help = "weight decay (5e-4)"},
+    {.name = "trust", .arg = "X", .type = DT_OPT_FLOAT, AT(trust), .lo = 1e-9, .hi = 10,
+     .want = "a positive trust coefficient", .help = "LARS trust coefficient (0.001)"},
+    {.name = "nesterov", .type = DT_OPT_SWITCH, AT(nesterov), .help = "Nesterov momentum"},
+    {.name = "dropout", .arg = "P", .type = DT_OPT_FLOAT, AT(dropout), .lo = 0, .hi = 0.99,
+     .want = "in [0, 0.99]", .help = "classifier dropout of alexnet and smallcnn (0.5)"},
+    {.name = "seed", .arg = "N", .type = DT_OPT_U64, AT(seed), .lo = 0, .hi = 0x1p62,
+     .want = "a non-negative integer",
+     .help = "shuffles, augmentation, dropout and initial weights (1)"},
+    {.name = "threads", .arg = "N", .type = DT_OPT_INT, AT(threads), .lo = 1, .hi = 1024,
+     .want = "1..1024", .help = "threads per rank (default: cores / ranks on the node)"},
+    {.name = "device", .arg = "cpu|cuda", .type = DT_OPT_CHOICE, AT(device_cuda),
+     .choices = "cpu|cuda",
+     .help = "where the math runs (cpu); cuda: one GPU per rank, by local rank"},
+    {.name = "deterministic", .type = DT_OPT_SWITCH, AT(deterministic),
+     .help = "cuda: bit-reproducible math (fp32 gemms, no TF32)"},
+    {.name = "precision", .arg = "P", .type = DT_OPT_CHOICE, AT(precision),
+     .choices = "fp32|fp16|bf16", .help = "fp32 | fp16 | bf16: activations and their gradients "
+     "stored\nin half, fp32 master weights and math (default fp32)"},
+    {.name = "loss-scale", .arg = "S|off", .type = DT_OPT_CUSTOM, AT(loss_scale),
+     .parse = loss_scale, .want = "a scale >= 1, or off",
+     .help = "fp16: initial dynamic loss scale (65536); off: none"},
+    {.name = "loss-scale-interval", .arg = "N", .type = DT_OPT_INT, AT(loss_scale_interval),
+     .lo = 1, .hi = 1 << 30, .want = "a positive step count",
+     .help = "fp16: double the scale after N clean steps (2000)"},
+    {.name = "checkpoint-dir", .arg = "DIR", .type = DT_OPT_STRING, AT(checkpoint_dir),
+     .help = "write DIR/checkpoint.safetensors after every epoch (and\nat SIGTERM/Ctrl-C, "
+     "after the step in flight)"},
+    {.name = "resume", .type = DT_OPT_SWITCH, AT(resume),
+     .help = "continue from DIR/checkpoint.safetensors"},
+    {.name = "eval-every", .arg = "N", .type = DT_OPT_INT, AT(eval_every), .lo = 0,
+     .hi = 100000, .want = "epochs >= 0", .help = "test top-1 every N epochs (1; 0 never)"},
+    {.name = "log", .arg = "FILE.csv", .type = DT_OPT_STRING, AT(log_csv),
+     .help = "one row per epoch"},
+    {.name = "json", .type = DT_OPT_SWITCH, AT(json),
+     .help = "print the final summary as JSON on stdout"},
+    {.name = "max-steps", .arg = "N", .type = DT_OPT_I64, AT(max_steps), .lo = 1,
+     .hi = 1LL << 50, .want = "a positive count", .help = "stop after N optimizer steps in total"},
+    {.name = "profile", .arg = "FILE.json", .type = DT_OPT_STRING, AT(profile),
+     .help = "time the step per layer kind (after 2 warm-up steps; the\ndevice waited for at "
+     "every layer) for `dtsim calibrate`"},
+    {.name = "save-weights", .arg = "FILE", .type = DT_OPT_STRING, AT(save_weights),
+     .help = "final weights as safetensors (torchvision names)"},
+    {.name = "weights", .arg = "FILE", .type = DT_OPT_STRING, AT(weights),
+     .help = "start from these weights (safetensors with torchvision's\nstate_dict names, e.g. "
+     "safetensors.torch.save_file(\nmodel.state_dict(), FILE)); every tensor must match"},
+    {.name = "weights-new-head", .type = DT_OPT_SWITCH, AT(weights_new_head),
+     .help = "fine-tuning: the classifier (fc, classifier.6) keeps its\nfresh initialisation; "
+     "the file's may have another shape"},
+    {.name = "trace", .arg = "FILE.json", .type = DT_OPT_STRING, AT(trace),
+     .help = "a Chrome trace (Perfetto, chrome://tracing) of every rank:\nforward, each layer's "
+     "backward, each bucket's allreduce,\nthe step; the same event names as dtsim --trace"},
+    {.name = "trace-steps", .arg = "N", .type = DT_OPT_INT, AT(trace_steps), .lo = 1,
+     .hi = 1000, .want = "1 .. 1000 steps", .help = "the steps it holds, after the first (5)"},
+    {.name = "slow-rank", .arg = "R:F", .type = DT_OPT_CUSTOM, WHOLE, .parse = slow_rank,
+     .help = "rank R a straggler: after each layer's forward and\nbackward it waits F-1 times "
+     "what the layer took (dtsim\n--straggler rank:R:F; the allreduce is not slowed)"},
+    {.name = "quiet", .type = DT_OPT_SWITCH, AT(quiet), .help = "no live progress line"},
+    {.name = "shard-optimizer", .type = DT_OPT_SWITCH, AT(shard_optimizer),
+     .help = "ZeRO stage 1: reduce-scatter the gradient, each rank keeps\nand steps the "
+     "momentum of its 1/P shard, allgather the\nparameters (2 or more ranks)"},
+    {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
+     .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
+     "memory in chunks)"},
+    // testing only (tests/mpi): faults injected at a step
+    {.name = "fault-die-at-step", .arg = "N", .type = DT_OPT_I64, AT(fault_die_step), .lo = 0,
+     .hi = 1LL << 50, .want = "a step number"},
+    {.name = "fault-nan-at-step", .arg = "N", .type = DT_OPT_I64, AT(fault_nan_step), .lo = 0,
+     .hi = 1LL << 50, .want = "a step number"},
+    {.name = "fault-inf-grad-at-step", .arg = "N", .type = DT_OPT_I64, AT(fault_inf_step),
+     .lo = 0, .hi = 9e18, .want = "a step number"},
+    {.type = DT_OPT_SECTION, .help = "  --help                this text"},
+    {.type = DT_OPT_SECTION, .help = "allreduce (the same options in dtsim; dtrain's defaults: "
+     "--algo ring, --fusion 64MiB,\nHorovod's threshold; --group: the ranks per node from "
+     "mpirun):"},
+};
+#define DTRAIN_OPTS ((int)(sizeof dtrain_table / sizeof *dtrain_table))
 
-static int bad(int rank, const char *opt, const char *val, const char *want) {
-    if (rank == 0)
-        fprintf(stderr, "dtrain: option %s: '%s' is not %s (see dtrain --help)\n", opt, val,
-                want);
-    return 2;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_float(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
+void dtrain_usage(FILE *f) {
+    dt_opts_usage(f, &(dt_opt_table){.opts = dtrain_table, .n = DTRAIN_OPTS});
+    dt_opts_usage(f, &(dt_opt_table){.opts = dt_coll_cli_opts, .n = dt_coll_cli_count});
 }
 
 static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
@@ -147,247 +218,15 @@ static void defaults(dtrain_opts *o) {
 }
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
-    enum { MODEL = 256, DATA, DATA_DIR, IMG, CLASSES, SYN_N, EPOCHS, BATCH, LR, WARMUP, OPT,
-           LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
-           SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
-           INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT };
-    static const struct option opts[] = {
-        {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
-        {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
-        {"synthetic-examples", 1, 0, SYN_N}, {"epochs", 1, 0, EPOCHS}, {"batch", 1, 0, BATCH},
-        {"lr", 1, 0, LR}, {"warmup", 1, 0, WARMUP}, {"optimizer", 1, 0, OPT},
-        {"lr-schedule", 1, 0, LR_SCHED}, {"momentum", 1, 0, MOM}, {"wd", 1, 0, WD},
-        {"trust", 1, 0, TRUST}, {"nesterov", 0, 0, NEST}, {"seed", 1, 0, SEED},
-        {"threads", 1, 0, THREADS}, {"checkpoint-dir", 1, 0, CKPT}, {"resume", 0, 0, RESUME},
-        {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG}, {"json", 0, 0, JSON},
-        {"profile", 1, 0, PROFILE},
-        {"max-steps", 1, 0, MAXS}, {"save-weights", 1, 0, SAVEW}, {"quiet", 0, 0, QUIET},
-        {"weights", 1, 0, WEIGHTS}, {"weights-new-head", 0, 0, NEWHEAD},
-        {"trace", 1, 0, TRACE}, {"trace-steps", 1, 0, TRACESTEPS},
-        {"slow-rank", 1, 0, SLOWRANK},
-        {"fault-die-at-step", 1, 0, DIE},
-        {"fault-nan-at-step", 1, 0, FNAN}, {"dropout", 1, 0, DROP}, {"help", 0, 0, HELP},
-        {"algo", 1, 0, ALGO}, {"fusion", 1, 0, FUSION}, {"no-overlap", 0, 0, NOOVL},
-        {"fp16-grads", 0, 0, FP16G}, {"group", 1, 0, GROUP}, {"inner", 1, 0, INNER},
-        {"hier-rs", 0, 0, HIERRS}, {"torus", 1, 0, TORUS}, {"device", 1, 0, DEVICE},
-        {"precision", 1, 0, PREC}, {"loss-scale", 1, 0, LSCALE},
-        {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
-        {"train-examples", 1, 0, TRAINN}, {"accumulate", 1, 0, ACCUM},
-        {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
-        {"shard-optimizer", 0, 0, SHARDOPT},
-        {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
-        {0, 0, 0, 0}};
     defaults(o);
-    opterr = 0;
-    optind = 1;
-    for (int c, li; (li = -1, c = getopt_long(argc, argv, "", opts, &li)) != -1;) {
-        long v;
-        double x;
-        // The option for messages: a known one by its full name (argv[optind - 1] is the
-        // value when that came as a separate word), anything else as typed.
-        char known[48];
-        const char *name = optind > 1 ? argv[optind - 1] : "?";
-        if (li >= 0) snprintf(known, sizeof known, "--%s", opts[li].name), name = known;
-        switch (c) {
-        case MODEL: copy_str(o->model, sizeof o->model, optarg); break;
-        case DATA:
-            if (strcmp(optarg, "fashion-mnist") && strcmp(optarg, "synthetic") &&
-                strncmp(optarg, "folder:", 7))
-                return bad(rank, "--data", optarg, "fashion-mnist, synthetic or folder:ROOT");
-            copy_str(o->data, sizeof o->data, optarg);
-            break;
-        case DATA_DIR: copy_str(o->data_dir, sizeof o->data_dir, optarg); break;
-        case IMG:
-            if (parse_long(optarg, 1, 4096, &v)) return bad(rank, "--image-size", optarg, "1..4096");
-            o->image_size = (int)v;
-            break;
-        case CLASSES:
-            if (parse_long(optarg, 2, 100000, &v)) return bad(rank, "--classes", optarg, "2..100000");
-            o->classes = (int)v;
-            break;
-        case SYN_N:
-            if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, name, optarg, "a positive count");
-            o->synthetic_n = v;
-            break;
-        case ACCUM:
-            if (parse_long(optarg, 1, 1 << 20, &v))
-                return bad(rank, "--accumulate", optarg, "a positive number of micro-batches");
-            o->accumulate = (int)v;
-            break;
-        case TRAINN:
-            if (parse_long(optarg, 1, 1L << 40, &v)) return bad(rank, "--train-examples", optarg, "a positive count");
-            o->train_examples = v;
-            break;
-        case EPOCHS:
-            if (parse_long(optarg, 1, 100000, &v)) return bad(rank, "--epochs", optarg, "1..100000");
-            o->epochs = (int)v;
-            break;
-        case BATCH:
-            if (parse_long(optarg, 1, 1 << 24, &v)) return bad(rank, "--batch", optarg, "a positive batch size");
-            o->global_batch = (int)v;
-            break;
-        case LR:
-            if (parse_float(optarg, 1e-12, 1e4, &x)) return bad(rank, "--lr", optarg, "a positive learning rate");
-            o->lr = (float)x;
-            break;
-        case WARMUP:
-            if (parse_float(optarg, 0, 1e5, &x)) return bad(rank, "--warmup", optarg, "epochs >= 0");
-            o->warmup_epochs = x;
-            break;
-        case OPT:
-            if (!strcmp(optarg, "sgd")) o->optimizer = DT_OPT_SGD;
-            else if (!strcmp(optarg, "lars")) o->optimizer = DT_OPT_LARS;
-            else return bad(rank, "--optimizer", optarg, "sgd or lars");
-            break;
-        case LR_SCHED:  // --lr-schedule, or its old name --schedule (messages name the one used)
-            if (!strcmp(optarg, "const")) o->lr_schedule = DT_LR_CONST;
-            else if (!strcmp(optarg, "step")) o->lr_schedule = DT_LR_STEP;
-            else if (!strcmp(optarg, "poly")) o->lr_schedule = DT_LR_POLY;
-            else return bad(rank, name, optarg, "const, step or poly");
-            break;
-        case MOM:
-            if (parse_float(optarg, 0, 0.9999, &x)) return bad(rank, "--momentum", optarg, "in [0, 1)");
-            o->momentum = (float)x;
-            break;
-        case WD:
-            if (parse_float(optarg, 0, 1, &x)) return bad(rank, "--wd", optarg, "in [0, 1]");
-            o->weight_decay = (float)x;
-            break;
-        case TRUST:
-            if (parse_float(optarg, 1e-9, 10, &x)) return bad(rank, "--trust", optarg, "a positive trust coefficient");
-            o->trust = (float)x;
-            break;
-        case NEST: o->nesterov = 1; break;
-        case SEED:
-            if (parse_long(optarg, 0, 1L << 62, &v)) return bad(rank, "--seed", optarg, "a non-negative integer");
-            o->seed = (uint64_t)v;
-            break;
-        case THREADS:
-            if (parse_long(optarg, 1, 1024, &v)) return bad(rank, "--threads", optarg, "1..1024");
-            o->threads = (int)v;
-            break;
-        case CKPT: copy_str(o->checkpoint_dir, sizeof o->checkpoint_dir, optarg); break;
-        case RESUME: o->resume = 1; break;
-        case EVAL:
-            if (parse_long(optarg, 0, 100000, &v)) return bad(rank, "--eval-every", optarg, "epochs >= 0");
-            o->eval_every = (int)v;
-            break;
-        case LOG: copy_str(o->log_csv, sizeof o->log_csv, optarg); break;
-        case JSON: o->json = 1; break;
-        case PROFILE: copy_str(o->profile, sizeof o->profile, optarg); break;
-        case MAXS:
-            if (parse_long(optarg, 1, 1L << 50, &v)) return bad(rank, "--max-steps", optarg, "a positive count");
-            o->max_steps = v;
-            break;
-        case SAVEW: copy_str(o->save_weights, sizeof o->save_weights, optarg); break;
-        case WEIGHTS: copy_str(o->weights, sizeof o->weights, optarg); break;
-        case NEWHEAD: o->weights_new_head = 1; break;
-        case TRACE: copy_str(o->trace, sizeof o->trace, optarg); break;
-        case TRACESTEPS:
-            if (parse_long(optarg, 1, 1000, &v)) return bad(rank, "--trace-steps", optarg, "1 .. 1000 steps");
-            o->trace_steps = (int)v;
-            break;
-        case SLOWRANK: {  // R:F, dtsim's --straggler rank:R:F (sim/straggler.h)
-            char *colon = strchr(optarg, ':'), r_str[32];
-            if (!colon || colon - optarg >= (long)sizeof r_str)
-                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR, e.g. 1:1.5");
-            memcpy(r_str, optarg, (size_t)(colon - optarg));
-            r_str[colon - optarg] = 0;
-            if (parse_long(r_str, 0, 1 << 20, &v))
-                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR with RANK a rank number >= 0");
-            if (parse_float(colon + 1, 1, 100, &x))
-                return bad(rank, "--slow-rank", optarg, "RANK:FACTOR with FACTOR in [1, 100] "
-                           "(how many times slower; 1 is full speed)");
-            o->slow_rank = (int)v, o->slow_factor = x;
-            break;
-        }
-        case QUIET: o->quiet = 1; break;
-        case DIE:
-            if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
-            o->fault_die_step = v;
-            break;
-        case FNAN:
-            if (parse_long(optarg, 0, 1L << 50, &v)) return bad(rank, name, optarg, "a step number");
-            o->fault_nan_step = v;
-            break;
-        case DROP:
-            if (parse_float(optarg, 0, 0.99, &x)) return bad(rank, "--dropout", optarg, "in [0, 0.99]");
-            o->dropout = (float)x;
-            break;
-        case ALGO:
-        case INNER:
-        case FUSION: {
-            dt_error e;
-            dt_algo a;
-            int fail = c == FUSION ? dt_fusion_parse(optarg, &o->fusion, &e)
-                                   : dt_algo_parse(optarg, name, &a, &e);
-            if (fail) {
-                if (rank == 0) fprintf(stderr, "dtrain: %s\n", e.msg);
-                return 2;
-            }
-            if (c == ALGO) o->coll.algo = a;
-            if (c == INNER && a != DT_ALGO_RING && a != DT_ALGO_RHD)
-                return bad(rank, "--inner", optarg, "ring or rhd");
-            if (c == INNER) o->coll.inner = a;
-            break;
-        }
-        case NOOVL: o->overlap = 0; break;
-        case DEVICE:
-            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
-                return bad(rank, "--device", optarg, "cpu or cuda");
-            o->device_cuda = strcmp(optarg, "cuda") == 0;
-            break;
-        case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
-        case DETERM: o->deterministic = 1; break;
-        case SHARDOPT: o->shard_optimizer = 1; break;
-        case FP16G: o->coll.wire_f16 = 1; break;
-        case PREC:
-            if (dt_amp_parse(optarg, &o->precision))
-                return bad(rank, "--precision", optarg, "fp32, fp16 or bf16");
-            break;
-        case LSCALE:
-            if (!strcmp(optarg, "off")) o->loss_scale = 0.0f;
-            else if (parse_float(optarg, 1.0, 3.0e38, &x))
-                return bad(rank, "--loss-scale", optarg, "a scale >= 1, or off");
-            else o->loss_scale = (float)x;
-            break;
-        case LSINT:
-            if (parse_long(optarg, 1, 1L << 30, &v))
-                return bad(rank, "--loss-scale-interval", optarg, "a positive step count");
-            o->loss_scale_interval = (int)v;
-            break;
-        case FINF:
-            if (parse_long(optarg, 0, LONG_MAX, &v)) return bad(rank, "--fault-inf-grad-at-step", optarg, "a step number");
-            o->fault_inf_step = v;
-            break;
-        case HIERRS: o->coll.hier_rs = 1; break;
-        case GROUP:
-            if (parse_long(optarg, 1, 1 << 20, &v)) return bad(rank, "--group", optarg, "a positive group size");
-            o->coll.group = (int)v;
-            break;
-        case TORUS: {
-            int x, y;
-            char tail;
-            if (sscanf(optarg, "%dx%d%c", &x, &y, &tail) != 2 || x < 1 || y < 1)
-                return bad(rank, "--torus", optarg, "XxY with positive X and Y, e.g. 4x2");
-            o->coll.tx = x, o->coll.ty = y;
-            break;
-        }
-        case HELP:
-            if (rank == 0) dtrain_usage(stdout);
-            return 1;
-        default:
-            if (rank == 0)
-                fprintf(stderr, "dtrain: unknown option or missing value: %s (see dtrain --help)\n",
-                        name);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        if (rank == 0) fprintf(stderr, "dtrain: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
+    dt_coll_cli cli = {o->coll, o->fusion, o->overlap};
+    dt_opt_table t[2] = {{.opts = dtrain_table, .n = DTRAIN_OPTS, .base = o},
+                         dt_coll_cli_table(&cli, NULL)};
+    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtrain", rank != 0);
+    if (rc == 1 && rank == 0) dtrain_usage(stdout);
+    if (rc) return rc;
+    o->coll = cli.coll, o->fusion = cli.fusion, o->overlap = cli.overlap;
+    o->coll.gpu_direct = o->cuda_aware;
     if ((o->cuda_aware || o->coll.algo == DT_ALGO_NCCL) && !o->device_cuda) {
         if (rank == 0)
             fprintf(stderr, "dtrain: %s needs --device cuda\n",

@@ -1,6 +1,7 @@
 // dtsim.h — the dtsim launcher's pieces: its options, one simulated run (write the platform,
 // run SimGrid on the rank program, read its result), and the report (table, CSV, JSON, plots).
-// dtsim.c parses and drives; dtsim_run.c runs; dtsim_report.c reports.
+// dtsim_opts.c reads the command line; dtsim.c drives; dtsim_run.c runs; dtsim_report.c
+// reports.
 #ifndef DT_SIM_DTSIM_H
 #define DT_SIM_DTSIM_H
 
@@ -177,7 +178,8 @@ int dtsim_faults_check(const dtsim_opts *o);
 int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r);
 void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 
-// The command line of one run into o: 0, 1 (--help printed), or 2 with a message
+// The command line of one run into o (sim/dtsim_opts.c): 0, 1 (--help printed), or 2 with
+// a message
 int dtsim_parse(int argc, char **argv, dtsim_opts *o);
 // `dtsim plan ...` (sim/dtsim_plan.c): argv[0] is "plan"; an exit code
 int dtsim_plan_main(int argc, char **argv);

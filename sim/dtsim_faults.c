@@ -12,6 +12,7 @@
 
 #include "dtsim.h"
 #include "goodput.h"
+#include "opt_table.h"
 #include "gpu.h"
 #include "straggler.h"
 
@@ -49,11 +50,7 @@ void dtsim_fault_usage(FILE *f) {
 
 static int number(const char *opt, const char *s, double lo, double hi, const char *want,
                   double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < lo || v > hi) return dtsim_bad_option(opt, s, want);
-    *out = v;
-    return 0;
+    return dt_parse_real(s, lo, hi, out) ? dtsim_bad_option(opt, s, want) : 0;
 }
 
 int dtsim_fault_option(int code, const char *arg, dtsim_opts *o) {

@@ -19,6 +19,7 @@
 
 #include "atomic_file.h"
 #include "dtsim_jobs.h"
+#include "opt_table.h"
 
 enum { J_SLICE = 768, J_RESULTS, J_GATHER, J_SLURM, J_TASKS, J_SUBMIT };
 
@@ -40,15 +41,15 @@ void dtsim_jobs_usage(FILE *f) {
 }
 
 static int bad(const char *prog, const char *opt, const char *val, const char *want) {
-    fprintf(stderr, "%s: option %s: '%s' is not %s\n", prog, opt, val, want);
+    dt_error err;
+    dt_opt_bad(&err, opt, val, want);
+    fprintf(stderr, "%s: %s (see %s --help)\n", prog, err.msg, prog);
     return 2;
 }
 
 static int positive(const char *s, long hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > hi) return -1;
+    long long v;
+    if (dt_parse_int(s, 1, hi, &v)) return -1;
     *out = (int)v;
     return 0;
 }

@@ -10,7 +10,6 @@
 // time-to-train the one with goodput (sim/goodput.h). The top --confirm K are simulated with
 // SimGrid (dtsim_plan_out.c) beside the analytic figure.
 // Not here: the confirmation and the output (dtsim_plan_out.c).
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "dtsim_plan.h"
+#include "opt_table.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -55,27 +55,22 @@ static void usage(FILE *f) {
 }
 
 static int bad(const char *opt, const char *val, const char *want) {
-    fprintf(stderr, "dtsim plan: option %s: '%s' is not %s (see dtsim plan --help)\n", opt,
-            val, want);
+    dt_error err;
+    dt_opt_bad(&err, opt, val, want);
+    fprintf(stderr, "dtsim plan: %s (see dtsim plan --help)\n", err.msg);
     return 2;
 }
 
+// The command lines' number parsers (nn/opt_table.h), into an int or a double
 static int to_int(const char *s, long lo, long hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    long long v;
+    if (dt_parse_int(s, lo, hi, &v)) return -1;
     *out = (int)v;
     return 0;
 }
 
 static int to_double(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
+    return dt_parse_real(s, lo, hi, out);
 }
 
 // A comma-separated list of integers in [lo, hi] into out: its length, or -1 with a message

@@ -5,7 +5,7 @@
 // with dt_rank_opts_parse. Both walk the same table, so an option cannot be written one way
 // and read another, and a new one is one field and one row.
 // Every option is always written, as --name=VALUE (a switch as 0 or 1).
-// Not here: dtsim's own command line (sim/dtsim.c, what users type); the result the rank
+// Not here: dtsim's own command line (sim/dtsim_opts.c, what users type); the result the rank
 // program sends back (rank_result.h).
 #ifndef DT_SIM_RANK_OPTS_H
 #define DT_SIM_RANK_OPTS_H

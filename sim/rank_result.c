@@ -12,8 +12,8 @@
 #include "atomic_file.h"
 #include "json.h"
 
-// Significant digits of the times in the result: 9, what dtsim has always reported from
-// (its CSV and JSON print these figures with 9 digits, and derive images/s from them).
+// Significant digits of the times in the result: 9, the digits dtsim's CSV and JSON print
+// (and derive images/s from), so the report is the same whichever way the result travels.
 #define DT_RANK_RESULT_DIGITS 9
 
 typedef enum { RESULT_INT, RESULT_I64, RESULT_REAL, RESULT_STRING } result_type;

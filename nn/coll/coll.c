@@ -10,6 +10,7 @@
 
 #include "coll_cost.h"
 #include "coll_internal.h"
+#include "../opt_table.h"
 
 // Shared memory on one workstation: ~2 µs per message, ~10 GB/s per link, ~5 GB/s adds.
 dt_cost_params dt_cost_params_default(void) {
@@ -31,12 +32,11 @@ dt_coll_opts dt_coll_opts_default(void) {
     return o;
 }
 
+// A launcher's count of ranks, 0 when it is not one
 static int env_int(const char *name) {
     const char *v = getenv(name);
-    if (!v || !*v) return 0;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return (*end || x <= 0 || x > 1 << 20) ? 0 : (int)x;
+    long long x;
+    return v && !dt_parse_int(v, 1, 1 << 20, &x) ? (int)x : 0;
 }
 
 // Slurm's compressed list: comma-separated entries "C" (one node of C tasks) or "C(xK)"

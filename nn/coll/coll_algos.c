@@ -12,6 +12,7 @@
 #include "coll_btree.h"
 #include "coll_cost.h"
 #include "coll_sched.h"
+#include "../opt_table.h"
 
 // ---- what the built-ins check and complete ----
 
@@ -131,10 +132,10 @@ DT_REGISTRY int dt_algo_parse(const char *s, const char *what, dt_algo *out, dt_
             *out = (dt_algo)i;
             return 0;
         }
-    char names[512];
-    return dt_fail(err, DT_EXIT_USAGE, "%s: unknown allreduce algorithm '%s' (valid: %s)",
-                   what ? what : "algorithm", s ? s : "(null)",
-                   dt_algo_names(names, sizeof names));
+    char names[DT_ALGO_NAMES_MAX], want[DT_ALGO_NAMES_MAX + 40];
+    snprintf(want, sizeof want, "an allreduce algorithm (valid: %s)",
+             dt_algo_names(names, sizeof names));
+    return dt_opt_bad(err, what ? what : "algorithm", s ? s : "(null)", want);
 }
 
 DT_REGISTRY double dt_coll_cost(dt_algo a, const dt_coll_opts *o, int p, double bytes) {

@@ -13,6 +13,7 @@
 // never decrease) the ready time of the bucket above. So the best plan over cuts between
 // units is the best plan over every partition of the events into nonempty buckets.
 #include "fusion.h"
+#include "../opt_table.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -33,8 +34,7 @@ static int same_word(const char *a, const char *b) {  // ASCII case-insensitive 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int bad_fusion(const char *s, dt_error *err) {
-    return dt_fail(err, DT_EXIT_USAGE, "--fusion '%s': expected %s", s ? s : "(null)",
-                   DT_FUSION_VALID);
+    return dt_opt_bad(err, "--fusion", s ? s : "(null)", "a fusion spec: " DT_FUSION_VALID);
 }
 
 // A unit suffix's size in bytes, or 0 when it is not one.

@@ -19,7 +19,6 @@
 // --gpu-direct hands them to a CUDA-aware MPI; without a GPU it prints SKIPPED and exits
 // 77. --sweep (SMPI) polls as dtsim does: MPI_Waitany with a tick instead of MPI_Test.
 // Rank 0 prints "PASS ..." or the failures.
-#include <getopt.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -29,6 +28,7 @@
 #include <time.h>
 
 #include "coll/coll.h"
+#include "coll/coll_cli.h"
 #include "coll/coll_cost.h"
 #include "coll/coll_sched.h"
 #include "device.h"
@@ -41,11 +41,59 @@ typedef struct {
     const char *algos, *counts, *timing_csv;
     size_t large;
     uint64_t seed;
-    int fp16, f64, group, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
-    int coarsen_tree, sweep;
+    int fp16, f64, requests, mismatch, segments, tx, ty, blocking_only, coarsen;
+    int coarsen_tree, sweep, list_algos;
     int cuda, gpu_direct, share_comm;
     double timing_bytes, alpha, beta, alpha_intra, beta_intra, share;
+    dt_coll_cli cli;  // --group: the allreduce options' table (nn/coll/coll_cli.c)
 } args_t;
+
+#define AT(member) DT_OPT_AT(args_t, member)
+#define COUNT(name_, member, help_) {.name = name_, .arg = "N", .type = DT_OPT_INT, \
+    AT(member), .lo = 0, .hi = 1 << 30, .want = "a count >= 0", .help = help_}
+#define SECONDS(name_, member, help_) {.name = name_, .arg = "X", .type = DT_OPT_REAL, \
+    AT(member), .lo = 0, .hi = 1e30, .want = "a number >= 0", .help = help_}
+#define SWITCH(name_, member, help_) {.name = name_, .type = DT_OPT_SWITCH, AT(member), \
+    .help = help_}
+
+static const dt_opt check_opts[] = {
+    {.type = DT_OPT_SECTION, .help = "usage: mpirun -np P coll_check [options] (the file's "
+     "header says what it checks)"},
+    {.name = "algos", .arg = "LIST", .type = DT_OPT_TEXT, AT(algos),
+     .help = "algorithms, comma-separated (default: every one with a schedule)"},
+    {.name = "counts", .arg = "LIST", .type = DT_OPT_TEXT, AT(counts),
+     .help = "element counts, comma-separated (default 0, 1, P-1, P+1, a prime, --large)"},
+    {.name = "large", .arg = "N", .type = DT_OPT_U64, AT(large), .lo = 1, .hi = 1e12,
+     .want = "a positive count", .help = "the large count (100003)"},
+    {.name = "seed", .arg = "N", .type = DT_OPT_U64, AT(seed), .lo = 0, .hi = 1.8e19,
+     .want = "a seed >= 0", .help = "inputs' seed (default DT_TEST_SEED, else the time)"},
+    SWITCH("fp16", fp16, "fp16 on the wire"),
+    SWITCH("f64", f64, "float64 buffers"),
+    {.name = "requests", .arg = "N", .type = DT_OPT_INT, AT(requests), .lo = 1, .hi = 1 << 20,
+     .want = "a positive count", .help = "nonblocking allreduces in flight (3)"},
+    SWITCH("mismatch", mismatch, "rank 0 passes one element more (checked mode): exit 2"),
+    COUNT("segments", segments, "dbtree's pipeline segments (0: the cost model's)"),
+    COUNT("tx", tx, "torus2d's X (0: the squarest)"),
+    COUNT("ty", ty, "torus2d's Y"),
+    {.name = "timing", .arg = "BYTES", .type = DT_OPT_REAL, AT(timing_bytes), .lo = 0,
+     .hi = 1e15, .want = "a size in bytes", .help = "simulated time of one allreduce "
+     "against the cost model"},
+    SECONDS("alpha", alpha, "the cost model's seconds per message"),
+    SECONDS("beta", beta, "the cost model's seconds per byte"),
+    SECONDS("alpha-intra", alpha_intra, "the same inside a group"),
+    SECONDS("beta-intra", beta_intra, "the same inside a group"),
+    SECONDS("share", share, "ranks of a group sharing its links"),
+    SWITCH("blocking-only", blocking_only, "no nonblocking calls"),
+    COUNT("coarsen", coarsen, "ring rounds merged per simulated message"),
+    COUNT("coarsen-dbtree", coarsen_tree, "dbtree segments merged per simulated message"),
+    SWITCH("cuda", cuda, "buffers in GPU memory (SKIPPED without a GPU)"),
+    SWITCH("gpu-direct", gpu_direct, "--cuda, handed to a CUDA-aware MPI as they are"),
+    SWITCH("sweep", sweep, "SMPI: polls sweep (coll.h), as dtsim's do"),
+    {.name = "timing-csv", .arg = "FILE", .type = DT_OPT_TEXT, AT(timing_csv),
+     .help = "rank 0 appends algo,ranks,bytes,simulated_s,model_s rows (and only reports)"},
+    SWITCH("share-comm", share_comm, "the library on MPI_COMM_WORLD itself"),
+    SWITCH("list-algos", list_algos, "the algorithms this program tests, and exit"),
+};
 
 static double input(uint64_t seed, int r, size_t i) {
     return 2.0 * dt_uniform(dt_mix64(seed + (uint64_t)r), i) - 1.0;
@@ -190,7 +238,7 @@ static dt_coll_opts opts_for(const args_t *a, const config_t *cf) {
     o.hier_rs = cf->hier_rs;
     o.inner = cf->inner_rhd ? DT_ALGO_RHD : DT_ALGO_RING;
     o.wire_f16 = a->fp16;
-    o.group = a->group;
+    o.group = a->cli.coll.group;
     o.segments = a->segments;
     o.tx = a->tx, o.ty = a->ty;
     o.coarsen = a->coarsen;
@@ -326,60 +374,26 @@ int main(int argc, char **argv) {
             len += snprintf(every + len, sizeof every - (size_t)len, "%s%s", len ? "," : "", d.name);
     }
     args_t a = {.algos = every, .large = 100003, .requests = 3};
+    a.cli.coll = dt_coll_opts_default();
+    a.cli.coll.group = 0;  // 0: 2 from 3 ranks on, else 1
     const char *env = getenv("DT_TEST_SEED");
     a.seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    static const struct option lo[] = {
-        {"algos", 1, 0, 'a'}, {"counts", 1, 0, 'c'}, {"large", 1, 0, 'L'},
-        {"seed", 1, 0, 's'}, {"fp16", 0, 0, 'h'}, {"f64", 0, 0, 'd'}, {"group", 1, 0, 'g'},
-        {"requests", 1, 0, 'k'}, {"mismatch", 0, 0, 'm'}, {"segments", 1, 0, 'S'},
-        {"tx", 1, 0, 'x'}, {"ty", 1, 0, 'y'}, {"timing", 1, 0, 't'}, {"alpha", 1, 0, 'A'},
-        {"beta", 1, 0, 'B'}, {"alpha-intra", 1, 0, 1001}, {"beta-intra", 1, 0, 1002},
-        {"share", 1, 0, 1003}, {"blocking-only", 0, 0, 'b'}, {"coarsen", 1, 0, 'C'},
-        {"coarsen-dbtree", 1, 0, 1006},
-        {"cuda", 0, 0, 'G'}, {"gpu-direct", 0, 0, 'D'}, {"sweep", 0, 0, 'W'},
-        {"timing-csv", 1, 0, 1004}, {"share-comm", 0, 0, 1005}, {"list-algos", 0, 0, 'l'},
-        {0, 0, 0, 0}};
-    int ch;
-    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (ch) {
-        case 'a': a.algos = optarg; break;
-        case 'c': a.counts = optarg; break;
-        case 'L': a.large = strtoull(optarg, NULL, 10); break;
-        case 's': a.seed = strtoull(optarg, NULL, 10); break;
-        case 'h': a.fp16 = 1; break;
-        case 'd': a.f64 = 1; break;
-        case 'g': a.group = atoi(optarg); break;
-        case 'k': a.requests = atoi(optarg); break;
-        case 'm': a.mismatch = 1; break;
-        case 'W': a.sweep = 1; break;  // SMPI: polls sweep (coll.h), as dtsim's do
-        case 'S': a.segments = atoi(optarg); break;
-        case 'x': a.tx = atoi(optarg); break;
-        case 'y': a.ty = atoi(optarg); break;
-        case 't': a.timing_bytes = atof(optarg); break;
-        case 'A': a.alpha = atof(optarg); break;
-        case 'B': a.beta = atof(optarg); break;
-        case 1001: a.alpha_intra = atof(optarg); break;
-        case 1002: a.beta_intra = atof(optarg); break;
-        case 1003: a.share = atof(optarg); break;
-        case 1004: a.timing_csv = optarg; break;
-        case 1005: a.share_comm = 1; break;  // the library on MPI_COMM_WORLD itself
-        case 'b': a.blocking_only = 1; break;
-        case 'C': a.coarsen = atoi(optarg); break;
-        case 1006: a.coarsen_tree = atoi(optarg); break;
-        case 'l': list_algos(); MPI_Finalize(); return 0;
-        case 'G': a.cuda = 1; break;
-        case 'D': a.gpu_direct = a.cuda = 1; break;
-        default:
-            if (r == 0) fprintf(stderr, "coll_check: bad option (see the source's header)\n");
-            MPI_Finalize();
-            return 2;
-        }
+    dt_opt_table t[2] = {{.opts = check_opts, .n = (int)(sizeof check_opts / sizeof *check_opts),
+                          .base = &a}, dt_coll_cli_table(&a.cli, NULL)};
+    t[1].only = "group";
+    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "coll_check", r != 0);
+    if (rc == 1 && r == 0) dt_opts_usage(stdout, &t[0]), dt_opts_usage(stdout, &t[1]);
+    if (!rc && a.list_algos) list_algos();
+    if (rc || a.list_algos) {
+        MPI_Finalize();
+        return rc == 1 ? 0 : rc;
     }
+    if (a.gpu_direct) a.cuda = 1;
     MPI_Bcast(&a.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (a.group <= 0) a.group = P >= 3 ? 2 : 1;
+    if (a.cli.coll.group <= 0) a.cli.coll.group = P >= 3 ? 2 : 1;
     if (a.requests < 1) a.requests = 1;
     config_t cf[64];
-    int n_cf = configs_for(a.algos, P, a.group, cf);
+    int n_cf = configs_for(a.algos, P, a.cli.coll.group, cf);
     if (a.timing_bytes > 0) {
         long f = timing(&a, cf, n_cf);
         MPI_Finalize();

@@ -34,7 +34,7 @@ list(APPEND _plain_tests coll.preload_np4_ring_fp16_wire_matches_open_mpi_allred
 set_tests_properties(${_plain_tests} PROPERTIES LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}"
                      TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS plain_allreduce")
 add_test(NAME coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2
-         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"dtcoll: DTCOLL_ALGO: unknown allreduce algorithm 'bogus' (valid: ${DT_ALGOS_NAMES})\""
+         COMMAND sh -c "out=$(\"$0\" -np 2 --oversubscribe -x LD_PRELOAD=\"$1\" -x DTCOLL_ALGO=bogus \"$2\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"dtcoll: DTCOLL_ALGO: 'bogus' is not an allreduce algorithm (valid: ${DT_ALGOS_NAMES})\""
                  ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:plain_allreduce>)
 set_tests_properties(coll.preload_unknown_algorithm_lists_the_valid_ones_exit_2 PROPERTIES
   LABELS "coll;mpi" ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 60)

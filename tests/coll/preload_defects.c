@@ -11,8 +11,8 @@
 //                was not intercepted and nothing advanced the allreduce).
 //   threads      MPI_THREAD_MULTIPLE: T threads, each on its own communicator, each making
 //                blocking and nonblocking allreduces; the check script requires one
-//                "dtcoll: MPI_Allreduce via" line per communicator (the library used to pass
-//                everything through at this level, silently).
+//                "dtcoll: MPI_Allreduce via" line per communicator (passing everything to
+//                the MPI library at this level, silently, would fail it).
 //   attributes   a keyval whose copy callback counts its calls, set on MPI_COMM_WORLD and a
 //                duplicate; allreduces on both (the library builds its communicators then)
 //                may add no copy: the library's communicators are not the application's.

@@ -1,0 +1,473 @@
+// dtsim_opts.c — dtsim's command line: its table of options (nn/opt_table.h; the allreduce
+// options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options are
+// dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
+// options once all are read: the cluster (a preset, the default, the user's changes), the
+// batch, the outputs creatable before minutes of simulation.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "coll/coll_cli.h"
+#include "dtsim.h"
+#include "opt_table.h"
+
+// The most GPUs dtsim simulates: SimGrid's ranks are threads of one process, and the
+// memory of a run grows as the square of its ranks (bench/DTSIM-SPEED.md)
+#define MAX_GPUS (1 << 20)
+
+// What the command line sets: dtsim's options, the allreduce's, and the figures the
+// cluster is built from once all are read
+typedef struct {
+    dtsim_opts o;
+    dt_coll_cli cc;
+    int gpus, batch, pgb;
+    double gpu_img_s;  // -1: not given
+    dtsim_cluster_args ca;
+} dtsim_cli;
+
+int dtsim_bad_option(const char *opt, const char *val, const char *want) {
+    dt_error err;
+    dt_opt_bad(&err, opt, val, want);
+    fprintf(stderr, "dtsim: %s (see dtsim --help)\n", err.msg);
+    return 2;
+}
+
+// A GPU count, with the limit when there are too many
+static int gpu_count(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    (void)d;
+    long long n;
+    if (!dt_parse_int(s, 1, MAX_GPUS, &n)) return *(int *)v = (int)n, 0;
+    if (!*s || strspn(s, "0123456789") < strlen(s) || strspn(s, "0") == strlen(s))
+        return dt_opt_bad(err, what, s, "a positive count of GPUs");
+    return dt_fail(err, DT_EXIT_USAGE, "option %s: %s GPUs is too many: dtsim simulates at most "
+                   "%d (2^20), and this machine's memory about %d (bench/DTSIM-SPEED.md)", what,
+                   s, MAX_GPUS, dtsim_gpus_that_fit());
+}
+
+// --sweep-gpus 8,16,...: up to 32 GPU counts
+static int gpu_list(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtsim_opts *o = v;
+    char buf[512];
+    (void)d;
+    o->n_sweep_gpus = 0;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (o->n_sweep_gpus == 32)
+            return dt_opt_bad(err, what, s, "a list of at most 32 GPU counts");
+        if (gpu_count(d, what, t, &o->sweep_gpus[o->n_sweep_gpus++], err)) return -1;
+    }
+    if (!o->n_sweep_gpus) return dt_opt_bad(err, what, s, "a comma-separated list of GPU counts");
+    return 0;
+}
+
+// --sweep-algos ring,hier,...: up to 8 simulated algorithms
+static int algo_list(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtsim_opts *o = v;
+    char buf[256];
+    (void)d;
+    o->n_sweep_algos = 0;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (o->n_sweep_algos == 8) return dt_opt_bad(err, what, s, "at most 8 algorithms");
+        dt_algo *a = &o->sweep_algos[o->n_sweep_algos++];
+        if (dt_algo_parse(t, what, a, err)) return -1;
+        if (*a == DT_ALGO_NCCL)
+            return dt_fail(err, DT_EXIT_USAGE, "%s: nccl runs only on real GPUs (dtrain "
+                           "--device cuda)", what);
+    }
+    return 0;
+}
+
+static int bandwidth(const char *what, const char *s, double *bw, dt_bw_unit *unit,
+                     const char **typed, dt_error *err) {
+    if (dt_parse_bandwidth(s, what, bw, unit, err)) return -1;
+    *typed = s;
+    return 0;
+}
+static int intra_bw(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtsim_cluster_args *a = v;
+    (void)d;
+    return bandwidth(what, s, &a->intra_bw, &a->intra_unit, &a->intra_typed, err);
+}
+static int net_bw(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtsim_cluster_args *a = v;
+    (void)d;
+    return bandwidth(what, s, &a->net_bw, &a->net_unit, &a->net_typed, err);
+}
+
+static int micros(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (dt_parse_real(s, 0, 1e6, v)) return dt_opt_bad(err, what, s, d->want);
+    *(double *)v *= 1e-6;
+    return 0;
+}
+
+static const char *presets(char *b, size_t n) {
+    return snprintf(b, n, "%s", dt_cluster_preset_names()), b;
+}
+static const char *gpu_names(char *b, size_t n) { return snprintf(b, n, "%s", dt_gpu_names()), b; }
+
+#define AT(member) DT_OPT_AT(dtsim_cli, member)
+
+static const dt_opt dtsim_table[] = {
+    {.type = DT_OPT_SECTION, .help =
+        "usage: dtsim [options]            simulate one configuration\n"
+        "       dtsim sweep [options]      over --sweep-gpus and --sweep-algos, with --plot\n"
+        "       dtsim calibrate --step P.json [--intra A.csv] [--inter B.csv] --out F.json\n"
+        "                                  a profile from your measurements (--help there)\n"
+        "       dtsim plan --price h100=6,... [--deadline H] [--budget USD]  the cheapest\n"
+        "                                  cluster that meets them, ranked (--help there)\n"
+        "cluster:"},
+    {.name = "preset", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.preset),
+     .help = "%s", .help_arg = presets},
+    {.name = "gpus", .arg = "N", .type = DT_OPT_CUSTOM, AT(gpus), .parse = gpu_count,
+     .help = "GPUs (default 1024, or the preset's)"},
+    {.name = "gpu", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.gpu),
+     .help = "GPU profile: %s (default v100); without a preset it\nbrings its generation's "
+     "node and NIC (docs/hardware.md: h100\nNVSwitch 450 GB/s + 400 Gb/s NDR, a100 NVSwitch "
+     "300 + 200 Gb/s)", .help_arg = gpu_names},
+    {.name = "gpus-per-node", .arg = "N", .type = DT_OPT_INT, AT(ca.gpn), .lo = 1, .hi = 1024,
+     .want = "1..1024", .help = "(default 8)"},
+    {.name = "intra", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.intra),
+     .help = "nvlink | nvswitch | pcie (alone: that link of the GPU's generation)"},
+    {.name = "intra-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = intra_bw,
+     .help = "one direction per GPU pair; BW: 400Gb, 400Gb/s, 50GB, 50GB/s;\na plain number "
+     "is GB/s"},
+    {.name = "net-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = net_bw,
+     .help = "per NIC, one direction"},
+    {.name = "nics", .arg = "N", .type = DT_OPT_INT, AT(ca.nics), .lo = 1, .hi = 64,
+     .want = "1..64", .help = "NICs per node (default 1)"},
+    {.name = "net-lat", .arg = "us", .type = DT_OPT_CUSTOM, AT(ca.net_lat), .parse = micros,
+     .want = "microseconds >= 0", .help = "the network's latency"},
+    {.name = "strict", .type = DT_OPT_SWITCH, AT(o.strict),
+     .help = "refuse a bandwidth beyond any link"},
+    {.name = "topology", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.topo),
+     .help = "flat | fat-tree | torus | dragonfly"},
+    {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
+     .help = "your own SimGrid platform (ranks on its hosts in turn)"},
+    {.type = DT_OPT_SECTION, .help = "training:"},
+    {.name = "model", .arg = "NAME", .type = DT_OPT_STRING, AT(o.model),
+     .help = "(default resnet50)"},
+    {.name = "batch", .arg = "N", .type = DT_OPT_INT, AT(batch), .lo = 1, .hi = 1 << 30,
+     .want = "a positive batch", .help = "global batch (default 32768)"},
+    {.name = "per-gpu-batch", .arg = "N", .type = DT_OPT_INT, AT(pgb), .lo = 1, .hi = 1 << 20,
+     .want = "a positive batch", .help = "images per GPU per step (default 32)"},
+    {.name = "accumulate", .arg = "K", .type = DT_OPT_INT, AT(o.accumulate), .lo = 1,
+     .hi = 1 << 20, .want = "a positive number of micro-batches",
+     .help = "K micro-batches of per-gpu-batch/K per step, one allreduce"},
+    {.name = "precision", .arg = "P", .type = DT_OPT_CHOICE, AT(o.prec),
+     .choices = "fp32|tf32|fp16",
+     .help = "fp32 | tf32 | fp16 (mixed precision; default fp32, or the preset's)"},
+    {.name = "profile", .arg = "FILE", .type = DT_OPT_STRING, AT(o.profile_path),
+     .help = "calibrate from your measurements: `dtsim calibrate` turns a\n`dtrain --profile` "
+     "step and `dtcoll-bench --csv` tables into\nFILE; every layer kind then takes its "
+     "measured time, the links\ntheir fitted latency and bandwidth (docs/formulas.md)"},
+    {.name = "gpu-img-s", .arg = "X", .type = DT_OPT_REAL, AT(gpu_img_s), .lo = 0, .hi = 1e9,
+     .want = "images/s >= 0 (0: the roofline's own figure)",
+     .help = "calibrate: one GPU trains X images/s at this per-GPU batch and\nprecision (your "
+     "framework's measured figure); every modelled\nkernel is scaled to match (default: the "
+     "roofline's own, or the\npreset's paper figure; 0 = the roofline's)"},
+    {.name = "optimizer", .arg = "lars|sgd", .type = DT_OPT_CHOICE, AT(o.lars),
+     .choices = "sgd|lars", .want = "lars or sgd", .help = "(default lars)"},
+    {.name = "iters", .arg = "N", .type = DT_OPT_INT, AT(o.iters), .lo = 1, .hi = 1000,
+     .want = "1..1000", .help = "iterations simulated after warm-up (2)"},
+    {.name = "warmup", .arg = "N", .type = DT_OPT_INT, AT(o.warmup), .lo = 0, .hi = 1000,
+     .want = "0..1000", .help = "warm-up iterations, not timed (1)"},
+    {.name = "dataset-size", .arg = "N", .type = DT_OPT_REAL, AT(o.dataset), .lo = 1,
+     .hi = 1e12, .want = "a positive count",
+     .help = "for time per epoch and time-to-train (ImageNet: 1281167)"},
+    {.name = "epochs", .arg = "N", .type = DT_OPT_REAL, AT(o.epochs), .lo = 1e-3, .hi = 1e6,
+     .want = "a positive number", .help = "for time-to-train (90)"},
+    {.name = "analytic", .type = DT_OPT_SWITCH, AT(o.analytic),
+     .help = "the cost model, roofline and fusion schedule without SimGrid:\nmilliseconds at "
+     "any GPU count (its error: bench/ANALYTIC.md)"},
+    {.type = DT_OPT_SECTION, .help = "output:"},
+    {.name = "csv", .arg = "FILE|-", .type = DT_OPT_STRING, AT(o.csv),
+     .help = "the results as CSV (-: on stdout)"},
+    {.name = "json", .type = DT_OPT_SWITCH, AT(o.json),
+     .help = "the results as JSON on stdout (nothing else there)"},
+    {.name = "trace", .arg = "FILE.json", .type = DT_OPT_STRING, AT(o.trace),
+     .help = "a Chrome trace of the simulated ranks"},
+    {.name = "trace-ranks", .arg = "N", .type = DT_OPT_INT, AT(o.trace_ranks), .lo = 1,
+     .hi = 1 << 20, .want = "a positive count", .help = "ranks in the trace (2)"},
+    {.name = "plot", .arg = "FILE.png", .type = DT_OPT_STRING, AT(o.plot),
+     .help = "scaling curves (sweep)"},
+    {.name = "price-gpu-hour", .arg = "X", .type = DT_OPT_REAL, AT(o.price), .lo = 1e-9,
+     .hi = 1e12, .want = "a price per GPU-hour > 0",
+     .help = "the cost of the GPU-hours to train"},
+    {.name = "coarsen", .arg = "K", .type = DT_OPT_INT, AT(o.coarsen), .lo = 1, .hi = 1 << 20,
+     .want = "a positive count",
+     .help = "merge K ring steps per simulated message (default: automatic)"},
+    {.name = "coarsen-dbtree", .arg = "K", .type = DT_OPT_INT, AT(cc.coll.coarsen_tree),
+     .lo = 1, .hi = 1 << 20, .want = "a positive count",
+     .help = "merge K of dbtree's pipeline segments likewise (default 1: none;\nminutes saved "
+     "above 1024 GPUs, the time moved: bench/DTSIM-SPEED.md)"},
+    {.name = "keep", .type = DT_OPT_SWITCH, AT(o.keep), .help = "keep the platform files"},
+    {.name = "quiet", .type = DT_OPT_SWITCH, AT(o.quiet), .help = "no progress, no report"},
+    {.name = "no-memory-check", .type = DT_OPT_SWITCH, AT(o.no_memory_check),
+     .help = "simulate even past the memory estimate (bench/DTSIM-SPEED.md)"},
+    {.type = DT_OPT_SECTION, .help = "  --help                this text"},
+    {.type = DT_OPT_SECTION, .help = "real numbers (small scale):"},
+    {.name = "device", .arg = "cpu", .type = DT_OPT_CHOICE, AT(o.cpu), .choices = "model|cpu",
+     .want = "cpu (real numbers) or model (the default)",
+     .help = "run the steps with the cpu device on dtrain's synthetic data and\nprint each "
+     "step's loss: the same losses as `mpirun -np GPUS\ndtrain --data synthetic --lr-schedule "
+     "const --warmup 0` with the\nsame values of (steps: --warmup + --iters; the default "
+     "optimizer,\nalgorithm and fusion are dtrain's: sgd, ring, 64MiB):"},
+    {.name = "seed", .arg = "N", .type = DT_OPT_U64, AT(o.seed), .lo = 0, .hi = 1.8e19,
+     .want = "a seed >= 0", .help = "(1; also the stragglers' draws)"},
+    {.name = "lr", .arg = "X", .type = DT_OPT_REAL, AT(o.lr), .lo = 1e-9, .hi = 100,
+     .want = "a learning rate > 0", .help = "(0.1)"},
+    {.name = "image-size", .arg = "N", .type = DT_OPT_INT, AT(o.image_size), .lo = 4,
+     .hi = 4096, .want = "4..4096", .help = "(32)"},
+    {.name = "classes", .arg = "N", .type = DT_OPT_INT, AT(o.classes), .lo = 2, .hi = 1 << 20,
+     .want = "2 or more", .help = "(10)"},
+    {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
+     .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
+    {.type = DT_OPT_SECTION, .help = "sweep:"},
+    {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = gpu_list,
+     .help = "(8,16,32,...,1024)"},
+    {.name = "sweep-algos", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = algo_list,
+     .help = "(ring,rhd,hier,dbtree)"},
+};
+#define DTSIM_OPTS ((int)(sizeof dtsim_table / sizeof *dtsim_table))
+
+static const dt_opt dtsim_coll_heading[] = {
+    {.type = DT_OPT_SECTION, .help = "allreduce (the same options in dtrain; dtsim's defaults: "
+     "--algo hier, --fusion segments:2,\nwith --device cpu dtrain's; --group: the GPUs per "
+     "node):"},
+};
+
+static void usage(FILE *f) {
+    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS});
+    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_coll_heading, .n = 1});
+    dt_opts_usage(f, &(dt_opt_table){.opts = dt_coll_cli_opts, .n = dt_coll_cli_count});
+    dtsim_fault_usage(f);
+    dtsim_jobs_usage(f);
+}
+
+// The options of slow GPUs and failures (dtsim_faults.c) and of parallel and cluster runs
+// (dtsim_jobs.c), which keep their own getopt_long arrays
+static int extra_option(int code, const char *arg, void *ctx) {
+    dtsim_opts *o = ctx;
+    int rc = dtsim_fault_option(code, arg, o);
+    return rc >= 0 ? rc : dtsim_jobs_option(code, arg, "dtsim", &o->par);
+}
+
+static void defaults(dtsim_cli *c) {
+    dtsim_opts *o = &c->o;
+    memset(c, 0, sizeof *c);
+    o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1, o->lr = 0.1;
+    snprintf(o->model, sizeof o->model, "resnet50");
+    o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
+    o->accumulate = 1;
+    o->dataset = 1281167, o->epochs = 90, o->trace_ranks = 2;
+    o->coll = dt_coll_opts_default();
+    o->coll.algo = DT_ALGO_HIER;
+    o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
+    o->restart_s = -1;
+    c->gpu_img_s = -1;
+    c->cc = (dt_coll_cli){o->coll, o->fusion, o->overlap};
+}
+
+static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int algo_set,
+                  int inner_set, int fusion_set, int model_set, int img_s_given);
+
+int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
+    dtsim_cli *c = calloc(1, sizeof *c);
+    DT_ASSERT(c);
+    defaults(c);
+    int sweep = argc > 1 && !strcmp(argv[1], "sweep");
+    if (sweep) argv++, argc--;
+    unsigned char given[DTSIM_OPTS] = {0}, cgiven[16] = {0};
+    DT_ASSERT(dt_coll_cli_count <= 16);
+    dt_opt_table t[2] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
+                         dt_coll_cli_table(&c->cc, cgiven)};
+    struct option extra_opts[32];
+    DT_ASSERT(dtsim_fault_option_count + dtsim_jobs_option_count < 32);
+    memcpy(extra_opts, dtsim_fault_options, (size_t)dtsim_fault_option_count * sizeof *extra_opts);
+    memcpy(extra_opts + dtsim_fault_option_count, dtsim_jobs_options,
+           (size_t)(dtsim_jobs_option_count + 1) * sizeof *extra_opts);
+    dt_opt_extra x = {extra_opts, "j:", extra_option, &c->o};
+    int rc = dt_opts_parse(argc, argv, t, 2, &x, "dtsim", 0);
+    if (rc == 1) usage(stdout);
+    if (!rc) {
+        dtsim_opts *o = &c->o;
+        o->sweep = sweep;
+        o->coll = c->cc.coll, o->fusion = c->cc.fusion, o->overlap = c->cc.overlap;
+        o->has_profile = dt_opt_given(&t[0], "profile");
+        o->csv_stdout = !strcmp(o->csv, "-");
+        if (o->coll.algo == DT_ALGO_NCCL) {
+            fprintf(stderr, "dtsim: --algo nccl: NCCL runs only on real GPUs (dtrain "
+                            "--device cuda); simulate ring, dbtree or hier instead\n");
+            rc = 2;
+        } else {
+            rc = finish(o, c, dt_opt_given(&t[0], "precision"), dt_opt_given(&t[0], "optimizer"),
+                        dt_opt_given(&t[1], "algo"), dt_opt_given(&t[1], "inner"),
+                        dt_opt_given(&t[1], "fusion"), dt_opt_given(&t[0], "model"),
+                        dt_opt_given(&t[0], "gpu-img-s"));
+        }
+    }
+    *out = c->o;
+    free(c);
+    return rc;
+}
+
+// The checks between options, once all are read. 0, or 2 with a message.
+static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int algo_set,
+                  int inner_set, int fusion_set, int model_set, int img_s_given) {
+    int gpus = cl->gpus, batch = cl->batch, pgb = cl->pgb;
+    double gpu_img_s = cl->gpu_img_s;
+    dtsim_cluster_args ca = cl->ca;
+    const char *preset = ca.preset, *gpu = ca.gpu;
+    dt_error err;
+    // the cluster: a preset, or the default with the user's changes
+    if (preset) {
+        if (dt_cluster_preset(preset, gpus, &o->cluster, &err)) {
+            fprintf(stderr, "dtsim: --preset: %s\n", err.msg);
+            return 2;
+        }
+        if (!pgb && !batch) pgb = o->cluster.per_gpu_batch;
+        if (o->cluster.model[0] && !strcmp(o->model, "resnet50"))
+            snprintf(o->model, sizeof o->model, "%s", o->cluster.model);
+        if (dtsim_preset_training(&o->cluster, o, prec_set, optim_set, algo_set, inner_set))
+            return 2;
+        if (gpu_img_s < 0 && o->cluster.gpu_img_s > 0) {  // the paper's framework
+            gpu_img_s = o->cluster.gpu_img_s;
+            o->calib_batch = o->cluster.per_gpu_batch;
+            o->calib_prec = !strcmp(o->cluster.precision, "fp16") ? DT_PREC_FP16 : DT_PREC_FP32;
+        }
+    } else {
+        o->cluster = dt_cluster_default(gpus ? gpus : 1024);
+    }
+    dt_cluster *c = &o->cluster;
+    if (gpu) {
+        if (!dt_gpu_find(gpu)) {
+            char want[256];
+            snprintf(want, sizeof want, "a GPU profile (valid: %s)", dt_gpu_names());
+            return dtsim_bad_option("--gpu", gpu, want);
+        }
+        if (strcmp(c->gpu, gpu) && o->calib_batch) {  // the paper measured another GPU
+            o->calib_batch = 0;
+            if (gpu_img_s >= 0 && gpu_img_s == c->gpu_img_s) gpu_img_s = 0;
+        }
+    }
+    ca.gpus = gpus;
+    if (dtsim_cluster_begin(o, &ca)) return 2;
+    const dt_gpu_profile *gp = dt_gpu_find(c->gpu);
+    snprintf(o->src.prec, sizeof o->src.prec, "%s", prec_set ? "--precision"
+             : preset && c->precision[0] ? "preset"
+             : gp && gp->peak_tf32 > 0 ? "default; its tensor cores: --precision tf32|fp16"
+                                       : "default");
+    if (o->has_profile) {
+        if (img_s_given || o->cpu) {
+            fprintf(stderr, "dtsim: --profile calibrates from measurements: not with %s\n",
+                    o->cpu ? "--device cpu (real numbers, no modelled time)" : "--gpu-img-s");
+            return 2;
+        }
+        o->calib_batch = 0, gpu_img_s = 0;  // the measured profile, not a paper's figure
+        if (dtsim_apply_profile(o, c, model_set, prec_set)) return 2;
+        if (!pgb && !batch) pgb = o->profile.batch;
+    }
+    if (dtsim_cluster_finish(o, &ca)) return 2;
+    o->gpus = gpus ? gpus : c->nodes * c->gpus_per_node;
+    if (o->platform_file[0]) {
+        int hosts, cores;
+        if (dt_platform_file_count(o->platform_file, &hosts, &cores, &err)) {
+            fprintf(stderr, "dtsim: --platform: %s\n", err.msg);
+            return 2;
+        }
+        if (!gpus) o->gpus = cores;
+        if (o->gpus > cores) {
+            fprintf(stderr, "dtsim: --gpus %d: the platform %s has only %d host cores (%d hosts); "
+                            "one GPU per core\n", o->gpus, o->platform_file, cores, hosts);
+            return 2;
+        }
+    } else if (o->gpus != c->nodes * c->gpus_per_node) {
+        fprintf(stderr, "dtsim: --gpus %d is not a whole number of %d-GPU nodes\n", o->gpus,
+                c->gpus_per_node);
+        return 2;
+    }
+    if (!o->platform_file[0] && dt_cluster_check(c, &err)) {
+        fprintf(stderr, "dtsim: %s\n", err.msg);
+        return 2;
+    }
+    if (batch) {
+        if (batch % o->gpus) {
+            fprintf(stderr, "dtsim: --batch %d does not divide over %d GPUs (need a multiple "
+                            "of %d, or give --per-gpu-batch)\n", batch, o->gpus, o->gpus);
+            return 2;
+        }
+        pgb = batch / o->gpus;
+    }
+    o->per_gpu_batch = pgb ? pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
+    o->global_batch = o->per_gpu_batch * o->gpus;
+    if (preset && o->calib_batch && strcmp(o->model, o->cluster.model)) {
+        o->calib_batch = 0;  // the paper measured ResNet-50, not this model
+        if (gpu_img_s == o->cluster.gpu_img_s) gpu_img_s = 0;
+    }
+    o->gpu_img_s = gpu_img_s > 0 ? gpu_img_s : 0;
+    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
+    if (o->gpu_img_s && o->cpu) {
+        fprintf(stderr, "dtsim: --gpu-img-s calibrates the modelled GPU; --device cpu computes "
+                        "real numbers and models no time\n");
+        return 2;
+    }
+    if (o->per_gpu_batch % o->accumulate) {
+        fprintf(stderr, "dtsim: --accumulate %d does not divide the per-GPU batch %d (need a "
+                        "multiple of %d)\n", o->accumulate, o->per_gpu_batch, o->accumulate);
+        return 2;
+    }
+    if (o->sweep && !o->n_sweep_gpus) {
+        for (int g = 8; g <= 1024; g *= 2) o->sweep_gpus[o->n_sweep_gpus++] = g;
+    }
+    if (o->sweep && !o->n_sweep_algos) {
+        const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
+        for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
+    }
+    if (o->json && o->csv_stdout) {
+        fprintf(stderr, "dtsim: --json and --csv - both print on stdout: give --csv a file\n");
+        return 2;
+    }
+    if (o->cpu && (o->json || o->csv[0])) {
+        fprintf(stderr, "dtsim: --device cpu prints the real losses, not simulated times: "
+                        "not with %s\n", o->json ? "--json" : "--csv");
+        return 2;
+    }
+    if (!o->cpu) dtsim_batch_warning(o);
+    if (dtsim_faults_check(o) || dtsim_jobs_check(&o->par, "dtsim")) return 2;
+    if ((o->par.jobs > 1 || o->par.slice_n || o->par.gather[0] || o->par.slurm[0]) && !o->sweep) {
+        fprintf(stderr, "dtsim: -j, --slurm, --slice and --gather run many simulations: use "
+                        "them with `dtsim sweep` or `dtsim plan`\n");
+        return 2;
+    }
+    o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
+    if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
+    if (o->cpu && !optim_set) o->lars = 0;
+    if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
+    if (o->cpu && (o->sweep || o->gpus > 64)) {
+        fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "
+                        "one run of at most 64 GPUs (this one: %s%d)\n",
+                o->sweep ? "a sweep, " : "", o->gpus);
+        return 2;
+    }
+    if (o->plot[0] && !o->sweep) {
+        fprintf(stderr, "dtsim: --plot draws scaling curves: use it with `dtsim sweep`\n");
+        return 2;
+    }
+    // the output files must be creatable before minutes of simulation, not after
+    const char *outs[3][2] = {{o->csv_stdout ? "" : o->csv, "--csv"}, {o->trace, "--trace"},
+                              {o->plot, "--plot"}};
+    for (int i = 0; i < 3; i++) {
+        dt_atomic_file a;
+        dt_error err;
+        if (!outs[i][0][0]) continue;
+        if (dt_atomic_open(&a, outs[i][0], outs[i][1], &err)) {
+            fprintf(stderr, "dtsim: %s\n", err.msg);
+            return 2;
+        }
+        dt_atomic_abort(&a);
+    }
+    return 0;
+}
+
