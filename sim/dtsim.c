@@ -51,7 +51,7 @@ static void usage(FILE *f) {
         "                      precision (your framework's measured figure); every modelled\n"
         "                      kernel is scaled to match (default: the roofline's own, or the\n"
         "                      preset's paper figure; 0 = the roofline's)\n"
-        "  --optimizer lars|sgd  (default lars)\n"
+        "  --optimizer lars|sgd  (default lars; gpt models: adamw (default) or lamb)\n"
         "  --algo NAME         %s (default hier; nccl\n"
         "                      only on real GPUs; auto: the fastest simulated, bench/AUTO.md)\n"
         "  --fusion SPEC       %s (default segments:2)\n"
@@ -82,6 +82,7 @@ static void usage(FILE *f) {
         dt_cluster_preset_names(), dt_gpu_names(), DT_ALGO_VALID, DT_FUSION_VALID);
     dtsim_fault_usage(f);
     dtsim_jobs_usage(f);
+    dtsim_gpt_usage(f);
 }
 
 static int bad(const char *opt, const char *val, const char *want) {
@@ -197,15 +198,15 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
         {"device", 1, 0, DEVICE}, {"seed", 1, 0, SEED}, {"lr", 1, 0, LR},
         {"image-size", 1, 0, IMGS}, {"classes", 1, 0, CLASSES}, {"synthetic-examples", 1, 0, SYNN},
         {0, 0, 0, 0}};
-    // and the options of slow GPUs and failures (sim/dtsim_faults.c), terminator included
-    // and those of parallel and cluster runs (sim/dtsim_jobs.c)
-    struct option all[sizeof lo / sizeof *lo + 32];
-    DT_ASSERT(dtsim_fault_option_count < 16 && dtsim_jobs_option_count < 16);
-    memcpy(all, lo, sizeof lo - sizeof *lo);
-    memcpy(all + sizeof lo / sizeof *lo - 1, dtsim_fault_options,
-           (size_t)dtsim_fault_option_count * sizeof *lo);
-    memcpy(all + sizeof lo / sizeof *lo - 1 + dtsim_fault_option_count, dtsim_jobs_options,
-           (size_t)(dtsim_jobs_option_count + 1) * sizeof *lo);
+    // and those of slow GPUs and failures, parallel runs, ZeRO (dtsim_faults/jobs/gpt.c)
+    struct option all[sizeof lo / sizeof *lo + 48];
+    size_t nf = (size_t)dtsim_fault_option_count, nj = (size_t)dtsim_jobs_option_count;
+    size_t nl = sizeof lo / sizeof *lo - 1, ng = (size_t)dtsim_gpt_option_count + 1;
+    DT_ASSERT(nf < 16 && nj < 16 && ng < 16);
+    memcpy(all, lo, nl * sizeof *lo);
+    memcpy(all + nl, dtsim_fault_options, nf * sizeof *lo);
+    memcpy(all + nl + nf, dtsim_jobs_options, nj * sizeof *lo);
+    memcpy(all + nl + nf + nj, dtsim_gpt_options, ng * sizeof *lo);  // its terminator too
     o->restart_s = -1;
     dt_error err;
     int algo_set = 0, fusion_set = 0, optim_set = 0, prec_set = 0, inner_set = 0, model_set = 0;
@@ -243,8 +244,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
             else return bad("--precision", optarg, "fp32, tf32 or fp16");
             break;
         case OPTIM:
-            if (strcmp(optarg, "lars") && strcmp(optarg, "sgd")) return bad("--optimizer", optarg, "lars or sgd");
-            o->lars = !strcmp(optarg, "lars");
+            if (dtsim_optimizer_option(optarg, o)) return 2;
             optim_set = 1;
             break;
         case ALGO: case INNER:
@@ -339,6 +339,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
             {
                 int fr = dtsim_fault_option(c, optarg, o);
                 if (fr < 0) fr = dtsim_jobs_option(c, optarg, "dtsim", &o->par);
+                if (fr < 0) fr = dtsim_gpt_option(c, optarg, o);
                 if (fr > 0) return fr;
                 if (fr == 0) break;
             }
@@ -472,6 +473,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o) {
     o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
+    if (dtsim_gpt_check(o, optim_set)) return 2;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
     if (o->cpu && (o->sweep || o->gpus > 64)) {
         fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "

@@ -19,6 +19,7 @@
 #include "optim.h"
 #include "rank_opts.h"
 #include "rank_result.h"
+#include "zero.h"
 
 #ifndef DT_SMPIRUN
 #define DT_SMPIRUN "smpirun"
@@ -71,7 +72,7 @@ static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int acc
     model_shape(o, &cfg);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     if (net) dt_device_model_follow_layers(dev, net);  // seconds by layer kind
-    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
         if (!net) fprintf(stderr, "dtsim: option --model: %s\n", err.msg);
@@ -299,6 +300,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->lr = o->lr;
     snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
     ro->gpus_per_node = c->gpus_per_node;
+    ro->shard = o->shard;
 }
 
 // ---- running SimGrid ----
@@ -501,7 +503,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     size_t used, params;
     dt_model_stats one;
     int rc = single_gpu(o, o->per_gpu_batch, o->prec, o->accumulate, &one, &used, &params);
-    if (rc) return rc;
+    if (rc || (rc = dtsim_gpt_prepare(o, r))) return rc;  // gpt, --shard: memory per GPU
     size_t max_alloc = one.max_alloc;
     r->roofline_iter_s = one.seconds;
     r->params = (long long)params;

@@ -67,6 +67,7 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("wd", DT_RANK_OPT_REAL, wd, "cpu: weight decay"),
     OPT("straggler", DT_RANK_OPT_STRING, straggler, "slow GPUs (sim/straggler.h; \"\": none)"),
     OPT("gpus-per-node", DT_RANK_OPT_INT, gpus_per_node, "GPUs per node, for node: stragglers"),
+    OPT("shard", DT_RANK_OPT_INT, shard, "ZeRO stage 0-3 (sim/rank_zero.c; 0: plain data parallel)"),
 };
 const int dt_rank_opt_count = (int)(sizeof dt_rank_opt_table / sizeof *dt_rank_opt_table);
 
