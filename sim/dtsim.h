@@ -46,6 +46,7 @@ typedef struct {
     int lars;                  // --optimizer lars|sgd (gpt models: lamb 1, adamw 0)
     char optimizer[8];         // --optimizer as given ("": the model's default)
     int shard;                 // --shard: ZeRO stage 0-3 (sim/zero.h, sim/dtsim_gpt.c)
+    int seq_len, vocab;        // --seq-len, --vocab: gpt models (0: the model's, or a preset's)
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;     // --fusion
     int overlap;               // --no-overlap

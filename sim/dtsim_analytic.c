@@ -71,6 +71,7 @@ static int one_step(const dtsim_opts *o, const dtsim_result *r, ready_log *log, 
     cfg.batch = o->per_gpu_batch;
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
+    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;

@@ -7,6 +7,7 @@
 // (sim/rank_zero.c), the formulas (sim/zero.c), the primitives (sim/device_model_gpt.c).
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_cost.h"
@@ -22,8 +23,9 @@
 // tokens): the default "data set" of a gpt model's time-to-train, one pass over it
 #define GPT_TRAIN_TOKENS 300e9
 
-enum { G_SHARD = 1024 };
-const struct option dtsim_gpt_options[] = {{"shard", 1, 0, G_SHARD}, {0, 0, 0, 0}};
+enum { G_SHARD = 1024, G_SEQ, G_VOCAB };
+const struct option dtsim_gpt_options[] = {
+    {"shard", 1, 0, G_SHARD}, {"seq-len", 1, 0, G_SEQ}, {"vocab", 1, 0, G_VOCAB}, {0, 0, 0, 0}};
 const int dtsim_gpt_option_count = sizeof dtsim_gpt_options / sizeof *dtsim_gpt_options - 1;
 
 void dtsim_gpt_usage(FILE *f) {
@@ -36,14 +38,34 @@ void dtsim_gpt_usage(FILE *f) {
             "                      3|parameters: the model states each GPU keeps 1/N of (stage\n"
             "                      1-2: reduce-scatter + allgather, 3: 1.5x the data); the memory\n"
             "                      per GPU is reported, and a gpt run that does not fit the GPU's\n"
-            "                      memory is refused\n");
+            "                      memory is refused\n"
+            "  --seq-len T         gpt models: tokens per sequence (default the context)\n"
+            "  --vocab V           gpt models: vocabulary size (default 50257)\n");
+}
+
+// a whole number in [lo, hi], or -1
+static int to_count(const char *s, int lo, int hi) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    return end != s && !*end && v >= lo && v <= hi ? (int)v : -1;
 }
 
 int dtsim_gpt_option(int code, const char *arg, dtsim_opts *o) {
-    if (code != G_SHARD) return -1;
-    if (dt_zero_parse(arg, &o->shard))
-        return dtsim_bad_option("--shard", arg, "0|none, 1|optimizer, 2|gradients or 3|parameters");
-    return 0;
+    switch (code) {
+    case G_SHARD:
+        if (dt_zero_parse(arg, &o->shard))
+            return dtsim_bad_option("--shard", arg, "0|none, 1|optimizer, 2|gradients or 3|parameters");
+        return 0;
+    case G_SEQ:
+        if ((o->seq_len = to_count(arg, 1, 1 << 20)) < 0)
+            return dtsim_bad_option("--seq-len", arg, "a number of tokens >= 1");
+        return 0;
+    case G_VOCAB:
+        if ((o->vocab = to_count(arg, 1, 1 << 24)) < 0)
+            return dtsim_bad_option("--vocab", arg, "a vocabulary size >= 1");
+        return 0;
+    }
+    return -1;
 }
 
 int dtsim_optimizer_option(const char *arg, dtsim_opts *o) {
@@ -81,9 +103,15 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
     if (gpt && o->cpu)
         return refuse("--device cpu trains the image models on synthetic images; the gpt "
                       "models run on the modelled GPU (dtrain trains them for real)");
+    int preset_model = !strcmp(o->model, o->cluster.model);  // the preset's own network
+    if (gpt && preset_model && !o->seq_len) o->seq_len = o->cluster.seq_len;
+    if (gpt && preset_model && !o->vocab) o->vocab = o->cluster.vocab;
+    if (!gpt && (o->seq_len || o->vocab))
+        return refuse("--seq-len and --vocab: for the gpt models (an image model's input is "
+                      "its image)");
     const dt_gpt_shape *s = gpt ? dt_gpt_find(o->model) : NULL;
     if (s && o->dataset == 1281167 && o->epochs == 90) {  // ImageNet's, the defaults
-        o->dataset = GPT_TRAIN_TOKENS / s->context;        // sequences
+        o->dataset = GPT_TRAIN_TOKENS / (o->seq_len ? o->seq_len : s->context);  // sequences
         o->epochs = 1;
     }
     if (o->shard == 0) return 0;
@@ -112,6 +140,7 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi) {
         cfg.batch = o->per_gpu_batch / o->accumulate;
         dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
         cfg.in_w = cfg.in_h;
+        cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;
         net = dt_model_create(o->model, dev, &cfg, &err);
     }
     if (!net) {
@@ -181,7 +210,7 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s) {
 // for an image model
 static int seq_tokens(const dtsim_opts *o) {
     const dt_gpt_shape *s = dt_sim_is_gpt(o->model) ? dt_gpt_find(o->model) : NULL;
-    return s ? s->context : 0;
+    return s ? (o->seq_len ? o->seq_len : s->context) : 0;
 }
 
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {

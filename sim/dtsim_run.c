@@ -51,6 +51,7 @@
 static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg->in_h, &cfg->num_classes);
     cfg->in_w = cfg->in_h;
+    cfg->seq_len = o->seq_len, cfg->vocab = o->vocab;  // gpt models (0: the model's)
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
@@ -300,7 +301,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->lr = o->lr;
     snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
     ro->gpus_per_node = c->gpus_per_node;
-    ro->shard = o->shard;
+    ro->shard = o->shard, ro->seq_len = o->seq_len, ro->vocab = o->vocab;
 }
 
 // ---- running SimGrid ----

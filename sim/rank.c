@@ -148,6 +148,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     // the model's own input, or the shape a profile measured (dtsim --profile)
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
+    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
     if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
