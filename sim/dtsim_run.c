@@ -519,7 +519,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     size_t arena = used + ARENA_MARGIN, least = 2 * max_alloc + ARENA_MARGIN;
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
     double ram = ram_bytes();
-    if (ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps the arena at full size
+    if (!o->analytic && ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps it whole
         fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d images "
                 "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
                 "this machine's %.1f GiB of memory allow; lower --per-gpu-batch or split it "

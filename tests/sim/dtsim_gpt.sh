@@ -7,6 +7,10 @@
 #           divided stage by stage, recomputed here; stage 3's collectives take 1.5x stage 1's
 #           time (1.5x the data, bandwidth-bound) within 10 %, stages 1 and 2 the same bits;
 #           SimGrid and the analytic model within 10 % of each other
+#   plan    dtsim plan over the stages: the unsharded candidate rejected for its memory, the
+#           sharded one ranked
+#   preset  dle-bert (NVIDIA's BERT-Large on 32 DGX A100) at 8 and 256 GPUs: its calibration and
+#           inputs, and its score within the committed error of bench/PAPERS.md (PAPERS = it)
 #   refuse  a model that does not fit its GPU's memory (exit 2, the reason and the GPU's
 #           size), the same model fitting once sharded (stage 3); a stage on one GPU, an
 #           unknown stage, an image optimizer for a gpt model and the reverse: exit 2
@@ -77,6 +81,67 @@ refuse)
   expect2 "SGD for a gpt model" "adamw or lamb" --model gpt2 --gpus 8 --optimizer sgd --analytic
   expect2 "AdamW for ResNet-50" "image models train" --model resnet50 --gpus 8 --optimizer adamw --analytic
   echo "PASS refuse"
+  ;;
+plan)
+  # dtsim plan searches the stage: GPT-2 XL does not fit unsharded on 16 GiB V100s (rejected
+  # with its memory), fits at stage 3 (ranked, its flags carry --shard 3)
+  "$DTSIM" plan --model gpt2-xl --gpu v100 --gpus 64 --per-gpu-batch 1 --algos ring \
+      --shard 0,3 --price v100=2 --confirm 0 --json >"$W/plan.json" 2>"$W/plan.err" ||
+      { cat "$W/plan.err"; fail "plan"; }
+  "$PY" - "$W/plan.json" <<'PYEOF' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+check(d["candidates"] == 2, f"two candidates ({d['candidates']})")
+check(len(d["ranked"]) == 1 and d["ranked"][0].get("shard") == "3", "stage 3 ranked")
+check("--shard 3" in d["ranked"][0]["flags"], "its flags rerun it at stage 3")
+check(d["ranked"][0]["mem_bytes_per_gpu"] < 16 * 2**30,
+      f"it fits: {d['ranked'][0]['mem_bytes_per_gpu'] / 2**30:.1f} GiB of 16")
+check(len(d["rejected"]) == 1 and "--shard 0" in d["rejected"][0]["flags"],
+      f"stage 0 rejected: {d['rejected'][0]['reason'] if d['rejected'] else None}")
+PYEOF
+  echo "PASS plan"
+  ;;
+preset)
+  # the transformer preset as published (bench/PAPERS.md, "Transformers"): 256 GPUs and the
+  # 8-GPU baseline at the global batch of 32K; its calibration (210 sequences/s per GPU),
+  # its inputs, and its figure within the committed error of bench/PAPERS.md (+-1 point)
+  for g in 8 256; do
+    per=$((32768 / g))
+    "$DTSIM" --preset dle-bert --gpus $g --per-gpu-batch $per --accumulate $((per / 32)) \
+        --iters 1 --warmup 1 >"$W/bert$g.txt" 2>&1 || { cat "$W/bert$g.txt"; fail "dle-bert $g GPUs"; }
+    "$DTSIM" --preset dle-bert --gpus $g --per-gpu-batch $per --accumulate $((per / 32)) \
+        --iters 1 --warmup 1 --json --quiet >"$W/bert$g.json" || fail "dle-bert $g GPUs --json"
+  done
+  grep -q "^calibrated: one GPU trains 210.0 images/s at 32 per GPU in fp16" "$W/bert8.txt" ||
+      { cat "$W/bert8.txt"; fail "not calibrated to 210 sequences/s"; }
+  grep -q "gpt2-medium, .*fp16, LAMB, allreduce hier" "$W/bert8.txt" || fail "not the paper's set-up"
+  grep -q "tokens/s: .* sequences of 512 tokens" "$W/bert8.txt" || fail "not 512 tokens"
+  "$PY" - "$W" "$PAPERS" <<'PYEOF' || exit 1
+import json, re, sys
+w, papers = sys.argv[1], sys.argv[2]
+def row(g): return json.load(open(f"{w}/bert{g}.json"))[0]
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+C, L, V, N_CTX = 1024, 24, 30522, 1024  # gpt2-medium keeps its 1024 positions at 512 tokens
+psi = V * C + N_CTX * C + L * (12 * C * C + 13 * C) + 2 * C
+r8, r256 = row(8), row(256)
+check(r256["params"] == psi, f"{r256['params']} parameters (closed form {psi}; BERT-Large 340M)")
+m = re.search(r"^\| dle-bert \| 256 \| 49663 \| (\d+) \| ([-+0-9.]+) % \|.*\| ([-+0-9.]+) pt \|$",
+              open(papers).read(), re.M)
+check(m is not None, "bench/PAPERS.md has the dle-bert row")
+err = r256["images_per_s"] / 49663 - 1
+check(abs(100 * err - float(m.group(2))) <= 1.0, f"256 GPUs: {r256['images_per_s']:.0f} sequences/s, "
+      f"{100 * err:+.1f} % against the published 49663 (committed {m.group(2)} %)")
+eff = (r256["images_per_s"] / 256) / (r8["images_per_s"] / 8)
+pe = (49663 / 256) / (1648 / 8)
+check(abs(100 * (eff - pe) - float(m.group(3))) <= 1.0, f"scaling 256 vs 8: {100 * eff:.1f} % "
+      f"against the published {100 * pe:.1f} % (committed {m.group(3)} pt)")
+PYEOF
+  echo "PASS preset"
   ;;
 *) fail "unknown case $CASE" ;;
 esac
