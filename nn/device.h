@@ -243,7 +243,7 @@ struct dt_device {
                           int set);
 
     // ---- transformer primitives (GPT-2: Radford et al. 2019, in llm.c's layout) ----
-    // Optional: NULL where a device lacks them (cuda, model); the gpt models then refuse to
+    // Optional: NULL where a device lacks them (cuda); the gpt models then refuse to
     // build there (nn/models_gpt.c). Tokens are (B,T) int32; activations (B,T,C) row-major.
     // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]
     void (*embed_forward)(dt_device *d, const int32_t *tokens, const float *wte,

@@ -2,17 +2,16 @@
 // token's embedding row plus its position's, x[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]. The
 // input is net->tokens (B,T) int32, not net->input. Not here: the arithmetic (nn/device.h
 // embed_forward/backward), initialisation (nn/net.c: N(0, 0.02^2) as GPT-2).
+#include "gpt_cost.h"
 #include "layers.h"
 
-// Costs, n = B*T*C: forward n FLOPs (the add), bytes 4*(3n + B*T) (two rows read, one
-// written, the tokens); backward 2n FLOPs, bytes 4*(5n + B*T) (dout read, two gradient rows
-// read and written).
+// Costs: nn/gpt_cost.h dt_embed_cost (shared with the model device's roofline).
 void dt_embed_setup(dt_layer *l) {
-    double bt = (double)l->B * l->oh, n = bt * l->ow;
-    l->fwd_flops = n;
-    l->bwd_flops = 2.0 * n;
-    l->fwd_bytes = 4.0 * (3.0 * n + bt);
-    l->bwd_bytes = 4.0 * (5.0 * n + bt);
+    dt_seq_cost c = dt_embed_cost((double)l->B * l->oh, l->ow);
+    l->fwd_flops = c.fwd_flops;
+    l->bwd_flops = c.bwd_flops;
+    l->fwd_bytes = 4.0 * c.fwd_elems;
+    l->bwd_bytes = 4.0 * c.bwd_elems;
     l->aux_bytes = 0;
     l->workspace_floats = 0;
 }

@@ -3,18 +3,16 @@
 // eps)*gamma + beta. Statistics are per token, so training and evaluation are the same and
 // nothing runs between steps. Not here: the arithmetic (nn/device.h layernorm_forward/
 // backward).
+#include "gpt_cost.h"
 #include "layers.h"
 
-// Costs, N = B*T rows of C, n = N*C: forward 7n FLOPs (mean 1, variance 3, normalise 2,
-// affine 2, less the shared subtraction), bytes 4*(3n + 2N) (x read twice, y written, the
-// statistics); backward 10n FLOPs, bytes 4*(5n + 2N) (x and dy read twice, dx read and
-// written, the statistics; gamma and beta are negligible).
+// Costs: nn/gpt_cost.h dt_layernorm_cost (shared with the model device's roofline).
 void dt_layernorm_setup(dt_layer *l) {
-    double N = (double)l->B * l->h, n = N * l->w;
-    l->fwd_flops = 7.0 * n;
-    l->bwd_flops = 10.0 * n;
-    l->fwd_bytes = 4.0 * (3.0 * n + 2.0 * N);
-    l->bwd_bytes = 4.0 * (5.0 * n + 2.0 * N);
+    dt_seq_cost c = dt_layernorm_cost((double)l->B * l->h, l->w);
+    l->fwd_flops = c.fwd_flops;
+    l->bwd_flops = c.bwd_flops;
+    l->fwd_bytes = 4.0 * c.fwd_elems;
+    l->bwd_bytes = 4.0 * c.bwd_elems;
     l->aux_bytes = 2 * (size_t)l->B * l->h * sizeof(float);  // mean, rstd
     l->workspace_floats = 0;
 }

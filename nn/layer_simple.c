@@ -3,6 +3,7 @@
 // dt_dropout_mask, so every device draws the same mask) and the residual add of He et al.
 // 2016 (y = F(x) + x).
 // Not here: the per-element loops (nn/device.h).
+#include "gpt_cost.h"
 #include "kernels.h"
 #include "layers.h"
 
@@ -116,15 +117,13 @@ void dt_add_backward(dt_layer *l, dt_net *net) {
     add_grad_into(l, net, l->in2, 2);
 }
 
-// GELU (tanh form, nn/kernels.h dt_gelu) costs, n elements: forward 8n FLOPs (the cubic, the
-// tanh counted once, the products), 4*2n bytes; backward 14n FLOPs, 4*4n bytes (x and dy
-// read, dx read and written).
+// GELU costs: nn/gpt_cost.h dt_gelu_cost (shared with the model device's roofline).
 void dt_gelu_setup(dt_layer *l) {
-    double n = batch_elems(l);
-    l->fwd_flops = 8.0 * n;
-    l->bwd_flops = 14.0 * n;
-    l->fwd_bytes = 4.0 * 2.0 * n;
-    l->bwd_bytes = 4.0 * 4.0 * n;
+    dt_seq_cost c = dt_gelu_cost(batch_elems(l));
+    l->fwd_flops = c.fwd_flops;
+    l->bwd_flops = c.bwd_flops;
+    l->fwd_bytes = 4.0 * c.fwd_elems;
+    l->bwd_bytes = 4.0 * c.bwd_elems;
     l->aux_bytes = 0;
     l->workspace_floats = 0;
 }

@@ -338,5 +338,6 @@ dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err) 
     d->gemm_batched = model_gemm_batched;
     d->gemm_batched_sum = model_gemm_batched_sum;
     dt_model_install_nn(d);
+    dt_model_install_gpt(d);
     return d;
 }

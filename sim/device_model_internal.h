@@ -37,5 +37,7 @@ void dt_model_flush(dt_device *d);
 double dt_model_act_bytes(const dt_device *d);
 // installs the non-gemm primitives (sim/device_model_nn.c)
 void dt_model_install_nn(dt_device *d);
+// installs the transformer primitives (sim/device_model_gpt.c)
+void dt_model_install_gpt(dt_device *d);
 
 #endif

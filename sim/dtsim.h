@@ -12,6 +12,7 @@
 #include "coll/fusion.h"
 #include "dtsim_jobs.h"
 #include "generation.h"
+#include "json.h"
 #include "gpu.h"
 #include "platform.h"
 #include "profile.h"
@@ -43,7 +44,10 @@ typedef struct {
     dt_profile profile;
     // the input side and classes of the modelled network (0: the model's own; a profile's)
     int model_side, model_classes;
-    int lars;                  // --optimizer lars|sgd
+    int lars;                  // --optimizer lars|sgd (gpt models: lamb 1, adamw 0)
+    char optimizer[8];         // --optimizer as given ("": the model's default)
+    int shard;                 // --shard: ZeRO stage 0-3 (sim/zero.h, sim/dtsim_gpt.c)
+    int seq_len, vocab;        // --seq-len, --vocab: gpt models (0: the model's, or a preset's)
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;     // --fusion
     int overlap;               // --no-overlap
@@ -113,6 +117,10 @@ typedef struct {
     double young_s, daly_s;                        // the classic intervals
     double failures, goodput, wall_train_s;        // expected: closed form
     double mc_wall_s, mc_ci_s;                     // Monte-Carlo: mean, 95 % half-width
+    // memory per modelled GPU (sim/dtsim_gpt.c; gpt models or --shard): bytes of the model
+    // states at the run's ZeRO stage and of the activations; has_mem 0: not computed
+    int has_mem;
+    double mem_params, mem_grads, mem_optim, mem_act, mem_total;
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
@@ -177,6 +185,19 @@ int dtsim_has_failures(const dtsim_opts *o);
 int dtsim_faults_check(const dtsim_opts *o);
 int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r);
 void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+
+// Transformers and ZeRO (sim/dtsim_gpt.c; their options are rows of sim/dtsim_opts.c's
+// table): the check after parsing (the gpt models' optimizer and data set, the stage's
+// conditions: 0 or 2); before a run, the memory per GPU and the refusal of a configuration that does not fit the GPU (0 or 2); --analytic
+// under a ZeRO stage (0 or 2); the report's lines and JSON fields.
+int dtsim_gpt_check(dtsim_opts *o, int optim_set);
+int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r);
+// (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N)
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s);
+void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
+// The optimizer's name as the header prints it ("LARS", "SGD", "AdamW", "LAMB")
+const char *dtsim_optim_label(const dtsim_opts *o);
 
 // The command line of one run into o (sim/dtsim_opts.c): 0, 1 (--help printed), or 2 with
 // a message

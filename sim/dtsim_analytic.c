@@ -24,6 +24,7 @@
 #include "dtsim_analytic_error.h"
 #include "net.h"
 #include "optim.h"
+#include "zero.h"
 
 typedef struct {
     dt_device *dev;
@@ -70,8 +71,9 @@ static int one_step(const dtsim_opts *o, const dtsim_result *r, ready_log *log, 
     cfg.batch = o->per_gpu_batch;
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
+    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
-    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
         fprintf(stderr, "dtsim: %s\n", err.msg);
@@ -155,6 +157,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->gpu_hours = o->gpus * r->train_s / 3600;
     r->band = dtsim_band(o, NULL);
     r->wall_s = 0;
+    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s);  // ZeRO's collectives instead
     free(b);
 out:
     free(log.ev);

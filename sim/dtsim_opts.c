@@ -11,6 +11,7 @@
 #include "coll/coll_cli.h"
 #include "dtsim.h"
 #include "opt_table.h"
+#include "zero.h"
 
 // The most GPUs dtsim simulates: SimGrid's ranks are threads of one process, and the
 // memory of a run grows as the square of its ranks (bench/DTSIM-SPEED.md)
@@ -102,6 +103,20 @@ static int micros(const dt_opt *d, const char *what, const char *s, void *v, dt_
     return 0;
 }
 
+// --optimizer: lars | sgd, and for the gpt models adamw | lamb (sim/dtsim_gpt.c checks which
+// fits the model once all options are read)
+static int optimizer(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (strcmp(s, "lars") && strcmp(s, "sgd") && strcmp(s, "adamw") && strcmp(s, "lamb"))
+        return dt_opt_bad(err, what, s, d->want);
+    snprintf(v, d->size, "%s", s);
+    return 0;
+}
+
+// --shard: ZeRO's stage by number or name (sim/zero.c)
+static int zero_stage(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    return dt_zero_parse(s, v) ? dt_opt_bad(err, what, s, d->want) : 0;
+}
+
 static const char *presets(char *b, size_t n) {
     return snprintf(b, n, "%s", dt_cluster_preset_names()), b;
 }
@@ -167,8 +182,9 @@ static const dt_opt dtsim_table[] = {
      .help = "calibrate: one GPU trains X images/s at this per-GPU batch and\nprecision (your "
      "framework's measured figure); every modelled\nkernel is scaled to match (default: the "
      "roofline's own, or the\npreset's paper figure; 0 = the roofline's)"},
-    {.name = "optimizer", .arg = "lars|sgd", .type = DT_OPT_CHOICE, AT(o.lars),
-     .choices = "sgd|lars", .want = "lars or sgd", .help = "(default lars)"},
+    {.name = "optimizer", .arg = "lars|sgd", .type = DT_OPT_CUSTOM, AT(o.optimizer),
+     .parse = optimizer, .want = "lars or sgd (gpt models: adamw or lamb)",
+     .help = "(default lars; gpt models: adamw (default) or lamb)"},
     {.name = "iters", .arg = "N", .type = DT_OPT_INT, AT(o.iters), .lo = 1, .hi = 1000,
      .want = "1..1000", .help = "iterations simulated after warm-up (2)"},
     {.name = "warmup", .arg = "N", .type = DT_OPT_INT, AT(o.warmup), .lo = 0, .hi = 1000,
@@ -224,6 +240,22 @@ static const dt_opt dtsim_table[] = {
      .want = "2 or more", .help = "(10)"},
     {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
      .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
+    {.type = DT_OPT_SECTION, .help = "transformers and sharded data parallel (ZeRO, Rajbhandari "
+     "et al. 2020):\n  --model gpt2        or gpt2-medium, gpt2-large, gpt2-xl, gpt3-small ... "
+     "gpt3-175b:\n                      one sample is a sequence of the model's context (1024 "
+     "or 2048\n                      tokens); time-to-train is one pass over GPT-3's 300B "
+     "tokens"},
+    {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard), .parse = zero_stage,
+     .want = "0|none, 1|optimizer, 2|gradients or 3|parameters",
+     .help = "ZeRO stage: 0|none (default), 1|optimizer, 2|gradients,\n3|parameters: the model "
+     "states each GPU keeps 1/N of (stage\n1-2: reduce-scatter + allgather, 3: 1.5x the data); "
+     "the memory\nper GPU is reported, and a gpt run that does not fit the GPU's\nmemory is "
+     "refused"},
+    {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(o.seq_len), .lo = 1, .hi = 1 << 20,
+     .want = "a number of tokens >= 1", .help = "gpt models: tokens per sequence (default the "
+     "context)"},
+    {.name = "vocab", .arg = "V", .type = DT_OPT_INT, AT(o.vocab), .lo = 1, .hi = 1 << 24,
+     .want = "a vocabulary size >= 1", .help = "gpt models: vocabulary size (default 50257)"},
     {.type = DT_OPT_SECTION, .help = "sweep:"},
     {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = gpu_list,
      .help = "(8,16,32,...,1024)"},
@@ -296,6 +328,8 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
         o->sweep = sweep;
         o->coll = c->cc.coll, o->fusion = c->cc.fusion, o->overlap = c->cc.overlap;
         o->has_profile = dt_opt_given(&t[0], "profile");
+        if (o->optimizer[0])  // the layer-wise ones: LARS, and LAMB for the gpt models
+            o->lars = !strcmp(o->optimizer, "lars") || !strcmp(o->optimizer, "lamb");
         o->csv_stdout = !strcmp(o->csv, "-");
         if (o->coll.algo == DT_ALGO_NCCL) {
             fprintf(stderr, "dtsim: --algo nccl: NCCL runs only on real GPUs (dtrain "
@@ -444,6 +478,7 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
+    if (dtsim_gpt_check(o, optim_set)) return 2;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
     if (o->cpu && (o->sweep || o->gpus > 64)) {
         fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "

@@ -19,6 +19,7 @@
 #include "atomic_file.h"
 #include "dtsim_plan.h"
 #include "opt_table.h"
+#include "zero.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -41,6 +42,7 @@ static void usage(FILE *f) {
         "  --topology LIST      flat, fat-tree, torus, dragonfly (dtsim's: fat-tree)\n"
         "  --fail-rate LIST     failures per GPU-hour, e.g. 1e-5,2e-5 (time-to-train with goodput)\n"
         "  --ckpt-interval LIST minutes between checkpoints, or auto, e.g. 30,60,auto\n"
+        "  --shard LIST         ZeRO stages, e.g. 0,1,3 (gpt models: memory per GPU decides)\n"
         "failures, the same for every candidate: --mtbf, --node-fail-rate, --ckpt-async,\n"
         "  --storage-bw, --fs-bw, --restart (as dtsim's; dtsim --help)\n"
         "output:\n"
@@ -106,6 +108,10 @@ static int word_list(const char *opt, const char *s, char *out, size_t width, in
 static int ok_gpu(const char *s) { return dt_gpu_find(s) != NULL; }
 static int ok_prec(const char *s) {
     return !strcmp(s, "fp32") || !strcmp(s, "tf32") || !strcmp(s, "fp16");
+}
+static int ok_shard(const char *s) {
+    int stage;
+    return dt_zero_parse(s, &stage) == 0;
 }
 static int ok_algo(const char *s) {
     dt_algo a;
@@ -186,7 +192,7 @@ static int priced_before(const plan_opts *p, int i) {
 static double plan_points(const plan_opts *p) {
     return (double)p->n_gpu * p->n_gpus * p->n_gpn * p->n_nics * p->n_algo * p->n_fusion *
            p->n_pgb * p->n_prec * (p->n_topo ? p->n_topo : 1) * (p->n_frate ? p->n_frate : 1) *
-           (p->n_ckint ? p->n_ckint : 1);
+           (p->n_ckint ? p->n_ckint : 1) * (p->n_shard ? p->n_shard : 1);
 }
 
 static int priced(const plan_opts *p, const char *gpu) {
@@ -212,7 +218,7 @@ static int fault_list(const char *opt, int code, const char *s, dtsim_opts *scra
 
 enum { P_PRICE = 300, P_PRICE_NODE, P_TOPO, P_DEADLINE, P_BUDGET, P_MODEL, P_DATASET, P_EPOCHS, P_GPU, P_GPUS, P_GPN,
        P_NICS, P_ALGOS, P_FUSION, P_PGB, P_PREC, P_CONFIRM, P_TOP, P_CSV, P_JSON, P_QUIET,
-       P_PLOT, P_HELP };
+       P_PLOT, P_HELP, P_SHARD };
 
 static int parse(int argc, char **argv, plan_opts *p) {
     memset(p, 0, sizeof *p);
@@ -227,7 +233,7 @@ static int parse(int argc, char **argv, plan_opts *p) {
         {"per-gpu-batch", 1, 0, P_PGB}, {"precision", 1, 0, P_PREC},
         {"confirm", 1, 0, P_CONFIRM}, {"top", 1, 0, P_TOP}, {"csv", 1, 0, P_CSV},
         {"json", 0, 0, P_JSON}, {"quiet", 0, 0, P_QUIET}, {"plot", 1, 0, P_PLOT},
-        {"help", 0, 0, P_HELP},
+        {"help", 0, 0, P_HELP}, {"shard", 1, 0, P_SHARD},
         {0, 0, 0, 0}};
     struct option all[sizeof lo / sizeof *lo + 32];
     DT_ASSERT(dtsim_fault_option_count < 16 && dtsim_jobs_option_count < 16);
@@ -236,7 +242,7 @@ static int parse(int argc, char **argv, plan_opts *p) {
            (size_t)dtsim_fault_option_count * sizeof *lo);
     memcpy(all + sizeof lo / sizeof *lo - 1 + dtsim_fault_option_count, dtsim_jobs_options,
            (size_t)(dtsim_jobs_option_count + 1) * sizeof *lo);
-    const char *topo = NULL;
+    const char *topo = NULL, *shard = NULL;
     const char *gpus = "8,16,32,64,128,256,512,1024", *gpn = "8", *nics = "1", *pgb = "32,64,128";
     const char *algos = "ring,rhd,hier,dbtree", *fusion = "segments:2", *prec = "fp16", *gpu = NULL;
     dtsim_opts scratch;  // the failure options checked as dtsim checks them
@@ -249,6 +255,7 @@ static int parse(int argc, char **argv, plan_opts *p) {
         case P_PRICE: if (prices("--price", optarg, 0, p)) return 2; break;
         case P_PRICE_NODE: if (prices("--price-node", optarg, 1, p)) return 2; break;
         case P_TOPO: topo = optarg; break;
+        case P_SHARD: shard = optarg; break;
         case P_DEADLINE: if (to_double(optarg, 1e-6, 1e7, &p->deadline_h)) return bad("--deadline", optarg, "hours > 0"); break;
         case P_BUDGET: if (to_double(optarg, 1e-6, 1e15, &p->budget)) return bad("--budget", optarg, "USD > 0"); break;
         case P_MODEL: snprintf(p->model, sizeof p->model, "%s", optarg); break;
@@ -314,6 +321,10 @@ static int parse(int argc, char **argv, plan_opts *p) {
     }
     if (topo && (p->n_topo = word_list("--topology", topo, p->topo_l[0], 16, 4, ok_topo,
                                        "a list of flat, fat-tree, torus, dragonfly")) < 0)
+        return 2;
+    if (shard && (p->n_shard = word_list("--shard", shard, p->shard_l[0], 12, 4, ok_shard,
+                                         "a list of ZeRO stages (0-3, or none, optimizer, "
+                                         "gradients, parameters)")) < 0)
         return 2;
     if ((p->n_gpus = int_list("--gpus", gpus, 1, 1 << 20, p->gpus_n, PLAN_MAX_LIST)) < 0 ||
         (p->n_gpn = int_list("--gpus-per-node", gpn, 1, 1024, p->gpn_n, PLAN_MAX_LIST)) < 0 ||
@@ -388,6 +399,7 @@ int plan_argv(const plan_opts *p, const plan_cand *c, int analytic, char store[]
     if (p->dataset > 0) ARG("--dataset-size"), ARG("%.17g", p->dataset);
     if (p->epochs > 0) ARG("--epochs"), ARG("%.17g", p->epochs);
     if (c->topo[0]) ARG("--topology"), ARG("%s", c->topo);
+    if (c->shard[0]) ARG("--shard"), ARG("%s", c->shard);
     double price = price_of(p, c, NULL, 0);
     if (price > 0) ARG("--price-gpu-hour"), ARG("%.17g", price);
     if (c->frate[0]) ARG("--fail-rate"), ARG("%s", c->frate);
@@ -436,9 +448,10 @@ static void evaluate(const plan_opts *p, plan_row *row) {
         snprintf(row->reason, sizeof row->reason, "refused by dtsim (its message above)");
         return;
     }
-    if (g && row->a.device_bytes > g->mem_bytes) {
+    double need = row->a.has_mem ? row->a.mem_total : row->a.device_bytes;  // ZeRO's, or all
+    if (g && need > g->mem_bytes) {
         snprintf(row->reason, sizeof row->reason, "needs %.1f GiB per GPU, the %s has %.0f",
-                 row->a.device_bytes / 1073741824.0, c->gpu, g->mem_bytes / 1073741824.0);
+                 need / 1073741824.0, c->gpu, g->mem_bytes / 1073741824.0);
         return;
     }
     if (dtsim_simulate(&o, &row->a) || dtsim_faults_run(&o, &row->a)) {
@@ -493,8 +506,8 @@ int dtsim_plan_main(int argc, char **argv) {
     for (int i = 0; i < n; i++) {  // candidate i: its index in each list, the last fastest
         plan_cand *x = &rows[i].c;
         int r = i, nt = p.n_topo ? p.n_topo : 1, nf = p.n_frate ? p.n_frate : 1;
-        int nk = p.n_ckint ? p.n_ckint : 1;
-        int k = digit(&r, p.n_fusion), h = digit(&r, p.n_algo), ck = digit(&r, nk);
+        int nk = p.n_ckint ? p.n_ckint : 1, ns = p.n_shard ? p.n_shard : 1;
+        int z = digit(&r, ns), k = digit(&r, p.n_fusion), h = digit(&r, p.n_algo), ck = digit(&r, nk);
         int fr = digit(&r, nf), to = digit(&r, nt), f = digit(&r, p.n_gpus);
         int e = digit(&r, p.n_nics), d = digit(&r, p.n_gpn), c = digit(&r, p.n_pgb);
         int b = digit(&r, p.n_prec), a = digit(&r, p.n_gpu);
@@ -506,6 +519,7 @@ int dtsim_plan_main(int argc, char **argv) {
         if (p.n_topo) snprintf(x->topo, sizeof x->topo, "%s", p.topo_l[to]);
         if (p.n_frate) snprintf(x->frate, sizeof x->frate, "%s", p.frate_l[fr]);
         if (p.n_ckint) snprintf(x->ckint, sizeof x->ckint, "%s", p.ckint_l[ck]);
+        if (p.n_shard) snprintf(x->shard, sizeof x->shard, "%s", p.shard_l[z]);
         evaluate(&p, &rows[i]);
     }
     int i;

@@ -17,6 +17,7 @@ typedef struct {
     char prec[8], algo[16], fusion[32];
     char topo[16];              // "" : dtsim's (fat tree)
     char frate[24], ckint[24];  // --fail-rate, --ckpt-interval ("": not searched)
+    char shard[12];             // --shard: a ZeRO stage ("": not searched, dtsim's 0)
 } plan_cand;
 
 typedef struct {
@@ -40,6 +41,8 @@ typedef struct {
     int n_gpus, n_gpn, n_nics, n_pgb, n_prec, n_gpu, n_algo, n_fusion;
     char topo_l[4][16], frate_l[PLAN_MAX_LIST][24], ckint_l[PLAN_MAX_LIST][24];
     int n_topo, n_frate, n_ckint;  // 0: not searched (dtsim's, or as given)
+    char shard_l[4][12];        // --shard LIST: ZeRO stages to search (sim/zero.h)
+    int n_shard;
     // --price TYPE=USD per GPU-hour; --price-node TYPE[:GPN]=USD per node-hour (node_gpn 0:
     // a node of any size; else only nodes of that many GPUs)
     char price_gpu[8][16];

@@ -14,6 +14,12 @@
 #include "dtsim_plan.h"
 #include "json.h"
 
+// One GPU's memory: the ZeRO breakdown's total where dtsim computed it (gpt models, --shard),
+// else the modelled GPU's buffers
+static double mem_of(const plan_row *r) {
+    return r->a.has_mem ? r->a.mem_total : r->a.device_bytes;
+}
+
 static double time_of(const dtsim_result *r) {
     return r->has_goodput ? r->wall_train_s : r->train_s;
 }
@@ -130,6 +136,7 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
     if (p->n_topo) fprintf(f, " %-9s", "topology");
     if (p->n_frate) fprintf(f, " %9s", "fail/GPUh");
     if (p->n_ckint) fprintf(f, " %6s", "ckpt");
+    if (p->n_shard) fprintf(f, " %-10s", "shard");
     fprintf(f, " %16s %18s %5s %9s%s %12s %7s\n", "time-to-train h", "cost USD", "eff",
             "mem/GPU", goodput ? " goodput" : "", "simulated h", "sim-an");
     int shown = n < p->top ? n : p->top;
@@ -149,16 +156,18 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
         if (p->n_topo) fprintf(f, " %-9s", r->c.topo);
         if (p->n_frate) fprintf(f, " %9s", r->c.frate);
         if (p->n_ckint) fprintf(f, " %6s", r->c.ckint);
+        if (p->n_shard) fprintf(f, " %-10s", r->c.shard);
         fprintf(f, " %8.3f ±%4.1f%% %10.2f ±%4.1f%% %4.0f%% %5.1f GiB%s %12s %7s%s\n",
                 r->time_s / 3600, 100 * r->a.band, r->cost, 100 * r->a.band,
-                100 * r->a.efficiency, r->a.device_bytes / 1073741824.0, gp, sim, d,
+                100 * r->a.efficiency, mem_of(r) / 1073741824.0, gp, sim, d,
                 r->meets ? "" : "  misses");
     }
     if (n > shown) fprintf(f, "... %d more (--top N, --csv, --json)\n", n - shown);
     fprintf(f, "time-to-train: %s; cost: the GPU-hours at each type's --price (a node-hour's "
                "--price-node over its GPUs); ± the error band "
                "(dtsim --help); eff: scaling efficiency against one GPU; mem/GPU: one modelled "
-               "GPU's buffers for its batch; sim-an: SimGrid against the analytic model\n",
+               "GPU's buffers for its batch (gpt models, --shard: its ZeRO memory); sim-an: "
+               "SimGrid against the analytic model\n",
             goodput ? "with failures and checkpoints (goodput)" : "the analytic model's");
     // the answer: the best confirmed row by the simulation's own figures
     int best = -1;
@@ -193,7 +202,7 @@ static void csv_rows(FILE *f, const plan_row *rows, int n_all) {
                 r->c.topo, r->c.frate, r->c.ckint, r->price);
         if (ok)
             fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,", r->time_s, r->a.band, r->cost,
-                    r->a.efficiency, r->a.device_bytes);
+                    r->a.efficiency, mem_of(r));
         else
             fprintf(f, ",,,,,");
         if (ok && r->a.has_goodput) fprintf(f, "%.17g", r->a.goodput);
@@ -246,6 +255,7 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
         if (r->c.topo[0]) dt_json_write_string(&w, "topology", r->c.topo);
         if (r->c.frate[0]) dt_json_write_real(&w, "fail_rate", strtod(r->c.frate, NULL));
         if (r->c.ckint[0]) dt_json_write_string(&w, "ckpt_interval", r->c.ckint);
+        if (r->c.shard[0]) dt_json_write_string(&w, "shard", r->c.shard);
         dt_json_write_real(&w, "price_gpu_hour", r->price);
         dt_json_write_real(&w, "train_s", r->a.train_s);
         dt_json_write_real(&w, "time_to_train_s", r->time_s);
@@ -255,7 +265,7 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
         dt_json_write_real(&w, "cost_low", r->cost * (1 - r->a.band));
         dt_json_write_real(&w, "cost_high", r->cost * (1 + r->a.band));
         dt_json_write_real(&w, "efficiency", r->a.efficiency);
-        dt_json_write_real(&w, "mem_bytes_per_gpu", r->a.device_bytes);
+        dt_json_write_real(&w, "mem_bytes_per_gpu", mem_of(r));
         if (r->a.has_goodput) dt_json_write_real(&w, "goodput", r->a.goodput);
         dt_json_write_bool(&w, "meets", r->meets);
         dt_json_write_bool(&w, "confirmed", r->confirmed > 0);

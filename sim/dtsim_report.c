@@ -107,7 +107,7 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     if (!o->sweep) snprintf(gb, sizeof gb, " (global batch %d)", o->global_batch);
     fprintf(f, "       %s, %d images per GPU%s, %s, %s, allreduce %s%s, fusion %s, %s\n",
             o->model, o->per_gpu_batch, gb, dt_precision_name(o->prec),
-            o->lars ? "LARS" : "SGD",
+            dtsim_optim_label(o),
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
             fus, o->overlap ? "overlapping backward" : "after backward");
 }
@@ -180,6 +180,7 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
                 strcmp(o->profile.device, "cpu") ? ""
                     : "; the allreduce after backward, as on the cpu device, whose rank "
                       "copies and computes on one core");
+    if (!o->sweep) dtsim_gpt_report(f, o, r);
     if (!o->sweep && r->time_scale != 1)
         fprintf(f, "calibrated: one GPU trains %.1f images/s at %d per GPU in %s (--gpu-img-s); "
                    "the roofline alone gives %.1f, so every modelled kernel takes x%.3f\n",
@@ -301,6 +302,7 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
         dt_json_write_real(w, "train_with_failures_mc_s", r->mc_wall_s);
         dt_json_write_real(w, "train_with_failures_mc_ci_s", r->mc_ci_s);
     }
+    dtsim_gpt_json(w, o, r);
     if (r->auto_n) {
         dt_json_write_string(w, "auto_model_pick", r->auto_model_pick);
         dt_json_begin_object(w, "auto_iter_s");

@@ -19,6 +19,7 @@
 #include "optim.h"
 #include "rank_opts.h"
 #include "rank_result.h"
+#include "zero.h"
 
 #ifndef DT_SMPIRUN
 #define DT_SMPIRUN "smpirun"
@@ -50,6 +51,7 @@
 static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg->in_h, &cfg->num_classes);
     cfg->in_w = cfg->in_h;
+    cfg->seq_len = o->seq_len, cfg->vocab = o->vocab;  // gpt models (0: the model's)
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
@@ -71,7 +73,7 @@ static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int acc
     model_shape(o, &cfg);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     if (net) dt_device_model_follow_layers(dev, net);  // seconds by layer kind
-    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
     if (!opt) {
         if (!net) fprintf(stderr, "dtsim: option --model: %s\n", err.msg);
@@ -299,6 +301,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->lr = o->lr;
     snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
     ro->gpus_per_node = c->gpus_per_node;
+    ro->shard = o->shard, ro->seq_len = o->seq_len, ro->vocab = o->vocab;
 }
 
 // ---- running SimGrid ----
@@ -501,7 +504,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     size_t used, params;
     dt_model_stats one;
     int rc = single_gpu(o, o->per_gpu_batch, o->prec, o->accumulate, &one, &used, &params);
-    if (rc) return rc;
+    if (rc || (rc = dtsim_gpt_prepare(o, r))) return rc;  // gpt, --shard: memory per GPU
     size_t max_alloc = one.max_alloc;
     r->roofline_iter_s = one.seconds;
     r->params = (long long)params;
@@ -516,7 +519,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     size_t arena = used + ARENA_MARGIN, least = 2 * max_alloc + ARENA_MARGIN;
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
     double ram = ram_bytes();
-    if (ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps the arena at full size
+    if (!o->analytic && ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps it whole
         fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d images "
                 "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
                 "this machine's %.1f GiB of memory allow; lower --per-gpu-batch or split it "

@@ -46,6 +46,7 @@ typedef struct {
     const char *notes;  // < 160 characters (dt_cluster.notes)
     int paper_eff_gpus, paper_eff_base;  // the paper's published efficiency point (0: none)
     double paper_eff;
+    int seq_len, vocab;  // transformers: the paper's sequence and vocabulary (0: the model's)
 } preset_row;
 
 // The training set-up of each paper (precision, optimizer, allreduce) and the calibration
@@ -67,7 +68,7 @@ static const preset_row presets[] = {
     {"goyal2017", "p100", 256, 8, DT_INTRA_NVLINK, 20 * GBs, 1 * US, 6.25 * GBs, 1, 3 * US,
      DT_TOPO_FAT_TREE, 1, "resnet50", 32, "fp32", "sgd", "hier", "rhd", 0, 142.6,
      "Goyal2017: 32x8 P100 SXM2, NVLink1 cube-mesh 20GB/s/pair, 1x50GbE; assumed: TCP 3us/link, "
-     "fat tree", 256, 8, 0.90},
+     "fat tree", 256, 8, 0.90, 0, 0},
     // Cho et al. 2017 (PowerAI DDL): 64 S822LC x 4 P100, InfiniBand (EDR assumed). SGD, fp32,
     // DDL's multi-ring (hier with inner ring). No single-node figure in the paper: derived from
     // the 50 min (Torch) at 95 % efficiency (Caffe) against one 4-GPU server: 115,305,030 /
@@ -76,14 +77,14 @@ static const preset_row presets[] = {
     {"cho2017", "p100", 256, 4, DT_INTRA_NVLINK, 40 * GBs, 1 * US, 12.5 * GBs, 1, 1 * US,
      DT_TOPO_FAT_TREE, 1, "resnet50", 32, "fp32", "sgd", "hier", "ring", 0, 159.3,
      "Cho2017: 64x4 P100 (S822LC), NVLink1 2 links/pair 40GB/s; assumed: 1 EDR IB NIC, 1us/link, "
-     "fat tree, 32 img/GPU", 256, 4, 0.95},
+     "fat tree, 32 img/GPU", 256, 4, 0.95, 0, 0},
     // Akiba et al. 2017 (ChainerMN): 128 x 8 P100 over PCIe, 2 x FDR, thin tree, batch 32K.
     // fp32, NCCL's ring over all GPUs. Derived: 15 min at the 80 % Mikami et al. quote:
     // 115,305,030 / 900 s / 1024 / 0.80 = 156.4.
     {"akiba2017", "p100", 1024, 8, DT_INTRA_PCIE, 12 * GBs, 2 * US, 7 * GBs, 2, 1 * US,
      DT_TOPO_FAT_TREE, 2, "resnet50", 32, "fp32", "sgd", "ring", "ring", 0, 156.4,
      "Akiba2017: 128x8 P100 on PCIe3 12GB/s/node, 2xFDR 7GB/s; thin tree = fat tree 2:1 "
-     "(assumed), 1us/link; 32K/1024", 1024, 1, 0.80},
+     "(assumed), 1us/link; 32K/1024", 1024, 1, 0.80, 0, 0},
     // Jia et al. 2018 (Tencent): 2048 P40, 8 per node assumed, PCIe, 100 Gb/s RoCE v2, 64K.
     // Mixed precision (fp16 storage; the P40 computes it at its fp32 rate), fp16 gradients on
     // the wire, LARS, hierarchical allreduce. Derived: 6.6 min at 97 % efficiency:
@@ -91,7 +92,7 @@ static const preset_row presets[] = {
     {"jia2018", "p40", 2048, 8, DT_INTRA_PCIE, 12 * GBs, 2 * US, 12.5 * GBs, 1, 2 * US,
      DT_TOPO_FAT_TREE, 1, "resnet50", 32, "fp16", "lars", "hier", "ring", 1, 146.6,
      "Jia2018: 256x8 P40 (8/node assumed) on PCIe3 12GB/s/node, 1x100Gb RoCE; assumed 2us/link, "
-     "fat tree; 64K/2048", 2048, 1, 0.97},
+     "fat tree; 64K/2048", 2048, 1, 0.97, 0, 0},
     // Mikami et al. 2018 (Sony, ABCI): 544 nodes x 4 V100, NVLink 2.0, 2 x EDR. Batch 34K on
     // 2176 GPUs: 16 per GPU (2176 x 16 = 34,816, the paper's "34K"; later 68K). Mixed precision,
     // SGD, 2-D torus allreduce. Derived: 224 s at the 91.62 % the paper reports for 1088 GPUs:
@@ -99,7 +100,7 @@ static const preset_row presets[] = {
     {"mikami2018", "v100", 2176, 4, DT_INTRA_NVLINK, 50 * GBs, 1 * US, 12.5 * GBs, 2, 1 * US,
      DT_TOPO_FAT_TREE, 1, "resnet50", 16, "fp16", "sgd", "torus2d", "ring", 0, 258.2,
      "Mikami2018: ABCI 544x4 V100, NVLink2 2 links/pair 50GB/s, 2xEDR; assumed fat tree 1us/link; "
-     "16/GPU = 34816", 1088, 1, 0.9162},
+     "16/GPU = 34816", 1088, 1, 0.9162, 0, 0},
     // Today's baseline: DGX H100, 8 H100 on NVSwitch, 8 x 400 Gb/s NDR. Size: one DGX
     // SuperPOD scalable unit, 32 nodes. 256 images/GPU: the batch the GPU profiles are
     // calibrated at (DeepLearningExamples, batch 256 per GPU), 64K in all on 256 GPUs, the
@@ -107,12 +108,27 @@ static const preset_row presets[] = {
     {"dgx-h100", "h100", 256, 8, DT_INTRA_NVSWITCH, 450 * GBs, 1 * US, 50 * GBs, 8, 1 * US,
      DT_TOPO_FAT_TREE, 1, "resnet50", 256, "fp16", "lars", "hier", "ring", 0, 0,
      "DGX H100 (32-node SU): NVSwitch 450GB/s/dir (900 both), 8x400Gb NDR; assumed 1us/link, "
-     "fat tree, 256/GPU", 0, 0, 0},
+     "fat tree, 256/GPU", 0, 0, 0, 0, 0},
+    // NVIDIA DeepLearningExamples, BERT for PyTorch (README, "Pre-training NVIDIA DGX A100 (8x
+    // A100 80GB) Multi-node Scaling", pytorch:21.11-py3): BERT-Large pre-training phase 2
+    // (sequences of 512), plain data parallel (PyTorch DDP over NCCL), LAMB, mixed precision
+    // (native AMP: fp32 gradients on the wire), 32 sequences per GPU per micro-batch, a global
+    // batch of 32K kept as the nodes grow (accumulation 128 on 1 node, 4 on 32). DGX A100:
+    // 8 A100 80GB on NVSwitch (300 GB/s per direction), 8 x 200 Gb/s HDR InfiniBand. The
+    // model: a 24-layer, 1024-wide, 16-head transformer (gpt2-medium's shape; BERT-Large's)
+    // with BERT's 30,522-token vocabulary at 512 tokens: 334M parameters (BERT-Large: 340M,
+    // the pooler and heads aside). Calibration: the README's single-GPU figure, 210
+    // sequences/s at 32 per GPU in mixed precision. Published: 49,663 sequences/s on 32 nodes,
+    // strong scaling 30.13 against one node (94.2 %).
+    {"dle-bert", "a100", 256, 8, DT_INTRA_NVSWITCH, 300 * GBs, 1 * US, 25 * GBs, 8, 1 * US,
+     DT_TOPO_FAT_TREE, 1, "gpt2-medium", 32, "fp16", "lamb", "hier", "ring", 0, 210,
+     "NVIDIA DLE BERT-Large phase 2 on DGX A100 80GB: NVSwitch 300GB/s/dir, 8x200Gb HDR; assumed "
+     "1us/link, fat tree; 32/GPU", 256, 8, 0.9418, 512, 30522},
 };
 #define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
 
 const char *dt_cluster_preset_names(void) {
-    return "goyal2017, cho2017, akiba2017, jia2018, mikami2018, dgx-h100";
+    return "goyal2017, cho2017, akiba2017, jia2018, mikami2018, dgx-h100, dle-bert";
 }
 
 static void copy_str(char *dst, size_t size, const char *src) {
@@ -145,6 +161,7 @@ static void fill(const preset_row *p, int nodes, dt_cluster *c) {
     copy_str(c->notes, sizeof c->notes, p->notes);
     c->paper_eff_gpus = p->paper_eff_gpus, c->paper_eff_base = p->paper_eff_base;
     c->paper_eff = p->paper_eff;
+    c->seq_len = p->seq_len, c->vocab = p->vocab;
 }
 
 int dt_cluster_preset(const char *name, int gpus, dt_cluster *out, dt_error *err) {
@@ -179,7 +196,7 @@ dt_cluster dt_cluster_default(int gpus) {
         "custom", "v100", 64, 8, DT_INTRA_NVLINK, 25 * GBs, 1 * US, 12.5 * GBs, 1, 1 * US,
         DT_TOPO_FAT_TREE, 1, "resnet50", 32, NULL, NULL, NULL, NULL, 0, 0,
         "default: 8x V100 SXM2 nodes, NVLink2 cube-mesh 25GB/s/pair, 1 EDR IB NIC (12.5GB/s, "
-        "1us/link assumed), fat tree", 0, 0, 0};
+        "1us/link assumed), fat tree", 0, 0, 0, 0, 0};
     if (gpus <= 0) gpus = def.paper_gpus;
     dt_cluster c;
     int gpn = def.gpus_per_node;

@@ -52,9 +52,12 @@ typedef struct {
     // dtsim sweep --plot marks it (bench/papers.py cites the table or section)
     int paper_eff_gpus, paper_eff_base;
     double paper_eff;
+    int seq_len, vocab;       // a transformer preset's tokens per sequence and vocabulary
+                              // (0: the model's own; sim/dtsim_gpt.c applies them)
 } dt_cluster;
 
-// Presets: goyal2017 cho2017 akiba2017 jia2018 mikami2018 dgx-h100, sized to `gpus` GPUs
+// Presets: goyal2017 cho2017 akiba2017 jia2018 mikami2018 dgx-h100 dle-bert (a transformer:
+// sim/dtsim_gpt.c applies its sequence and vocabulary), sized to `gpus` GPUs
 // (0 = the paper's size). Unknown name or a GPU count that is not a multiple of the node's
 // GPUs: -1 with DT_EXIT_USAGE and a message listing the presets.
 int dt_cluster_preset(const char *name, int gpus, dt_cluster *out, dt_error *err);

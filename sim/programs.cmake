@@ -22,7 +22,8 @@ function(dt_add_dtsim name)
   set(S ${PROJECT_SOURCE_DIR}/sim)
   # (--device cpu trains on nn/dataset.h's synthetic data and shards, in dtnn_smpi)
   dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/gpu_profiles.c ${S}/straggler.c
+                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/device_model_gpt.c ${S}/gpu_profiles.c ${S}/straggler.c
+                      ${S}/rank_zero.c
                       ${A_SOURCES})
   target_include_directories(${name}_rank PRIVATE ${S} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
@@ -30,7 +31,7 @@ function(dt_add_dtsim name)
   add_executable(${name} ${S}/dtsim.c ${S}/dtsim_opts.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c
                  ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c
                  ${S}/dtsim_plan.c ${S}/dtsim_plan_out.c ${S}/dtsim_plan_plot.c
-                 ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${A_SOURCES})
+                 ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${S}/dtsim_gpt.c ${A_SOURCES})
   target_link_libraries(${name} PRIVATE dtsim_core)
   if(A_INCLUDES)
     target_include_directories(${name} PRIVATE ${A_INCLUDES})

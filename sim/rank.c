@@ -36,9 +36,11 @@
 #include "optim.h"
 #include "rank_opts.h"
 #include "rank_result.h"
+#include "rank_zero.h"
 #include "straggler.h"
 #include "train_trace.h"
 #include "train.h"
+#include "zero.h"
 
 // The one arena of the process (see the top of the file). A process-wide pointer is what
 // sharing needs here: sim/ is not nn/, whose code must keep no state outside its structs.
@@ -146,10 +148,11 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     // the model's own input, or the shape a profile measured (dtsim --profile)
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
+    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
     if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
-    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     m->opt = dt_optim_create(m->net, &oc, &err);
     dt_coll_opts co = o->coll;
     co.share_comm = 1;  // no duplicate of MPI_COMM_WORLD per rank (bench/DTSIM-SPEED.md)
@@ -185,7 +188,10 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
         double t0 = MPI_Wtime();
         // the host batch is the arena: its bytes are charged as a copy to the GPU, never
         // read; and any learning rate does, as the model device computes nothing
-        dt_train_step(&m->tr, g_arena, m->y, 0.1f);
+        if (o->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
+            dt_rank_zero_step(&m->tr, m->opt->cfg.kind, o->shard, g_arena, m->y);
+        else
+            dt_train_step(&m->tr, g_arena, m->y, 0.1f);
         m->dev->sync(m->dev);
         double t = MPI_Wtime() - t0;
         dt_model_stats ms = dt_device_model_stats(m->dev);
@@ -262,7 +268,8 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
                         .model_comm_s = modeled_allreduce_s(m, P)};
     step_percentiles(sum->steps, o->iters, &r);
-    snprintf(r.algo, sizeof r.algo, "%s", gradient_algo(&m->tr, m->net));
+    snprintf(r.algo, sizeof r.algo, "%s",
+             o->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));
     return write_result(o, &r);
 }
 

@@ -69,6 +69,9 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("wd", DT_RANK_OPT_REAL, wd, "cpu: weight decay"),
     OPT("straggler", DT_RANK_OPT_STRING, straggler, "slow GPUs (sim/straggler.h; \"\": none)"),
     OPT("gpus-per-node", DT_RANK_OPT_INT, gpus_per_node, "GPUs per node, for node: stragglers"),
+    OPT("shard", DT_RANK_OPT_INT, shard, "ZeRO stage 0-3 (sim/rank_zero.c; 0: plain data parallel)"),
+    OPT("seq-len", DT_RANK_OPT_INT, seq_len, "gpt models: tokens per sequence (0: the context)"),
+    OPT("vocab", DT_RANK_OPT_INT, vocab, "gpt models: vocabulary size (0: the model's)"),
 };
 const int dt_rank_opt_count = (int)(sizeof dt_rank_opt_table / sizeof *dt_rank_opt_table);
 

@@ -182,7 +182,7 @@ json)
     echo "ok: $what -> $(head -1 "$W/r.err" | cut -c1-150)"; }
   refuse "unknown model" "option --model: unknown model 'resnet51'" --gpus 16 --model resnet51
   refuse "unknown model in a sweep" "unknown model 'resnet51'" sweep --sweep-gpus 8,16 --model resnet51
-  refuse "a transformer, which the model device cannot run" "model gpt2: the model device has no transformer primitives" --gpus 16 --model gpt2
+  refuse "a transformer that does not fit the modelled GPU's memory" "gpt3-175b does not fit: one v100 has 16 GiB" --gpus 16 --model gpt3-175b --per-gpu-batch 1
   refuse "too many GPUs" "option --gpus: 10000000 GPUs is too many: dtsim simulates at most 1048576 (2^20), and this machine's memory about" --gpus 10000000
   refuse "too many in a sweep" "option --sweep-gpus: 99999999 GPUs is too many" sweep --sweep-gpus 8,99999999
   refuse "a sweep point that will not fit" "GPUs fit here" sweep --sweep-gpus 8,1048576 $R

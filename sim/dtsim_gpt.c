@@ -1,0 +1,195 @@
+// dtsim_gpt.c — transformers and sharded data parallel in the dtsim launcher: the --shard
+// option (ZeRO's stage, Rajbhandari et al. 2020; sim/zero.h), the gpt models' defaults (AdamW,
+// or LAMB with --optimizer lamb; a data set of tokens), the memory each modelled GPU needs
+// (the model states by stage, and the activations of the network dtsim builds) with the
+// refusal of a configuration that does not fit the GPU's memory, --analytic under a stage, and
+// the lines and JSON fields of the report. Not here: the simulated step of a stage
+// (sim/rank_zero.c), the formulas (sim/zero.c), the primitives (sim/device_model_gpt.c).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_cost.h"
+#include "device_model.h"
+#include "dtsim.h"
+#include "layer.h"
+#include "models.h"
+#include "net.h"
+#include "zero.h"
+
+#define GIB 1073741824.0
+// GPT-3's training set, tokens (Brown et al. 2020, §2.2: every model trained on 300 billion
+// tokens): the default "data set" of a gpt model's time-to-train, one pass over it
+#define GPT_TRAIN_TOKENS 300e9
+
+const char *dtsim_optim_label(const dtsim_opts *o) {
+    switch (dt_sim_optim_kind(o->model, o->lars)) {
+    case DT_OPT_LARS: return "LARS";
+    case DT_OPT_ADAMW: return "AdamW";
+    case DT_OPT_LAMB: return "LAMB";
+    default: return "SGD";
+    }
+}
+
+static int refuse(const char *msg) {
+    fprintf(stderr, "dtsim: %s\n", msg);
+    return 2;
+}
+
+int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
+    int gpt = dt_sim_is_gpt(o->model);
+    int adam = !strcmp(o->optimizer, "adamw") || !strcmp(o->optimizer, "lamb");
+    if (gpt && optim_set && !adam)
+        return refuse("--optimizer: the gpt models train with adamw or lamb (the Adam family, "
+                      "as GPT-2 and GPT-3 were)");
+    if (!gpt && adam)
+        return refuse("--optimizer adamw|lamb: for the gpt models; the image models train "
+                      "with lars or sgd");
+    if (gpt && !optim_set) o->lars = !strcmp(o->cluster.optimizer, "lamb");  // AdamW
+    if (gpt && o->cpu)
+        return refuse("--device cpu trains the image models on synthetic images; the gpt "
+                      "models run on the modelled GPU (dtrain trains them for real)");
+    int preset_model = !strcmp(o->model, o->cluster.model);  // the preset's own network
+    if (gpt && preset_model && !o->seq_len) o->seq_len = o->cluster.seq_len;
+    if (gpt && preset_model && !o->vocab) o->vocab = o->cluster.vocab;
+    if (!gpt && (o->seq_len || o->vocab))
+        return refuse("--seq-len and --vocab: for the gpt models (an image model's input is "
+                      "its image)");
+    const dt_gpt_shape *s = gpt ? dt_gpt_find(o->model) : NULL;
+    if (s && o->dataset == 1281167 && o->epochs == 90) {  // ImageNet's, the defaults
+        o->dataset = GPT_TRAIN_TOKENS / (o->seq_len ? o->seq_len : s->context);  // sequences
+        o->epochs = 1;
+    }
+    if (o->shard == 0) return 0;
+    if (o->gpus < 2 && !o->sweep)
+        return refuse("--shard: one GPU has nobody to shard with (ZeRO divides the model "
+                      "states over the data-parallel GPUs: give --gpus 2 or more)");
+    if (o->cpu)
+        return refuse("--shard: with the modelled GPU only (--device cpu runs dtrain's "
+                      "plain data parallel)");
+    if (o->accumulate > 1)
+        return refuse("--shard with --accumulate: not modelled (one micro-batch per step)");
+    return 0;
+}
+
+// Bytes the network on the modelled GPU keeps for activations during a step: every layer's
+// output and the shared gradient buffers (dt_net_activation_bytes), mixed precision's
+// scratch, and the layers' saved state (attention's probabilities, the statistics of the
+// norms): in fp16 half of the fp32 the model device allocates.
+static int activation_bytes(const dtsim_opts *o, double *act, double *psi) {
+    dt_error err = {0};
+    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1, 0};
+    dt_device *dev = dt_device_model_create(&mc, &err);
+    dt_net *net = NULL;
+    if (dev) {
+        dt_model_config cfg = dt_model_config_default();
+        cfg.batch = o->per_gpu_batch / o->accumulate;
+        dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
+        cfg.in_w = cfg.in_h;
+        cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;
+        net = dt_model_create(o->model, dev, &cfg, &err);
+    }
+    if (!net) {
+        if (dev) dev->destroy(dev);
+        return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    }
+    size_t scratch = 0;
+    double bytes = (double)dt_net_activation_bytes(net, &scratch) + (double)scratch;
+    for (int i = 0; i < net->n_layers; i++) bytes += (double)net->layers[i]->aux_bytes;
+    *act = bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+    *psi = (double)net->n_trainable;
+    dt_net_free(net);
+    dev->destroy(dev);
+    return 0;
+}
+
+int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r) {
+    int gpt = dt_sim_is_gpt(o->model);
+    if (!gpt && o->shard == 0) return 0;  // the image models' runs report no memory
+    double act, psi;
+    int rc = activation_bytes(o, &act, &psi);
+    if (rc) return rc;
+    int moments = dt_zero_moments(dt_sim_optim_kind(o->model, o->lars));
+    dt_zero_mem m = dt_zero_memory(psi, o->shard, o->gpus, o->prec == DT_PREC_FP16, moments,
+                                   act);
+    r->has_mem = 1;
+    r->mem_params = m.params, r->mem_grads = m.grads, r->mem_optim = m.optim;
+    r->mem_act = m.activations, r->mem_total = m.total;
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    if (!gpt || !g || m.total <= g->mem_bytes) return 0;
+    fprintf(stderr, "dtsim: %s does not fit: one %s has %.0f GiB, and at ZeRO stage %d (%s) on "
+            "%d GPUs each keeps %.1f GiB (parameters %.1f + gradients %.1f + %s state %.1f + "
+            "activations %.1f of %d sequences per GPU); shard more (--shard 3), fewer "
+            "sequences per GPU (--per-gpu-batch), more GPUs, or a GPU with more memory\n",
+            o->model, g->name, g->mem_bytes / GIB, o->shard, dt_zero_name(o->shard), o->gpus,
+            m.total / GIB, m.params / GIB, m.grads / GIB, dtsim_optim_label(o), m.optim / GIB,
+            m.activations / GIB, o->per_gpu_batch);
+    return 2;
+}
+
+// --analytic under a stage: the step's compute with the optimizer on 1/N of the parameters,
+// then the stage's collectives one after the other, each half of a ring allreduce's price
+// (α-β-γ, nn/coll/coll_cost.c): reduce-scatter + allgather (stages 1-2), one allgather more
+// (stage 3). Nothing overlaps, as in the simulated step (sim/rank_zero.c).
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s) {
+    dt_coll_opts co = dtsim_coll_for(o, &o->cluster);
+    dt_error err = {0};
+    if (dt_coll_opts_resolve(&co, o->gpus, &err)) return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
+    double bytes = (double)r->params * (co.wire_f16 ? 2 : 4);
+    double half = o->gpus > 1 ? dt_coll_cost(DT_ALGO_RING, &co, o->gpus, bytes) / 2 : 0;
+    double comm = (o->shard >= 3 ? 3 : 2) * half;
+    r->compute_s += opt_s / o->gpus - opt_s;
+    r->comm_s = r->exposed_s = r->model_comm_s = comm;
+    r->iter_s = r->compute_s + comm;
+    r->iter_p50_s = r->iter_p95_s = r->iter_max_s = r->iter_s;
+    r->buckets = 1;
+    snprintf(r->algo, sizeof r->algo, "ring");
+    r->images_s = o->per_gpu_batch * (double)o->gpus / r->iter_s;
+    r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
+    r->epoch_s = o->dataset / r->images_s;
+    r->train_s = r->epoch_s * o->epochs;
+    r->gpu_hours = o->gpus * r->train_s / 3600;
+    return 0;
+}
+
+// tokens per sample: the model's context for a gpt model (dtsim models full sequences), 0
+// for an image model
+static int seq_tokens(const dtsim_opts *o) {
+    const dt_gpt_shape *s = dt_sim_is_gpt(o->model) ? dt_gpt_find(o->model) : NULL;
+    return s ? (o->seq_len ? o->seq_len : s->context) : 0;
+}
+
+void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
+    int T = seq_tokens(o);
+    if (T > 0)
+        fprintf(f, "tokens/s: %.0f (%d sequences of %d tokens per GPU; %.0f tokens/s per GPU)\n",
+                r->images_s * T, o->per_gpu_batch, T, r->images_s * T / r->gpus);
+    if (!r->has_mem) return;
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    fprintf(f, "memory per GPU, ZeRO stage %d (%s): %.2f GiB = parameters %.2f + gradients %.2f "
+               "+ %s state %.2f + activations %.2f, of the %s's %.0f GiB (model states: "
+               "Rajbhandari et al. 2020, %s)\n",
+            o->shard, dt_zero_name(o->shard), r->mem_total / GIB, r->mem_params / GIB,
+            r->mem_grads / GIB, dtsim_optim_label(o), r->mem_optim / GIB, r->mem_act / GIB,
+            g ? g->name : "GPU", g ? g->mem_bytes / GIB : 0,
+            o->prec == DT_PREC_FP16 ? "2+2+K bytes per parameter in mixed precision"
+                                    : "4+4+K bytes per parameter in fp32");
+}
+
+void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r) {
+    int T = seq_tokens(o);
+    if (T > 0) {
+        dt_json_write_int(w, "seq_len", T);
+        dt_json_write_real(w, "tokens_per_s", r->images_s * T);
+    }
+    if (!r->has_mem) return;
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    dt_json_write_int(w, "shard", o->shard);
+    dt_json_write_real(w, "mem_params_bytes", r->mem_params);
+    dt_json_write_real(w, "mem_grads_bytes", r->mem_grads);
+    dt_json_write_real(w, "mem_optim_bytes", r->mem_optim);
+    dt_json_write_real(w, "mem_activations_bytes", r->mem_act);
+    dt_json_write_real(w, "mem_total_bytes", r->mem_total);
+    dt_json_write_real(w, "gpu_mem_bytes", g ? g->mem_bytes : 0);
+}

@@ -1,0 +1,147 @@
+#!/bin/sh
+# dtsim_gpt.sh CASE — transformers and ZeRO in dtsim (sim/dtsim_gpt.c, sim/rank_zero.c,
+# sim/zero.c). DTSIM = the program; PY = a Python 3 (the references are computed here).
+#   zero    GPT-2 124M on 16 simulated GPUs at ZeRO stages 0-3 (SimGrid) and --analytic: the
+#           parameter count against GPT-2's closed form V*C + T*C + L*(12C^2 + 13C) + 2C; the
+#           memory fields against the ZeRO paper's 2Ψ + 2Ψ + KΨ (K = 12, mixed-precision Adam)
+#           divided stage by stage, recomputed here; stage 3's collectives take 1.5x stage 1's
+#           time (1.5x the data, bandwidth-bound) within 10 %, stages 1 and 2 the same bits;
+#           SimGrid and the analytic model within 10 % of each other
+#   plan    dtsim plan over the stages: the unsharded candidate rejected for its memory, the
+#           sharded one ranked
+#   preset  dle-bert (NVIDIA's BERT-Large on 32 DGX A100) at 8 and 256 GPUs: its calibration and
+#           inputs, and its score within the committed error of bench/PAPERS.md (PAPERS = it)
+#   refuse  a model that does not fit its GPU's memory (exit 2, the reason and the GPU's
+#           size), the same model fitting once sharded (stage 3); a stage on one GPU, an
+#           unknown stage, an image optimizer for a gpt model and the reverse: exit 2
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_gpt_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect2() {
+  what=$1; pat=$2; shift 2
+  out=$("$DTSIM" "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }
+  echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }
+  echo "ok: $what -> $(echo "$out" | grep -m1 -e "$pat" | cut -c1-160)"
+}
+
+case "$CASE" in
+zero)
+  B="--model gpt2 --gpus 16 --per-gpu-batch 1 --precision fp16 --iters 1 --warmup 1 --json --quiet"
+  for s in 0 1 2 3; do
+    "$DTSIM" $B --shard $s >"$W/sim$s.json" || fail "stage $s (SimGrid)"
+    "$DTSIM" $B --shard $s --analytic >"$W/ana$s.json" || fail "stage $s (--analytic)"
+  done
+  "$PY" - "$W" <<'PYEOF' || exit 1
+import json, sys
+w = sys.argv[1]
+def row(n): return json.load(open(f"{w}/{n}.json"))[0]
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+V, T, L, C = 50257, 1024, 12, 768
+psi = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+sim = [row(f"sim{s}") for s in range(4)]
+ana = [row(f"ana{s}") for s in range(4)]
+check(sim[0]["params"] == psi, f"GPT-2 small has {sim[0]['params']} parameters, closed form {psi}")
+N = 16
+for s in range(4):
+    r = sim[s]
+    want = {"mem_params_bytes": 2 * psi / (N if s >= 3 else 1),
+            "mem_grads_bytes": 2 * psi / (N if s >= 2 else 1),
+            "mem_optim_bytes": 12 * psi / (N if s >= 1 else 1)}
+    for k, v in want.items():
+        check(abs(r[k] - v) <= 1e-9 * v, f"stage {s}: {k} {r[k]:.6g} = {v:.6g}")
+    tot = sum(r[k] for k in want) + r["mem_activations_bytes"]
+    check(abs(r["mem_total_bytes"] - tot) <= 1e-9 * tot, f"stage {s}: the total adds up")
+    check(r["mem_activations_bytes"] == sim[0]["mem_activations_bytes"] > 0,
+          f"stage {s}: activations not sharded")
+    check(r["iter_s"] >= r["compute_s"], f"stage {s}: the step is at least its compute")
+    d = abs(ana[s]["iter_s"] / r["iter_s"] - 1)
+    check(d < 0.10, f"stage {s}: analytic {ana[s]['iter_s']:.4f} s vs SimGrid {r['iter_s']:.4f} s ({100*d:.1f} %)")
+check(sim[1]["comm_s"] == sim[2]["comm_s"], "stages 1 and 2 send the same messages")
+q = sim[3]["comm_s"] / sim[1]["comm_s"]
+check(abs(q - 1.5) < 0.15, f"stage 3's collectives take {q:.3f}x stage 1's (1.5x the data)")
+PYEOF
+  echo "PASS zero"
+  ;;
+refuse)
+  A="--gpus 64 --per-gpu-batch 1 --precision fp16 --analytic"
+  expect2 "gpt2-xl unsharded on 16 GiB V100s" "does not fit: one v100 has 16 GiB" \
+      --model gpt2-xl --gpu v100 $A
+  out=$("$DTSIM" --model gpt2-xl --gpu v100 $A --shard 3 2>&1) || { echo "$out"; fail "stage 3 should fit"; }
+  echo "$out" | grep -q "memory per GPU, ZeRO stage 3 (parameters)" || { echo "$out"; fail "no memory line"; }
+  echo "ok: gpt2-xl on V100s at stage 3 fits: $(echo "$out" | grep -m1 'memory per GPU' | cut -c1-80)"
+  expect2 "gpt3-175b on one A100 at any stage" "does not fit" --model gpt3-175b --gpu a100 \
+      --gpus 8 --per-gpu-batch 1 --precision fp16 --shard 3 --analytic
+  expect2 "a stage on one GPU" "one GPU has nobody to shard with" --model gpt2 --gpus 1 --shard 1 --analytic
+  expect2 "stage 4" "option --shard" --model gpt2 --gpus 8 --shard 4 --analytic
+  expect2 "SGD for a gpt model" "adamw or lamb" --model gpt2 --gpus 8 --optimizer sgd --analytic
+  expect2 "AdamW for ResNet-50" "image models train" --model resnet50 --gpus 8 --optimizer adamw --analytic
+  echo "PASS refuse"
+  ;;
+plan)
+  # dtsim plan searches the stage: GPT-2 XL does not fit unsharded on 16 GiB V100s (rejected
+  # with its memory), fits at stage 3 (ranked, its flags carry --shard 3)
+  "$DTSIM" plan --model gpt2-xl --gpu v100 --gpus 64 --per-gpu-batch 1 --algos ring \
+      --shard 0,3 --price v100=2 --confirm 0 --json >"$W/plan.json" 2>"$W/plan.err" ||
+      { cat "$W/plan.err"; fail "plan"; }
+  "$PY" - "$W/plan.json" <<'PYEOF' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+check(d["candidates"] == 2, f"two candidates ({d['candidates']})")
+check(len(d["ranked"]) == 1 and d["ranked"][0].get("shard") == "3", "stage 3 ranked")
+check("--shard 3" in d["ranked"][0]["flags"], "its flags rerun it at stage 3")
+check(d["ranked"][0]["mem_bytes_per_gpu"] < 16 * 2**30,
+      f"it fits: {d['ranked'][0]['mem_bytes_per_gpu'] / 2**30:.1f} GiB of 16")
+check(len(d["rejected"]) == 1 and "--shard 0" in d["rejected"][0]["flags"],
+      f"stage 0 rejected: {d['rejected'][0]['reason'] if d['rejected'] else None}")
+PYEOF
+  echo "PASS plan"
+  ;;
+preset)
+  # the transformer preset as published (bench/PAPERS.md, "Transformers"): 256 GPUs and the
+  # 8-GPU baseline at the global batch of 32K; its calibration (210 sequences/s per GPU),
+  # its inputs, and its figure within the committed error of bench/PAPERS.md (+-1 point)
+  for g in 8 256; do
+    per=$((32768 / g))
+    "$DTSIM" --preset dle-bert --gpus $g --per-gpu-batch $per --accumulate $((per / 32)) \
+        --iters 1 --warmup 1 >"$W/bert$g.txt" 2>&1 || { cat "$W/bert$g.txt"; fail "dle-bert $g GPUs"; }
+    "$DTSIM" --preset dle-bert --gpus $g --per-gpu-batch $per --accumulate $((per / 32)) \
+        --iters 1 --warmup 1 --json --quiet >"$W/bert$g.json" || fail "dle-bert $g GPUs --json"
+  done
+  grep -q "^calibrated: one GPU trains 210.0 images/s at 32 per GPU in fp16" "$W/bert8.txt" ||
+      { cat "$W/bert8.txt"; fail "not calibrated to 210 sequences/s"; }
+  grep -q "gpt2-medium, .*fp16, LAMB, allreduce hier" "$W/bert8.txt" || fail "not the paper's set-up"
+  grep -q "tokens/s: .* sequences of 512 tokens" "$W/bert8.txt" || fail "not 512 tokens"
+  "$PY" - "$W" "$PAPERS" <<'PYEOF' || exit 1
+import json, re, sys
+w, papers = sys.argv[1], sys.argv[2]
+def row(g): return json.load(open(f"{w}/bert{g}.json"))[0]
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+C, L, V, N_CTX = 1024, 24, 30522, 1024  # gpt2-medium keeps its 1024 positions at 512 tokens
+psi = V * C + N_CTX * C + L * (12 * C * C + 13 * C) + 2 * C
+r8, r256 = row(8), row(256)
+check(r256["params"] == psi, f"{r256['params']} parameters (closed form {psi}; BERT-Large 340M)")
+m = re.search(r"^\| dle-bert \| 256 \| 49663 \| (\d+) \| ([-+0-9.]+) % \|.*\| ([-+0-9.]+) pt \|$",
+              open(papers).read(), re.M)
+check(m is not None, "bench/PAPERS.md has the dle-bert row")
+err = r256["images_per_s"] / 49663 - 1
+check(abs(100 * err - float(m.group(2))) <= 1.0, f"256 GPUs: {r256['images_per_s']:.0f} sequences/s, "
+      f"{100 * err:+.1f} % against the published 49663 (committed {m.group(2)} %)")
+eff = (r256["images_per_s"] / 256) / (r8["images_per_s"] / 8)
+pe = (49663 / 256) / (1648 / 8)
+check(abs(100 * (eff - pe) - float(m.group(3))) <= 1.0, f"scaling 256 vs 8: {100 * eff:.1f} % "
+      f"against the published {100 * pe:.1f} % (committed {m.group(3)} pt)")
+PYEOF
+  echo "PASS preset"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
