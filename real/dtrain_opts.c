@@ -74,6 +74,10 @@ void dtrain_usage(FILE *f) {
         "  --shard-optimizer     ZeRO stage 1: reduce-scatter the gradient, each rank keeps\n"
         "                        and steps the momentum of its 1/P shard, allgather the\n"
         "                        parameters (2 or more ranks)\n"
+        "  --shard STAGE         ZeRO: optimizer (= --shard-optimizer), gradients (+ each\n"
+        "                        bucket reduce-scattered, 1/P of the gradient kept) or\n"
+        "                        parameters (+ each layer's parameters gathered before its\n"
+        "                        forward and backward, 1/P kept); SGD or LARS, fp32\n"
         "  --fp16-grads          gradients in fp16 on the wire, summed in fp32\n"
         "  --group N             hier: ranks per group (default: ranks per node from mpirun)\n"
         "  --inner ring|rhd      hier/torus2d: the allreduce between groups (ring)\n"
@@ -151,7 +155,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT };
+           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT, SHARD };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -175,7 +179,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"loss-scale-interval", 1, 0, LSINT}, {"fault-inf-grad-at-step", 1, 0, FINF},
         {"train-examples", 1, 0, TRAINN}, {"accumulate", 1, 0, ACCUM},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
-        {"shard-optimizer", 0, 0, SHARDOPT},
+        {"shard-optimizer", 0, 0, SHARDOPT}, {"shard", 1, 0, SHARD},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
     defaults(o);
@@ -340,7 +344,16 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             break;
         case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
         case DETERM: o->deterministic = 1; break;
-        case SHARDOPT: o->shard_optimizer = 1; break;
+        case SHARDOPT:
+            o->shard_optimizer = o->shard = DT_SHARD_OPTIMIZER;
+            snprintf(o->shard_flag, sizeof o->shard_flag, "--shard-optimizer");
+            break;
+        case SHARD:
+            if (dt_shard_parse(optarg, &o->shard) || o->shard == DT_SHARD_NONE)
+                return bad(rank, "--shard", optarg, "optimizer, gradients or parameters");
+            o->shard_optimizer = 1;
+            snprintf(o->shard_flag, sizeof o->shard_flag, "--shard %s", optarg);
+            break;
         case FP16G: o->coll.wire_f16 = 1; break;
         case PREC:
             if (dt_amp_parse(optarg, &o->precision))
@@ -419,13 +432,27 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     }
     if (o->shard_optimizer && (o->checkpoint_dir[0] || o->coll.wire_f16)) {
         if (rank == 0)
-            fprintf(stderr, "dtrain: --shard-optimizer and %s: %s\n",
+            fprintf(stderr, "dtrain: %s and %s: %s\n", o->shard_flag,
                     o->coll.wire_f16 ? "--fp16-grads" : "--checkpoint-dir",
                     o->coll.wire_f16 ? "the allgather of the parameters would round them to "
                                        "fp16; drop one of the two"
                                      : "a checkpoint holds the whole momentum, which no rank "
                                        "has when it is sharded; drop one of the two");
         return 2;
+    }
+    if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
+        const char *why = o->precision != DT_AMP_FP32 ? "--precision fp16/bf16: the sharded "
+                          "buffers are fp32 (use --shard optimizer)"
+            : o->accumulate > 1 ? "--accumulate: each micro-batch's gradient would be kept "
+                                  "whole (use --shard optimizer)"
+            : o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO
+                ? "--fusion segments/auto: the buckets are planned from the first step's "
+                  "times, the shards are needed before it (give a byte threshold or none)"
+                : NULL;
+        if (why) {
+            if (rank == 0) fprintf(stderr, "dtrain: %s and %s\n", o->shard_flag, why);
+            return 2;
+        }
     }
     if (o->resume && !o->checkpoint_dir[0]) {
         if (rank == 0) fprintf(stderr, "dtrain: --resume needs --checkpoint-dir DIR\n");
