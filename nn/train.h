@@ -109,6 +109,9 @@ typedef struct {
     size_t params, grads, optim, activations;
     size_t params_peak, grads_peak;
     int units;  // stages 2, 3: the units sharded (each padded by up to one element)
+    size_t unit_max;  // the largest unit's bytes: a step holds at most two of each kind
+                      // at once beyond the shards (the current and the next, a tied
+                      // embedding's third)
 } dt_trainer_memory;
 void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m);
 

@@ -280,6 +280,8 @@ void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m) {
     m->grads = net->n_trainable * f;
     if (z) {
         m->units = z->n;
+        for (int k = 0; k < z->n; k++)
+            if (ulen(z, k) * f > m->unit_max) m->unit_max = ulen(z, k) * f;
         m->grads = z->shard * f;
         if (z->stage == DT_SHARD_PARAMETERS)
             m->params = (z->shard + net->n_total - net->n_trainable) * f;

@@ -191,10 +191,11 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
     printf("\"shard\": \"%s\", \"shard_units\": %d, \"trainable_elements\": %zu, "
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
            "\"mem_optim_bytes\": %zu, \"mem_activation_bytes\": %zu, "
-           "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu}\n",
+           "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu, "
+           "\"mem_unit_max_bytes\": %zu}\n",
            dt_shard_name(o->shard), m->units, r->net->n_trainable,
            r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
-           m->activations, m->params_peak, m->grads_peak);
+           m->activations, m->params_peak, m->grads_peak, m->unit_max);
 }
 
 // The memory report of every rank, the largest of each figure (dt_trainer_memory_report).
