@@ -19,6 +19,12 @@
 
 enum { B = 4, STEPS = 3 };
 
+static uint64_t splitmix(uint64_t x) {  // SplitMix64's finaliser: the batches' numbers
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 static dt_net *small_net(dt_device *dev) {
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = B;
@@ -70,7 +76,7 @@ static float *train(int stage, int rank, int size, size_t *n_total, dt_trainer_m
     uint64_t s = 0x9E3779B97F4A7C15ull ^ (uint64_t)(rank + 1);
     for (int step = 0; step < STEPS; step++) {
         for (size_t i = 0; i < B * img; i++) {
-            s = dt_mix64(s);
+            s = splitmix(s + 0x9E3779B97F4A7C15ull);
             x[i] = (float)((double)(s >> 11) / 9007199254740992.0) - 0.5f;
         }
         for (int i = 0; i < B; i++) y[i] = (int32_t)((s >> (8 * i)) % 3);
