@@ -137,12 +137,12 @@ static void rs_poll(dt_trainer *t) {
 static void on_params(void *ctx, dt_net *net, int layer, int phase) {
     dt_trainer *t = ctx;
     dt_zero *z = t->zero;
+    int sharded_params = z->stage == DT_SHARD_PARAMETERS && !net->params;
+    if (phase == DT_PHASE_FORWARD && !sharded_params) return;  // (stage 2: nothing to do)
     // the model device charges the layers' time at a sync: let it pass before polling, as
     // the plain trainer does while an allreduce is in flight (train_comm.c)
     if (!net->dev->device_memory) net->dev->sync(net->dev);
-    int sharded_params = z->stage == DT_SHARD_PARAMETERS && !net->params;
     if (phase == DT_PHASE_FORWARD) {
-        if (!sharded_params) return;
         if (layer >= 0) {
             params_for(t, layer, z->nextp[layer]);
         } else {  // forward done: free everything, prefetch backward's first layer
