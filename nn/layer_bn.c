@@ -24,16 +24,17 @@ void dt_bn_setup(dt_layer *l) {
 void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
     const float *x = dt_layer_src(net, l->in);
-    float *p = net->params;
+    float *p = dt_net_p(net, l->w_off), *q = dt_net_p(net, l->b_off);  // gamma, beta
+    float *rm = dt_net_p(net, l->rm_off), *rv = dt_net_p(net, l->rv_off);
     int hw = l->h * l->w;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train(d, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
-                            l->momentum, p + l->rm_off, p + l->rv_off, save_mean, save_invstd,
+        d->bn_forward_train(d, x, l->B, l->c, hw, p, q, l->eps,
+                            l->momentum, rm, rv, save_mean, save_invstd,
                             l->out);
     } else {
-        d->bn_forward_eval(d, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
-                           p + l->rm_off, p + l->rv_off, l->out);
+        d->bn_forward_eval(d, x, l->B, l->c, hw, p, q, l->eps,
+                           rm, rv, l->out);
     }
 }
 
@@ -46,24 +47,25 @@ void dt_bn_backward(dt_layer *l, dt_net *net) {
     const float *x = dt_layer_src(net, l->in);
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
     (l->dsrc_set & 1 ? d->bn_backward_set : d->bn_backward)(
-        d, l->dout, x, l->B, l->c, l->h * l->w, net->params + l->w_off, save_mean, save_invstd,
-        dt_layer_dsrc(net, l->in), net->grads + l->w_off, net->grads + l->b_off);
+        d, l->dout, x, l->B, l->c, l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd,
+        dt_layer_dsrc(net, l->in), dt_net_g(net, l->w_off), dt_net_g(net, l->b_off));
 }
 
 // Under --precision fp16|bf16 on a device with half batch norm (nn/device.h bn_*_h): the
 // same calls with x, y, dy and dx in half storage; gamma, beta and the statistics fp32.
 void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x) {
     dt_device *d = net->dev;
-    float *p = net->params;
+    float *p = dt_net_p(net, l->w_off), *q = dt_net_p(net, l->b_off);  // gamma, beta
+    float *rm = dt_net_p(net, l->rm_off), *rv = dt_net_p(net, l->rv_off);
     int hw = l->h * l->w, fmt = (int)net->amp;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
-                              l->momentum, p + l->rm_off, p + l->rv_off, save_mean,
+        d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
+                              l->momentum, rm, rv, save_mean,
                               save_invstd, l->out_h);
     } else {
-        d->bn_forward_eval_h(d, fmt, x, l->B, l->c, hw, p + l->w_off, p + l->b_off, l->eps,
-                             p + l->rm_off, p + l->rv_off, l->out_h);
+        d->bn_forward_eval_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
+                             rm, rv, l->out_h);
     }
 }
 
@@ -71,6 +73,6 @@ void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx)
     dt_device *d = net->dev;
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
     d->bn_backward_h(d, (int)net->amp, l->dout_h, x, l->B, l->c, l->h * l->w,
-                     net->params + l->w_off, save_mean, save_invstd, dx,
-                     net->grads + l->w_off, net->grads + l->b_off, l->dsrc_set & 1);
+                     dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
+                     dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), l->dsrc_set & 1);
 }

@@ -71,7 +71,7 @@ void dt_conv_forward(dt_layer *l, dt_net *net, int training) {
     (void)training;
     dt_device *d = net->dev;
     const float *x = dt_layer_src(net, l->in);
-    const float *w = net->params + l->w_off;
+    const float *w = dt_net_p(net, l->w_off);
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
     if (dt_conv_is_pointwise(l)) {
@@ -88,7 +88,7 @@ void dt_conv_forward(dt_layer *l, dt_net *net, int training) {
                             (size_t)K * N, 0.0f, l->out + (size_t)b0 * y_img, N, y_img, n);
         }
     }
-    if (l->has_bias) d->bias_add(d, l->out, net->params + l->b_off, l->B, l->oc, N);
+    if (l->has_bias) d->bias_add(d, l->out, dt_net_p(net, l->b_off), l->B, l->oc, N);
 }
 
 // dy is (B,OC,OH,OW); adds into dw (OC,C,KH,KW), dbias (OC) and dx (B,C,H,W); writes dx
@@ -99,12 +99,12 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
     int set = l->dsrc_set & 1;
     const float *x = dt_layer_src(net, l->in);
     float *dx = dt_layer_dsrc(net, l->in);
-    const float *w = net->params + l->w_off;
-    float *dw = net->grads + l->w_off;
+    const float *w = dt_net_p(net, l->w_off);
+    float *dw = dt_net_g(net, l->w_off);
     const float *dy = l->dout;
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
-    if (l->has_bias) d->bias_backward(d, dy, l->B, l->oc, N, net->grads + l->b_off);
+    if (l->has_bias) d->bias_backward(d, dy, l->B, l->oc, N, dt_net_g(net, l->b_off));
     if (dt_conv_is_pointwise(l)) {
         // dw (OC,C) += sum_b dy_b (OC,N) x_b^T (N,C);  dx_b (C,N) += w^T (C,OC) dy_b (OC,N)
         d->gemm_batched_sum(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f, dw,

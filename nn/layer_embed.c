@@ -19,12 +19,12 @@ void dt_embed_setup(dt_layer *l) {
 void dt_embed_forward(dt_layer *l, dt_net *net, int training) {
     (void)training;
     dt_device *d = net->dev;
-    d->embed_forward(d, net->tokens, net->params + l->w_off, net->params + l->b_off, l->B,
+    d->embed_forward(d, net->tokens, dt_net_p(net, l->w_off), dt_net_p(net, l->b_off), l->B,
                      l->oh, l->ow, l->out);
 }
 
 void dt_embed_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
-    d->embed_backward(d, l->dout, net->tokens, l->B, l->oh, l->ow, net->grads + l->w_off,
-                      net->grads + l->b_off);
+    d->embed_backward(d, l->dout, net->tokens, l->B, l->oh, l->ow, dt_net_g(net, l->w_off),
+                      dt_net_g(net, l->b_off));
 }

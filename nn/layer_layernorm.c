@@ -22,15 +22,15 @@ void dt_layernorm_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
     int N = l->B * l->h;
     float *mean = (float *)l->aux, *rstd = mean + N;
-    d->layernorm_forward(d, dt_layer_src(net, l->in), net->params + l->w_off,
-                         net->params + l->b_off, N, l->w, l->eps, mean, rstd, l->out);
+    d->layernorm_forward(d, dt_layer_src(net, l->in), dt_net_p(net, l->w_off),
+                         dt_net_p(net, l->b_off), N, l->w, l->eps, mean, rstd, l->out);
 }
 
 void dt_layernorm_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     int N = l->B * l->h;
     const float *mean = (const float *)l->aux, *rstd = mean + N;
-    d->layernorm_backward(d, l->dout, dt_layer_src(net, l->in), net->params + l->w_off, mean,
-                          rstd, N, l->w, dt_layer_dsrc(net, l->in), net->grads + l->w_off,
-                          net->grads + l->b_off);
+    d->layernorm_backward(d, l->dout, dt_layer_src(net, l->in), dt_net_p(net, l->w_off), mean,
+                          rstd, N, l->w, dt_layer_dsrc(net, l->in), dt_net_g(net, l->w_off),
+                          dt_net_g(net, l->b_off));
 }

@@ -35,8 +35,8 @@ void dt_linear_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
     int in = lin_in(l), rows = lin_rows(l), out = l->per_token ? l->ow : l->oc;
     d->gemm(d, 0, 1, rows, out, in, 1.0f, dt_layer_src(net, l->in), in,
-            net->params + l->w_off, in, 0.0f, l->out, out);
-    if (l->has_bias) d->bias_add(d, l->out, net->params + l->b_off, rows, out, 1);
+            dt_net_p(net, l->w_off), in, 0.0f, l->out, out);
+    if (l->has_bias) d->bias_add(d, l->out, dt_net_p(net, l->b_off), rows, out, 1);
 }
 
 // dy is (B,OUT); adds dw (OUT,IN) += dy^T x, dbias (OUT) += sum_b dy, dx (B,IN) += dy w;
@@ -44,9 +44,9 @@ void dt_linear_forward(dt_layer *l, dt_net *net, int training) {
 void dt_linear_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     int in = lin_in(l), rows = lin_rows(l), out = l->per_token ? l->ow : l->oc;
-    if (l->has_bias) d->bias_backward(d, l->dout, rows, out, 1, net->grads + l->b_off);
+    if (l->has_bias) d->bias_backward(d, l->dout, rows, out, 1, dt_net_g(net, l->b_off));
     d->gemm(d, 1, 0, out, in, rows, 1.0f, l->dout, out, dt_layer_src(net, l->in), in,
-            1.0f, net->grads + l->w_off, in);
-    d->gemm(d, 0, 0, rows, in, out, 1.0f, l->dout, out, net->params + l->w_off, in,
+            1.0f, dt_net_g(net, l->w_off), in);
+    d->gemm(d, 0, 0, rows, in, out, 1.0f, l->dout, out, dt_net_p(net, l->w_off), in,
             l->dsrc_set & 1 ? 0.0f : 1.0f, dt_layer_dsrc(net, l->in), in);
 }

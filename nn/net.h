@@ -111,9 +111,39 @@ struct dt_net {
     float *half_scratch[3];  // device, half_scratch_floats each: fp32 views of half tensors
     size_t half_scratch_floats;
 
+    // ---- sharded data parallel, ZeRO stages 2 and 3 (nn/train_zero.c) ----
+    // A sharded trainer frees net->grads (stages 2, 3) and net->params (stage 3, between its
+    // gathers) and keeps the units it has resident in `units`; layers reach their tensors
+    // through dt_net_p / dt_net_g, which read the whole buffers while they exist. on_params
+    // is told, like on_layer, before each layer's forward and backward and with layer -1 at
+    // a pass's end: the trainer gathers parameters and allocates gradient buckets there.
+    struct dt_net_units *units;
+    void (*on_params)(void *ctx, dt_net *net, int layer, int phase);
+    void *on_params_ctx;
+
     dt_error build_err;      // first error met while adding layers (reported by finalize)
     int finalized;
 };
+
+// Where the tensors of a sharded trainer live (ZeRO stages 2, 3; nn/train_zero.c): unit k is
+// the trainable elements [lo[k], lo[k+1]); params[k] / grads[k] its resident copy (NULL when
+// not resident); stats the running statistics (elements n_trainable.. of the parameters)
+// while net->params is freed.
+typedef struct dt_net_units {
+    int n;
+    const size_t *lo;
+    float **params, **grads;
+    float *stats;
+} dt_net_units;
+// The address of parameter (gradient) element off: in net->params (net->grads) while it
+// exists, else in its unit's resident copy (a unit not resident is an internal error).
+float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad);
+static inline float *dt_net_p(const dt_net *net, ssize_t off) {
+    return net->params ? net->params + off : dt_net_unit_ptr(net, off, 0);
+}
+static inline float *dt_net_g(const dt_net *net, ssize_t off) {
+    return net->grads ? net->grads + off : dt_net_unit_ptr(net, off, 1);
+}
 
 // ---- building (nn/net.c) ----
 // dt_net_new records the input shape; dt_net_add_* append layers and return their index

@@ -62,18 +62,49 @@ static void tell(const dt_net *net, int layer, int phase) {
     if (net->on_layer) net->on_layer(net->on_layer_ctx, net, layer, phase);
 }
 
+// the sharded trainer's turn (net.h on_params): its gathers and gradient buckets
+static void prepare(dt_net *net, int layer, int phase) {
+    if (net->on_params) net->on_params(net->on_params_ctx, net, layer, phase);
+}
+
+float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad) {
+    const dt_net_units *u = net->units;
+    DT_ASSERT(u && off >= 0);
+    if (!grad && (size_t)off >= net->n_trainable) {  // running statistics
+        DT_ASSERT(u->stats && (size_t)off < net->n_total);
+        return u->stats + ((size_t)off - net->n_trainable);
+    }
+    DT_ASSERT((size_t)off < net->n_trainable);
+    int a = 0, b = u->n - 1;  // the unit holding off: lo[k] <= off < lo[k + 1]
+    while (a < b) {
+        int m = (a + b + 1) / 2;
+        if (u->lo[m] <= (size_t)off) a = m;
+        else b = m - 1;
+    }
+    float *base = grad ? u->grads[a] : u->params[a];
+    if (!base) {
+        fprintf(stderr, "dtlab: internal error: %s element %zd used while its unit %d is not "
+                "resident (the sharded trainer's on_params hook)\n", grad ? "gradient" :
+                "parameter", off, a);
+        abort();
+    }
+    return base + ((size_t)off - u->lo[a]);
+}
+
 void dt_net_forward(dt_net *net, int training) {
     DT_ASSERT(net && net->finalized);
     int has_bn = 0, half = net->amp != DT_AMP_FP32;
     if (half) dt_net_half_begin(net);  // the half-rounded weights (nn/net_half.c)
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
+        prepare(net, i, DT_PHASE_FORWARD);
         tell(net, i, DT_PHASE_FORWARD);
         if (half) dt_net_half_forward(net, l, training);
         else l->forward(l, net, training);
         has_bn |= l->type == DT_LAYER_BN;
     }
     tell(net, -1, DT_PHASE_FORWARD);
+    prepare(net, -1, DT_PHASE_FORWARD);
     if (half) dt_net_half_end(net);
     if (training) {
         if (has_bn) net->bn_batches_tracked++;
@@ -121,7 +152,8 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     DT_ASSERT(net && net->finalized);
     dt_device *d = net->dev;
     int n = net->n_layers;
-    if (!net->keep_grads) d->fill(d, net->grads, 0.0f, net->n_trainable);
+    // (sharded: the trainer zeroes each gradient bucket as it allocates it)
+    if (!net->keep_grads && net->grads) d->fill(d, net->grads, 0.0f, net->n_trainable);
     d->fill(d, net->dinput, 0.0f, (size_t)net->B * net->in_c * net->in_h * net->in_w);
     // zero_at[t]: the layers whose dout step t writes first (a list threaded through next)
     int *first = mallocCheck((size_t)n * sizeof(int));
@@ -141,6 +173,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     size_t mark = net->n_trainable;
     for (int t = n - 1; t >= 0; t--) {
         dt_layer *l = net->layers[t];
+        prepare(net, t, DT_PHASE_BACKWARD);
         tell(net, t, DT_PHASE_BACKWARD);
         for (int k = zero_at[t]; k >= 0; k = next[k]) {
             const dt_layer *z = net->layers[k];
@@ -162,6 +195,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
         mark = lo;
     }
     tell(net, -1, DT_PHASE_BACKWARD);
+    prepare(net, -1, DT_PHASE_BACKWARD);
     if (half) net->params = net->master, net->master = NULL;
     free(first), free(zero_at), free(next);
 }

@@ -85,6 +85,29 @@ int dt_optim_shard_grad_sumsq(dt_optim *opt, const dt_net *net, double *partial)
 // g_sumsq: the |g|^2 of each weight tensor over all ranks (LARS), NULL for SGD.
 void dt_optim_step_shard(dt_optim *opt, dt_net *net, float lr, const double *g_sumsq);
 
+// ---- ZeRO stages 2 and 3 (Rajbhandari et al. 2020 §5.2, §5.3; optim_shard.c) ----
+// The trainer shards each unit (a fusion bucket, stage 2; a layer's parameters, stage 3)
+// over the ranks, so a rank owns a list of pieces of the trainable parameters: piece k is
+// the elements [lo[k], hi[k]) (ascending, disjoint), held at at[k] in the rank's compact
+// buffers (its reduced gradient, stage 3 its parameters, the optimizer state).
+typedef struct {
+    int n;
+    const size_t *lo, *hi, *at;
+} dt_optim_pieces;
+// A sharded optimizer (dt_optim_create_shard) re-made, before any step, with zero state for
+// `elems` elements (the pieces' total). 0, or -1 with err (DT_EXIT_USAGE) if it has stepped.
+int dt_optim_reshard(dt_optim *opt, size_t elems, dt_error *err);
+// The pieces' part of |x|^2 of each LARS weight tensor (in table order, dt_optim_lars_tensors
+// of them) from the compact buffer x, or from net->params at global offsets (x NULL).
+void dt_optim_pieces_sumsq(dt_optim *opt, const dt_net *net, const dt_optim_pieces *pc,
+                           const float *x, double *partial);
+// The update of the pieces, each element with dt_optim_step's arithmetic: w the compact
+// parameters (NULL: net->params at global offsets), g the compact gradient (the mean over
+// the ranks), LARS's |g|^2 and |w|^2 of each weight tensor summed over the ranks (NULL: SGD).
+void dt_optim_step_pieces(dt_optim *opt, dt_net *net, const dt_optim_pieces *pc, float *w,
+                          const float *g, float lr, const double *g_sumsq,
+                          const double *w_sumsq);
+
 // ---- learning-rate schedules ----
 typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY, DT_LR_COSINE } dt_lr_schedule_kind;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "train_zero.h"
 
 static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
     while (n > 0) {
@@ -101,6 +102,7 @@ void dt_trainer_free(dt_trainer *t) {
     free(t->buckets);
     free(t->bucket_start);
     free(t->bucket_end);
+    dt_zero_free(t);
     if (t->coll) dt_coll_free(t->coll);
     memset(t, 0, sizeof *t);
 }
@@ -117,24 +119,33 @@ static void average_floats(dt_trainer *t, float *buf, size_t n) {
 // whether any rank's gradient overflowed (after the allreduce all hold the same sum, but an
 // fp16 wire or a NaN can differ in where it shows first: one MAX settles it), then skip
 // (halve the scale) or unscale. Returns whether to apply the update.
+// This rank's part of the reduced gradient: all of it (plain), its shard of net->grads
+// (ZeRO stage 1), its pieces (stages 2, 3: train_zero.c).
+static float *reduced_grad(const dt_trainer *t, size_t *n) {
+    const dt_net *net = t->net;
+    if (t->zero) return *n = t->zero->shard, t->zero->gshard;
+    if (!t->opt->sharded) return *n = net->n_trainable, net->grads;
+    *n = t->opt->shard_hi - t->opt->shard_lo;
+    return net->grads + t->opt->shard_lo;
+}
+
 static int loss_scaling_allows_update(dt_trainer *t) {
     t->last_skipped = 0;
     dt_net *net = t->net;
     dt_device *d = net->dev;
-    // sharded (ZeRO stage 1): only this rank's shard of the gradient is summed
-    size_t lo = t->opt->sharded ? t->opt->shard_lo : 0;
-    size_t n = t->opt->sharded ? t->opt->shard_hi - lo : net->n_trainable;
-    if (t->fault_inf_grad && n) d->fill(d, net->grads + lo, INFINITY, 1);
+    size_t n;
+    float *g = reduced_grad(t, &n);
+    if (t->fault_inf_grad && n) d->fill(d, g, INFINITY, 1);
     t->fault_inf_grad = 0;
     if (!t->loss_scaling) return 1;
-    int overflow = d->nonfinite(d, net->grads + lo, n) > 0;
+    int overflow = d->nonfinite(d, g, n) > 0;
     MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->comm);
     float s = t->scaler.scale;  // the scale backward ran with
     if (!dt_loss_scaler_update(&t->scaler, overflow)) {
         t->last_skipped = 1;
         return 0;
     }
-    d->scale(d, net->grads + lo, 1.0f / s, n);
+    d->scale(d, g, 1.0f / s, n);
     return 1;
 }
 
@@ -145,6 +156,7 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     int K = t->accumulate > 0 ? t->accumulate : 1;
     size_t image = (size_t)net->in_c * net->in_h * net->in_w, B = (size_t)net->B;
     float loss = 0.0f;
+    if (t->zero) dt_trainer_zero_begin(t);  // ZeRO 2, 3: the gather and bucket hooks on
     for (int k = 0; k < K; k++) {  // micro-batches: gradients summed in net->grads
         dt_net_set_batch(net, x_local_host + k * B * image, y_local_host + k * B);
         dt_net_forward(net, 1);
@@ -152,29 +164,34 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
         net->keep_grads = k > 0;
         if (k < K - 1)
             dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
+        else if (t->zero)
+            dt_trainer_backward_zero(t);  // each unit reduce-scattered as it completes
         else if (t->opt->sharded)
             dt_trainer_backward_reduce_scatter(t);  // this rank's shard of the sum
         else
             dt_trainer_backward_allreduce(t);  // grads = sum over the ranks (overlapping)
     }
     net->keep_grads = 0;
-    size_t glo = t->opt->sharded ? t->opt->shard_lo : 0;
-    size_t gn = t->opt->sharded ? t->opt->shard_hi - glo : net->n_trainable;
-    net->dev->scale(net->dev, net->grads + glo, 1.0f / ((float)t->size * (float)K), gn);
+    size_t gn;
+    float *g = reduced_grad(t, &gn);
+    net->dev->scale(net->dev, g, 1.0f / ((float)t->size * (float)K), gn);
     // Batch-norm running statistics were updated from this rank's slice only; average them
     // so the replicas stay identical (PyTorch DDP instead broadcasts rank 0's buffers). The
     // running mean becomes exactly the global batch's; the running variance the mean of the
     // ranks' unbiased variances.
     if (net->n_total > net->n_trainable)
-        average_floats(t, net->params + net->n_trainable, net->n_total - net->n_trainable);
+        average_floats(t, dt_net_p(net, (ssize_t)net->n_trainable),
+                       net->n_total - net->n_trainable);
 
     // Every rank has B samples, so the global mean is the mean of the ranks' means.
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, t->comm);
     loss /= (float)t->size;
+    if (t->zero) dt_trainer_zero_end(t);  // (the step below runs no layer)
     if (!isfinite(loss)) return NAN;  // the same on every rank: all stop together
 
     if (!loss_scaling_allows_update(t)) return loss;  // every rank skips together
-    if (t->opt->sharded) dt_trainer_shard_step(t, lr);  // the shard, then allgather
+    if (t->zero) dt_trainer_zero_step(t, lr);  // the pieces (stage 2: then allgather)
+    else if (t->opt->sharded) dt_trainer_shard_step(t, lr);  // the shard, then allgather
     else dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;

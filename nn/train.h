@@ -68,7 +68,52 @@ typedef struct {
                                // this rank's reduced gradient in the next step, once
 
     int accumulate;            // micro-batches per step (dt_trainer_set_accumulate; 1)
+
+    // ---- sharded data parallel, ZeRO (dt_trainer_set_shard) ----
+    int shard;                 // the stage: DT_SHARD_NONE .. DT_SHARD_PARAMETERS
+    struct dt_zero *zero;      // stages 2, 3: units, pieces, buffers (nn/train_zero.c; owned)
 } dt_trainer;
+
+// ZeRO's stages (Rajbhandari et al. 2020 §5): what each rank keeps only 1/P of.
+typedef enum {
+    DT_SHARD_NONE,        // plain data parallel: every rank holds everything
+    DT_SHARD_OPTIMIZER,   // stage 1 (P_os): the optimizer state (nn/train_shard.c)
+    DT_SHARD_GRADIENTS,   // stage 2 (P_os+g): + the gradient, reduce-scattered per bucket
+    DT_SHARD_PARAMETERS,  // stage 3 (P_os+g+p): + the parameters, gathered per layer
+} dt_shard_stage;
+const char *dt_shard_name(int stage);          // "none", "optimizer", "gradients", ...
+int dt_shard_parse(const char *s, int *stage); // 0, or -1 for an unknown name
+
+// Collective, after dt_trainer_set_comm and set_accumulate: shard the training state
+// (nn/train_zero.c). Stage 1 and up need an optimizer made by dt_optim_create_shard for
+// this rank's shard (stages 2 and 3 re-shard it to their pieces); stage 0 a plain one.
+// Stage 2: the units are the fusion buckets of the plan (a byte threshold or none: a plan
+// that waits for measured times is refused); each bucket's gradient is allocated when
+// backward first writes it, reduce-scattered as soon as it is complete, and freed once this
+// rank's piece is kept; the updated pieces are allgathered per bucket. Stage 3: the units
+// are the layers' parameters; each is allgathered before its layer's forward and again
+// before its backward (the next layer's gather started before this layer computes),
+// freed after use, and its gradient reduce-scattered as in stage 2; net->params is freed
+// (dt_trainer_gather_params makes it whole again for evaluation and saving). Refused
+// (DT_EXIT_USAGE on every rank): one rank, fp16/bf16 storage, accumulation, an optimizer
+// other than SGD and LARS, fp16 on the wire.
+int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err);
+// Collective. Stage 3: every rank's net->params whole again (freed at the next step), for
+// evaluation, saving and checks; other stages: nothing to do.
+void dt_trainer_gather_params(dt_trainer *t);
+
+// Bytes this rank holds (ZeRO's model-state accounting, docs/formulas.md "ZeRO"): between
+// steps, and at the peak of a step (stages 2, 3 add the gathered parameters and gradient
+// buckets resident at once). Activations: dt_net_activation_bytes with its scratch.
+typedef struct {
+    size_t params, grads, optim, activations;
+    size_t params_peak, grads_peak;
+    int units;  // stages 2, 3: the units sharded (each padded by up to one element)
+    size_t unit_max;  // the largest unit's bytes: a step holds at most two of each kind
+                      // at once beyond the shards (the current and the next, a tied
+                      // embedding's third)
+} dt_trainer_memory;
+void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m);
 
 // Collective over comm. Checks the arguments (network finalized, optimizer made for it, the
 // same number of trainable parameters and the same per-rank batch on every rank), gives each

@@ -152,9 +152,11 @@ static int set_up_model(dtrain_run *r) {
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
     oc.nesterov = o->nesterov;
     if (r->net && o->shard_optimizer && r->ranks < 2) {  // (the same on every rank)
-        dt_fail(&r->err, DT_EXIT_USAGE, "--shard-optimizer needs 2 or more ranks: with one "
-                "rank there is no other to hold the rest of the optimizer state (drop it, or "
-                "run under mpirun -np N)");
+        dt_fail(&r->err, DT_EXIT_USAGE, "%s needs 2 or more ranks: with one rank there is "
+                "no other to hold the rest of the %s (drop it, or run under mpirun -np N)",
+                o->shard_flag, o->shard == DT_SHARD_PARAMETERS ? "model state"
+                : o->shard == DT_SHARD_GRADIENTS ? "gradient and optimizer state"
+                : "optimizer state");
         dt_net_free(r->net);
         r->net = NULL;
     }
@@ -208,7 +210,8 @@ static int set_up_trainer(dtrain_run *r) {
     int rc = dtrain_agree(failed, &r->err, r->rank);
     if (rc) return rc;
     failed = dt_trainer_set_comm(&r->tr, &o->coll, &o->fusion, o->overlap, &r->err) ||
-                     dt_trainer_set_accumulate(&r->tr, o->accumulate, &r->err) ? 2 : 0;
+                     dt_trainer_set_accumulate(&r->tr, o->accumulate, &r->err) ||
+                     dt_trainer_set_shard(&r->tr, o->shard, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;

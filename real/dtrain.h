@@ -61,7 +61,10 @@ typedef struct {
     int device_cuda;         // --device cuda (else cpu)
     int cuda_aware;          // --cuda-aware: GPU buffers straight to MPI (coll.gpu_direct)
     int deterministic;       // --deterministic: bit-reproducible GPU math
-    int shard_optimizer;     // --shard-optimizer: ZeRO stage 1 (nn/train_shard.c)
+    int shard_optimizer;     // any --shard stage (the optimizer state is sharded in all)
+    int shard;               // --shard optimizer|gradients|parameters: ZeRO stage 1..3
+                             // (nn/train.h dt_shard_stage; --shard-optimizer: 1)
+    char shard_flag[32];     // how the stage was asked for, for messages
     dt_amp precision;        // --precision fp32|fp16|bf16 (nn/net_half.c)
     float loss_scale;        // --loss-scale S: fp16's initial scale (65536); 0 = off
     int loss_scale_interval; // --loss-scale-interval N: double after N clean steps (2000)

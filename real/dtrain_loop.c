@@ -132,11 +132,22 @@ static void print_banner(const dtrain_run *r) {
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap && !o->shard_optimizer ? " overlapping backward" : "");
     // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
-    if (o->shard_optimizer)
+    if (o->shard == DT_SHARD_OPTIMIZER)
         printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
                "(unsharded %.3f MiB, 1/%d), reduce-scatter + allgather after backward\n",
                r->opt->state_bytes / 1048576.0,
                r->net->n_trainable * sizeof(float) / 1048576.0, r->ranks);
+    dt_trainer_memory m;
+    dt_trainer_memory_report(tr, &m);
+    if (o->shard == DT_SHARD_GRADIENTS)
+        printf("dtrain: gradients and optimizer state sharded (ZeRO stage 2): each of %d "
+               "buckets reduce-scattered as backward completes it, 1/%d kept; allgather of "
+               "the parameters per bucket after the update\n", m.units, r->ranks);
+    else if (o->shard == DT_SHARD_PARAMETERS)
+        printf("dtrain: parameters, gradients and optimizer state sharded (ZeRO stage 3): %d "
+               "layers' parameters each allgathered before its forward and its backward "
+               "(the next one prefetched), its gradient reduce-scattered; 1/%d kept\n",
+               m.units, r->ranks);
     // mixed precision: what is stored in half, the memory it saves, and the loss scaling
     size_t scratch, act = dt_net_activation_bytes(r->net, &scratch);
     if (o->precision == DT_AMP_FP32) {
@@ -154,7 +165,7 @@ static void print_banner(const dtrain_run *r) {
 
 // --json: the run's summary on one line.
 static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, int same,
-                               double total) {
+                               double total, const dt_trainer_memory *m) {
     const dtrain_opts *o = r->o;
     const dt_trainer *tr = &r->tr;
     const epoch_stats *e = &p->last;
@@ -164,7 +175,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
            "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
-           "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu}\n",
+           "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, ",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, e->train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -176,6 +187,25 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
            o->accumulate, r->net->B, o->shard_optimizer ? "true" : "false",
            r->opt->state_bytes);
+    // the memory per rank, the largest over the ranks (ZeRO's model states, activations)
+    printf("\"shard\": \"%s\", \"shard_units\": %d, \"trainable_elements\": %zu, "
+           "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
+           "\"mem_optim_bytes\": %zu, \"mem_activation_bytes\": %zu, "
+           "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu, "
+           "\"mem_unit_max_bytes\": %zu}\n",
+           dt_shard_name(o->shard), m->units, r->net->n_trainable,
+           r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
+           m->activations, m->params_peak, m->grads_peak, m->unit_max);
+}
+
+// The memory report of every rank, the largest of each figure (dt_trainer_memory_report).
+static void memory_max(dt_trainer *tr, dt_trainer_memory *m) {
+    dt_trainer_memory_report(tr, m);
+    unsigned long long v[6] = {m->params, m->grads, m->optim, m->activations,
+                               m->params_peak, m->grads_peak};
+    MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    m->params = v[0], m->grads = v[1], m->optim = v[2], m->activations = v[3];
+    m->params_peak = v[4], m->grads_peak = v[5];
 }
 
 // ---- the training loop ----
@@ -269,6 +299,7 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     e->test_top1 = e->test_loss = NAN;
     if (r->test && o->eval_every &&
         (r->st.epoch % o->eval_every == 0 || r->st.epoch == o->epochs)) {
+        dt_trainer_gather_params(tr);  // ZeRO stage 3: the whole model, for the forward
         e->test_top1 = dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD, &e->test_loss, &r->err);
         int rc = dtrain_agree(e->test_top1 < 0 ? 1 : 0, &r->err, r->rank);
         if (rc) return rc;
@@ -331,6 +362,7 @@ static int finish(dtrain_run *r, const dtrain_progress *p) {
     const dtrain_opts *o = r->o;
     int rc = 0;
     if (p->live) printf("\r%*s\r", 100, "");
+    dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model from the shards
     int same = replicas_identical(r->net);
     if (!same) {
         if (r->rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
@@ -341,7 +373,17 @@ static int finish(dtrain_run *r, const dtrain_progress *p) {
         rc = 1;
     }
     double total = dt_now_s() - p->t_run;
-    if (r->rank == 0 && o->json) print_summary_json(r, p, same, total);
+    dt_trainer_memory m;
+    memory_max(&r->tr, &m);
+    if (r->rank == 0) {
+        const double mib = 1048576.0;
+        printf("dtrain: memory per rank (largest over the ranks; ZeRO %s): parameters %.3f "
+               "MiB (peak %.3f), gradients %.3f MiB (peak %.3f), optimizer state %.3f MiB, "
+               "activations %.3f MiB\n", dt_shard_name(o->shard), m.params / mib,
+               m.params_peak / mib, m.grads / mib, m.grads_peak / mib, m.optim / mib,
+               m.activations / mib);
+    }
+    if (r->rank == 0 && o->json) print_summary_json(r, p, same, total, &m);
     return rc;
 }
 

@@ -39,6 +39,17 @@ static int slow_rank(const dt_opt *d, const char *what, const char *s, void *v, 
     return 0;
 }
 
+// --shard optimizer|gradients|parameters: ZeRO's stage (nn/train.h); --shard-optimizer is
+// --shard optimizer
+static int shard(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtrain_opts *o = v;
+    if (dt_shard_parse(s, &o->shard) || o->shard == DT_SHARD_NONE)
+        return dt_opt_bad(err, what, s, d->want);
+    o->shard_optimizer = 1;
+    snprintf(o->shard_flag, sizeof o->shard_flag, "--shard %s", s);
+    return 0;
+}
+
 static int loss_scale(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     double x;
     if (!strcmp(s, "off")) return *(float *)v = 0.0f, 0;
@@ -159,6 +170,11 @@ static const dt_opt dtrain_table[] = {
     {.name = "shard-optimizer", .type = DT_OPT_SWITCH, AT(shard_optimizer),
      .help = "ZeRO stage 1: reduce-scatter the gradient, each rank keeps\nand steps the "
      "momentum of its 1/P shard, allgather the\nparameters (2 or more ranks)"},
+    {.name = "shard", .arg = "STAGE", .type = DT_OPT_CUSTOM, WHOLE, .parse = shard,
+     .want = "optimizer, gradients or parameters",
+     .help = "ZeRO: optimizer (= --shard-optimizer), gradients (+ each\nbucket reduce-scattered, "
+     "1/P of the gradient kept) or\nparameters (+ each layer's parameters gathered before "
+     "its\nforward and backward, 1/P kept); SGD or LARS, fp32"},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
      .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
      "memory in chunks)"},
@@ -256,15 +272,33 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
                             "weights to continue from; give one of them\n", o->weights);
         return 2;
     }
+    if (o->shard_optimizer && !o->shard) {
+        o->shard = DT_SHARD_OPTIMIZER;
+        snprintf(o->shard_flag, sizeof o->shard_flag, "--shard-optimizer");
+    }
     if (o->shard_optimizer && (o->checkpoint_dir[0] || o->coll.wire_f16)) {
         if (rank == 0)
-            fprintf(stderr, "dtrain: --shard-optimizer and %s: %s\n",
+            fprintf(stderr, "dtrain: %s and %s: %s\n", o->shard_flag,
                     o->coll.wire_f16 ? "--fp16-grads" : "--checkpoint-dir",
                     o->coll.wire_f16 ? "the allgather of the parameters would round them to "
                                        "fp16; drop one of the two"
                                      : "a checkpoint holds the whole momentum, which no rank "
                                        "has when it is sharded; drop one of the two");
         return 2;
+    }
+    if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
+        const char *why = o->precision != DT_AMP_FP32 ? "--precision fp16/bf16: the sharded "
+                          "buffers are fp32 (use --shard optimizer)"
+            : o->accumulate > 1 ? "--accumulate: each micro-batch's gradient would be kept "
+                                  "whole (use --shard optimizer)"
+            : o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO
+                ? "--fusion segments/auto: the buckets are planned from the first step's "
+                  "times, the shards are needed before it (give a byte threshold or none)"
+                : NULL;
+        if (why) {
+            if (rank == 0) fprintf(stderr, "dtrain: %s and %s\n", o->shard_flag, why);
+            return 2;
+        }
     }
     if (o->resume && !o->checkpoint_dir[0]) {
         if (rank == 0) fprintf(stderr, "dtrain: --resume needs --checkpoint-dir DIR\n");

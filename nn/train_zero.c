@@ -1,0 +1,291 @@
+// train_zero.c — ZeRO stages 2 and 3 (Rajbhandari et al. 2020 §5.2 "P_os+g", §5.3
+// "P_os+g+p"; PyTorch FSDP's flat parameters per unit): the trainer's state in units, each
+// unit a range of the flat trainable parameters split over the ranks as the ring splits a
+// buffer (coll.h dt_shard_lo), so rank r owns piece r of every unit.
+//   stage 2: the units are the fusion buckets. Backward writes each bucket's gradient into
+//            a buffer allocated when its first layer runs; as soon as the bucket is
+//            complete it is reduce-scattered (one at a time, in backward order, as the
+//            plain trainer's allreduces), this rank's piece is kept and the buffer freed.
+//            The optimizer steps the pieces; each bucket's parameters are allgathered.
+//   stage 3: the units are the layers' parameters, kept only as this rank's pieces. Before
+//            a layer's forward (and again before its backward) its units are allgathered
+//            into buffers, the next layer's gather started before this layer computes
+//            (prefetch), and freed when neither this nor the next layer reads them.
+//            Gradients as in stage 2, per layer.
+// Each unit's reduce-scatter sums its elements in the order the allreduce of the same
+// bucket does (coll.h, "the ring's two halves"), and the update is elementwise, so a step
+// gives the plain step's bits when the plain trainer's buckets are these units (stage 2:
+// the same --fusion; stage 3: a bucket per layer). The hooks run from dt_net_forward and
+// dt_net_backward (net.h on_params); the layers reach the unit buffers through dt_net_p /
+// dt_net_g. Not here: stage 1 (train_shard.c), the update (optim_shard.c), the step (train.c).
+#include <string.h>
+
+#include "train.h"
+#include "train_zero.h"
+
+static void fail_internal(const dt_error *err) {  // options were checked at set_shard
+    fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+    abort();
+}
+
+static size_t ulen(const dt_zero *z, int k) { return z->lo[k + 1] - z->lo[k]; }
+
+// ---- accounting: transient buffers, as allocated ----
+
+static float *zalloc(dt_zero *z, dt_device *d, size_t n, int grad) {
+    size_t *live = grad ? &z->g_live : &z->p_live, *peak = grad ? &z->g_peak : &z->p_peak;
+    *live += n * sizeof(float);
+    z->g_resident += grad;
+    if (*live > *peak) *peak = *live;
+    return d->alloc(d, (n ? n : 1) * sizeof(float));  // zero-filled
+}
+
+static void zfree(dt_zero *z, dt_device *d, float *p, size_t n, int grad) {
+    *(grad ? &z->g_live : &z->p_live) -= n * sizeof(float);
+    z->g_resident -= grad;
+    d->free(d, p);
+}
+
+// ---- stage 3: the parameters of a unit, gathered ----
+
+static void gather_start(dt_trainer *t, int k) {
+    dt_zero *z = t->zero;
+    dt_device *d = t->net->dev;
+    size_t n = ulen(z, k);
+    z->params[k] = zalloc(z, d, n, 0);
+    d->copy(d, z->params[k] + (z->plo[k] - z->lo[k]), z->pshard + z->at[k],
+            (z->phi[k] - z->plo[k]) * sizeof(float));
+    dt_error err;
+    z->preq[k] = dt_allgather_start(z->pcoll, z->params[k], n, NULL, DT_F32, &err);
+    if (!z->preq[k]) fail_internal(&err);
+    z->resident[z->n_resident++] = k;
+}
+
+static void gather_wait(dt_zero *z, int k) {
+    if (z->preq[k]) dt_allreduce_wait(z->preq[k]);
+    z->preq[k] = NULL;
+}
+
+static void release(dt_trainer *t, int slot) {
+    dt_zero *z = t->zero;
+    int k = z->resident[slot];
+    gather_wait(z, k);
+    zfree(z, t->net->dev, z->params[k], ulen(z, k), 0);
+    z->params[k] = NULL;
+    z->resident[slot] = z->resident[--z->n_resident];
+}
+
+static int layer_uses(const dt_zero *z, int layer, int k) {
+    return layer >= 0 && (z->lu[2 * layer] == k || z->lu[2 * layer + 1] == k);
+}
+
+// Layer i runs now and layer j (-1: none) after it: free what neither reads, start the
+// gathers of both (i's first), wait for i's.
+static void params_for(dt_trainer *t, int i, int j) {
+    dt_zero *z = t->zero;
+    for (int s = z->n_resident - 1; s >= 0; s--) {
+        int k = z->resident[s];
+        if (!layer_uses(z, i, k) && !layer_uses(z, j, k)) release(t, s);
+    }
+    int want[4] = {z->lu[2 * i], z->lu[2 * i + 1], j >= 0 ? z->lu[2 * j] : -1,
+                   j >= 0 ? z->lu[2 * j + 1] : -1};
+    for (int w = 0; w < 4; w++)
+        if (want[w] >= 0 && !z->params[want[w]]) gather_start(t, want[w]);
+    for (int w = 0; w < 2; w++)
+        if (want[w] >= 0) gather_wait(z, want[w]);
+}
+
+static void release_all(dt_trainer *t) {
+    while (t->zero->n_resident) release(t, t->zero->n_resident - 1);
+}
+
+// ---- stages 2 and 3: the gradient of a unit, reduce-scattered ----
+
+static void rs_finish(dt_trainer *t, int k) {
+    dt_zero *z = t->zero;
+    dt_device *d = t->net->dev;
+    dt_allreduce_wait(z->greq[k]);
+    z->greq[k] = NULL;
+    d->copy(d, z->gshard + z->at[k], z->grads[k] + (z->plo[k] - z->lo[k]),
+            (z->phi[k] - z->plo[k]) * sizeof(float));
+    zfree(z, d, z->grads[k], ulen(z, k), 1);
+    z->grads[k] = NULL;
+    z->g_inflight = -1;
+}
+
+static void rs_start(dt_trainer *t, int k) {
+    dt_zero *z = t->zero;
+    if (!z->grads[k]) z->grads[k] = zalloc(z, t->net->dev, ulen(z, k), 1);  // no writer
+    dt_error err;
+    z->greq[k] = dt_reduce_scatter_start(t->coll, z->grads[k], ulen(z, k), NULL, DT_F32, &err);
+    if (!z->greq[k]) fail_internal(&err);
+    z->g_inflight = k;
+}
+
+// One channel, as the plain trainer's buckets (train_comm.c start_next): the next unit
+// (from the top) starts once it is complete and the one before it has finished.
+static void rs_poll(dt_trainer *t) {
+    dt_zero *z = t->zero;
+    if (z->g_inflight >= 0 && dt_allreduce_progress(z->greq[z->g_inflight]))
+        rs_finish(t, z->g_inflight);
+    if (z->g_inflight < 0 && z->g_next >= 0 && z->lo[z->g_next] >= z->final_lo)
+        rs_start(t, z->g_next--);
+}
+
+// ---- the hooks ----
+
+static void on_params(void *ctx, dt_net *net, int layer, int phase) {
+    dt_trainer *t = ctx;
+    dt_zero *z = t->zero;
+    int sharded_params = z->stage == DT_SHARD_PARAMETERS && !net->params;
+    if (phase == DT_PHASE_FORWARD && !sharded_params) return;  // (stage 2: nothing to do)
+    // the model device charges the layers' time at a sync: let it pass before polling, as
+    // the plain trainer does while an allreduce is in flight (train_comm.c)
+    if (!net->dev->device_memory) net->dev->sync(net->dev);
+    if (phase == DT_PHASE_FORWARD) {
+        if (layer >= 0) {
+            params_for(t, layer, z->nextp[layer]);
+        } else {  // forward done: free everything, prefetch backward's first layer
+            release_all(t);
+            int top = z->prevp[net->n_layers];
+            if (top >= 0) params_for(t, top, -1);
+        }
+        return;
+    }
+    if (layer < 0) {  // backward done
+        if (sharded_params) release_all(t);
+        return;
+    }
+    if (sharded_params) params_for(t, layer, z->prevp[layer]);
+    for (int w = 0; w < 2; w++) {  // the buckets this layer's backward adds into
+        int k = z->lu[2 * layer + w];
+        if (k < 0 || z->grads[k] || z->lo[k] >= z->final_lo) continue;
+        // two buckets at a time, one filling while the other is reduced (DeepSpeed's
+        // double buffer): a third waits for the reduce-scatter in flight
+        while (z->g_resident >= 2 && z->g_inflight >= 0) {
+            rs_finish(t, z->g_inflight);
+            rs_poll(t);
+        }
+        z->grads[k] = zalloc(z, net->dev, ulen(z, k), 1);
+    }
+    rs_poll(t);
+}
+
+static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
+    (void)layer, (void)hi;
+    dt_trainer *t = ctx;
+    if (!net->dev->device_memory) net->dev->sync(net->dev);
+    if (lo < t->zero->final_lo) t->zero->final_lo = lo;
+    rs_poll(t);
+}
+
+// Backward with the units' reduce-scatters: afterwards z->gshard holds this rank's pieces
+// of the gradient summed over the ranks (not yet divided by P).
+void dt_trainer_backward_zero(dt_trainer *t) {
+    dt_net *net = t->net;
+    dt_zero *z = t->zero;
+    double t0 = MPI_Wtime();
+    z->final_lo = net->n_trainable + 1;  // nothing final yet
+    z->g_next = z->n - 1;
+    z->g_inflight = -1;
+    dt_net_backward(net, 1.0f, on_ready, t);
+    net->dev->sync(net->dev);
+    double bw = MPI_Wtime() - t0;
+    z->final_lo = 0;
+    while (z->g_inflight >= 0 || z->g_next >= 0) {
+        if (z->g_inflight >= 0) rs_finish(t, z->g_inflight);
+        rs_poll(t);
+    }
+    double end = MPI_Wtime() - t0;
+    t->last_backward_start = t0;
+    t->last_backward = bw;
+    t->last_comm = t->last_exposed = end - bw;
+    t->sum_backward += bw;
+    t->n_stats++;
+}
+
+// Forward and backward run the hooks; between steps nothing is resident.
+void dt_trainer_zero_begin(dt_trainer *t) {
+    dt_net *net = t->net;
+    dt_zero *z = t->zero;
+    if (z->stage == DT_SHARD_PARAMETERS && net->params) {  // a gather_params copy
+        net->dev->free(net->dev, net->params);
+        net->params = NULL;
+    }
+    net->on_params = on_params;
+    net->on_params_ctx = t;
+    z->final_lo = net->n_trainable + 1;
+}
+
+// The update of this rank's pieces (LARS: |w| and |g| of each weight tensor summed over the
+// ranks from the pieces' parts, in float64), then stage 2's allgather of each bucket.
+void dt_trainer_zero_step(dt_trainer *t, float lr) {
+    dt_net *net = t->net;
+    dt_zero *z = t->zero;
+    dt_optim_pieces pc = {z->n, z->plo, z->phi, z->at};
+    float *w = z->stage == DT_SHARD_PARAMETERS ? z->pshard : NULL;
+    double *sums = NULL;
+    int k = dt_optim_lars_tensors(net);
+    dt_error err;
+    if (t->opt->cfg.kind == DT_OPT_LARS && k > 0) {
+        sums = mallocCheck(2 * (size_t)k * sizeof(double));
+        dt_optim_pieces_sumsq(t->opt, net, &pc, z->gshard, sums);
+        dt_optim_pieces_sumsq(t->opt, net, &pc, w, sums + k);
+        if (dt_allreduce(t->coll, sums, 2 * (size_t)k, DT_F64, &err)) fail_internal(&err);
+    }
+    dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
+    free(sums);
+    if (z->stage == DT_SHARD_GRADIENTS) {
+        double t0 = MPI_Wtime();
+        for (int u = z->n - 1; u >= 0; u--)  // the buckets' order (backward's)
+            if (dt_allgather(t->coll, net->params + z->lo[u], ulen(z, u), NULL, DT_F32, &err))
+                fail_internal(&err);
+        double ag = MPI_Wtime() - t0;
+        t->last_comm += ag, t->last_exposed += ag;
+    }
+    t->sum_comm += t->last_comm;
+    t->sum_exposed += t->last_exposed;
+}
+
+void dt_trainer_zero_end(dt_trainer *t) { t->net->on_params = NULL; }
+
+void dt_trainer_gather_params(dt_trainer *t) {
+    DT_ASSERT(t);
+    dt_zero *z = t->zero;
+    dt_net *net = t->net;
+    if (!z || z->stage != DT_SHARD_PARAMETERS || net->params) return;
+    dt_device *d = net->dev;
+    net->params = d->alloc(d, net->n_total * sizeof(float));
+    dt_error err;
+    for (int k = 0; k < z->n; k++) {
+        d->copy(d, net->params + z->plo[k], z->pshard + z->at[k],
+                (z->phi[k] - z->plo[k]) * sizeof(float));
+        if (dt_allgather(z->pcoll, net->params + z->lo[k], ulen(z, k), NULL, DT_F32, &err))
+            fail_internal(&err);
+    }
+    if (net->n_total > net->n_trainable)
+        d->copy(d, net->params + net->n_trainable, z->stats,
+                (net->n_total - net->n_trainable) * sizeof(float));
+}
+
+void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m) {
+    DT_ASSERT(t && t->net && m);
+    const dt_net *net = t->net;
+    const dt_zero *z = t->zero;
+    size_t scratch = 0, f = sizeof(float);
+    memset(m, 0, sizeof *m);
+    m->activations = dt_net_activation_bytes(net, &scratch) + scratch;
+    m->optim = t->opt ? t->opt->state_bytes : 0;
+    m->params = net->n_total * f;
+    m->grads = net->n_trainable * f;
+    if (z) {
+        m->units = z->n;
+        for (int k = 0; k < z->n; k++)
+            if (ulen(z, k) * f > m->unit_max) m->unit_max = ulen(z, k) * f;
+        m->grads = z->shard * f;
+        if (z->stage == DT_SHARD_PARAMETERS)
+            m->params = (z->shard + net->n_total - net->n_trainable) * f;
+    }
+    m->params_peak = m->params + (z ? z->p_peak : 0);
+    m->grads_peak = m->grads + (z ? z->g_peak : 0);
+}

@@ -1,0 +1,199 @@
+// train_zero_setup.c — dt_trainer_set_shard (nn/train.h): the checks every rank agrees on,
+// the units of ZeRO stages 2 and 3 and this rank's pieces of them (the ring's split of each
+// unit, coll.h dt_shard_lo: FSDP's even split of each flat parameter), and the move of the
+// network's buffers into the sharded state: the whole gradient buffer freed (stages 2, 3),
+// the parameters kept as this rank's pieces only (stage 3). Not here: the hooks and the
+// step (train_zero.c).
+#include <string.h>
+
+#include "train.h"
+#include "train_zero.h"
+
+const char *dt_shard_name(int stage) {
+    switch (stage) {
+    case DT_SHARD_NONE: return "none";
+    case DT_SHARD_OPTIMIZER: return "optimizer";
+    case DT_SHARD_GRADIENTS: return "gradients";
+    case DT_SHARD_PARAMETERS: return "parameters";
+    }
+    return NULL;
+}
+
+int dt_shard_parse(const char *s, int *stage) {
+    for (int k = DT_SHARD_NONE; k <= DT_SHARD_PARAMETERS; k++)
+        if (s && strcmp(s, dt_shard_name(k)) == 0) return *stage = k, 0;
+    return -1;
+}
+
+// This rank's reason to refuse the stage, or 0.
+static int check(const dt_trainer *t, int stage, dt_error *err) {
+    const dt_net *net = t->net;
+    const dt_optim *opt = t->opt;
+    const char *name = dt_shard_name(stage);
+    if (!name)
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: ZeRO stage %d: expected 0..3", stage);
+    if (t->shard >= DT_SHARD_GRADIENTS || (t->shard && stage != t->shard))
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: sharded already (stage %d)", t->shard);
+    if (stage == DT_SHARD_NONE)
+        return opt->sharded ? dt_fail(err, DT_EXIT_USAGE, "trainer: the optimizer is sharded "
+                                      "(dt_optim_create_shard) but the stage is none") : 0;
+    if (t->size < 2)
+        return dt_fail(err, DT_EXIT_USAGE, "--shard %s needs 2 or more ranks: with one rank "
+                       "there is no other to hold the rest (drop it, or run under mpirun -np "
+                       "N)", name);
+    if (!opt->sharded)
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s needs the optimizer made by "
+                       "dt_optim_create_shard for this rank's shard", name);
+    if (stage == DT_SHARD_OPTIMIZER) return 0;
+    if (opt->cfg.kind != DT_OPT_SGD && opt->cfg.kind != DT_OPT_LARS)
+        return dt_fail(err, DT_EXIT_USAGE, "--shard %s: the sharded step has SGD and LARS "
+                       "(--optimizer sgd or lars)", name);
+    if (net->amp != DT_AMP_FP32)
+        return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --precision %s: the sharded "
+                       "buffers are fp32 (use --precision fp32, or --shard optimizer)", name,
+                       dt_amp_name(net->amp));
+    if (t->accumulate != 1)
+        return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --accumulate %d: the gradient of "
+                       "each micro-batch would have to be kept whole (use --shard optimizer)",
+                       name, t->accumulate);
+    if (opt->step > 0)
+        return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s after %ld steps", name,
+                       opt->step);
+    if (stage == DT_SHARD_GRADIENTS && !t->planned)
+        return dt_fail(err, DT_EXIT_USAGE, "--shard gradients needs a bucket plan known "
+                       "before the first step: --fusion with a byte threshold (e.g. 25MB) or "
+                       "none, not one planned from measured times");
+    return 0;
+}
+
+// The unit holding trainable element off, or -1 (not trainable, off < 0).
+static int unit_of(const dt_zero *z, const dt_net *net, ssize_t off) {
+    if (off < 0 || (size_t)off >= net->n_trainable) return -1;
+    int k = 0;
+    while (k + 1 < z->n && z->lo[k + 1] <= (size_t)off) k++;
+    return k;
+}
+
+static void make_units(dt_trainer *t, dt_zero *z) {
+    dt_net *net = t->net;
+    int nl = net->n_layers;
+    z->lo = mallocCheck(((size_t)(nl > t->n_buckets ? nl : t->n_buckets) + 1) * sizeof(size_t));
+    z->n = 0;
+    if (z->stage == DT_SHARD_GRADIENTS) {  // the buckets, listed top down: ascending here
+        for (int b = t->n_buckets - 1; b >= 0; b--) z->lo[z->n++] = t->buckets[b].lo;
+    } else {
+        for (int i = 0; i < nl; i++)
+            if (net->layers[i]->n_trainable) z->lo[z->n++] = (size_t)net->layers[i]->w_off;
+    }
+    z->lo[z->n] = net->n_trainable;
+    DT_ASSERT(z->n == 0 || z->lo[0] == 0);
+    size_t n = (size_t)z->n + 1;
+    z->plo = mallocCheck(n * sizeof(size_t));
+    z->phi = mallocCheck(n * sizeof(size_t));
+    z->at = mallocCheck(n * sizeof(size_t));
+    z->shard = 0;
+    for (int k = 0; k < z->n; k++) {
+        size_t len = z->lo[k + 1] - z->lo[k];
+        z->plo[k] = z->lo[k] + dt_shard_lo(len, z->P, z->r);
+        z->phi[k] = z->lo[k] + dt_shard_lo(len, z->P, z->r + 1);
+        z->at[k] = z->shard;
+        z->shard += z->phi[k] - z->plo[k];
+    }
+    z->lu = mallocCheck(2 * (size_t)nl * sizeof(int) + 1);
+    z->nextp = mallocCheck(((size_t)nl + 1) * sizeof(int));
+    z->prevp = mallocCheck(((size_t)nl + 1) * sizeof(int));
+    for (int i = 0; i < nl; i++) {
+        const dt_layer *l = net->layers[i];
+        int a = unit_of(z, net, l->w_off), b = unit_of(z, net, l->b_off);
+        if (a < 0) a = b, b = -1;
+        z->lu[2 * i] = a;
+        z->lu[2 * i + 1] = b == a ? -1 : b;
+    }
+    int last = -1;
+    for (int i = 0; i <= nl; i++) {
+        z->prevp[i] = last;
+        if (i < nl && z->lu[2 * i] >= 0) last = i;
+    }
+    last = -1;
+    for (int i = nl - 1; i >= 0; i--) {
+        z->nextp[i] = last;
+        if (z->lu[2 * i] >= 0) last = i;
+    }
+    z->nextp[nl] = -1;
+}
+
+int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
+    DT_ASSERT(t && t->net && t->opt);
+    int bad = check(t, stage, err) ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, t->comm);
+    if (bad) {
+        if (!err->code) dt_fail(err, DT_EXIT_USAGE, "trainer: another rank refused --shard "
+                                "(see its message)");
+        return -1;
+    }
+    if (stage < DT_SHARD_GRADIENTS) return t->shard = stage, 0;
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    dt_zero *z = callocCheck(1, sizeof *z);
+    z->stage = stage, z->P = t->size, z->r = t->rank;
+    make_units(t, z);
+    size_t n = (size_t)z->n + 1;
+    z->params = callocCheck(n, sizeof(float *));
+    z->grads = callocCheck(n, sizeof(float *));
+    z->preq = callocCheck(n, sizeof(dt_coll_req *));
+    z->greq = callocCheck(n, sizeof(dt_coll_req *));
+    z->resident = callocCheck(n, sizeof(int));
+    z->gshard = d->alloc(d, (z->shard ? z->shard : 1) * sizeof(float));
+    z->g_inflight = -1;
+    if (dt_optim_reshard(t->opt, z->shard, err)) {  // (check: no step yet)
+        fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+        abort();
+    }
+    if (stage == DT_SHARD_PARAMETERS) {  // keep this rank's pieces and the statistics only
+        z->pcoll = dt_coll_create(t->comm, t->comm_dev ? t->comm_dev : d,
+                                  dt_coll_get_opts(t->coll), err);
+        if (!z->pcoll) {  // the options were accepted for t->coll on every rank
+            fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+            abort();
+        }
+        z->pshard = d->alloc(d, (z->shard ? z->shard : 1) * sizeof(float));
+        for (int k = 0; k < z->n; k++)
+            d->copy(d, z->pshard + z->at[k], net->params + z->plo[k],
+                    (z->phi[k] - z->plo[k]) * sizeof(float));
+        size_t s = net->n_total - net->n_trainable;
+        z->stats = d->alloc(d, (s ? s : 1) * sizeof(float));
+        if (s) d->copy(d, z->stats, net->params + net->n_trainable, s * sizeof(float));
+        d->free(d, net->params);
+        net->params = NULL;
+    }
+    if (net->grads) d->free(d, net->grads);
+    net->grads = NULL;
+    z->view = (dt_net_units){z->n, z->lo, z->params, z->grads, z->stats};
+    net->units = &z->view;
+    t->zero = z;
+    t->shard = stage;
+    return 0;
+}
+
+void dt_zero_free(dt_trainer *t) {
+    dt_zero *z = t->zero;
+    if (!z) return;
+    dt_device *d = t->net->dev;
+    for (int k = 0; k < z->n; k++) {
+        if (z->preq[k]) dt_allreduce_wait(z->preq[k]);
+        if (z->greq[k]) dt_allreduce_wait(z->greq[k]);
+        if (z->params[k]) d->free(d, z->params[k]);
+        if (z->grads[k]) d->free(d, z->grads[k]);
+    }
+    if (z->gshard) d->free(d, z->gshard);
+    if (z->pshard) d->free(d, z->pshard);
+    if (z->stats) d->free(d, z->stats);
+    if (z->pcoll) dt_coll_free(z->pcoll);  // collective, as dt_trainer_free
+    free(z->lo), free(z->plo), free(z->phi), free(z->at), free(z->params), free(z->grads);
+    free(z->preq), free(z->greq), free(z->resident), free(z->lu), free(z->nextp);
+    free(z->prevp);
+    t->net->units = NULL;
+    t->net->on_params = NULL;
+    free(z);
+    t->zero = NULL;
+}

@@ -1,0 +1,146 @@
+#!/bin/sh
+# zero_cases.sh CASE — dtrain --shard gradients|parameters (ZeRO stages 2 and 3,
+# nn/train_zero.c) under mpirun against plain data parallelism (tests/mpi/CMakeLists.txt).
+# Environment: DTRAIN, ST_COMPARE (tests/mpi/st_compare.c), MPIRUN, PMPI_COUNT (the PMPI byte
+# counter, tests/mpi/pmpi_count.c). Fresh random seeds (printed), synthetic data, resnet8.
+#   bit_identical   SGD with momentum: the weights after 4 steps are the plain run's bits at
+#                   np 2, 3 (ring) and 4 (stage 2 rhd, stage 3 ring), where the sums are the
+#                   same: stage 2 against the plain run with the same --fusion buckets,
+#                   stage 3 against a bucket per layer (--fusion none); --shard optimizer too
+#   lars_matches    LARS: |w| and |g| summed from the pieces in float64: within 1e-6
+#   memory_formulas the bytes per rank dtrain reports (--json mem_*) against ZeRO's closed
+#                   forms (Rajbhandari et al. 2020 §5, fp32 here: 4 bytes an element, Ψ
+#                   trainable, S running statistics, P ranks, U units): plain 4(Ψ+S), 4Ψ,
+#                   4Ψ; stage 1 optimizer 4Ψ/P; stage 2 + gradients 4Ψ/P; stage 3 +
+#                   parameters 4Ψ/P + 4S; within the units' padding (4U); at the peak of
+#                   a step at most two units' buffers beyond that (the current and the next)
+#   comm_volume     the bytes sent per step, summed over the ranks (PMPI counter; the
+#                   difference of a 3-step and a 1-step run), exactly the ring's closed form:
+#                   plain and stage 2 8(P-1)(Ψ+S), stage 3 4(P-1)(3Ψ+2S) — for the
+#                   parameters, 1.5x the allreduce's
+#   bad_input       one rank, an unknown stage, --accumulate, --precision bf16, --fusion
+#                   auto, --checkpoint-dir: exit 2, a message naming the option, nothing written
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/zero_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+SEED=${DT_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# seed $SEED (replay with DT_TEST_SEED=$SEED)"
+A="--data synthetic --image-size 16 --classes 4 --synthetic-examples 240 --model resnet8 --batch 12 --epochs 1 --max-steps 4 --eval-every 0 --lr 0.2"
+run() { np=$1; shift; "$MPIRUN" -np "$np" --oversubscribe "$DTRAIN" --quiet --threads 1 --seed "$SEED" $A "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+json() { grep '^{' "$1" | tail -1 | sed -n "s/.*\"$2\": \"*\([^,\"}]*\).*/\1/p"; }
+# save NAME NP ARGS...: a run whose weights go to $W/NAME.st, its output to $W/NAME.log
+save() {
+  name=$1 np=$2; shift 2
+  run "$np" "$@" --json --save-weights "$W/$name.st" > "$W/$name.log" 2>&1 || { cat "$W/$name.log"; fail "$name: the run failed"; }
+  grep -q '"replicas_identical": true' "$W/$name.log" || fail "$name: the replicas differ"
+}
+same() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" "$3" || fail "$1 is not $2 (tolerance $3)"; }
+
+case "$CASE" in
+bit_identical)
+  for np in 2 3 4; do
+    a2=ring; [ "$np" = 4 ] && a2=rhd
+    save p$np.bucket $np --algo $a2 --fusion 100KB
+    save s2.$np $np --algo $a2 --fusion 100KB --shard gradients
+    same s2.$np p$np.bucket 0
+    save p$np.layer $np --algo ring --fusion none
+    save s3.$np $np --algo ring --shard parameters
+    same s3.$np p$np.layer 0
+  done
+  save p2.one 2 --algo ring
+  save s1.2 2 --algo ring --shard optimizer
+  same s1.2 p2.one 0
+  # the check can tell: another learning rate moves the weights
+  save other 2 --algo ring --fusion none --lr 0.21
+  if "$ST_COMPARE" "$W/other.st" "$W/p2.layer.st" 0 > /dev/null; then fail "lr 0.21 gives lr 0.2's weights: the comparison cannot tell"; fi
+  echo "PASS bit_identical" ;;
+lars_matches)
+  save lp 3 --algo ring --fusion none --optimizer lars
+  save l2 3 --algo ring --fusion none --optimizer lars --shard gradients
+  save l3 3 --algo ring --optimizer lars --shard parameters
+  same l2 lp 1e-6
+  same l3 lp 1e-6
+  echo "PASS lars_matches" ;;
+memory_formulas)
+  within() {  # within WHAT GOT WANT SLACK
+    d=$(( $2 - $3 )); [ $d -lt 0 ] && d=$(( -d ))
+    [ $d -le "$4" ] || fail "np $np $st: $1 $2 B, the closed form $3 B (slack $4 B)"
+  }
+  for np in 2 4; do
+    for st in none optimizer gradients parameters; do
+      flag="--shard $st"; [ $st = none ] && flag=""
+      run "$np" --algo ring --fusion 50KB --json $flag > "$W/m.$st" 2>&1 || { cat "$W/m.$st"; fail "np $np $st"; }
+      grep -q "^dtrain: memory per rank" "$W/m.$st" || fail "np $np $st: no memory line"
+      psi=$(json "$W/m.$st" trainable_elements); S=$(json "$W/m.$st" buffer_elements)
+      U=$(json "$W/m.$st" shard_units); [ "$U" = 0 ] && U=1
+      pb=$(json "$W/m.$st" mem_params_bytes); gb=$(json "$W/m.$st" mem_grads_bytes)
+      ob=$(json "$W/m.$st" mem_optim_bytes); ab=$(json "$W/m.$st" mem_activation_bytes)
+      pk=$(json "$W/m.$st" mem_params_peak_bytes); gk=$(json "$W/m.$st" mem_grads_peak_bytes)
+      um=$(json "$W/m.$st" mem_unit_max_bytes)
+      [ -n "$psi" ] && [ -n "$ob" ] && [ -n "$gk" ] || fail "np $np $st: no mem_* in --json"
+      full=$(( 4 * psi )); part=$(( 4 * psi / np )); slack=$(( 4 * (U + 1) ))
+      case $st in
+      none)       within params "$pb" $(( full + 4 * S )) 0; within grads "$gb" $full 0
+                  within optim "$ob" $full 0; act=$ab ;;
+      optimizer)  within params "$pb" $(( full + 4 * S )) 0; within grads "$gb" $full 0
+                  within optim "$ob" $part 4 ;;
+      gradients)  within params "$pb" $(( full + 4 * S )) 0; within grads "$gb" $part $slack
+                  within optim "$ob" $part $slack
+                  [ $(( gk - gb )) -le $(( 2 * um )) ] || fail "np $np: stage 2 held $(( gk - gb )) B of gradient buckets at once, more than two of $um B" ;;
+      parameters) within params "$pb" $(( part + 4 * S )) $slack; within grads "$gb" $part $slack
+                  within optim "$ob" $part $slack
+                  [ $(( pk - pb )) -le $(( 2 * um )) ] || fail "np $np: stage 3 held $(( pk - pb )) B of gathered parameters at once, more than two layers of $um B"
+                  [ $(( gk - gb )) -le $(( 2 * um )) ] || fail "np $np: stage 3 held $(( gk - gb )) B of gradient buckets at once, more than two of $um B" ;;
+      esac
+      [ "$ab" = "$act" ] || fail "np $np $st: activations $ab B, plain $act B"
+      echo "np $np $st: parameters $pb B (peak $pk), gradients $gb B (peak $gk), optimizer $ob B; Ψ = $psi, U = $U"
+    done
+  done
+  echo "PASS memory_formulas" ;;
+comm_volume)
+  [ -f "$PMPI_COUNT" ] || { echo "SKIPPED: no PMPI counter library"; exit 77; }
+  np=3
+  bytes() {  # bytes STEPS ARGS...: what the ranks sent in a run of STEPS steps
+    s=$1; shift
+    "$MPIRUN" -np $np --oversubscribe -x LD_PRELOAD="$PMPI_COUNT" "$DTRAIN" --quiet --threads 1 --seed "$SEED" $A --max-steps "$s" --algo ring --json "$@" > "$W/c.log" 2>&1 || { cat "$W/c.log"; fail "run $*"; }
+    sed -n 's/^pmpi_count: \([0-9]*\) bytes sent.*/\1/p' "$W/c.log"
+  }
+  for st in none gradients parameters; do
+    flag="--shard $st"; [ $st = none ] && flag=""
+    b1=$(bytes 1 --fusion none $flag); b3=$(bytes 3 --fusion none $flag)
+    [ -n "$b1" ] && [ -n "$b3" ] || fail "$st: the PMPI counter printed nothing"
+    psi=$(json "$W/c.log" trainable_elements); S=$(json "$W/c.log" buffer_elements)
+    per=$(( (b3 - b1) / 2 ))
+    case $st in
+    parameters) want=$(( 4 * (np - 1) * (3 * psi + 2 * S) )) ;;
+    *)          want=$(( 8 * (np - 1) * (psi + S) )) ;;
+    esac
+    [ "$per" = "$want" ] || fail "$st: $per bytes per step, the closed form $want"
+    eval "v_$st=$per"
+    echo "$st: $per bytes per step over $np ranks (closed form $want)"
+  done
+  # the parameters' share: stage 3 moves 3(P-1)Ψ elements, the allreduce 2(P-1)Ψ
+  g3=$(( v_parameters - 8 * (np - 1) * S )); g0=$(( v_none - 8 * (np - 1) * S ))
+  [ $(( 2 * g3 )) = $(( 3 * g0 )) ] || fail "stage 3 moves $g3 B of model state, plain $g0 B: not 1.5x"
+  echo "stage 3 / allreduce (model state): $g3 / $g0 = 1.5"
+  echo "PASS comm_volume" ;;
+bad_input)
+  expect() {  # expect NP PATTERN ARGS...: exit 2 with PATTERN on stderr/stdout, nothing written
+    np=$1 pat=$2; shift 2
+    run "$np" "$@" --save-weights "$W/x.st" > "$W/o" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "$pat" "$W/o" || { cat "$W/o"; fail "$*: exit $rc, expected 2 and '$pat'"; }
+    [ ! -e "$W/x.st" ] || fail "$*: a refused run wrote its weights"
+  }
+  expect 1 "--shard gradients needs 2 or more ranks" --shard gradients
+  expect 1 "--shard parameters needs 2 or more ranks" --shard parameters
+  expect 2 "option --shard: .everything. is not optimizer, gradients or parameters" --shard everything
+  expect 2 "--shard gradients and --accumulate" --shard gradients --accumulate 2
+  expect 2 "--shard parameters and --precision" --shard parameters --precision bf16
+  expect 2 "--shard gradients and --fusion segments/auto" --shard gradients --fusion auto
+  expect 2 "--shard parameters and --checkpoint-dir" --shard parameters --checkpoint-dir "$W/ck"
+  [ ! -e "$W/ck" ] || fail "a refused run made its checkpoint directory"
+  echo "PASS bad_input" ;;
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
