@@ -3,7 +3,7 @@
 written in a student's handout: each must start (no usage error, no missing file or
 program, no refusal to run as root).
 
-usage: readme_commands.py HANDOUT BUILD [--timeout S] [--list]
+usage: readme_commands.py HANDOUT BUILD [--timeout S] [--lessons NN,NN] [--show N] [--list]
 
 HANDOUT is a folder `lessons/handout` wrote; BUILD a configured and built build folder, which
 the commands reach as HANDOUT/build (a link made here when HANDOUT has none). The commands
@@ -17,7 +17,8 @@ seconds (3 by default): a command still running by then has started. It fails wh
 exits with 2 (usage), 126 or 127 (not executable, not found), or prints a usage line, an
 unknown option, a missing file, "command not found" or Open MPI's refusal to run as root.
 Other exits are the command's own verdict (a skeleton's grade fails cleanly with 1) and
-pass. --list prints the commands and runs none. Exit 0: every command started; 1: some did
+pass. --lessons limits it to those lessons; --show N prints the last N lines each command
+printed; --list prints the commands and runs none. Exit 0: every command started; 1: some did
 not (each named with its file and line, and what it printed); 2: bad arguments.
 """
 import os
@@ -105,19 +106,24 @@ def run(cmd, cwd, timeout):
 
 
 def main(argv):
-    args, timeout, listing = [], 3.0, False
+    args, timeout, listing, only, show = [], 3.0, False, None, 0
     it = iter(argv)
     for a in it:
-        if a == "--timeout":
-            try:
+        try:
+            if a == "--timeout":
                 timeout = float(next(it))
-            except (StopIteration, ValueError):
-                print("readme_commands.py: --timeout needs seconds", file=sys.stderr)
-                return 2
-        elif a == "--list":
-            listing = True
-        else:
-            args.append(a)
+            elif a == "--show":
+                show = int(next(it))
+            elif a == "--lessons":
+                only = next(it).split(",")
+            elif a == "--list":
+                listing = True
+            else:
+                args.append(a)
+        except (StopIteration, ValueError):
+            print(f"readme_commands.py: {a} needs a value (--timeout S, --show N, "
+                  "--lessons NN,NN)", file=sys.stderr)
+            return 2
     if len(args) != 2 or not os.path.isdir(os.path.join(args[0], "lessons")):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -126,7 +132,8 @@ def main(argv):
         os.symlink(build, os.path.join(handout, "build"))
     lessons = os.path.join(handout, "lessons")
     files = sorted(os.path.join(lessons, d, n) for d in os.listdir(lessons)
-                   if re.match(r"^\d\d-", d) for n in ("README.md", "HINTS.md")
+                   if re.match(r"^\d\d-", d) and (only is None or d[:2] in only)
+                   for n in ("README.md", "HINTS.md")
                    if os.path.isfile(os.path.join(lessons, d, n)))
     env_root = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     os.environ.update({k: os.environ.get(k, v) for k, v in env_root.items()})
@@ -154,6 +161,8 @@ def main(argv):
             else:
                 print(f"PASS {where}: {cmd.splitlines()[0]} ({verdict}, "
                       f"{time.monotonic() - t0:.1f} s)")
+            if show:
+                print("\n".join("    | " + l for l in out.rstrip().splitlines()[-show:]))
     if listing:
         return 0
     print(f"# {ran - failed} of {ran} commands started as written"
