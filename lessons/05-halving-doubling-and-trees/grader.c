@@ -318,6 +318,18 @@ static void bits_check(grade_t *g, dt_coll *c, size_t large, uint64_t seed) {
                          first.got == first.own ? ", its own input: nothing arrived there" : "",
                          first.want, role(0, nprocs, who0, sizeof who0));
             }
+        } else {  // the ranks agree: on the sum? (rank 0 checks; every rank learns it)
+            double want = 0;
+            long bad = rank == 0 ? grade_wrong_sum(r0, n, nprocs, real_input, s, &want) : -1;
+            MPI_Bcast(&bad, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+            if (bad >= 0) {
+                ok = 0;
+                if (rank == 0)
+                    snprintf(hint, sizeof hint, "P %d, count %zu: element %ld is %.9g on every "
+                             "rank, but the sum over the ranks is %.9g: the ranks agree only on "
+                             "a wrong result (see the checks of the sums)", nprocs, n, bad,
+                             r0[bad], want);
+            }
         }
         free(buf), free(r0);
     }

@@ -351,6 +351,21 @@ static void bits_check(grade_t *g, const sc_shape *shapes, int ns, size_t large,
                              first.got == first.own ? ", its own input: nothing arrived there"
                                                     : "", first.want);
                 }
+            } else {  // the ranks agree: on the sum? (rank 0 checks; every rank learns it)
+                double want = 0;
+                long bad = rank == 0 ? grade_wrong_sum(r0, n, p, real_input, sd, &want) : -1;
+                MPI_Bcast(&bad, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+                if (bad >= 0) {
+                    ok = 0;
+                    if (rank == 0) {
+                        char shape[48];
+                        shape_str(&shapes[s], shape, sizeof shape);
+                        snprintf(hint, sizeof hint, "P %d, %s, count %zu: element %ld is %.9g "
+                                 "on every rank, but the sum over the ranks is %.9g: the ranks "
+                                 "agree only on a wrong result (see the checks of the sums)", p,
+                                 shape, n, bad, r0[bad], want);
+                    }
+                }
             }
             free(buf), free(r0);
         }
