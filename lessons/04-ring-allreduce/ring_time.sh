@@ -13,6 +13,10 @@ variant=student
 P=${1:?usage: ring_time.sh [--solution] P BYTES...}
 shift
 [ $# -gt 0 ] || { echo "usage: ring_time.sh [--solution] P BYTES..." >&2; exit 2; }
+for v in "$P" "$@"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "ring_time.sh: '$v' is not a whole number (usage: ring_time.sh [--solution] P BYTES..., P from 2 to 1024)" >&2; exit 2; }
+done
+[ "$P" -ge 2 ] && [ "$P" -le 1024 ] || { echo "ring_time.sh: P = $P: expected 2 to 1024 ranks (tests/coll/flat1024.xml)" >&2; exit 2; }
 build=${BUILD:-build}
 . "$build/lessons/kit.env" || exit 2
 so="$build/lessons/04/$variant/grader_smpi.so"

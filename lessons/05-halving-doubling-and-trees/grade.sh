@@ -4,27 +4,26 @@
 # P = 1..8 (non-powers of two are the point), then under smpirun on the flat 1024-host
 # platform of tests/coll at P = 64 and P = 96, where it also times one allreduce of 4 MiB
 # against the closed form, and at P = 64 and 256 against the ring at 64 KiB (the
-# performance target). One seed for every run (DT_LESSON_SEED replays them all). A run
-# that crashes or hangs (the runs are cut at LESSON_RUN_TIMEOUT seconds, 60 by default) is
-# reported as a FAIL line with a hint instead, and after a hang the other runs are skipped
-# (a healthy run takes a few seconds). Exit 0 only when every run passed.
+# performance target). One seed for every run (DT_LESSON_SEED replays them all). One line
+# per check over all runs (lessons/kit/runs.sh): PASS with the runs it passed in, or the
+# first FAIL with the runs it failed in. A run that crashes or hangs (cut at
+# LESSON_RUN_TIMEOUT seconds, 30 by default) is reported as such, with what it printed, and
+# the score says so; after a hang the other runs are left out (a healthy run takes a
+# second or two). Exit 0: every check passed; 1: some failed; 3 or 124: a run crashed or hung.
 set -u
+: "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
-. "$LESSON_DIR/../kit/runs_each.sh"  # each_run: a hang or a crash becomes a FAIL line
-EACH_LIMIT=${LESSON_RUN_TIMEOUT:-30}
-EACH_HANG_CHECK=schedule_sends_meet_matching_receives_without_deadlock
-EACH_HANG_HINT="an endless loop in student_rhd (a mask that never reaches its bound?), or ranks waiting for each other"
-EACH_CRASH_CHECK=schedule_ops_stay_inside_the_range_with_valid_peers
-each_begin
-hosts=$(mktemp)
-EACH_CLEAN=$hosts
-
+. "$LESSON_DIR/../kit/runs.sh"        # run_launch, runs_report
+. "$LESSON_DIR/../kit/runs_smpi.sh"    # SMPI_TIMING, runs_next: no run after a hang
+runs_begin
+RUNS_HANG_HINT="an endless loop in student_rhd (a mask that never reaches its bound?), or ranks waiting for each other"
+limit=${LESSON_RUN_TIMEOUT:-30}
 for np in 1 2 3 4 5 6 7 8; do
-  each_run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
+  runs_next "P=$np" "$limit" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
 done
 
-for i in $(seq 0 1023); do echo "node-$i"; done > "$hosts"
-# SMPI_TIMING (kit/runs_each.sh): α = 2 µs (two links), β = 0.8 ns/B on flat1024.xml
+for i in $(seq 0 1023); do echo "node-$i"; done > "$RUNS_W/hosts"
+# SMPI_TIMING (kit/runs_smpi.sh): α = 2 µs (two links), β = 0.8 ns/B on flat1024.xml
 # (P = 64, a power of two, is timed only: mpirun's P = 1, 2, 4, 8 checked those sums; P = 96
 # checks the sums too, with 32 ranks folding in and out). The performance target: at P = 64
 # and 256, 64 KiB (below n*: README, "Experiment") against the ring and the closed form.
@@ -32,8 +31,8 @@ for case in "64 --no-data --timing 4194304 --versus-ring 65536" \
             "96 --large 20011 --timing 4194304" "256 --no-data --versus-ring 65536"; do
   set -- $case
   np=$1; shift
-  each_run "smpirun -np $np" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
-      -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" \
+  runs_next "P=$np" "$limit" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+      -hostfile "$RUNS_W/hosts" -no-privatize "${SMPI_TIMING[@]}" \
       -np "$np" "$LESSON_GRADER_SMPI" "$@" --alpha 2e-6 --beta 8e-10
 done
-each_end
+runs_report "${RUNS_LABELS[@]}"

@@ -5,28 +5,29 @@
 # every torus shape X×Y = P), then under smpirun at P = 1024: hier timed on the flat
 # platform of tests/coll with 8 ranks per host, and 128 nodes of 8 GPUs on the fat tree of
 # fattree128.xml (hier in groups of 8, the 32×32 torus). One seed for every run
-# (DT_LESSON_SEED replays them all). A run that crashes or hangs (cut at
-# LESSON_RUN_TIMEOUT seconds) is reported as a FAIL line with a hint, and after a hang the
-# other runs are skipped.
+# (DT_LESSON_SEED replays them all). One line per check over all runs (lessons/kit/runs.sh):
+# PASS with the runs it passed in, or the first FAIL with the runs it failed in. A run that
+# crashes or hangs (cut at LESSON_RUN_TIMEOUT seconds) is reported as such, with what it
+# printed, and the score says so; after a hang the other runs are left out. Exit 0: every
+# check passed; 1: some failed; 3 or 124: a run crashed or hung.
 set -u
+: "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
-. "$LESSON_DIR/../kit/runs_each.sh"  # each_run: a hang or a crash becomes a FAIL line
-EACH_LIMIT=${LESSON_RUN_TIMEOUT:-90}
-EACH_HANG_CHECK=schedule_sends_meet_matching_receives_without_deadlock
-EACH_HANG_HINT="an endless loop in student_hier.c, or ranks waiting for each other"
-EACH_CRASH_CHECK=schedule_ops_on_their_communicators_inside_the_range
-EACH_STOP=1  # (CI's mutants: run_grader.sh's LESSON_STOP_AT_FAIL)
-each_begin
-hosts=$(mktemp)
-EACH_CLEAN=$hosts
+. "$LESSON_DIR/../kit/runs.sh"      # run_launch, runs_report
+. "$LESSON_DIR/../kit/runs_smpi.sh"  # SMPI_TIMING; runs_next: no run after a hang, or after
+                                     # the check CI's mutant must fail (LESSON_STOP_AT_FAIL)
+runs_begin
+RUNS_HANG_HINT="an endless loop in student_hier.c, or ranks waiting for each other"
+limit=${LESSON_RUN_TIMEOUT:-90}
+hosts=$RUNS_W/hosts
 
 for np in 1 2 3 4 5 6 7 8; do
-  each_run "mpirun -np $np" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
+  runs_next "P=$np" "$limit" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
 done
 
 # 8 ranks on each of the first 128 hosts: 8 GPUs per node
 for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; done > "$hosts"
-# SMPI_TIMING (kit/runs_each.sh): tests/coll/CMakeLists.txt's DT_SMPI_TIMING
+# SMPI_TIMING (kit/runs_smpi.sh): tests/coll/CMakeLists.txt's DT_SMPI_TIMING
 # The timing first (2 s; the fat tree's data run takes 25), so that a mutant only the timing
 # catches stops there (LESSON_STOP_AT_FAIL); with it the performance target: hier's speedup
 # over the flat ring against the model's. The flat ring's time on this platform, 1024 ranks,
@@ -35,11 +36,13 @@ for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; don
 FLAT_RING_TIME=0.01082253159999933
 # flat1024.xml: α = 2 µs and β = 0.8 ns/B
 # between hosts, α' = 0.1 µs and β' = 10 ps/B inside
-each_run "smpirun -np 1024 (timing)" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+runs_stop_at_fail
+runs_next "P=1024" "$limit" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
     -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
     --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 --alpha-intra 1e-7 \
     --beta-intra 1e-11 --flat-ring-time "$FLAT_RING_TIME"
-each_run "smpirun -np 1024 (fat tree)" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
+runs_stop_at_fail
+runs_next "P=1024-fat-tree" "$limit" "$SMPIRUN" -platform "$LESSON_DIR/fattree128.xml" \
     -hostfile "$hosts" -no-privatize "${SMPI_TIMING[@]}" -np 1024 "$LESSON_GRADER_SMPI" \
     --groups 8 --tori 32x32 --large 10007 --few
-each_end
+runs_report "${RUNS_LABELS[@]}"

@@ -11,12 +11,16 @@
 #   threshold_plan_in_dtsim_simulates_like_horovods  --fusion 64MB and 25MB: the threshold
 #       rule has one answer, so the same buckets and the same exposed time as dtlab's
 # Prints one line per check; exit 0 when both passed, 1 otherwise.
+# The instructor's cases (instructor/grade.sh) run it on another cluster and other plans:
+# DTSIM_CHECK_GPUS (256), DTSIM_CHECK_SEGMENTS ("2 4"), DTSIM_CHECK_THRESHOLDS ("64MB 25MB"),
+# and DTSIM_CHECK_LIMIT, the seconds a run may take (120).
 set -u
 so=${1:?usage: dtsim_check.sh RANK_SO DTSIM} dtsim=${2:?usage: dtsim_check.sh RANK_SO DTSIM}
 W=$(mktemp -d "${TMPDIR:-/tmp}/lesson07_dtsim_XXXXXX")
 trap 'rm -rf "$W"' EXIT
 MARGIN=5  # per cent above the optimum's exposed time that still gets full marks
-FLAGS="--gpus 256 --iters 1 --json --quiet"
+GPUS=${DTSIM_CHECK_GPUS:-256} LIMIT=${DTSIM_CHECK_LIMIT:-120}
+FLAGS="--gpus $GPUS --iters 1 --json --quiet"
 num() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 
 # sim NAME FUSION [RANK_SO]: one run into $W/NAME.json (stderr: $W/NAME.err); status 0 if
@@ -24,16 +28,19 @@ num() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 sim() {
   local name=$1 fusion=$2
   if [ -n "${3:-}" ]; then
-    DTSIM_RANK_SO=$3 timeout -k 5 120 "$dtsim" $FLAGS --fusion "$fusion" >"$W/$name.json" 2>"$W/$name.err"
+    DTSIM_RANK_SO=$3 timeout -k 5 "$LIMIT" "$dtsim" $FLAGS --fusion "$fusion" >"$W/$name.json" 2>"$W/$name.err"
   else
-    env -u DTSIM_RANK_SO timeout -k 5 120 "$dtsim" $FLAGS --fusion "$fusion" >"$W/$name.json" 2>"$W/$name.err"
+    env -u DTSIM_RANK_SO timeout -k 5 "$LIMIT" "$dtsim" $FLAGS --fusion "$fusion" >"$W/$name.json" 2>"$W/$name.err"
   fi
+  echo $? >"$W/$name.rc"
   [ -n "$(num exposed_s "$W/$name.json")" ]
 }
 # why a run of the student's planner gave no result: the planner's own line, else the end
 why() {
   local line
   line=$(grep -o -m1 'lesson 07: your.*' "$W/$1.err")
+  [ -n "$line" ] || [ "$(cat "$W/$1.rc" 2>/dev/null)" != 124 ] ||
+    line="no result in $LIMIT s (timed out; the DP takes O(K m^2): does your planner try every split?)"
   [ -n "$line" ] || line=$(grep -v '^\s*$' "$W/$1.err" | tail -3 | tr '\n' ' ')
   echo "${line:-no output (exit status only)}"
 }
@@ -46,12 +53,12 @@ if [ ! -f "$so" ] || [ ! -x "$dtsim" ]; then
 fi
 status=0
 ok=1 detail=""
-for k in 2 4; do
+for k in ${DTSIM_CHECK_SEGMENTS:-2 4}; do
   if ! sim lib_s$k segments:$k; then
     echo "# dtlab's own run failed: $(why lib_s$k)"; exit 2
   fi
   if ! sim you_s$k segments:$k "$so"; then
-    ok=0 detail="--fusion segments:$k at 256 GPUs: your plan_segments gave no simulation: $(why you_s$k)"
+    ok=0 detail="--fusion segments:$k at $GPUS GPUs: your plan_segments gave no simulation: $(why you_s$k)"
     break
   fi
   a=$(num exposed_s "$W/you_s$k.json") b=$(num exposed_s "$W/lib_s$k.json")
@@ -74,12 +81,12 @@ else
 fi
 
 ok=1 detail=""
-for t in 64MB 25MB; do
+for t in ${DTSIM_CHECK_THRESHOLDS:-64MB 25MB}; do
   if ! sim lib_$t $t; then
     echo "# dtlab's own run failed: $(why lib_$t)"; exit 2
   fi
   if ! sim you_$t $t "$so"; then
-    ok=0 detail="--fusion $t at 256 GPUs: your plan_bytes gave no simulation: $(why you_$t)"
+    ok=0 detail="--fusion $t at $GPUS GPUs: your plan_bytes gave no simulation: $(why you_$t)"
     break
   fi
   a=$(num exposed_s "$W/you_$t.json") b=$(num exposed_s "$W/lib_$t.json")

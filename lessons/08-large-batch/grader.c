@@ -7,6 +7,12 @@
 //    zero-norm rule (a zero tensor, a zero gradient), the exclusion of biases and batch
 //    norm, and that only n elements of w and v are touched and g is not.
 // Fresh random inputs each run from the printed seed (DT_LESSON_SEED=N replays it).
+// `grader --instructor` (instructor/grade.sh, not in the handout) runs the same checks on
+// what the public run never draws: layer-sized tensors (1-2.4 M elements, ResNet-50's fc and
+// largest conv) whose norms four large elements dominate (w's first, g's last) — a sum of
+// squares kept in float stops adding the small ones once the large ones are in, the reason
+// the contract says double — and landmark-scale schedules (batches 8k-64k, the multiples of 256
+// included; up to 100,000 steps).
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +23,8 @@
                    // entered each element (a few float roundings per step; bugs are 1e-4+)
 #define GUARD 8
 #define SENTINEL 4321.0f
+
+static int instructor;  // --instructor: the cases above (set once in main)
 
 static double ref_lr(const schedule *s, long t) {
     double lr0 = s->lr_per_256 * (double)s->batch / 256;
@@ -30,6 +38,14 @@ static double ref_lr(const schedule *s, long t) {
 static schedule draw_schedule(uint64_t *r) {
     schedule s;
     s.lr_per_256 = 0.05 + 0.1 * (grade_uniform(r) + 1);
+    if (instructor) {  // Goyal et al.'s 8k to You et al.'s 64k, whole multiples of 256 too
+        s.batch = grade_int(r, 0, 1) ? 256 * grade_int(r, 32, 256) : grade_int(r, 8000, 65536);
+        s.warmup_steps = grade_int(r, 500, 5000);
+        s.warmup_start = 0.05 + 0.2 * (grade_uniform(r) + 1);
+        s.total_steps = s.warmup_steps + grade_int(r, 10000, 95000);
+        s.power = grade_int(r, 0, 1) ? 2.0 : 1.0 + (grade_uniform(r) + 1);
+        return s;
+    }
     do s.batch = grade_int(r, 300, 70000); while (s.batch % 256 == 0);
     s.warmup_steps = grade_int(r, 5, 500);
     s.warmup_start = 0.05 + 0.2 * (grade_uniform(r) + 1);
@@ -89,6 +105,13 @@ static tensor make_tensor(uint64_t *r, size_t n, double wscale, double gscale) {
         t.v[i] = in ? (float)(0.01 * grade_uniform(r)) : SENTINEL;
         if (in) t.rw[i] = t.w[i], t.rv[i] = t.v[i];
     }
+    if (instructor)  // heavy tails: four large elements (w's first, g's last), the rest 10^-4
+        for (size_t i = 0; i < n; i++) {
+            double sw = i < 4 ? 1.0 : 1e-4, sg = i + 4 >= n ? 1.0 : 1e-4;
+            t.w[i] = (float)(sw * wscale * (grade_uniform(r) > 0 ? 1 : -1));
+            t.g[i] = (float)(sg * gscale * (grade_uniform(r) > 0 ? 1 : -1));
+            t.rw[i] = t.w[i];
+        }
     return t;
 }
 
@@ -150,9 +173,10 @@ static lars_config draw_config(uint64_t *r) {
 static void check_lars(grade_t *g, uint64_t seed, const char *name, int which, const char *pass) {
     uint64_t r = seed ^ (0x1a25 + (uint64_t)which);
     char msg[400];
-    for (int k = 0; k < 40; k++) {
+    for (int k = 0; k < (instructor ? 4 : 40); k++) {
         lars_config c = draw_config(&r);
         size_t n = (size_t)(grade_int(&r, 0, 3) ? grade_int(&r, 1, 5000) : grade_int(&r, 1, 4));
+        if (instructor) n = (size_t)grade_int(&r, 1 << 20, 2400000);
         double ws = pow(10, -2 + 2 * (grade_uniform(&r) + 1) / 2), gs = pow(10, -5 + 3 * (grade_uniform(&r) + 1) / 2);
         float lr = (float)(0.1 + 20 * (grade_uniform(&r) + 1) / 2);
         tensor t = make_tensor(&r, n, ws, gs);
@@ -195,7 +219,12 @@ static void check_range(grade_t *g, uint64_t seed) {
     grade_check(g, 1, "lars_touches_only_n_elements", "w and v end at n, g untouched");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    instructor = argc > 1 && strcmp(argv[1], "--instructor") == 0;
+    if (argc > 1 && !instructor) {
+        fprintf(stderr, "grader: unknown argument '%s' (expected --instructor)\n", argv[1]);
+        return 2;
+    }
     grade_t g = grade_begin("08-large-batch", 0);
     check_lr(&g, g.seed, "lr_linear_scaling_rule", 0);
     check_lr(&g, g.seed, "lr_warmup_is_linear_from_start", 1);

@@ -85,4 +85,26 @@ static inline double grade_worst(const float *got, const double *want, size_t n,
     return worst;
 }
 
+// The first element of an allreduce's result (the same on every rank, res) that is not the
+// sum over the p ranks' inputs input(seed, rank, i): the float64 sum, within the rounding of
+// p-1 float additions (1e-6·p·Σ|x|; a wrong chunk is off by whole inputs). Its index, or -1;
+// *want: that sum. So that a check of "the same bits on every rank" cannot pass on ranks
+// that agree on a wrong result.
+static inline long grade_wrong_sum(const float *res, size_t n, int p,
+                                   float (*input)(uint64_t, int, size_t), uint64_t seed,
+                                   double *want) {
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0, mag = 0;
+        for (int q = 0; q < p; q++) {
+            double v = input(seed, q, i);
+            sum += v, mag += fabs(v);
+        }
+        if (!(fabs((double)res[i] - sum) <= 1e-6 * p * mag + 1e-30)) {
+            *want = sum;
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
 #endif

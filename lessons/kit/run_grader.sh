@@ -37,6 +37,9 @@ if [ ! -f "$env_file" ]; then
   exit 2
 fi
 . "$env_file"
+# the interpreter configure found, unless this user cannot run it (a build configured by
+# another user, whose python3 sits in a private folder): then the one on PATH
+[ -x "${PYTHON:-}" ] || PYTHON=python3
 dir=$(ls -d "$DT_SOURCE"/lessons/"$num"-*/ 2>/dev/null | head -n 1)
 if [ -z "$dir" ]; then
   echo "run_grader: no lesson $num under $DT_SOURCE/lessons" >&2

@@ -12,7 +12,7 @@ export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d '
 runs_begin
 RUNS_HANG_HINT="an endless loop in student_rhd, or ranks waiting for each other"
 for i in $(seq 0 255); do echo "node-$i"; done >"$RUNS_W/hosts"
-. "$LESSON_DIR/../kit/runs_each.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
+. "$LESSON_DIR/../kit/runs_smpi.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
 smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" -no-privatize
       "${SMPI_TIMING[@]}")
 run_launch "P=40" 90 "$SMPIRUN" "${smpi[@]}" -np 40 "$LESSON_GRADER_SMPI" --large 20021 \

@@ -18,22 +18,17 @@ for i in $(seq 0 63); do echo "node-$i"; done >"$RUNS_W/hosts64"
 for h in $(seq 0 63); do for _ in 1 2 3 4; do echo "node-$h"; done; done >"$RUNS_W/hosts256"
 for h in $(seq 0 127); do for _ in 1 2 3 4 5 6 7 8; do echo "node-$h"; done; done >"$RUNS_W/hosts1024"
 ring=$(sed -n 's/^FLAT_RING_TIME=//p' "$LESSON_DIR/grade.sh")
-. "$LESSON_DIR/../kit/runs_each.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
+. "$LESSON_DIR/../kit/runs_smpi.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
 smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -no-privatize "${SMPI_TIMING[@]}")
-run_launch "P=64" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts64" -np 64 \
+runs_next "P=64" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts64" -np 64 \
     "$LESSON_GRADER_SMPI" --groups 5,6,16 --tori 8x8,4x16,16x4 --large 10007 --few
-run_launch "P=256" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts256" -np 256 \
+runs_next "P=256" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts256" -np 256 \
     "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 4 --alpha 2e-6 --beta 8e-10 \
     --alpha-intra 1e-7 --beta-intra 1e-11
-labels=("P=64" "P=256")
 # (CI's mutant that only these cases catch, LESSON_STOP_AT_FAIL: once a check has failed,
 # the 40 s of the live flat ring add nothing)
-if [ -n "${LESSON_STOP_AT_FAIL:-}" ] && grep -q '^FAIL ' "$RUNS_W"/*.out; then
-  echo "# a check failed: the P = 1024 run is skipped (LESSON_STOP_AT_FAIL)"
-  runs_report "${labels[@]}"
-  exit $?
-fi
-run_launch "P=1024" 120 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts1024" -np 1024 \
+runs_stop_at_fail
+runs_next "P=1024" 120 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts1024" -np 1024 \
     "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 \
     --alpha-intra 1e-7 --beta-intra 1e-11 --versus-flat --flat-ring-time "$ring"
-runs_report "P=64" "P=256" "P=1024"
+runs_report "${RUNS_LABELS[@]}"
