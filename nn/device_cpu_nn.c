@@ -4,8 +4,8 @@
 // parallel over (image, channel) planes with OpenMP; per-element formulas from nn/kernels.h.
 // Not here: memory, gemm, elementwise ops (device_cpu.c), the same primitives on half
 // storage (device_cpu_half.c, which shares their loops through device_cpu_internal.h), or any
-// layer logic (shapes are the
-// caller's business; a primitive only trusts the sizes it is given).
+// layer logic (shapes are the caller's business; a primitive only trusts the sizes it is
+// given).
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
