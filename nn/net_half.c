@@ -189,10 +189,11 @@ static void unbind(dt_net *net, const dt_layer *l) {
 
 // ---- relu, the residual add, batch norm and (bf16) conv straight on the half tensors ----
 // Where the device has the half-storage ops (nn/device.h relu_forward_h, relu_backward_h,
-// add_h, bn_*_h; im2col_bf16 and the bf16 gemms for a conv without bias) and every tensor the layer touches is stored in half, these memory-bound
-// layers skip the views: the same bits (each op rounds once, as finish() does), a third of
-// the traffic or less. Else (a device without them, the network's fp32 input, an add of a tensor with
-// itself whose two gradients the views sum in fp32 before one rounding) the views.
+// add_h, bn_*_h; im2col_bf16 and the bf16 gemms for a conv without bias) and every tensor
+// the layer touches is stored in half, these layers skip the views: the same bits (each op
+// rounds once, as finish() does), a third of the traffic or less. Else (a device without
+// them, the network's fp32 input, an add of a tensor with itself whose two gradients the
+// views sum in fp32 before one rounding) the views.
 
 static uint16_t *out_h_of(const dt_net *net, int in) {
     return in >= 0 ? net->layers[in]->out_h : NULL;
