@@ -228,7 +228,8 @@ struct dt_device {
     // sum stay fp32/double, as in bn_forward_train, bn_forward_eval and bn_backward (set:
     // bn_backward_set). Optional as above: the cuda device has them (its kernels are
     // templates on the element type, so the sums run in the same order on the same
-    // values); the cpu device keeps batch norm on fp32 views.
+    // values); the cpu device has them too (nn/device_cpu_half.c: each plane widened into
+    // thread-local fp32, then the fp32 op's own loops, so the bits of the views).
     void (*bn_forward_train_h)(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
                                const float *gamma, const float *beta, float eps,
                                float momentum, float *running_mean, float *running_var,
@@ -241,6 +242,28 @@ struct dt_device {
                           int C, int HW, const float *gamma, const float *save_mean,
                           const float *save_invstd, uint16_t *dx, float *dgamma, float *dbeta,
                           int set);
+
+    // Convolution on bf16 storage (optional: NULL where a device lacks them; the cpu device
+    // has them where it multiplies bf16, nn/device_cpu_half.c). The layer (nn/layer_conv.c
+    // dt_conv_*_bf16) then reads its bf16 input and weights as they are, instead of through
+    // fp32 views and columns rounded back to bf16 before each gemm; the same sums of the same
+    // exact products, so the bits of the views path (tests/unit/test_amp.c).
+    // im2col with x (B,C,H,W) and col (B, C*KH*KW, OH*OW) as bf16 bits; padding reads +0.
+    void (*im2col_bf16)(dt_device *d, const uint16_t *x, int B, int C, int H, int W, int KH,
+                        int KW, int stride, int pad, uint16_t *col);
+    // x = bf16((set ? 0 : float(x)) + col2im(col)) per (b,c) plane: col fp32, x bf16 bits,
+    // the sum in fp32 and one rounding (what col2im on a widened view, then narrowing, gives)
+    void (*col2im_bf16)(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                        int KW, int stride, int pad, uint16_t *x, int set);
+    // gemm_batched and gemm_batched_sum with A and B bf16 bits, fp32 accumulation, C fp32
+    void (*gemm_batched_bf16)(dt_device *d, int trans_a, int trans_b, int M, int N, int K,
+                              float alpha, const uint16_t *A, int lda, size_t stride_a,
+                              const uint16_t *B, int ldb, size_t stride_b, float beta, float *C,
+                              int ldc, size_t stride_c, int batch);
+    void (*gemm_batched_sum_bf16)(dt_device *d, int trans_a, int trans_b, int M, int N, int K,
+                                  float alpha, const uint16_t *A, int lda, size_t stride_a,
+                                  const uint16_t *B, int ldb, size_t stride_b, float beta,
+                                  float *C, int ldc, int batch);
 
     // ---- transformer primitives (GPT-2: Radford et al. 2019, in llm.c's layout) ----
     // Optional: NULL where a device lacks them (cuda); the gpt models then refuse to

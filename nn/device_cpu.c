@@ -212,7 +212,7 @@ static void cpu_bf16_to_f32(dt_device *d, const uint16_t *x, float *y, size_t n)
 #define HALF_CHUNK 2048
 enum { HOP_RELU, HOP_RELU_BW, HOP_ADD };
 
-static void widen_chunk(const dt_device *d, int fmt, const uint16_t *h, float *f, size_t m) {
+void dt_cpu_widen(const dt_device *d, int fmt, const uint16_t *h, float *f, size_t m) {
     (void)d;
     if (fmt == 2) {
 #pragma omp simd
@@ -228,7 +228,7 @@ static void widen_chunk(const dt_device *d, int fmt, const uint16_t *h, float *f
     for (size_t i = 0; i < m; i++) f[i] = dt_f16_to_f32(h[i]);
 }
 
-static void narrow_chunk(const dt_device *d, int fmt, const float *f, uint16_t *h, size_t m) {
+void dt_cpu_narrow(const dt_device *d, int fmt, const float *f, uint16_t *h, size_t m) {
     (void)d;
     if (fmt == 2) {
 #pragma omp simd
@@ -253,8 +253,8 @@ static void half_op(dt_device *d, int op, int fmt, const uint16_t *a, const uint
     for (size_t k = 0; k < nb; k++) {
         float fa[HALF_CHUNK], fb[HALF_CHUNK], fy[HALF_CHUNK];
         size_t lo = k * HALF_CHUNK, m = n - lo < HALF_CHUNK ? n - lo : HALF_CHUNK;
-        widen_chunk(d, fmt, a + lo, fa, m);
-        if (op != HOP_RELU) widen_chunk(d, fmt, b + lo, fb, m);
+        dt_cpu_widen(d, fmt, a + lo, fa, m);
+        if (op != HOP_RELU) dt_cpu_widen(d, fmt, b + lo, fb, m);
         if (op == HOP_RELU) {
 #pragma omp simd
             for (size_t i = 0; i < m; i++) fy[i] = dt_relu(fa[i]);
@@ -265,11 +265,11 @@ static void half_op(dt_device *d, int op, int fmt, const uint16_t *a, const uint
 #pragma omp simd
             for (size_t i = 0; i < m; i++) fy[i] = dt_relu_grad(fa[i], fb[i]);
         } else {
-            widen_chunk(d, fmt, y + lo, fy, m);
+            dt_cpu_widen(d, fmt, y + lo, fy, m);
 #pragma omp simd
             for (size_t i = 0; i < m; i++) fy[i] += dt_relu_grad(fa[i], fb[i]);
         }
-        narrow_chunk(d, fmt, fy, y + lo, m);
+        dt_cpu_narrow(d, fmt, fy, y + lo, m);
     }
 }
 
@@ -338,6 +338,7 @@ dt_device *dt_device_cpu_create(int threads) {
     d->add_h = cpu_add_h;
 
     dt_cpu_install_nn(d);
+    dt_cpu_install_half(d);
     dt_cpu_install_gpt(d);
     return d;
 }

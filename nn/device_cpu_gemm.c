@@ -24,15 +24,7 @@
 #include "kernels.h"
 
 #ifdef DT_HAVE_DNNL
-#include <oneapi/dnnl/dnnl.h>
-#ifdef DT_HAVE_DNNL_BF16_GEMM
-// Exported by libdnnl (src/cpu/gemm/gemm.hpp, extern "C" DNNL_API) beside dnnl_sgemm but not
-// declared in its public headers; row-major like dnnl_sgemm, bf16 is uint16_t's bits.
-dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N,
-                                    dnnl_dim_t K, float alpha, const uint16_t *A,
-                                    dnnl_dim_t lda, const uint16_t *B, dnnl_dim_t ldb,
-                                    float beta, float *C, dnnl_dim_t ldc);
-#endif
+#include <oneapi/dnnl/dnnl.h>  // dnnl_gemm_bf16bf16f32: device_cpu_internal.h
 #endif
 
 // What multiplies one piece, for the length of one device call. For bf16, A16 and B16 hold
@@ -150,7 +142,7 @@ static size_t extent(int rows, int cols, int ld) {
 }
 
 // bf16 scratch owned by the device, grown on demand and kept between calls.
-static uint16_t *bf16_scratch(dt_cpu_ctx *ctx, size_t n) {
+uint16_t *dt_cpu_bf16_scratch(dt_cpu_ctx *ctx, size_t n) {
     if (ctx->bf16_n < n) {
         free(ctx->bf16);
         ctx->bf16 = NULL;
@@ -206,7 +198,7 @@ static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, si
     }
     const uint16_t *a16 = viewed(ctx, A, na), *b16 = nb ? viewed(ctx, B, nb) : NULL;
     size_t ca = a16 ? 0 : na, cb = b16 ? 0 : nb;  // elements to round
-    uint16_t *s = bf16_scratch(ctx, ca + cb);
+    uint16_t *s = dt_cpu_bf16_scratch(ctx, ca + cb);
     size_t n = ca + cb;
     enum { BLK = 1 << 16 };
     long nblk = (long)((n + BLK - 1) / BLK);
@@ -244,18 +236,6 @@ static void cpu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float al
     sgemm_threads(&g, d->threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// Below this many FLOPs a gemm call runs on one thread: a parallel region would cost more.
-#define DT_CPU_GEMM_PAR_MIN 2e6
-
-// [*lo, *hi): the part of 0..n-1 that thread t of nt takes, cut at multiples of 16 floats
-// (a cache line), so no two threads write the same line of C.
-static void split16(int n, int t, int nt, int *lo, int *hi) {
-    long units = (n + 15) / 16;
-    long l = units * t / nt * 16, h = units * (t + 1) / nt * 16;
-    *lo = (int)(l < n ? l : n);
-    *hi = (int)(h < n ? h : n);
-}
-
 // Thread t's share of C = alpha*op(A)op(B) + beta*C: a band of columns of C when N >= M
 // (op(B) is cut the same way), else a band of rows (op(A) is cut). Single-threaded gemm.
 static void sgemm_slice(const gemm_ops *g, int t, int nt, int ta, int tb, int M, int N, int K,
@@ -263,18 +243,18 @@ static void sgemm_slice(const gemm_ops *g, int t, int nt, int ta, int tb, int M,
                         float beta, float *C, int ldc) {
     int lo, hi;
     if (N >= M) {
-        split16(N, t, nt, &lo, &hi);
+        dt_cpu_split16(N, t, nt, &lo, &hi);
         sgemm1(g, ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + (size_t)lo * ldb : B + lo,
                ldb, beta, C + lo, ldc);
     } else {
-        split16(M, t, nt, &lo, &hi);
+        dt_cpu_split16(M, t, nt, &lo, &hi);
         sgemm1(g, ta, tb, hi - lo, N, K, alpha, ta ? A + lo : A + (size_t)lo * lda, lda, B,
                ldb, beta, C + (size_t)lo * ldc, ldc);
     }
 }
 
 // Scratch owned by the device (d->ctx), grown on demand and kept between calls.
-static float *cpu_scratch(dt_device *d, size_t floats) {
+float *dt_cpu_scratch(dt_device *d, size_t floats) {
     dt_cpu_ctx *ctx = d->ctx;
     if (ctx->scratch_floats < floats) {
         free(ctx->scratch);
@@ -289,8 +269,6 @@ static float *cpu_scratch(dt_device *d, size_t floats) {
 // wide gemm Q = alpha*op(A)*P runs (its rows cut among the threads), and Q is copied back
 // into the C_i (C_i = Q_i + beta*C_i). g items per group make P about DT_CPU_PACK_COLS wide.
 // In bf16 (g0 of kind GEMM_BF16, A already rounded) the copies into P round to bf16.
-#define DT_CPU_PACK_BELOW 128
-#define DT_CPU_PACK_COLS 512
 static void gemm_batched_packed(dt_device *d, const gemm_ops *g0, int ta, int M, int N, int K,
                                 float alpha, const float *A, int lda, const float *B, int ldb,
                                 size_t sb, float beta, float *C, int ldc, size_t sc,
@@ -298,7 +276,7 @@ static void gemm_batched_packed(dt_device *d, const gemm_ops *g0, int ta, int M,
     int grp = (DT_CPU_PACK_COLS + N - 1) / N;
     if (grp > batch) grp = batch;
     size_t wide = (size_t)grp * N;
-    float *P = cpu_scratch(d, ((size_t)K + M) * wide), *Q = P + (size_t)K * wide;
+    float *P = dt_cpu_scratch(d, ((size_t)K + M) * wide), *Q = P + (size_t)K * wide;
     gemm_ops g = *g0;
     g.B0 = P;
     int bf16 = g.kind == GEMM_BF16;
@@ -348,7 +326,7 @@ static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, 
     size_t na = span(sa, batch, ta ? K : M, ta ? M : K, lda);
     if (packed && d->gemm_half == 2) {  // room for P's bf16 copy after A's, grown first
         int grp = (DT_CPU_PACK_COLS + N - 1) / N;
-        bf16_scratch(d->ctx, na + (size_t)K * N * (grp < batch ? grp : batch));
+        dt_cpu_bf16_scratch(d->ctx, na + (size_t)K * N * (grp < batch ? grp : batch));
     }
     if (K > 0 && alpha != 0.0f)  // packed: B is rounded into P
         g = plan(d, A, na, B, packed ? 0 : span(sb, batch, tb ? N : K, tb ? K : N, ldb));

@@ -48,6 +48,110 @@ typedef struct {
     size_t view_n[3];
 } dt_cpu_ctx;
 
+// ---- shared by the gemm files (device_cpu_gemm.c, device_cpu_half.c) ----
+// Below this many FLOPs a gemm call runs on one thread: a parallel region would cost more.
+#define DT_CPU_GEMM_PAR_MIN 2e6
+// Narrow gemms (fewer columns than DT_CPU_PACK_BELOW, e.g. the 7x7 = 49 pixels of ResNet's
+// last stage) with a shared A are packed side by side, about DT_CPU_PACK_COLS wide.
+#define DT_CPU_PACK_BELOW 128
+#define DT_CPU_PACK_COLS 512
+
+// [*lo, *hi): the part of 0..n-1 that thread t of nt takes, cut at multiples of 16 floats
+// (a cache line), so no two threads write the same line of C.
+static inline void dt_cpu_split16(int n, int t, int nt, int *lo, int *hi) {
+    long units = (n + 15) / 16;
+    long l = units * t / nt * 16, h = units * (t + 1) / nt * 16;
+    *lo = (int)(l < n ? l : n);
+    *hi = (int)(h < n ? h : n);
+}
+
+// The device's fp32 and bf16 scratch (ctx->scratch, ctx->bf16), grown on demand and kept.
+float *dt_cpu_scratch(dt_device *d, size_t floats);
+uint16_t *dt_cpu_bf16_scratch(dt_cpu_ctx *ctx, size_t n);
+
+#if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
+#include <oneapi/dnnl/dnnl.h>
+// Exported by libdnnl (src/cpu/gemm/gemm.hpp, extern "C" DNNL_API) beside dnnl_sgemm but not
+// declared in its public headers; row-major like dnnl_sgemm, bf16 is uint16_t's bits.
+dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N,
+                                    dnnl_dim_t K, float alpha, const uint16_t *A,
+                                    dnnl_dim_t lda, const uint16_t *B, dnnl_dim_t ldb,
+                                    float beta, float *C, dnnl_dim_t ldc);
+#endif
+
+// ---- shared by im2col/col2im and batch norm on fp32 (device_cpu_nn.c) and half storage
+// (device_cpu_half.c): one loop body each, so both give the same bits on the same values ----
+
+// Outputs o whose input index o*stride - pad + k lies in [0, n): [*lo, *hi) (o < out).
+static inline void dt_cpu_valid_range(int n, int out, int k, int stride, int pad, int *lo,
+                                      int *hi) {
+    int off = pad - k;  // input = o*stride - off
+    int l = off > 0 ? (off + stride - 1) / stride : 0;
+    int h = n - 1 + off >= 0 ? (n - 1 + off) / stride + 1 : 0;
+    if (h > out) h = out;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+// dst[i*stride] += src[i] for i < n (restrict: no overlap, so the compiler vectorises
+// without run-time alias checks; the strides 1 and 2 get loops of their own)
+static inline void dt_cpu_scatter_add_seg(float *restrict dst, const float *restrict src,
+                                          int n, int stride) {
+    if (stride == 1) {
+        for (int i = 0; i < n; i++) dst[i] += src[i];
+    } else if (stride == 2) {
+        for (int i = 0; i < n; i++) dst[2 * i] += src[i];
+    } else {
+        for (int i = 0; i < n; i++) dst[(size_t)i * stride] += src[i];
+    }
+}
+
+// x plane xp (H,W) += the col rows (KH*KW of OH*OW) im2col read from it (col2im, one plane)
+static inline void dt_cpu_col2im_plane(const float *cp, int H, int W, int KH, int KW,
+                                       int stride, int pad, int OH, int OW, float *xp) {
+    size_t ohw = (size_t)OH * OW;
+    for (int kh = 0; kh < KH; kh++) {
+        int hlo, hhi;
+        dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
+        for (int kw = 0; kw < KW; kw++) {
+            const float *row = cp + (size_t)(kh * KW + kw) * ohw;
+            int lo, hi;
+            dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
+            for (int oh = hlo; oh < hhi; oh++) {
+                float *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
+                dt_cpu_scatter_add_seg(xr + (lo * stride - pad + kw),
+                                       row + (size_t)oh * OW + lo, hi - lo, stride);
+            }
+        }
+    }
+}
+
+// Batch norm's per-plane loops (Ioffe & Szegedy 2015, Alg. 1; per-element formulas from
+// nn/kernels.h). Sums over one plane p of HW elements, shifted by k, in double:
+// *s += sum(p - k), *ss += sum((p - k)^2).
+static inline void dt_cpu_bn_sums(const float *p, int HW, double k, double *s, double *ss) {
+    double a = *s, b = *ss;
+#pragma omp simd reduction(+ : a, b)
+    for (int i = 0; i < HW; i++) {
+        double t = (double)p[i] - k;
+        a += t;
+        b += t * t;
+    }
+    *s = a, *ss = b;
+}
+// *sdy += sum(dy), *sdyx += sum(dy*xhat), xhat = (x - m)*is
+static inline void dt_cpu_bn_grad_sums(const float *g, const float *p, int HW, float m,
+                                       float is, double *sdy, double *sdyx) {
+    double a = *sdy, b = *sdyx;
+#pragma omp simd reduction(+ : a, b)
+    for (int i = 0; i < HW; i++) {
+        a += g[i];
+        b += (double)g[i] * (double)((p[i] - m) * is);
+    }
+    *sdy = a, *sdyx = b;
+}
+
 // Exits 2 with a message where DT_CPU_GEMM names no backend of this build; then sets gemm,
 // gemm_batched and gemm_batched_sum on the backend chosen for this CPU (device_cpu_gemm.c).
 void dt_cpu_check_gemm_env(void);
@@ -55,6 +159,14 @@ void dt_cpu_install_gemm(dt_device *d);
 
 // Sets im2col, col2im, bias, batchnorm, relu, pooling, dropout and loss (device_cpu_nn.c).
 void dt_cpu_install_nn(dt_device *d);
+// m elements of half storage (fmt 1 fp16, 2 bf16) to fp32 and back, one thread: the bits of
+// the device's f16_to_f32/bf16_to_f32 and f32_to_f16/f32_to_bf16 (device_cpu.c).
+void dt_cpu_widen(const dt_device *d, int fmt, const uint16_t *h, float *f, size_t m);
+void dt_cpu_narrow(const dt_device *d, int fmt, const float *f, uint16_t *h, size_t m);
+
+// Sets batch norm on half storage, and where the CPU multiplies bf16 (ctx->bf16_gemm) the
+// convolution primitives on bf16 storage (device_cpu_half.c).
+void dt_cpu_install_half(dt_device *d);
 // Sets the transformer primitives and the Adam-family updates (device_cpu_gpt.c).
 void dt_cpu_install_gpt(dt_device *d);
 

@@ -2,8 +2,10 @@
 // (darknet/Caffe), per-channel bias, batch normalisation (Ioffe & Szegedy 2015), relu, max
 // and adaptive average pooling, inverted dropout and softmax cross-entropy. Plain loops,
 // parallel over (image, channel) planes with OpenMP; per-element formulas from nn/kernels.h.
-// Not here: memory, gemm, elementwise ops (device_cpu.c), or any layer logic (shapes are the
-// caller's business; a primitive only trusts the sizes it is given).
+// Not here: memory, gemm, elementwise ops (device_cpu.c), the same primitives on half
+// storage (device_cpu_half.c, which shares their loops through device_cpu_internal.h), or any
+// layer logic (shapes are the caller's business; a primitive only trusts the sizes it is
+// given).
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -17,20 +19,10 @@
 
 // ---- im2col / col2im ----
 
-// Outputs o whose input index o*stride - pad + k lies in [0, n): [*lo, *hi) (o < out).
-static void valid_range(int n, int out, int k, int stride, int pad, int *lo, int *hi) {
-    int off = pad - k;  // input = o*stride - off
-    int l = off > 0 ? (off + stride - 1) / stride : 0;
-    int h = n - 1 + off >= 0 ? (n - 1 + off) / stride + 1 : 0;
-    if (h > out) h = out;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
-}
+#define valid_range dt_cpu_valid_range
 
-// dst[i] = src[i*stride] and dst[i*stride] += src[i] for i < n (restrict: no overlap, so
-// the compiler vectorises without run-time alias checks; the constant strides 1 and 2 get
-// their own loops, the stride-1 copies go to memcpy).
+// dst[i] = src[i*stride] for i < n (restrict: no overlap, so the compiler vectorises without
+// run-time alias checks; the constant stride 2 gets its own loop, stride 1 goes to memcpy).
 static inline void gather_seg(float *restrict dst, const float *restrict src, int n,
                               int stride) {
     if (stride == 1) {
@@ -41,17 +33,6 @@ static inline void gather_seg(float *restrict dst, const float *restrict src, in
         for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
     }
 }
-static inline void scatter_add_seg(float *restrict dst, const float *restrict src, int n,
-                                   int stride) {
-    if (stride == 1) {
-        for (int i = 0; i < n; i++) dst[i] += src[i];
-    } else if (stride == 2) {
-        for (int i = 0; i < n; i++) dst[2 * i] += src[i];
-    } else {
-        for (int i = 0; i < n; i++) dst[(size_t)i * stride] += src[i];
-    }
-}
-
 // One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W):
 // row[oh*OW + ow] = xp[oh*stride - pad + kh][ow*stride - pad + kw], 0 in the padding.
 static void im2col_row(const float *xp, int H, int W, int OH, int OW, int kh, int kw,
@@ -122,20 +103,7 @@ static void col2im_impl(dt_device *d, const float *col, int B, int C, int H, int
         float *xp = x + (size_t)pc * H * W;
         const float *cp = col + (size_t)pc * kk * ohw;
         if (set) memset(xp, 0, (size_t)H * W * sizeof(float));
-        for (int kh = 0; kh < KH; kh++) {
-            int hlo, hhi;
-            valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
-            for (int kw = 0; kw < KW; kw++) {
-                const float *row = cp + (size_t)(kh * KW + kw) * ohw;
-                int lo, hi;
-                valid_range(W, OW, kw, stride, pad, &lo, &hi);
-                for (int oh = hlo; oh < hhi; oh++) {
-                    float *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
-                    scatter_add_seg(xr + (lo * stride - pad + kw), row + (size_t)oh * OW + lo,
-                                    hi - lo, stride);
-                }
-            }
-        }
+        dt_cpu_col2im_plane(cp, H, W, KH, KW, stride, pad, OH, OW, xp);
     }
 }
 
@@ -193,15 +161,7 @@ static void cpu_bn_forward_train(dt_device *d, const float *x, int B, int C, int
         // one pass over x, shifted by its first element k; in double the cancellation in
         // E[(x-k)^2] - E[x-k]^2 stays far below fp32 resolution
         double k = x[(size_t)c * HW], s = 0.0, ss = 0.0;
-        for (int b = 0; b < B; b++) {
-            const float *p = x + ((size_t)b * C + c) * HW;
-#pragma omp simd reduction(+ : s, ss)
-            for (int i = 0; i < HW; i++) {
-                double t = (double)p[i] - k;
-                s += t;
-                ss += t * t;
-            }
-        }
+        for (int b = 0; b < B; b++) dt_cpu_bn_sums(x + ((size_t)b * C + c) * HW, HW, k, &s, &ss);
         double ms = s / (double)n, mean = k + ms, var = ss / (double)n - ms * ms;
         if (var < 0.0) var = 0.0;
         float fmean = (float)mean, finvstd = dt_bn_invstd(var, eps);
@@ -253,13 +213,8 @@ static void bn_backward_impl(dt_device *d, const float *dy, const float *x, int 
         float m = save_mean[c], is = save_invstd[c];
         double sdy = 0.0, sdyx = 0.0;
         for (int b = 0; b < B; b++) {
-            const float *g = dy + ((size_t)b * C + c) * HW;
-            const float *p = x + ((size_t)b * C + c) * HW;
-#pragma omp simd reduction(+ : sdy, sdyx)
-            for (int i = 0; i < HW; i++) {
-                sdy += g[i];
-                sdyx += (double)g[i] * (double)((p[i] - m) * is);
-            }
+            size_t o = ((size_t)b * C + c) * HW;
+            dt_cpu_bn_grad_sums(dy + o, x + o, HW, m, is, &sdy, &sdyx);
         }
         if (dgamma) dgamma[c] += (float)sdyx;
         if (dbeta) dbeta[c] += (float)sdy;

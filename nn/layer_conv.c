@@ -130,3 +130,66 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
                                           l->stride, l->pad, dx + (size_t)b0 * x_img);
     }
 }
+
+// ---- bf16 storage (nn/layers.h dt_conv_forward_bf16): the passes above with bf16 operands.
+// The fp32 results (y, the 1x1 dx) go to net->half_scratch[0], free while no view is bound,
+// and are rounded once; the bf16 columns take half of the chunk's workspace, which holds
+// the fp32 dcol of backward as above.
+
+void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
+    dt_device *d = net->dev;
+    const uint16_t *w = net->params_bf16 + l->w_off;
+    float *y = net->half_scratch[0];
+    int K = (int)col_rows(l), N = (int)col_cols(l);
+    size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
+    if (dt_conv_is_pointwise(l)) {
+        d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, x, N, x_img, 0.0f, y, N,
+                             y_img, l->B);
+    } else {
+        uint16_t *col = (uint16_t *)net->workspace;
+        int chunk = run_chunk(l);
+        for (int b0 = 0; b0 < l->B; b0 += chunk) {
+            int n = l->B - b0 < chunk ? l->B - b0 : chunk;
+            d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
+                           l->stride, l->pad, col);
+            d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, col, N, (size_t)K * N,
+                                 0.0f, y + (size_t)b0 * y_img, N, y_img, n);
+        }
+    }
+    d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
+}
+
+void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
+    dt_device *d = net->dev;
+    int set = l->dsrc_set & 1;
+    const uint16_t *w = net->params_bf16 + l->w_off, *dy = l->dout_h;
+    float *dw = net->grads + l->w_off;
+    int K = (int)col_rows(l), N = (int)col_cols(l);
+    size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
+    if (dt_conv_is_pointwise(l)) {
+        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f,
+                                 dw, K, l->B);
+        // dx = bf16(dx + w^T dy): the gemm adds into dx widened, as on the views
+        float *s = net->half_scratch[0];
+        size_t nx = (size_t)l->B * x_img;
+        if (!set) d->bf16_to_f32(d, dx, s, nx);
+        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
+                             set ? 0.0f : 1.0f, s, N, x_img, l->B);
+        d->f32_to_bf16(d, s, dx, nx);
+        return;
+    }
+    uint16_t *col = (uint16_t *)net->workspace;
+    int chunk = run_chunk(l);
+    for (int b0 = 0; b0 < l->B; b0 += chunk) {
+        int n = l->B - b0 < chunk ? l->B - b0 : chunk;
+        const uint16_t *dy_c = dy + (size_t)b0 * y_img;
+        d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
+                       l->stride, l->pad, col);
+        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, col, N,
+                                 (size_t)K * N, 1.0f, dw, K, n);
+        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
+                             net->workspace, N, (size_t)K * N, n);
+        d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,
+                       dx + (size_t)b0 * x_img, set);
+    }
+}

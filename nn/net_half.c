@@ -67,6 +67,13 @@ static void narrow(dt_net *net, const float *f, uint16_t *h, size_t n) {
 
 static size_t out_elems(const dt_layer *l) { return (size_t)l->B * dt_layer_out_size(l); }
 
+// The device runs convolutions on bf16 storage (nn/device.h im2col_bf16 and the rest).
+static int conv_bf16(const dt_net *net) {
+    const dt_device *d = net->dev;
+    return net->amp == DT_AMP_BF16 && d->im2col_bf16 && d->col2im_bf16 &&
+           d->gemm_batched_bf16 && d->gemm_batched_sum_bf16;
+}
+
 void dt_net_half_alloc(dt_net *net) {
     dt_device *d = net->dev;
     size_t most = 1;
@@ -79,6 +86,8 @@ void dt_net_half_alloc(dt_net *net) {
     net->half_scratch_floats = most;
     for (int k = 0; k < 3; k++) net->half_scratch[k] = d->alloc(d, most * sizeof(float));
     net->params_lp = d->alloc(d, (net->n_total ? net->n_total : 1) * sizeof(float));
+    if (conv_bf16(net))
+        net->params_bf16 = d->alloc(d, (net->n_total ? net->n_total : 1) * sizeof(uint16_t));
 }
 
 // ---- the weights: fp32 master, half-rounded copy ----
@@ -103,6 +112,7 @@ void dt_net_half_begin(dt_net *net) {
         if (p->kind == DT_PARAM_WEIGHT || p->kind == DT_PARAM_BIAS)
             round_to_half(net, net->params_lp + p->offset, p->count);
     }
+    if (net->params_bf16) d->f32_to_bf16(d, net->params_lp, net->params_bf16, net->n_total);
     net->params = net->params_lp;
 }
 
@@ -177,12 +187,13 @@ static void unbind(dt_net *net, const dt_layer *l) {
     }
 }
 
-// ---- relu, the residual add and batch norm straight on the half tensors ----
+// ---- relu, the residual add, batch norm and (bf16) conv straight on the half tensors ----
 // Where the device has the half-storage ops (nn/device.h relu_forward_h, relu_backward_h,
-// add_h, bn_*_h) and every tensor the layer touches is stored in half, these memory-bound
-// layers skip the views: the same bits (each op rounds once, as finish() does), a third of
-// the traffic or less. Else (a device without them, the network's fp32 input, an add of a tensor with
-// itself whose two gradients the views sum in fp32 before one rounding) the views.
+// add_h, bn_*_h; im2col_bf16 and the bf16 gemms for a conv without bias) and every tensor
+// the layer touches is stored in half, these layers skip the views: the same bits (each op
+// rounds once, as finish() does), a third of the traffic or less. Else (a device without
+// them, the network's fp32 input, an add of a tensor with itself whose two gradients the
+// views sum in fp32 before one rounding) the views.
 
 static uint16_t *out_h_of(const dt_net *net, int in) {
     return in >= 0 ? net->layers[in]->out_h : NULL;
@@ -206,6 +217,10 @@ static int direct_forward(dt_net *net, dt_layer *l, int training) {
     }
     if (l->type == DT_LAYER_BN && d->bn_forward_train_h && d->bn_forward_eval_h) {
         dt_bn_forward_h(l, net, training, x);
+        return 1;
+    }
+    if (l->type == DT_LAYER_CONV && net->params_bf16 && !l->has_bias) {
+        dt_conv_forward_bf16(l, net, x);
         return 1;
     }
     return 0;
@@ -237,6 +252,10 @@ static int direct_backward(dt_net *net, dt_layer *l) {
     uint16_t *x = out_h_of(net, l->in);
     if (l->type == DT_LAYER_BN && d->bn_backward_h && x) {
         dt_bn_backward_h(l, net, x, dx);
+        return 1;
+    }
+    if (l->type == DT_LAYER_CONV && net->params_bf16 && !l->has_bias && x) {
+        dt_conv_backward_bf16(l, net, x, dx);
         return 1;
     }
     return 0;

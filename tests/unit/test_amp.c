@@ -11,8 +11,12 @@
 //    the running statistics forward updates reach the master, and activation memory is
 //    half of fp32's (plus the fp32 logits and their gradient);
 //  - relu and the residual add on half storage (the device's *_h ops) against the fp32 ops
-//    on widened views: bit for bit, op by op on every kind of bit pattern, and through a
-//    whole resnet8 (loss, gradients, running statistics), with the ops counted as used.
+//    on widened views: bit for bit, op by op on every kind of bit pattern; and through a
+//    whole resnet8 (loss, gradients, running statistics) with every half-storage op of the
+//    cpu device (relu, add, batch norm, and in bf16 the convolutions on bf16 storage where
+//    the CPU multiplies bf16) against the same network on the views, with the ops counted
+//    as used (tests/unit/test_device_cpu_half.c checks batch norm and the bf16 convolution
+//    primitives one by one).
 //
 // The bound: a half network rounds the weights once (relative error <= u each), and each of
 // its L layers rounds the tensor it writes in forward and the gradient it writes in
@@ -288,44 +292,47 @@ static void count_add(dt_device *d, int fmt, const uint16_t *a, const uint16_t *
     real_h.calls[2]++, real_h.add(d, fmt, a, b, y, n);
 }
 
-// Batch norm on half storage: the cpu device has none (its views cost little beside its
-// fp32 gemms), the cuda device has them (tests/cuda checks them against its fp32 kernels).
-// These stand-ins are the view path of one op (widen, the cpu's fp32 batch norm, narrow),
-// so the network test below checks which tensors and flags the network hands the op.
+static void (*real_bn_train)(dt_device *, int, const uint16_t *, int, int, int, const float *,
+                              const float *, float, float, float *, float *, float *, float *,
+                              uint16_t *);
+static void (*real_bn_eval)(dt_device *, int, const uint16_t *, int, int, int, const float *,
+                             const float *, float, const float *, const float *, uint16_t *);
+static void (*real_bn_backward)(dt_device *, int, const uint16_t *, const uint16_t *, int, int,
+                                int, const float *, const float *, const float *, uint16_t *,
+                                float *, float *, int);
+static void (*real_im2col_bf16)(dt_device *, const uint16_t *, int, int, int, int, int, int,
+                                int, int, uint16_t *);
+static void (*real_gemm_bf16)(dt_device *, int, int, int, int, int, float, const uint16_t *,
+                              int, size_t, const uint16_t *, int, size_t, float, float *, int,
+                              size_t, int);
+static int conv_calls[2];
 static void bn_train_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
                        const float *gamma, const float *beta, float eps, float momentum,
                        float *rm, float *rv, float *sm, float *si, uint16_t *y) {
-    size_t n = (size_t)B * C * HW;
-    float *xf = malloc(n * 4), *yf = malloc(n * 4);
-    widen_all(d, fmt, x, xf, n);
-    d->bn_forward_train(d, xf, B, C, HW, gamma, beta, eps, momentum, rm, rv, sm, si, yf);
-    narrow_all(d, fmt, yf, y, n);
-    free(xf), free(yf);
+    real_bn_train(d, fmt, x, B, C, HW, gamma, beta, eps, momentum, rm, rv, sm, si, y);
     real_h.calls[3]++;
 }
 static void bn_eval_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
                       const float *gamma, const float *beta, float eps, const float *rm,
                       const float *rv, uint16_t *y) {
-    size_t n = (size_t)B * C * HW;
-    float *xf = malloc(n * 4), *yf = malloc(n * 4);
-    widen_all(d, fmt, x, xf, n);
-    d->bn_forward_eval(d, xf, B, C, HW, gamma, beta, eps, rm, rv, yf);
-    narrow_all(d, fmt, yf, y, n);
-    free(xf), free(yf);
+    real_bn_eval(d, fmt, x, B, C, HW, gamma, beta, eps, rm, rv, y);
     real_h.calls[4]++;
 }
 static void bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x, int B,
                           int C, int HW, const float *gamma, const float *sm, const float *si,
                           uint16_t *dx, float *dgamma, float *dbeta, int set) {
-    size_t n = (size_t)B * C * HW;
-    float *dyf = malloc(n * 4), *xf = malloc(n * 4), *dxf = calloc(n, 4);
-    widen_all(d, fmt, dy, dyf, n), widen_all(d, fmt, x, xf, n);
-    if (!set) widen_all(d, fmt, dx, dxf, n);
-    (set ? d->bn_backward_set : d->bn_backward)(d, dyf, xf, B, C, HW, gamma, sm, si, dxf,
-                                                dgamma, dbeta);
-    narrow_all(d, fmt, dxf, dx, n);
-    free(dyf), free(xf), free(dxf);
+    real_bn_backward(d, fmt, dy, x, B, C, HW, gamma, sm, si, dx, dgamma, dbeta, set);
     real_h.calls[5]++;
+}
+static void count_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H, int W,
+                              int KH, int KW, int stride, int pad, uint16_t *col) {
+    conv_calls[0]++, real_im2col_bf16(d, x, B, C, H, W, KH, KW, stride, pad, col);
+}
+static void count_gemm_bf16(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
+                            const uint16_t *A, int lda, size_t sa, const uint16_t *B, int ldb,
+                            size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    conv_calls[1]++;
+    real_gemm_bf16(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 // resnet8 (relus in and out of place, residual adds, a projection shortcut, batch norms)
@@ -337,11 +344,20 @@ static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
     real_h.relu_f = with->relu_forward_h, real_h.relu_b = with->relu_backward_h;
     real_h.add = with->add_h;
     memset(real_h.calls, 0, sizeof real_h.calls);
+    real_bn_train = with->bn_forward_train_h, real_bn_eval = with->bn_forward_eval_h;
+    real_bn_backward = with->bn_backward_h;
+    real_im2col_bf16 = with->im2col_bf16, real_gemm_bf16 = with->gemm_batched_bf16;
+    memset(conv_calls, 0, sizeof conv_calls);
     with->relu_forward_h = count_relu_f, with->relu_backward_h = count_relu_b;
     with->add_h = count_add;
     with->bn_forward_train_h = bn_train_h, with->bn_forward_eval_h = bn_eval_h;
     with->bn_backward_h = bn_backward_h;
+    if (with->im2col_bf16) with->im2col_bf16 = count_im2col_bf16;
+    if (with->gemm_batched_bf16) with->gemm_batched_bf16 = count_gemm_bf16;
     without->relu_forward_h = NULL, without->relu_backward_h = NULL, without->add_h = NULL;
+    without->bn_forward_train_h = NULL, without->bn_forward_eval_h = NULL;
+    without->bn_backward_h = NULL, without->im2col_bf16 = NULL, without->col2im_bf16 = NULL;
+    without->gemm_batched_bf16 = NULL, without->gemm_batched_sum_bf16 = NULL;
     uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
     const net_case *nc = &RESNET8;
     dt_net *net[2] = {build(with, nc, amp, seed), build(without, nc, amp, seed)};
@@ -369,6 +385,16 @@ static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
                   real_h.calls[3], real_h.calls[4], real_h.calls[5]);
     for (int o = 0; o < 6; o++)
         if (real_h.calls[o] == 0) fail_msg("the network never called half op %d", o);
+    // convolution on bf16 storage: where the device has it (a CPU that multiplies bf16,
+    // tests/unit/test_device_cpu_half.c checks which), bf16 networks must use it
+    int conv_direct = amp == DT_AMP_BF16 && real_im2col_bf16;
+    print_message("resnet8 %s: conv on bf16 storage %s: im2col_bf16 %d, gemm_batched_bf16 %d "
+                  "calls\n", dt_amp_name(amp), conv_direct ? "on" : "off", conv_calls[0],
+                  conv_calls[1]);
+    if (conv_direct && (conv_calls[0] == 0 || conv_calls[1] == 0))
+        fail_msg("the network never ran a convolution on bf16 storage");
+    if (!conv_direct && (conv_calls[0] || conv_calls[1]))
+        fail_msg("a convolution ran on bf16 storage in %s", dt_amp_name(amp));
     if (memcmp(&loss[0], &loss[1], sizeof(float)) != 0)
         fail_msg("loss %.9g with the half ops, %.9g with the views", loss[0], loss[1]);
     for (size_t i = 0; i < net[0]->n_trainable; i++)

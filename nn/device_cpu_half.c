@@ -1,0 +1,381 @@
+// device_cpu_half.c — the cpu device's primitives on half storage (nn/device.h): batch norm
+// (Ioffe & Szegedy 2015) with x, y, dy, dx in fp16 or bf16, and, where the CPU multiplies
+// bf16 (AVX512_BF16 or AMX through oneDNN, nn/device_cpu_gemm.c), convolution as im2col +
+// gemm on bf16 storage: im2col copying bf16 bits, gemms on bf16 operands with fp32
+// accumulation (dnnl_gemm_bf16bf16f32), col2im summing in fp32 and rounding once.
+//
+// Why: under --precision bf16 the network otherwise runs these layers on fp32 views of its
+// bf16 tensors (nn/net_half.c): each input widened into fp32 scratch, im2col writing fp32
+// columns that are rounded to bf16 again before the gemm, each output narrowed back. Those
+// passes moved several times the bytes of the layer's own loops (batch norm ran at twice
+// its fp32 time, the bf16 convolutions at 65-70 % of the bare bf16 gemm; bench/RESULTS.md).
+//
+// Same bits as the views: each primitive widens a plane into thread-local fp32 and runs the
+// fp32 primitive's own loop on it (device_cpu_internal.h: dt_cpu_bn_sums, dt_cpu_col2im_plane),
+// and the bf16 gemms are cut among the threads exactly as device_cpu_gemm.c cuts the bf16
+// gemms of the views path, on the same bf16 values (tests/unit/test_amp.c checks the bits).
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "device_cpu_internal.h"
+#include "dt.h"
+#include "kernels.h"
+
+// ---- batch norm on half storage (nn/device.h bn_forward_train_h, bn_forward_eval_h,
+// bn_backward_h): the loops of device_cpu_nn.c on one widened plane at a time ----
+
+static void bn_forward_train_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                               const float *gamma, const float *beta, float eps,
+                               float momentum, float *running_mean, float *running_var,
+                               float *save_mean, float *save_invstd, uint16_t *y) {
+    size_t n = (size_t)B * HW;
+    if (n == 0) return;
+#pragma omp parallel num_threads(d->threads) if (n * C > DT_CPU_PAR_MIN)
+    {
+        float *f = mallocCheck((size_t)HW * sizeof(float));
+#pragma omp for schedule(static)
+        for (int c = 0; c < C; c++) {
+            double k = dt_half_load(fmt, x[(size_t)c * HW]), s = 0.0, ss = 0.0;
+            for (int b = 0; b < B; b++) {
+                dt_cpu_widen(d, fmt, x + ((size_t)b * C + c) * HW, f, (size_t)HW);
+                dt_cpu_bn_sums(f, HW, k, &s, &ss);
+            }
+            double ms = s / (double)n, mean = k + ms, var = ss / (double)n - ms * ms;
+            if (var < 0.0) var = 0.0;
+            float fmean = (float)mean, finvstd = dt_bn_invstd(var, eps);
+            save_mean[c] = fmean;
+            save_invstd[c] = finvstd;
+            if (running_mean) running_mean[c] = dt_bn_running(running_mean[c], fmean, momentum);
+            if (running_var)
+                running_var[c] = dt_bn_running(running_var[c],
+                                               (float)dt_bn_unbiased(var, (double)n), momentum);
+            float g = gamma[c], bt = beta[c];
+            for (int b = 0; b < B; b++) {
+                size_t o = ((size_t)b * C + c) * HW;
+                dt_cpu_widen(d, fmt, x + o, f, (size_t)HW);
+                for (int i = 0; i < HW; i++) f[i] = dt_bn_normalize(f[i], fmean, finvstd, g, bt);
+                dt_cpu_narrow(d, fmt, f, y + o, (size_t)HW);
+            }
+        }
+        free(f);
+    }
+}
+
+static void bn_forward_eval_h(dt_device *d, int fmt, const uint16_t *x, int B, int C, int HW,
+                              const float *gamma, const float *beta, float eps,
+                              const float *running_mean, const float *running_var,
+                              uint16_t *y) {
+    long planes = (long)B * C;
+#pragma omp parallel num_threads(d->threads) if ((size_t)planes * HW > DT_CPU_PAR_MIN)
+    {
+        float *f = mallocCheck((size_t)(HW > 0 ? HW : 1) * sizeof(float));
+#pragma omp for schedule(static)
+        for (long pc = 0; pc < planes; pc++) {
+            int c = (int)(pc % C);
+            float invstd = dt_bn_invstd((double)running_var[c], eps);
+            float m = running_mean[c], g = gamma[c], bt = beta[c];
+            dt_cpu_widen(d, fmt, x + (size_t)pc * HW, f, (size_t)HW);
+            for (int i = 0; i < HW; i++) f[i] = dt_bn_normalize(f[i], m, invstd, g, bt);
+            dt_cpu_narrow(d, fmt, f, y + (size_t)pc * HW, (size_t)HW);
+        }
+        free(f);
+    }
+}
+
+static void bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x, int B,
+                          int C, int HW, const float *gamma, const float *save_mean,
+                          const float *save_invstd, uint16_t *dx, float *dgamma, float *dbeta,
+                          int set) {
+    size_t n = (size_t)B * HW;
+    if (n == 0) return;
+#pragma omp parallel num_threads(d->threads) if (n * C > DT_CPU_PAR_MIN)
+    {
+        float *g = mallocCheck(3 * (size_t)HW * sizeof(float)), *p = g + HW, *q = p + HW;
+#pragma omp for schedule(static)
+        for (int c = 0; c < C; c++) {
+            float m = save_mean[c], is = save_invstd[c];
+            double sdy = 0.0, sdyx = 0.0;
+            for (int b = 0; b < B; b++) {
+                size_t o = ((size_t)b * C + c) * HW;
+                dt_cpu_widen(d, fmt, dy + o, g, (size_t)HW);
+                dt_cpu_widen(d, fmt, x + o, p, (size_t)HW);
+                dt_cpu_bn_grad_sums(g, p, HW, m, is, &sdy, &sdyx);
+            }
+            if (dgamma) dgamma[c] += (float)sdyx;
+            if (dbeta) dbeta[c] += (float)sdy;
+            if (!dx) continue;
+            float gm = gamma[c], fs = (float)sdy, fsx = (float)sdyx, fn = (float)n;
+            for (int b = 0; b < B; b++) {
+                size_t o = ((size_t)b * C + c) * HW;
+                dt_cpu_widen(d, fmt, dy + o, g, (size_t)HW);
+                dt_cpu_widen(d, fmt, x + o, p, (size_t)HW);
+                if (set) {
+                    for (int i = 0; i < HW; i++)
+                        q[i] = dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
+                } else {
+                    dt_cpu_widen(d, fmt, dx + o, q, (size_t)HW);
+                    for (int i = 0; i < HW; i++)
+                        q[i] += dt_bn_dx(g[i], (p[i] - m) * is, gm, is, fs, fsx, fn);
+                }
+                dt_cpu_narrow(d, fmt, q, dx + o, (size_t)HW);
+            }
+        }
+        free(g);
+    }
+}
+
+// ---- convolution on bf16 storage ----
+
+#if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
+
+// dst[i] = src[i*stride] for i < n, bf16 bits
+static inline void gather16(uint16_t *restrict dst, const uint16_t *restrict src, int n,
+                            int stride) {
+    if (stride == 1) {
+        memcpy(dst, src, (size_t)n * sizeof(uint16_t));
+    } else if (stride == 2) {
+        for (int i = 0; i < n; i++) dst[i] = src[2 * i];
+    } else {
+        for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
+    }
+}
+
+// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W), as
+// device_cpu_nn.c's im2col_row on 2-byte elements (0 bits are +0 in bf16 as in fp32).
+static void im2col_row16(const uint16_t *xp, int H, int W, int OH, int OW, int kh, int kw,
+                         int stride, int pad, uint16_t *row) {
+    int hlo, hhi, lo, hi;
+    dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
+    dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
+    memset(row, 0, (size_t)hlo * OW * sizeof(uint16_t));
+    if (stride == 1 && OW == W && hlo < hhi) {
+        // "same" padding: the valid rows are one shifted run of x, copied whole, then the
+        // border columns that wrapped from the neighbouring row zeroed (as im2col_row)
+        const uint16_t *src = xp + (size_t)(hlo - pad + kh) * W + (lo - pad + kw);
+        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
+        if (last > first) memcpy(row + first, src, (last - first) * sizeof(uint16_t));
+        for (int oh = hlo; oh < hhi; oh++) {
+            uint16_t *r = row + (size_t)oh * OW;
+            for (int ow = 0; ow < lo; ow++) r[ow] = 0;
+            for (int ow = hi; ow < OW; ow++) r[ow] = 0;
+        }
+        memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
+        return;
+    }
+    for (int oh = hlo; oh < hhi; oh++) {
+        uint16_t *r = row + (size_t)oh * OW;
+        const uint16_t *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
+        for (int ow = 0; ow < lo; ow++) r[ow] = 0;
+        gather16(r + lo, xr + (lo * stride - pad + kw), hi - lo, stride);
+        for (int ow = hi; ow < OW; ow++) r[ow] = 0;
+    }
+    memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
+}
+
+static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H, int W,
+                            int KH, int KW, int stride, int pad, uint16_t *col) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    size_t ohw = (size_t)OH * OW;
+    long kk = (long)KH * KW, rows = (long)B * C * kk;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)rows * ohw > DT_CPU_PAR_MIN)
+    for (long r = 0; r < rows; r++) {
+        long pc = r / kk;
+        int kh = (int)(r % kk) / KW, kw = (int)(r % kk) % KW;
+        im2col_row16(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
+                     col + r * ohw);
+    }
+}
+
+// Per (b,c) plane: widened (or zero when set), col2im's own loop in fp32, one rounding.
+static void cpu_col2im_bf16(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
+                            int KW, int stride, int pad, uint16_t *x, int set) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    if (B <= 0 || C <= 0 || H <= 0 || W <= 0) return;
+    size_t hw = (size_t)H * W, kk = (size_t)KH * KW;
+    size_t ohw = OH > 0 && OW > 0 ? (size_t)OH * OW : 0;
+    long planes = (long)B * C;
+#pragma omp parallel num_threads(d->threads) if ((size_t)planes * (kk * ohw + hw) > DT_CPU_PAR_MIN)
+    {
+        float *f = mallocCheck(hw * sizeof(float));
+#pragma omp for schedule(static)
+        for (long pc = 0; pc < planes; pc++) {
+            uint16_t *xp = x + (size_t)pc * hw;
+            if (set) memset(f, 0, hw * sizeof(float));
+            else dt_cpu_widen(d, 2, xp, f, hw);
+            if (ohw)
+                dt_cpu_col2im_plane(col + (size_t)pc * kk * ohw, H, W, KH, KW, stride, pad, OH,
+                                    OW, f);
+            dt_cpu_narrow(d, 2, f, xp, hw);
+        }
+        free(f);
+    }
+}
+
+// C = beta*C for an (M,N) block (beta == 0 writes zeros, as BLAS)
+static void scale_block(float *C, int M, int N, int ldc, float beta) {
+    if (beta == 1.0f) return;
+    for (int i = 0; i < M; i++) {
+        float *c = C + (size_t)i * ldc;
+        if (beta == 0.0f) {
+            memset(c, 0, (size_t)N * sizeof(float));
+        } else {
+            for (int j = 0; j < N; j++) c[j] *= beta;
+        }
+    }
+}
+
+// One bf16 gemm (row-major), single-threaded inside a parallel region; `one`: outside one,
+// held to one thread (oneDNN follows omp_get_max_threads() of the calling thread).
+static void bgemm1(int one, int ta, int tb, int M, int N, int K, float alpha, const uint16_t *A,
+                   int lda, const uint16_t *B, int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || alpha == 0.0f) {
+        scale_block(C, M, N, ldc, beta);
+        return;
+    }
+    int saved = omp_get_max_threads(), hold = one && saved != 1 && !omp_in_parallel();
+    if (hold) omp_set_num_threads(1);
+    dnnl_status_t s = dnnl_gemm_bf16bf16f32(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A,
+                                            lda, B, ldb, beta, C, ldc);
+    if (hold) omp_set_num_threads(saved);
+    if (s != dnnl_success) {
+        fprintf(stderr, "dtlab: cpu device: dnnl_gemm_bf16bf16f32 failed (oneDNN status %d)\n",
+                (int)s);
+        exit(DT_EXIT_RUNTIME);
+    }
+}
+
+// Thread t's band of C, as device_cpu_gemm.c's sgemm_slice: columns when N >= M, else rows.
+static void bgemm_slice(int t, int nt, int ta, int tb, int M, int N, int K, float alpha,
+                        const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                        float *C, int ldc) {
+    int lo, hi;
+    if (N >= M) {
+        dt_cpu_split16(N, t, nt, &lo, &hi);
+        bgemm1(0, ta, tb, M, hi - lo, K, alpha, A, lda, tb ? B + (size_t)lo * ldb : B + lo,
+               ldb, beta, C + lo, ldc);
+    } else {
+        dt_cpu_split16(M, t, nt, &lo, &hi);
+        bgemm1(0, ta, tb, hi - lo, N, K, alpha, ta ? A + lo : A + (size_t)lo * lda, lda, B,
+               ldb, beta, C + (size_t)lo * ldc, ldc);
+    }
+}
+
+// Narrow gemms with a shared A, as device_cpu_gemm.c's gemm_batched_packed: the B_i side by
+// side in P (K, g*N), one wide gemm Q = alpha*op(A)*P cut among the threads, Q back into C_i.
+static void bgemm_packed(dt_device *d, int ta, int M, int N, int K, float alpha,
+                         const uint16_t *A, int lda, const uint16_t *B, int ldb, size_t sb,
+                         float beta, float *C, int ldc, size_t sc, int batch) {
+    int grp = (DT_CPU_PACK_COLS + N - 1) / N;
+    if (grp > batch) grp = batch;
+    size_t wide = (size_t)grp * N;
+    float *Q = dt_cpu_scratch(d, (size_t)M * wide);
+    uint16_t *P = dt_cpu_bf16_scratch(d->ctx, (size_t)K * wide);
+    for (int i0 = 0; i0 < batch; i0 += grp) {
+        int n = batch - i0 < grp ? batch - i0 : grp, NW = n * N;
+        const uint16_t *Bg = B + i0 * sb;
+        float *Cg = C + i0 * sc;
+#pragma omp parallel num_threads(d->threads)
+        {
+            int nt = omp_get_num_threads(), t = omp_get_thread_num();
+#pragma omp for schedule(static)
+            for (long r = 0; r < (long)n * K; r++) {
+                long j = r / K, k = r % K;
+                memcpy(P + k * NW + j * N, Bg + j * sb + k * ldb, (size_t)N * sizeof(uint16_t));
+            }
+            bgemm_slice(t, nt, ta, 0, M, NW, K, alpha, A, lda, P, NW, 0.0f, Q, NW);
+#pragma omp barrier
+#pragma omp for schedule(static)
+            for (long r = 0; r < (long)n * M; r++) {
+                long j = r / M, m = r % M;
+                float *c = Cg + j * sc + m * ldc;
+                const float *q = Q + m * NW + j * N;
+                if (beta == 0.0f) {
+                    memcpy(c, q, (size_t)N * sizeof(float));
+                } else {
+                    for (int x = 0; x < N; x++) c[x] = q[x] + beta * c[x];
+                }
+            }
+        }
+    }
+}
+
+// As device_cpu_gemm.c's cpu_gemm_batched: whole gemms dealt out as far as the batch
+// divides by the threads, the rest cut into bands; small calls on one thread.
+static void cpu_gemm_batched_bf16(dt_device *d, int ta, int tb, int M, int N, int K,
+                                  float alpha, const uint16_t *A, int lda, size_t sa,
+                                  const uint16_t *B, int ldb, size_t sb, float beta, float *C,
+                                  int ldc, size_t sc, int batch) {
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
+    if (!small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW && K > 0 &&
+        alpha != 0.0f) {
+        bgemm_packed(d, ta, M, N, K, alpha, A, lda, B, ldb, sb, beta, C, ldc, sc, batch);
+        return;
+    }
+    if (T <= 1 || small) {
+        for (int i = 0; i < batch; i++)
+            bgemm1(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                   C + i * sc, ldc);
+        return;
+    }
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = batch - batch % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        for (int i = lo; i < hi; i++)
+            bgemm1(0, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                   C + i * sc, ldc);
+        for (int i = whole; i < batch; i++)
+            bgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                        C + i * sc, ldc);
+    }
+}
+
+// As cpu_gemm_batched_sum: each thread owns a band of C and runs the whole batch into it.
+static void cpu_gemm_batched_sum_bf16(dt_device *d, int ta, int tb, int M, int N, int K,
+                                      float alpha, const uint16_t *A, int lda, size_t sa,
+                                      const uint16_t *B, int ldb, size_t sb, float beta,
+                                      float *C, int ldc, int batch) {
+    if (M <= 0 || N <= 0) return;
+    if (batch <= 0) {
+        scale_block(C, M, N, ldc, beta);
+        return;
+    }
+    int T = d->threads;
+    if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
+        for (int i = 0; i < batch; i++)
+            bgemm1(1, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+                   i == 0 ? beta : 1.0f, C, ldc);
+        return;
+    }
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        for (int i = 0; i < batch; i++)
+            bgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb,
+                        i == 0 ? beta : 1.0f, C, ldc);
+    }
+}
+#endif
+
+void dt_cpu_install_half(dt_device *d) {
+    d->bn_forward_train_h = bn_forward_train_h;
+    d->bn_forward_eval_h = bn_forward_eval_h;
+    d->bn_backward_h = bn_backward_h;
+#if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
+    if (((dt_cpu_ctx *)d->ctx)->bf16_gemm) {
+        d->im2col_bf16 = cpu_im2col_bf16;
+        d->col2im_bf16 = cpu_col2im_bf16;
+        d->gemm_batched_bf16 = cpu_gemm_batched_bf16;
+        d->gemm_batched_sum_bf16 = cpu_gemm_batched_sum_bf16;
+    }
+#endif
+}

@@ -1,0 +1,280 @@
+// test_device_cpu_half.c — the cpu device's primitives on half storage (nn/device_cpu_half.c),
+// on fresh random inputs, 1-3 threads:
+//  - batch norm (bn_forward_train_h, bn_forward_eval_h, bn_backward_h in add and set form,
+//    fp16 and bf16): bit for bit the fp32 ops of the same device on the widened inputs with
+//    the result rounded once, which is what the network's fp32 views gave (nn/net_half.c);
+//  - where the CPU multiplies bf16 (AVX512_BF16 or AMX, oneDNN): im2col_bf16 and col2im_bf16
+//    (add and set) bit for bit the fp32 im2col/col2im on widened values; gemm_batched_bf16
+//    and gemm_batched_sum_bf16 (shared and strided A, the packed narrow path, transposes)
+//    within the bound of fp32 accumulation of exact products of a float64 reference,
+//    |C - ref| <= K·2^-24·sum_k |a_k b_k| (Higham, "Accuracy and Stability of Numerical
+//    Algorithms", 2nd ed., eq. 3.5: |s - fl(s)| <= gamma_{K-1}·sum|p_k|; the products of two
+//    bf16 values are exact in fp32), and bit for bit the bf16 gemms of the views path (the
+//    same calls on widened operands with gemm_half = 2, nn/device_cpu_gemm.c);
+//  - where the CPU has no bf16 multiply, those four are absent (NULL): the network then
+//    keeps the views.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "testutil.h"
+
+static int cpu_has_bf16(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && defined(DT_HAVE_DNNL_BF16_GEMM)
+    const char *e = getenv("DT_CPU_GEMM");
+    if (e && strcmp(e, "reference") == 0) return 0;
+    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+#else
+    return 0;
+#endif
+}
+
+static uint16_t rand_half(tu_rng *r, int fmt, double lo, double hi) {
+    float v = (float)tu_uniform(r, lo, hi);
+    return fmt == 2 ? dt_f32_to_bf16(v) : dt_f32_to_f16(v);
+}
+static void widen(int fmt, const uint16_t *h, float *f, size_t n) {
+    for (size_t i = 0; i < n; i++) f[i] = dt_half_load(fmt, h[i]);
+}
+static void narrow(int fmt, const float *f, uint16_t *h, size_t n) {
+    for (size_t i = 0; i < n; i++) h[i] = fmt == 2 ? dt_f32_to_bf16(f[i]) : dt_f32_to_f16(f[i]);
+}
+static void same_bits(const char *what, const void *got, const void *want, size_t bytes) {
+    if (memcmp(got, want, bytes) != 0) {
+        const unsigned char *g = got, *w = want;
+        size_t i = 0;
+        while (g[i] == w[i]) i++;
+        fail_msg("%s: differs from the fp32 path at byte %zu of %zu", what, i, bytes);
+    }
+}
+
+// ---- batch norm ----
+
+static void check_bn(tu_fixture *f, int fmt) {
+    for (int threads = 1; threads <= 3; threads++) {
+        dt_device *d = dt_device_cpu_create(threads);
+        assert_non_null(d->bn_forward_train_h);
+        int B = tu_int(&f->rng, 1, 4), C = tu_int(&f->rng, 1, 40), HW = tu_int(&f->rng, 1, 300);
+        if (threads == 3) C = 300, HW = 257;  // above the parallel threshold, odd planes
+        size_t n = (size_t)B * C * HW;
+        uint16_t *x = malloc(n * 2), *dy = malloc(n * 2), *y = malloc(n * 2), *yw = malloc(n * 2);
+        uint16_t *dx = malloc(n * 2), *dxw = malloc(n * 2);
+        float *xf = malloc(n * 4), *dyf = malloc(n * 4), *yf = malloc(n * 4), *dxf = malloc(n * 4);
+        // gamma beta rm rv sm si dgamma dbeta, for the half and the fp32 runs
+        float p[2][8][300] = {{{0}}};
+        double shift = tu_uniform(&f->rng, -3, 3);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = rand_half(&f->rng, fmt, shift - 2, shift + 2);
+            dy[i] = rand_half(&f->rng, fmt, -1, 1);
+            dx[i] = rand_half(&f->rng, fmt, -1, 1);
+        }
+        for (int c = 0; c < C; c++) {
+            static const double lo[8] = {0.5, -1, -1, 0.5, 0, 0, -1, -1};
+            static const double hi[8] = {2, 1, 1, 2, 0, 0, 1, 1};
+            for (int k = 0; k < 8; k++)
+                if (hi[k] > lo[k]) p[0][k][c] = (float)tu_uniform(&f->rng, lo[k], hi[k]);
+        }
+        memcpy(p[1], p[0], sizeof p[0]);
+        widen(fmt, x, xf, n), widen(fmt, dy, dyf, n);
+        for (int k = 0; k < 2; k++) {  // k 0: half storage; 1: the fp32 op on widened values
+            float (*q)[300] = p[k];
+            if (k == 0) {
+                d->bn_forward_train_h(d, fmt, x, B, C, HW, q[0], q[1], 1e-5f, 0.1f, q[2], q[3],
+                                      q[4], q[5], y);
+            } else {
+                d->bn_forward_train(d, xf, B, C, HW, q[0], q[1], 1e-5f, 0.1f, q[2], q[3], q[4],
+                                    q[5], yf);
+                narrow(fmt, yf, yw, n);
+            }
+        }
+        same_bits("bn_forward_train_h y", y, yw, n * 2);
+        same_bits("bn_forward_train_h statistics", p[0], p[1], sizeof p[0]);
+        d->bn_forward_eval_h(d, fmt, x, B, C, HW, p[0][0], p[0][1], 1e-5f, p[0][2], p[0][3], y);
+        d->bn_forward_eval(d, xf, B, C, HW, p[0][0], p[0][1], 1e-5f, p[0][2], p[0][3], yf);
+        narrow(fmt, yf, yw, n);
+        same_bits("bn_forward_eval_h", y, yw, n * 2);
+        for (int set = 0; set <= 1; set++) {
+            memcpy(dxw, dx, n * 2);
+            widen(fmt, dx, dxf, n);
+            uint16_t *got = malloc(n * 2);
+            memcpy(got, dx, n * 2);
+            d->bn_backward_h(d, fmt, dy, x, B, C, HW, p[0][0], p[0][4], p[0][5], got, p[0][6],
+                             p[0][7], set);
+            (set ? d->bn_backward_set : d->bn_backward)(d, dyf, xf, B, C, HW, p[1][0], p[1][4],
+                                                        p[1][5], dxf, p[1][6], p[1][7]);
+            narrow(fmt, dxf, dxw, n);
+            same_bits(set ? "bn_backward_h (set) dx" : "bn_backward_h (add) dx", got, dxw, n * 2);
+            same_bits("bn_backward_h dgamma, dbeta", p[0][6], p[1][6], 2 * sizeof p[0][6]);
+            free(got);
+        }
+        free(x), free(dy), free(y), free(yw), free(dx), free(dxw), free(xf), free(dyf);
+        free(yf), free(dxf);
+        d->destroy(d);
+    }
+}
+static void test_bn_h_fp16(void **s) { check_bn(*s, 1); }
+static void test_bn_h_bf16(void **s) { check_bn(*s, 2); }
+
+// ---- convolution on bf16 storage ----
+
+static void test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16(void **state) {
+    (void)state;
+    dt_device *d = dt_device_cpu_create(2);
+    int want = cpu_has_bf16();
+    printf("conv on bf16 storage: %s\n", want ? "yes" : "no (the views path)");
+    assert_int_equal(d->im2col_bf16 != NULL, want);
+    assert_int_equal(d->col2im_bf16 != NULL, want);
+    assert_int_equal(d->gemm_batched_bf16 != NULL, want);
+    assert_int_equal(d->gemm_batched_sum_bf16 != NULL, want);
+    d->destroy(d);
+}
+
+static void test_im2col_col2im_bf16_give_the_fp32_bits(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    for (int rep = 0; rep < 12; rep++) {
+        dt_device *d = dt_device_cpu_create(1 + rep % 3);
+        int B = tu_int(&f->rng, 1, 3), C = tu_int(&f->rng, 1, 5), H = tu_int(&f->rng, 1, 20);
+        int W = rep % 2 ? H : tu_int(&f->rng, 1, 20), KH = tu_int(&f->rng, 1, 4);
+        int KW = rep % 2 ? KH : tu_int(&f->rng, 1, 4), stride = tu_int(&f->rng, 1, 3);
+        int pad = tu_int(&f->rng, 0, 2);
+        if (rep >= 10) B = 8, C = 64, H = W = 14, KH = KW = 3, stride = 1, pad = 1;  // parallel
+        int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+        if (OH <= 0 || OW <= 0) continue;
+        size_t nx = (size_t)B * C * H * W, nc = (size_t)B * C * KH * KW * OH * OW;
+        uint16_t *x = malloc(nx * 2), *col = malloc(nc * 2), *colw = malloc(nc * 2);
+        uint16_t *dx = malloc(nx * 2), *dxw = malloc(nx * 2);
+        float *xf = malloc(nx * 4), *colf = malloc(nc * 4), *dxf = malloc(nx * 4);
+        for (size_t i = 0; i < nx; i++) x[i] = rand_half(&f->rng, 2, -4, 4);
+        widen(2, x, xf, nx);
+        memset(col, 0xAB, nc * 2);  // every element must be written
+        d->im2col_bf16(d, x, B, C, H, W, KH, KW, stride, pad, col);
+        d->im2col(d, xf, B, C, H, W, KH, KW, stride, pad, colf);
+        narrow(2, colf, colw, nc);
+        same_bits("im2col_bf16", col, colw, nc * 2);
+        for (size_t i = 0; i < nc; i++) colf[i] = (float)tu_uniform(&f->rng, -1, 1);
+        for (int set = 0; set <= 1; set++) {
+            for (size_t i = 0; i < nx; i++) dx[i] = rand_half(&f->rng, 2, -1, 1);
+            widen(2, dx, dxf, nx);
+            d->col2im_bf16(d, colf, B, C, H, W, KH, KW, stride, pad, dx, set);
+            (set ? d->col2im_set : d->col2im)(d, colf, B, C, H, W, KH, KW, stride, pad, dxf);
+            narrow(2, dxf, dxw, nx);
+            same_bits(set ? "col2im_bf16 (set)" : "col2im_bf16 (add)", dx, dxw, nx * 2);
+        }
+        free(x), free(col), free(colw), free(dx), free(dxw), free(xf), free(colf), free(dxf);
+        d->destroy(d);
+    }
+}
+
+typedef struct {
+    int sum, ta, tb, M, N, K, batch, lda, ldb, ldc;
+    size_t sa, sb, sc, na, nb, nc;
+} call;
+
+static call make_call(tu_rng *r, int sum, int idx) {
+    call c = {.sum = sum, .ta = idx & 1, .tb = (idx >> 1) & 1};
+    int narrow_n = (idx >> 2) & 1, shared = (idx >> 3) & 1;
+    c.batch = tu_int(r, 1, 5);
+    c.M = tu_int(r, 1, 140), c.K = tu_int(r, 1, 300);
+    c.N = narrow_n ? tu_int(r, 1, 127) : tu_int(r, 128, 300);
+    c.lda = (c.ta ? c.M : c.K) + tu_int(r, 0, 3);
+    c.ldb = (c.tb ? c.K : c.N) + tu_int(r, 0, 3);
+    c.ldc = c.N + tu_int(r, 0, 3);
+    size_t a1 = (size_t)(c.ta ? c.K : c.M) * c.lda, b1 = (size_t)(c.tb ? c.N : c.K) * c.ldb;
+    c.sa = shared ? 0 : a1 + (size_t)tu_int(r, 0, 5);
+    c.sb = b1 + (size_t)tu_int(r, 0, 5);
+    c.sc = sum ? 0 : (size_t)c.M * c.ldc;
+    c.na = c.sa * c.batch + a1, c.nb = c.sb * c.batch + b1;
+    c.nc = sum ? (size_t)c.M * c.ldc : c.sc * c.batch;
+    return c;
+}
+
+// element (m, n) of item i: the float64 sum and the sum of |products|
+static void ref_elem(const call *c, const float *A, const float *B, int i, int m, int n,
+                     double *s, double *abs_s) {
+    const float *a = A + i * c->sa, *b = B + i * c->sb;
+    for (int k = 0; k < c->K; k++) {
+        double p = (double)(c->ta ? a[(size_t)k * c->lda + m] : a[(size_t)m * c->lda + k]) *
+                   (c->tb ? b[(size_t)n * c->ldb + k] : b[(size_t)k * c->ldb + n]);
+        *s += p, *abs_s += fabs(p);
+    }
+}
+
+static void test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    double most = 0;
+    for (int idx = 0; idx < 32; idx++) {
+        int sum = idx >= 16, threads = 1 + idx % 3;
+        dt_device *d = dt_device_cpu_create(threads);
+        call c = make_call(&f->rng, sum, idx % 16);
+        float alpha = idx % 5 == 0 ? 0.5f : 1.0f, beta = idx % 2 ? 1.0f : 0.0f;
+        uint16_t *A = malloc(c.na * 2), *B = malloc(c.nb * 2);
+        float *Af = malloc(c.na * 4), *Bf = malloc(c.nb * 4), *C0 = malloc(c.nc * 4);
+        float *C = malloc(c.nc * 4), *Cv = malloc(c.nc * 4);
+        for (size_t i = 0; i < c.na; i++) A[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < c.nb; i++) B[i] = rand_half(&f->rng, 2, -1, 1);
+        tu_fill_uniform(&f->rng, C0, c.nc, -1, 1);
+        widen(2, A, Af, c.na), widen(2, B, Bf, c.nb);
+        memcpy(C, C0, c.nc * 4), memcpy(Cv, C0, c.nc * 4);
+        if (sum) {
+            d->gemm_batched_sum_bf16(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B,
+                                     c.ldb, c.sb, beta, C, c.ldc, c.batch);
+            d->gemm_half = 2;
+            d->gemm_batched_sum(d, c.ta, c.tb, c.M, c.N, c.K, alpha, Af, c.lda, c.sa, Bf,
+                                c.ldb, c.sb, beta, Cv, c.ldc, c.batch);
+        } else {
+            d->gemm_batched_bf16(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B, c.ldb,
+                                 c.sb, beta, C, c.ldc, c.sc, c.batch);
+            d->gemm_half = 2;
+            d->gemm_batched(d, c.ta, c.tb, c.M, c.N, c.K, alpha, Af, c.lda, c.sa, Bf, c.ldb,
+                            c.sb, beta, Cv, c.ldc, c.sc, c.batch);
+        }
+        d->gemm_half = 0;
+        int items = sum ? 1 : c.batch;
+        for (int i = 0; i < items; i++)
+            for (int m = 0; m < c.M; m++)
+                for (int n = 0; n < c.N; n++) {
+                    double s = 0, abs_s = 0;
+                    for (int j = sum ? 0 : i; j < (sum ? c.batch : i + 1); j++)
+                        ref_elem(&c, Af, Bf, j, m, n, &s, &abs_s);
+                    size_t e = i * c.sc + (size_t)m * c.ldc + n;
+                    double want = alpha * s + beta * C0[e];
+                    // K·u per item's sum (and the batch's sums, summed), the alpha*s and
+                    // beta*C adds: one rounding each
+                    double bound = ((double)c.K * c.batch + 2) * 0x1p-24 *
+                                   (alpha * abs_s + fabs(beta * C0[e])) + 1e-30;
+                    double err = fabs(C[e] - want);
+                    if (err > bound)
+                        fail_msg("%s %d: C[%d](%d,%d) = %.9g, float64 %.9g: error %.3g over the "
+                                 "bound %.3g (M %d N %d K %d batch %d ta %d tb %d sa %zu)",
+                                 sum ? "gemm_batched_sum_bf16" : "gemm_batched_bf16", idx, i, m,
+                                 n, C[e], want, err, bound, c.M, c.N, c.K, c.batch, c.ta, c.tb,
+                                 c.sa);
+                    if (err / bound > most) most = err / bound;
+                }
+        for (int i = 0; i < items; i++)  // the views path, bit for bit
+            for (int m = 0; m < c.M; m++)
+                same_bits(sum ? "gemm_batched_sum_bf16 against the views"
+                              : "gemm_batched_bf16 against the views",
+                          C + i * c.sc + (size_t)m * c.ldc, Cv + i * c.sc + (size_t)m * c.ldc,
+                          (size_t)c.N * 4);
+        free(A), free(B), free(Af), free(Bf), free(C0), free(C), free(Cv);
+        d->destroy(d);
+    }
+    printf("bf16 gemms: largest error %.3f of the bound\n", most);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bn_h_fp16),
+        cmocka_unit_test(test_bn_h_bf16),
+        cmocka_unit_test(test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16),
+        cmocka_unit_test(test_im2col_col2im_bf16_give_the_fp32_bits),
+        cmocka_unit_test(test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path),
+    };
+    return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
+}
