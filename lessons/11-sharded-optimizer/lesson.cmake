@@ -1,3 +1,43 @@
 # lesson 11 — sharded optimizer state (ZeRO stage 1): the step on the ring's two halves
 # (sharded.c), graded under mpirun at P = 1..4 and under smpirun at P = 16 (grade.sh).
 dt_lesson(11 SOURCES sharded.c GRADER grader.c MPI SMPI)
+
+# The student's step inside the real system: every variant's dtrain
+# (build/lessons/11/<variant>/dtrain, target lesson11_<variant>_dtrain) is dtrain linked with
+# the variant's sharded.c and in_dtrain.c, which wraps the library's two halves of the
+# sharded step (-Wl,--wrap: nn/train_shard.c's functions, referenced from nn/train.c in the
+# static dtnn), so that `--shard-optimizer` runs sharded_step. grade.sh trains with it under
+# mpirun -np 2 against the library's dtrain; building a variant's grader builds both.
+if(NOT (DT_HAVE_MPI AND COMMAND dt_add_dtrain AND TARGET lesson11_student))
+  message(STATUS "dtlab: lesson 11's dtrain skipped: it needs Open MPI and zlib")
+  return()
+endif()
+set(L11 ${CMAKE_CURRENT_LIST_DIR})
+file(GLOB l11_mutants LIST_DIRECTORIES true ${DT_LESSONS_BIN}/11/mutant_*)
+set(l11_variants student solution)
+foreach(d IN LISTS l11_mutants)
+  get_filename_component(v ${d} NAME)
+  list(APPEND l11_variants ${v})
+endforeach()
+foreach(v IN LISTS l11_variants)
+  if(NOT TARGET lesson11_${v} OR v STREQUAL "mutant_no_library_answer")
+    continue()  # no grader (the handout's solution, a sheet's mutant) or refused unrun
+  endif()
+  set(src ${L11})
+  if(v STREQUAL "solution")
+    set(src ${L11}/solution)
+  elseif(v MATCHES "^mutant_")
+    set(src ${DT_LESSONS_BIN}/11/${v})
+  endif()
+  dt_add_dtrain(lesson11_${v}_dtrain OUTPUT_DIR ${DT_LESSONS_BIN}/11/${v}
+                SOURCES ${src}/sharded.c ${L11}/in_dtrain.c INCLUDES ${L11} ${src})
+  target_link_options(lesson11_${v}_dtrain PRIVATE
+    -Wl,--wrap=dt_trainer_backward_reduce_scatter,--wrap=dt_trainer_shard_step)
+  if(v MATCHES "^mutant_")
+    target_compile_options(lesson11_${v}_dtrain PRIVATE -w)
+  endif()
+  add_dependencies(lesson11_${v} lesson11_${v}_dtrain dtrain)
+  if(TARGET st_compare)  # dtrain_check.sh compares the weights with it
+    add_dependencies(lesson11_${v} st_compare)
+  endif()
+endforeach()
