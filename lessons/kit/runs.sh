@@ -120,6 +120,7 @@ runs_report() {
 # unset) and under `timeout ${LESSON_RUN_TIMEOUT:-40}`. Prints the first run's seed line,
 # then runs_report's (one line per check over the runs). Without the SMPI grader or
 # smpirun, SMPI_CHECK fails, naming what is missing. The status is runs_report's.
+# RUNS_ARGS (optional): the grader's arguments in every run (an instructor's other cases).
 runs_mpi_smpi() {
   local plist=$1 sp=$2 scheck=$3 P labels=() limit=${LESSON_RUN_TIMEOUT:-40} rc
   shift 3
@@ -130,7 +131,7 @@ runs_mpi_smpi() {
   runs_begin
   for P in $plist; do
     run_launch "P=$P" "$limit" "$MPIRUN" -np "$P" --oversubscribe -x OMP_NUM_THREADS \
-        -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER"
+        -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER" ${RUNS_ARGS:-}
     labels+=("P=$P")
   done
   local missing=""
@@ -140,7 +141,7 @@ runs_mpi_smpi() {
       run_launch "P=$sp" "$limit" "$SMPIRUN" -np "$sp" \
           -platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" \
           -no-privatize --cfg=smpi/simulate-computation:no "$@" --log=root.thres:warning \
-          "$LESSON_GRADER_SMPI"
+          "$LESSON_GRADER_SMPI" ${RUNS_ARGS:-}
       labels+=("P=$sp")
     else
       missing="FAIL $scheck: the SMPI grader ($LESSON_GRADER_SMPI) or smpirun ($SMPIRUN) is missing"
