@@ -110,3 +110,49 @@ runs_report() {
   [ "$status" -ne 0 ] && return "$status"
   return $bad
 }
+
+# runs_mpi_smpi "P..." SMPI_P SMPI_CHECK [SMPIRUN_FLAG...] — the whole driver of a lesson
+# whose grader runs under mpirun, then under SMPI (lessons 03 and 11, and their instructor
+# cases): $LESSON_GRADER under mpirun at each P of the list, one after the other, then
+# $LESSON_GRADER_SMPI under smpirun -no-privatize at SMPI_P ranks (0: none) in one process,
+# one host each of tests/coll/flat1024.xml, computation not simulated, with the flags given
+# (a timing check's network model); every run with one seed (DT_LESSON_SEED, drawn here if
+# unset) and under `timeout ${LESSON_RUN_TIMEOUT:-40}`. Prints the first run's seed line,
+# then runs_report's (one line per check over the runs). Without the SMPI grader or
+# smpirun, SMPI_CHECK fails, naming what is missing. The status is runs_report's.
+# RUNS_ARGS (optional): the grader's arguments in every run (an instructor's other cases).
+runs_mpi_smpi() {
+  local plist=$1 sp=$2 scheck=$3 P labels=() limit=${LESSON_RUN_TIMEOUT:-40} rc
+  shift 3
+  : "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+  export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+  RUNS_HANG_HINT=${RUNS_HANG_HINT:-a collective that not every rank called?}
+  runs_begin
+  for P in $plist; do
+    run_launch "P=$P" "$limit" "$MPIRUN" -np "$P" --oversubscribe -x OMP_NUM_THREADS \
+        -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER" ${RUNS_ARGS:-}
+    labels+=("P=$P")
+  done
+  local missing=""
+  if [ "$sp" -gt 0 ]; then
+    if [ -f "$LESSON_GRADER_SMPI" ] && [ -x "$SMPIRUN" ]; then
+      seq 0 $((sp - 1)) | sed 's/^/node-/' >"$RUNS_W/hosts"
+      run_launch "P=$sp" "$limit" "$SMPIRUN" -np "$sp" \
+          -platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" \
+          -no-privatize --cfg=smpi/simulate-computation:no "$@" --log=root.thres:warning \
+          "$LESSON_GRADER_SMPI" ${RUNS_ARGS:-}
+      labels+=("P=$sp")
+    else
+      missing="FAIL $scheck: the SMPI grader ($LESSON_GRADER_SMPI) or smpirun ($SMPIRUN) is missing"
+    fi
+  fi
+  grep -h '^# lesson .*seed' "$RUNS_W"/*.out 2>/dev/null | head -n 1
+  runs_report "${labels[@]}"
+  rc=$?
+  if [ -n "$missing" ]; then
+    echo "$missing"
+    [ "$rc" -ne 0 ] || rc=1
+  fi
+  return "$rc"
+}

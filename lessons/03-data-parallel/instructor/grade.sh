@@ -6,17 +6,5 @@
 # (public: 8), every rank in one process. One line per check over the runs
 # (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>.
 set -u
-: "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
-export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
 . "$LESSON_DIR/../kit/runs.sh"
-runs_begin
-RUNS_HANG_HINT="a collective that not every rank called?"
-seq 0 15 | sed 's/^/node-/' >"$RUNS_W/hosts"
-for P in 5 6; do
-  run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-60}" "$MPIRUN" -np $P --oversubscribe "$LESSON_GRADER"
-done
-run_launch "P=16" 60 "$SMPIRUN" -np 16 -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
-    -hostfile "$RUNS_W/hosts" -no-privatize --cfg=smpi/simulate-computation:no \
-    --log=root.thres:warning "$LESSON_GRADER_SMPI"
-runs_report "P=5" "P=6" "P=16"
+LESSON_RUN_TIMEOUT=${LESSON_RUN_TIMEOUT:-60} runs_mpi_smpi "5 6" 16 smpi_p_ranks_match_one_process_with_batch_pb
