@@ -4,7 +4,9 @@
 # machine, with the cpu device standing in for the GPU:
 #   1. the link as dtrain sees it:      mpirun -np 2 dtrain ... --no-overlap --trace link.json
 #      (the run's own fusion buckets, alexnet's 9.9, 67.3 and 151 MB; dtsim calibrate
-#      --intra-trace takes each bucket's shortest span over the ranks, which waits for nobody)
+#      --intra-trace takes each bucket's shortest span over the ranks, which waits for nobody,
+#      and the median over all the steps traced), 8 steps before and 8 after each round's
+#      timed runs, so that the link's samples bracket the runs they predict
 #      and, for comparison, dtcoll-bench's table (4 KB-256 MB; dtsim calibrate --intra)
 #   2. one rank's step per layer kind:  mpirun -np 1 dtrain ... --profile step.json, NP at a
 #      time, one per core or two (the job's load: ranks share memory bandwidth and caches,
@@ -12,7 +14,8 @@
 #   3. the measurement:                 mpirun -np NP dtrain ... [--slow-rank R:F]; the time
 #      per step is (T(long) - T(short)) / (long - short steps), which cancels start-up and
 #      warm-up; the allreduce's time per step from the long run's trace, each bucket's
-#      shortest span over the ranks (the others' include waiting for the slowest)
+#      shortest span over the ranks (the others' include waiting for the slowest), the
+#      median over the steps after the first: the link's estimator, on the same steps
 #   (1, 2 and 3 alternate for REPEATS rounds, so that all sample the same spell of a shared
 #   VM, whose speed drifts by ~10 % over minutes, and its memory bandwidth by more)
 #   4. dtsim calibrate --step (every profile) --intra-trace (every round's link) --out cpu.json
@@ -23,7 +26,9 @@
 # also with the allreduce after backward (nothing then competes with it); and resnet8 with
 # one rank 1.5x and 2x slower on 2 ranks (dtrain --slow-rank against dtsim --straggler), and
 # on 3 and 4 ranks where the machine has that many cores (an oversubscribed rank is not a
-# straggler: Open MPI yields the core while others wait, so the slow rank gets more of it).
+# straggler: Open MPI yields the core while others wait, so the slow rank gets more of it);
+# a straggler case of more ranks than cores, given or default, prints a SKIPPED line that
+# says so, in the report too.
 # Writes OUT (Markdown: predicted, measured as the median over the rounds, error, per
 # case) atomically and prints it.
 #
@@ -37,11 +42,9 @@
 #   (e.g. DT_BENCH_LOCK=/tmp/dtlab-build.lock); MPIRUN (mpirun).
 set -u
 BUILD=build; CASES="alexnet:64:32:no-overlap resnet8:32:64:overlap:2:1:1.5 resnet8:32:64:overlap:2:1:2"
+CASES="$CASES resnet8:32:96:overlap:3:2:1.5 resnet8:32:128:overlap:4:3:1.5 resnet8:32:64 alexnet:64:32"
 NCORES=$(getconf _NPROCESSORS_ONLN)
-[ "$NCORES" -ge 3 ] && CASES="$CASES resnet8:32:96:overlap:3:2:1.5"
-[ "$NCORES" -ge 4 ] && CASES="$CASES resnet8:32:128:overlap:4:3:1.5"
-CASES="$CASES resnet8:32:64 alexnet:64:32"
-SHORT=10; LONG=40; REPEATS=5; OUT=bench/VALIDATION.md
+SHORT=10; LONG=40; LINK=8; REPEATS=5; OUT=bench/VALIDATION.md
 die() { echo "validate_cpu.sh: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "option $1 needs a value"; }
 posint() { case "$2" in ''|*[!0-9]*) die "$1 '$2' is not a positive integer";; esac; [ "$2" -gt 0 ] || die "$1 must be > 0"; }
@@ -53,7 +56,7 @@ while [ $# -gt 0 ]; do
     --long) need "$@"; posint "$1" "$2"; LONG=$2; shift 2 ;;
     --repeats) need "$@"; posint "$1" "$2"; REPEATS=$2; shift 2 ;;
     --out) need "$@"; OUT=$2; shift 2 ;;
-    -h|--help) sed -n 2,36p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,42p "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
@@ -90,17 +93,27 @@ T_START=$(date +%s)
 num() { sed -n "s/.*\"$1\": \([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 row() { awk -v w="$1" -v p="$2" -v m="$3" 'BEGIN { printf "| %s | %.2f | %.2f | %+.1f %% |\n", w, 1e3 * p, 1e3 * m, (m > 0 ? 100 * (p / m - 1) : 0) }'; }
-# The allreduce per step in a dtrain --trace: each bucket's shortest span over the ranks
-# (the last rank to start waits for nobody), summed over the traced steps but the first, /steps
+# The allreduce of a step in a dtrain --trace: the sum of its buckets' shortest spans over the
+# ranks (the last rank to start waits for nobody); printed: the median over the traced steps
+# (every step after the first, as dtsim calibrate --intra-trace takes them: the same steps and
+# the same estimator on both sides; a median, since the link's speed jumps, see below)
 trace_comm() {
   awk '/"allreduce bucket/ {
     match($0, /"name": "[^"]*"/); n = substr($0, RSTART + 9, RLENGTH - 10)
     match($0, /"pid": [0-9]+/); p = substr($0, RSTART + 7, RLENGTH - 7) + 0
     match($0, /"dur": [0-9.]+/); d = substr($0, RSTART + 7, RLENGTH - 7) + 0
-    k = ++cnt[n, p]; if (k > 1 && (!((n, k) in mn) || d < mn[n, k])) mn[n, k] = d
+    k = ++cnt[n, p]; if (!((n, k) in mn) || d < mn[n, k]) mn[n, k] = d
     if (k > steps) steps = k
-  } END { for (i in mn) s += mn[i]; printf "%.6f\n", (steps > 1 ? s / (steps - 1) / 1e6 : 0) }' "$1"
+  } END { for (i in mn) { split(i, nk, SUBSEP); s[nk[2]] += mn[i] }
+    for (k = 1; k <= steps; k++) print s[k] / 1e6 }' "$1" | median | awk '{ printf "%.6f\n", $1 }'
 }
+# What else ran during a round's timed runs: the machine's busy CPU seconds (/proc/stat)
+# less our own runs' (the shell's waited-for children, `times`), and the hypervisor's
+# steal, each per second of the round, in cores. The lock keeps builds out, not everything.
+HZ=$(getconf CLK_TCK)
+# (both run in this shell, not in $(...), whose subshell has no children of its own)
+load_mark() { times >"$W/times"; echo "$(date +%s.%N) $(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat) $(awk 'NR == 2 { split($1, u, /[ms]/); split($2, y, /[ms]/); print 60 * (u[1] + y[1]) + u[2] + y[2] }' "$W/times")" >"$1"; }
+load_since() { load_mark "$W/mark2"; cat "$1" "$W/mark2" | tr '\n' ' ' | awk -v hz="$HZ" '{ w = $5 - $1; printf "%.2f %.2f\n", (($6 - $2) / hz - ($8 - $4)) / w, ($7 - $3) / hz / w }' >"$2"; }
 : >"$W/rows"; : >"$W/about"; : >"$W/rounds"
 
 # one case: REPEATS rounds of (the link, NP profiles, the NP-rank run), then calibrate and predict
@@ -116,13 +129,19 @@ run_case() {
   mkdir -p "$d"
   D="--data synthetic --synthetic-examples 8192 --image-size $side --classes 10 --model $model --threads 1 --eval-every 0 --quiet --lr-schedule const --warmup 0 --json"
   per=$((batch / np)); steps=""; traces=""
+  # the link, once before the round's timed runs and once after them: the link's speed
+  # changes on this VM within seconds, so its samples bracket the run they predict
+  take_link() {
+    "$MPIRUN" -np 2 --oversubscribe "$BUILD/dtrain" $D --no-overlap --batch $((2 * per)) --max-steps $((LINK + 1)) --trace "$1" --trace-steps $LINK >"$d/l.out" 2>&1 || { cat "$d/l.out"; die "the link: mpirun -np 2 dtrain --trace failed"; }
+    traces="$traces --intra-trace $1"
+  }
   : >"$d/meas"
   i=0
   while [ $i -lt "$REPEATS" ]; do
     echo "validate_cpu.sh: $label: round $((i + 1))/$REPEATS: the link (dtrain's buckets$( [ $bench -eq 1 ] && echo ', dtcoll-bench')), $np single-rank profiles at once, then mpirun -np $np dtrain for $SHORT and $LONG steps" >&2
     lock
-    "$MPIRUN" -np 2 --oversubscribe "$BUILD/dtrain" $D --no-overlap --batch $((2 * per)) --max-steps 8 --trace "$d/link$i.json" --trace-steps 7 >"$d/l.out" 2>&1 || { cat "$d/l.out"; die "the link: mpirun -np 2 dtrain --trace failed"; }
-    traces="$traces --intra-trace $d/link$i.json"
+    load_mark "$d/mark"
+    take_link "$d/link$i-a.json"
     if [ $bench -eq 1 ]; then
       "$MPIRUN" -np 2 --oversubscribe "$BUILD/dtcoll-bench" --algos ring --min-bytes 4K --max-bytes 256M --factor 4 --csv "$d/bench$i.csv" >"$d/c.out" 2>&1 || { cat "$d/c.out"; die "dtcoll-bench failed"; }
       if [ $i -eq 0 ]; then cp "$d/bench$i.csv" "$d/intra.csv"; else tail -n +2 "$d/bench$i.csv" >>"$d/intra.csv"; fi
@@ -140,13 +159,16 @@ run_case() {
     done
     "$MPIRUN" -np "$np" --oversubscribe "$BUILD/dtrain" $D $ov $slow --batch "$batch" --max-steps $SHORT >"$d/r$SHORT" 2>&1 || { cat "$d/r$SHORT"; die "mpirun -np $np dtrain failed"; }
     "$MPIRUN" -np "$np" --oversubscribe "$BUILD/dtrain" $D $ov $slow --batch "$batch" --max-steps $LONG --trace "$d/t.json" --trace-steps $((LONG - 1)) >"$d/r$LONG" 2>&1 || { cat "$d/r$LONG"; die "mpirun -np $np dtrain failed"; }
+    take_link "$d/link$i-b.json"
+    load_since "$d/mark" "$d/other"
     unlock
     awk -v t1="$(num seconds "$d/r$SHORT")" -v t2="$(num seconds "$d/r$LONG")" -v n=$((LONG - SHORT)) \
         -v ct="$(trace_comm "$d/t.json")" -v c1="$(num comm_s "$d/r$SHORT")" -v c2="$(num comm_s "$d/r$LONG")" \
         -v p0="$(num step_s "$d/step$i-0.json")" -v p1="$(num step_s "$d/step$i-1.json")" \
-        -v lk="$(trace_comm "$d/link$i.json")" \
+        -v lk="$(cat "$d/link$i-a.json" "$d/link$i-b.json" | trace_comm -)" \
         -v g="$( [ $bench -eq 1 ] && awk -F, '$2 == 67108864 { print $6 }' "$d/bench$i.csv")" \
-        'BEGIN { printf "%.6f %.6f %.6f %.6f %.6f %.6f %s\n", (t2 - t1) / n, ct, (c2 - c1) / n, p0, p1, lk, (g == "" ? "-" : sprintf("%.2f", g)) }' >>"$d/meas"
+        -v o="$(cat "$d/other")" \
+        'BEGIN { printf "%.6f %.6f %.6f %.6f %.6f %.6f %s %s\n", (t2 - t1) / n, ct, (c2 - c1) / n, p0, p1, lk, (g == "" ? "-" : sprintf("%.2f", g)), o }' >>"$d/meas"
     i=$((i + 1))
   done
   echo "validate_cpu.sh: $label: dtsim calibrate, and dtsim's prediction" >&2
@@ -177,22 +199,25 @@ T_ALL=$(( $(date +%s) - T_START ))
 {
   echo "# dtsim against a real run it was calibrated for"
   echo
-  echo "Written by \`bench/validate_cpu.sh --repeats $REPEATS\` ($(date -u +%Y-%m-%d), $(getconf _NPROCESSORS_ONLN) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $n_done of $(echo $CASES | wc -w) cases in $((T_ALL / 60)) min $((T_ALL % 60)) s$( [ -n "$LOCK" ] && echo ", waits for $LOCK included")); do not edit by hand."
+  echo "Written by \`bench/validate_cpu.sh --repeats $REPEATS\` ($(date -u +%Y-%m-%d), $(getconf _NPROCESSORS_ONLN) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1); $n_done of $(($(echo $CASES | wc -w) - n_skip)) cases$( [ $n_skip -gt 0 ] && echo " ($n_skip skipped, below)") in $((T_ALL / 60)) min $((T_ALL % 60)) s$( [ -n "$LOCK" ] && echo ", waits for $LOCK included")); do not edit by hand."
   echo
   echo "Each network is trained over NP ranks (2 unless said) of the cpu device (1 thread each) on"
   echo "synthetic data. dtsim was given only one rank's step per layer kind (\`dtrain --profile\`:"
   echo "NP single-rank runs at a time, one or two per core, $((LONG - 2)) timed steps each, in every round) and"
   echo "the link between two ranks as dtrain's own allreduce sees it (\`mpirun -np 2 dtrain"
-  echo "--no-overlap --trace\`, 8 steps, once per round: \`dtsim calibrate --intra-trace\` fits"
-  echo "the ring's latency and bandwidth to the run's fusion buckets, each bucket's time the"
-  echo "shortest of the ranks' spans); the NP-rank run is its prediction."
+  echo "--no-overlap --trace\`, $LINK steps before and $LINK after each round's timed runs: \`dtsim calibrate"
+  echo "--intra-trace\` fits the ring's latency and bandwidth to the run's fusion buckets, each"
+  echo "bucket's time the shortest of the ranks' spans, the median over all the traced steps);"
+  echo "the NP-rank run is its prediction."
   echo "Measured: the median over $REPEATS rounds of (T($LONG steps) - T($SHORT steps)) / $((LONG - SHORT)); the"
   echo "allreduce per step from the $LONG-step run's trace, each bucket's shortest span over the"
   echo "ranks (the ranks' longer spans include waiting for the last to finish backward, which"
-  echo "dtsim's identical ranks never do). Each round also took the link and the profiles, so that"
-  echo "all sample the same spell of the machine."
+  echo "dtsim's identical ranks never do), the median over its steps after the first (the"
+  echo "link's estimator and steps), then over the rounds. Each round also took the link and the"
+  echo "profiles, so that all sample the same spell of the machine."
   echo
   cat "$W/about"
+  cat "$W/skipped"
   echo
   echo "| per step | dtsim predicts, ms | measured, ms | error |"
   echo "|---|---|---|---|"
@@ -211,22 +236,30 @@ T_ALL=$(( $(date +%s) - T_START ))
   fi
   sed -n '/^#@ /s/^#@ //p' "$0"
   echo
-  echo "Per round: the step, the allreduce (trace: shortest span over the ranks), rank 0's"
-  echo "allreduce in flight (dtrain's comm_s: with the waiting), two of the profiles' steps, the"
-  echo "link run's allreduce per step (s), and dtcoll-bench's bus bandwidth at 64 MB (GB/s):"
+  echo "Per round: the step, the allreduce (trace: shortest span over the ranks, median over"
+  echo "the steps), rank 0's mean allreduce in flight (dtrain's comm_s: with the waiting), two of"
+  echo "the profiles' steps, the link runs' allreduce per step (the same median; s),"
+  echo "dtcoll-bench's bus bandwidth at 64 MB (GB/s), and what else ran meanwhile: other"
+  echo "processes' CPU and the hypervisor's steal, in cores (of $(getconf _NPROCESSORS_ONLN)), over the round's timed runs:"
   echo
   cat "$W/rounds"
 } >"$W/report.md"
 mkdir -p "$(dirname "$OUT")" && cp "$W/report.md" "$OUT.tmp.$$" && mv "$OUT.tmp.$$" "$OUT" || die "--out $OUT: cannot write it"
 }
 : >"$W/bench_rows"
-n_done=0
+n_done=0; n_skip=0; : >"$W/skipped"
 for c in $CASES; do
   set -- $(fields "$c")
+  if [ "$7" != 1 ] && [ "$5" -gt "$NCORES" ]; then
+    msg="SKIPPED $c (rank $6 ${7}x slower on $5 ranks): it needs $5 cores and this machine has $NCORES; oversubscribed, Open MPI yields a waiting rank's core, so the slow rank gets more than its share and is no longer a straggler"
+    echo "validate_cpu.sh: $msg" >&2; echo "- $msg." >>"$W/skipped"; n_skip=$((n_skip + 1))
+    continue
+  fi
   run_case "$1" "$2" "$3" "$4" "$5" "$6" "$7"
   n_done=$((n_done + 1))
   report
 done
+report
 cat "$OUT"
 exit 0
 # The explanation printed into the report (lines starting "#@ "):
@@ -246,11 +279,19 @@ exit 0
 #@   every allreduce out of comm_s (+43 %); dtrain's spans start before it. Rank 0's
 #@   comm_s (the third column of the rounds below, over steps 11-40 where the second is
 #@   over steps 2-40) also holds its waits for the other rank.
-#@ - The link changes speed during a run on this VM: in one 40-step alexnet run the 151 MB
-#@   bucket took 28-30 ms for 21 steps, then 17-19 ms, while the forward pass stayed within
-#@   5 % (the link run's 7 traced steps against the long run's 39: the sixth column of the
-#@   rounds below against the second). Transparent huge pages are given here only on
-#@   madvise and collapsed later by khugepaged: one candidate.
+#@ - The link has two speeds on this VM, and it is not a warm-up: alexnet's 151 MB bucket
+#@   takes either 17-19 ms or 27-29 ms (8.4 or 5.4 GB/s) and jumps between them within
+#@   seconds, at any step: in 40-step runs it stayed fast for all 39 traced steps, slow for
+#@   all, slow for 4 or for 19 and then fast, or fast then slow, while the forward pass
+#@   stayed at 75 ms within 3 % and the minor page faults of 8 and of 40 steps were the same
+#@   (the buffers are touched once). Other processes (tests run outside the lock: dtrain,
+#@   dtsim's SMPI) slow the copies by 2-4x while they run (the last two columns below say
+#@   how much else ran). Hence the link's samples bracket each round's timed runs, and the
+#@   calibration and the measurement take the same estimator, the median over the steps
+#@   after the first: the speed that most steps saw, where a mean would mix the two speeds
+#@   in whatever proportion each run happened to catch, and a 40-step run and an 8-step
+#@   link run catch different ones. A round whose link and run saw different speeds is
+#@   still ~35 % off; the median over the rounds outvotes one such round of three.
 #@ - Stragglers: dtrain --slow-rank R:F spins after each of rank R's layers for F-1 times
 #@   what the layer took; dtsim --straggler rank:R:F makes rank R's modelled kernels F
 #@   times as long. Only the step is compared: dtsim's comm is rank 0's, waiting inside
