@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dtrain.h"
+#include "models.h"
 
 void dtrain_usage(FILE *f) {
     fprintf(f,
@@ -19,7 +20,10 @@ void dtrain_usage(FILE *f) {
         "replicas stay identical.\n"
         "\n"
         "  --model NAME          %s (default smallcnn)\n"
-        "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)\n"
+        "  --data SRC            fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg);\n"
+        "                        gpt models: fortunes (Debian's fortunes-min, default) |\n"
+        "                        text:FILE, byte-level tokens, the last 10 %% held out\n"
+        "  --seq-len T           gpt models: tokens per sequence (default: the context)\n"
         "  --data-dir DIR        Fashion-MNIST idx.gz files (default %s)\n"
         "  --image-size N        crop side for folder data, side of synthetic images (224 / 32)\n"
         "  --classes N           classes of synthetic data (10)\n"
@@ -31,9 +35,13 @@ void dtrain_usage(FILE *f) {
         "                        backward_passes_per_step): micro-batch = batch/(ranks x K)\n"
         "  --lr X                peak learning rate (default: 0.1 x batch/256, linear scaling)\n"
         "  --warmup EPOCHS       linear warm-up (default 0.5)\n"
-        "  --optimizer sgd|lars  (default sgd)\n"
-        "  --lr-schedule const|step|poly   decay after warm-up (default poly, power 2)\n"
+        "  --optimizer sgd|lars|adamw|lamb  (default sgd; gpt models adamw)\n"
+        "  --lr-schedule const|step|poly|cosine   decay after warm-up (default poly, power\n"
+        "                        2; gpt models cosine to 0.1 x peak)\n"
+        "  --clip X|off          clip the gradient's global norm to X (gpt models 1.0; off)\n"
         "  --momentum X --wd X --trust X --nesterov   (0.9, 5e-4, LARS trust 0.001)\n"
+        "  gpt models' defaults: --batch 16 --lr 3e-3 (lamb 3e-2) --wd 0.1 --warmup 1,\n"
+        "                        betas (0.9, 0.95) (docs/dtrain.md)\n"
         "  --dropout P           classifier dropout of alexnet and smallcnn (0.5)\n"
         "  --seed N              shuffles, augmentation, dropout and initial weights (1)\n"
         "  --threads N           threads per rank (default: cores / ranks on the node)\n"
@@ -151,7 +159,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
            LR_SCHED, MOM, WD, TRUST, NEST, SEED, THREADS, CKPT, RESUME, EVAL, LOG, JSON, MAXS,
            SAVEW, QUIET, DIE, FNAN, DROP, HELP, ALGO, FUSION, NOOVL, FP16G, GROUP,
            INNER, HIERRS, TORUS, DEVICE, CUDAAWARE, DETERM, PREC, LSCALE, LSINT, FINF, TRAINN, ACCUM, PROFILE,
-           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT };
+           WEIGHTS, NEWHEAD, TRACE, TRACESTEPS, SLOWRANK, SHARDOPT, SEQLEN, CLIP };
     static const struct option opts[] = {
         {"model", 1, 0, MODEL}, {"data", 1, 0, DATA}, {"data-dir", 1, 0, DATA_DIR},
         {"image-size", 1, 0, IMG}, {"classes", 1, 0, CLASSES},
@@ -176,9 +184,13 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         {"train-examples", 1, 0, TRAINN}, {"accumulate", 1, 0, ACCUM},
         {"cuda-aware", 0, 0, CUDAAWARE}, {"deterministic", 0, 0, DETERM},
         {"shard-optimizer", 0, 0, SHARDOPT},
+        {"seq-len", 1, 0, SEQLEN}, {"clip", 1, 0, CLIP},
         {"schedule", 1, 0, LR_SCHED},  // the old name of --lr-schedule, still accepted
         {0, 0, 0, 0}};
     defaults(o);
+    // gpt models take other defaults for these where the command line leaves them
+    int given_data = 0, given_opt = 0, given_sched = 0, given_wd = 0, given_clip = 0,
+        given_batch = 0, given_lr = 0, given_warmup = 0;
     opterr = 0;
     optind = 1;
     for (int c, li; (li = -1, c = getopt_long(argc, argv, "", opts, &li)) != -1;) {
@@ -193,9 +205,12 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case MODEL: copy_str(o->model, sizeof o->model, optarg); break;
         case DATA:
             if (strcmp(optarg, "fashion-mnist") && strcmp(optarg, "synthetic") &&
-                strncmp(optarg, "folder:", 7))
-                return bad(rank, "--data", optarg, "fashion-mnist, synthetic or folder:ROOT");
+                strncmp(optarg, "folder:", 7) && strcmp(optarg, "fortunes") &&
+                (strncmp(optarg, "text:", 5) || !optarg[5]))
+                return bad(rank, "--data", optarg, "fashion-mnist, synthetic, folder:ROOT, "
+                           "fortunes or text:FILE");
             copy_str(o->data, sizeof o->data, optarg);
+            given_data = 1;
             break;
         case DATA_DIR: copy_str(o->data_dir, sizeof o->data_dir, optarg); break;
         case IMG:
@@ -226,25 +241,33 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case BATCH:
             if (parse_long(optarg, 1, 1 << 24, &v)) return bad(rank, "--batch", optarg, "a positive batch size");
             o->global_batch = (int)v;
+            given_batch = 1;
             break;
         case LR:
             if (parse_float(optarg, 1e-12, 1e4, &x)) return bad(rank, "--lr", optarg, "a positive learning rate");
             o->lr = (float)x;
+            given_lr = 1;
             break;
         case WARMUP:
             if (parse_float(optarg, 0, 1e5, &x)) return bad(rank, "--warmup", optarg, "epochs >= 0");
             o->warmup_epochs = x;
+            given_warmup = 1;
             break;
         case OPT:
             if (!strcmp(optarg, "sgd")) o->optimizer = DT_OPT_SGD;
             else if (!strcmp(optarg, "lars")) o->optimizer = DT_OPT_LARS;
-            else return bad(rank, "--optimizer", optarg, "sgd or lars");
+            else if (!strcmp(optarg, "adamw")) o->optimizer = DT_OPT_ADAMW;
+            else if (!strcmp(optarg, "lamb")) o->optimizer = DT_OPT_LAMB;
+            else return bad(rank, "--optimizer", optarg, "sgd, lars, adamw or lamb");
+            given_opt = 1;
             break;
         case LR_SCHED:  // --lr-schedule, or its old name --schedule (messages name the one used)
             if (!strcmp(optarg, "const")) o->lr_schedule = DT_LR_CONST;
             else if (!strcmp(optarg, "step")) o->lr_schedule = DT_LR_STEP;
             else if (!strcmp(optarg, "poly")) o->lr_schedule = DT_LR_POLY;
-            else return bad(rank, name, optarg, "const, step or poly");
+            else if (!strcmp(optarg, "cosine")) o->lr_schedule = DT_LR_COSINE;
+            else return bad(rank, name, optarg, "const, step, poly or cosine");
+            given_sched = 1;
             break;
         case MOM:
             if (parse_float(optarg, 0, 0.9999, &x)) return bad(rank, "--momentum", optarg, "in [0, 1)");
@@ -253,6 +276,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case WD:
             if (parse_float(optarg, 0, 1, &x)) return bad(rank, "--wd", optarg, "in [0, 1]");
             o->weight_decay = (float)x;
+            given_wd = 1;
             break;
         case TRUST:
             if (parse_float(optarg, 1e-9, 10, &x)) return bad(rank, "--trust", optarg, "a positive trust coefficient");
@@ -341,6 +365,16 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         case CUDAAWARE: o->cuda_aware = o->coll.gpu_direct = 1; break;
         case DETERM: o->deterministic = 1; break;
         case SHARDOPT: o->shard_optimizer = 1; break;
+        case SEQLEN:
+            if (parse_long(optarg, 1, 1 << 20, &v)) return bad(rank, "--seq-len", optarg, "a positive number of tokens");
+            o->seq_len = (int)v;
+            break;
+        case CLIP:
+            if (!strcmp(optarg, "off")) o->clip = 0;
+            else if (parse_float(optarg, 1e-12, 1e12, &x)) return bad(rank, "--clip", optarg, "a positive gradient norm, or off");
+            else o->clip = x;
+            given_clip = 1;
+            break;
         case FP16G: o->coll.wire_f16 = 1; break;
         case PREC:
             if (dt_amp_parse(optarg, &o->precision))
@@ -388,6 +422,45 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         if (rank == 0) fprintf(stderr, "dtrain: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    // The gpt models train on text (dtrain_text.c) with the recipe of GPT-2/3 and llm.c:
+    // AdamW, weight decay 0.1, cosine decay, gradients clipped to norm 1 (Brown et al.
+    // 2020, app. B); the peak lr (AdamW 3e-3, LAMB 3e-2) and batch 16 are the best of a
+    // sweep of gpt2-tiny on fortunes (docs/dtrain.md).
+    const dt_gpt_shape *gpt = dt_gpt_find(o->model);
+    int text = !strcmp(o->data, "fortunes") || !strncmp(o->data, "text:", 5);
+    if (gpt) {
+        if (!given_data) copy_str(o->data, sizeof o->data, "fortunes"), text = 1;
+        if (!given_opt) o->optimizer = DT_OPT_ADAMW;
+        if (!given_sched) o->lr_schedule = DT_LR_COSINE;
+        if (!given_wd) o->weight_decay = 0.1f;
+        if (!given_clip) o->clip = 1.0;
+        if (!given_batch) o->global_batch = 16;
+        if (!given_lr) o->lr = o->optimizer == DT_OPT_LAMB ? 3e-2f : 3e-3f;
+        if (!given_warmup) o->warmup_epochs = 1;
+    }
+    if (gpt && !text) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --model %s is a language model: it trains on text "
+                            "(--data fortunes or text:FILE), not --data %s\n", o->model, o->data);
+        return 2;
+    }
+    if (!gpt && text) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --data %s is text: it trains the gpt models (--model "
+                            "gpt2-tiny, ...), not --model %s\n", o->data, o->model);
+        return 2;
+    }
+    if (o->seq_len && !gpt) {
+        if (rank == 0) fprintf(stderr, "dtrain: --seq-len is for the gpt models (got --model %s)\n", o->model);
+        return 2;
+    }
+    if (gpt && o->seq_len > gpt->context) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --seq-len %d is longer than --model %s's context of %d "
+                            "tokens (its position embedding has %d rows)\n", o->seq_len,
+                    o->model, gpt->context, gpt->context);
+        return 2;
+    }
     if ((o->cuda_aware || o->coll.algo == DT_ALGO_NCCL) && !o->device_cuda) {
         if (rank == 0)
             fprintf(stderr, "dtrain: %s needs --device cuda\n",
@@ -429,6 +502,26 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     }
     if (o->resume && !o->checkpoint_dir[0]) {
         if (rank == 0) fprintf(stderr, "dtrain: --resume needs --checkpoint-dir DIR\n");
+        return 2;
+    }
+    // AdamW and LAMB keep two moments and a step count that neither a checkpoint
+    // (real/checkpoint.h: one momentum buffer) nor a stage-1 shard (nn/optim_shard.c) holds
+    int adam = o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB;
+    if (adam && (o->checkpoint_dir[0] || o->shard_optimizer)) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --optimizer %s and %s: %s\n",
+                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb",
+                    o->shard_optimizer ? "--shard-optimizer" : "--checkpoint-dir",
+                    o->shard_optimizer ? "the sharded optimizer steps SGD and LARS only"
+                                       : "a checkpoint holds SGD's momentum, not Adam's two "
+                                         "moments; drop --checkpoint-dir");
+        return 2;
+    }
+    if (o->clip > 0 && o->shard_optimizer) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --clip and --shard-optimizer: clipping needs the whole "
+                            "gradient's norm, which no rank holds when it is sharded; "
+                            "--clip off\n");
         return 2;
     }
     return 0;
