@@ -146,9 +146,9 @@ static int set_up_model(dtrain_run *r) {
                      "--weights-new-head keeps this model's own classifier)");
         if (r->text && strstr(r->err.msg, "'transformer.wte.weight' has shape") &&
             len + 120 < sizeof r->err.msg)  // the tied head: its rows are the vocabulary
-            snprintf(r->err.msg + len, sizeof r->err.msg - len, " (another vocabulary? "
-                     "--model %s has %d tokens, byte-level text needs 256 or more)", o->model,
-                     r->net->num_classes);
+            snprintf(r->err.msg + len, sizeof r->err.msg - len, " (a model of another "
+                     "vocabulary: this tensor has a row per token, --model %s has %d)",
+                     o->model, r->net->num_classes);
         dt_net_free(r->net);
         r->net = NULL;
     }

@@ -454,6 +454,13 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         if (rank == 0) fprintf(stderr, "dtrain: --seq-len is for the gpt models (got --model %s)\n", o->model);
         return 2;
     }
+    if (gpt && o->precision != DT_AMP_FP32) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --precision %s: the gpt models' layers (embedding, layer "
+                            "norm, attention) run in fp32 only; drop --precision\n",
+                    dt_amp_name(o->precision));
+        return 2;
+    }
     if (gpt && o->seq_len > gpt->context) {
         if (rank == 0)
             fprintf(stderr, "dtrain: --seq-len %d is longer than --model %s's context of %d "
