@@ -54,6 +54,17 @@ dt_dataset *dt_dataset_synthetic(int64_t n, int c, int h, int w, int classes, ui
 
 void dt_dataset_free(dt_dataset *ds);  // NULL is fine
 
+// Byte-level text for the gpt models (nn/data_text.c): the file at path, each byte a token
+// (ids 0..255 of a vocabulary of vocab >= 256), its last val_fraction held out (contiguous)
+// as *val and the rest as *train. Example i of a split is the T+1 tokens from i*T (T =
+// seq_len; (len-1)/T examples), delivered as floats (1, 1, T+1): the input is the first T,
+// the targets the last T (dt_text_example_tokens); labels are 0. Returns 0, or -1 with err
+// (DT_EXIT_USAGE) naming the file: unreadable, empty, or a split shorter than T+1 bytes.
+int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fraction,
+                    dt_dataset **train, dt_dataset **val, dt_error *err);
+// One example x (T+1 floats, as dt_dataset_text delivers it) into tokens[T] and targets[T].
+void dt_text_example_tokens(const float *x, int T, int32_t *tokens, int32_t *targets);
+
 // ---- examples and batches ----
 
 // The augmentation seed of example `index` in `epoch` of a run seeded `seed`: results never

@@ -149,16 +149,22 @@ static int loss_scaling_allows_update(dt_trainer *t) {
     return 1;
 }
 
-float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
-                    float lr) {
-    DT_ASSERT(t && t->net && x_local_host && y_local_host);
+// The step of dt_train_step (images: x_local_host) and dt_train_step_tokens (gpt models:
+// tokens_host, y_local_host their targets).
+static float train_step(dt_trainer *t, const float *x_local_host, const int32_t *tokens_host,
+                        const int32_t *y_local_host, float lr) {
+    DT_ASSERT(t && t->net && (x_local_host || tokens_host) && y_local_host);
     dt_net *net = t->net;
     int K = t->accumulate > 0 ? t->accumulate : 1;
     size_t image = (size_t)net->in_c * net->in_h * net->in_w, B = (size_t)net->B;
+    size_t T = net->seq > 0 ? (size_t)net->seq : 1;  // loss rows per sample
     float loss = 0.0f;
     if (t->zero) dt_trainer_zero_begin(t);  // ZeRO 2, 3: the gather and bucket hooks on
     for (int k = 0; k < K; k++) {  // micro-batches: gradients summed in net->grads
-        dt_net_set_batch(net, x_local_host + k * B * image, y_local_host + k * B);
+        if (tokens_host)
+            dt_net_set_tokens(net, tokens_host + k * B * T, y_local_host + k * B * T);
+        else
+            dt_net_set_batch(net, x_local_host + k * B * image, y_local_host + k * B);
         dt_net_forward(net, 1);
         loss += dt_net_loss(net) / (float)K;  // mean over this rank's K*B samples
         net->keep_grads = k > 0;
@@ -190,11 +196,25 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
     if (!isfinite(loss)) return NAN;  // the same on every rank: all stop together
 
     if (!loss_scaling_allows_update(t)) return loss;  // every rank skips together
+    // clipping by global norm, of the averaged gradient: the same on every replica
+    if (t->clip_norm > 0 && !t->opt->sharded)
+        t->last_grad_norm = dt_clip_grad_norm(net, t->clip_norm);
     if (t->zero) dt_trainer_zero_step(t, lr);  // the pieces (stage 2: then allgather)
     else if (t->opt->sharded) dt_trainer_shard_step(t, lr);  // the shard, then allgather
     else dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;
+}
+
+float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
+                    float lr) {
+    return train_step(t, x_local_host, NULL, y_local_host, lr);
+}
+
+float dt_train_step_tokens(dt_trainer *t, const int32_t *tokens_host,
+                           const int32_t *targets_host, float lr) {
+    DT_ASSERT(t && t->net && t->net->seq > 0);
+    return train_step(t, NULL, tokens_host, targets_host, lr);
 }
 
 int dt_trainer_set_accumulate(dt_trainer *t, int K, dt_error *err) {

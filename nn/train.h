@@ -68,6 +68,10 @@ typedef struct {
                                // this rank's reduced gradient in the next step, once
 
     int accumulate;            // micro-batches per step (dt_trainer_set_accumulate; 1)
+    // clipping by global norm of the averaged gradient before the update (Pascanu et al.
+    // 2013; optim.h dt_clip_grad_norm): max norm, 0 off (not with a sharded optimizer);
+    // the last step's norm before clipping
+    double clip_norm, last_grad_norm;
 
     // ---- sharded data parallel, ZeRO (dt_trainer_set_shard) ----
     int shard;                 // the stage: DT_SHARD_NONE .. DT_SHARD_PARAMETERS
@@ -159,5 +163,11 @@ int dt_trainer_set_accumulate(dt_trainer *t, int K, dt_error *err);
 // and the finite loss is still returned.
 float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_local_host,
                     float lr);
+
+// dt_train_step for gpt models (net->seq = T > 0): this rank's K*B sequences of T token ids
+// and their next-token targets, (K*B, T) int32 each (nn/net.h dt_net_set_tokens); the loss
+// is the mean over the tokens. Everything else as dt_train_step.
+float dt_train_step_tokens(dt_trainer *t, const int32_t *tokens_host,
+                           const int32_t *targets_host, float lr);
 
 #endif

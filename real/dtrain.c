@@ -14,6 +14,7 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,7 +55,9 @@ static int default_threads(int ranks) {
 static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test,
                      dt_error *err) {
     *train = *test = NULL;
-    if (!strcmp(o->data, "fashion-mnist")) {
+    if (dtrain_text_path(o, NULL, 0)) {  // gpt models (dtrain_text.c)
+        return dtrain_load_text(o, train, test, err);
+    } else if (!strcmp(o->data, "fashion-mnist")) {
         *train = dt_dataset_load_idx(o->data_dir, "train", err);
         if (*train) *test = dt_dataset_load_idx(o->data_dir, "t10k", err);
     } else if (!strcmp(o->data, "synthetic")) {
@@ -86,6 +89,8 @@ static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test
 
 // The datasets, and the steps per epoch they give.
 static int set_up_data(dtrain_run *r) {
+    r->text = dtrain_text_path(r->o, NULL, 0);
+    r->T = r->text ? dtrain_text_seq_len(r->o) : 0;
     int rc = dtrain_agree(load_data(r->o, &r->train, &r->test, &r->err), &r->err, r->rank);
     if (rc) return rc;
     // --train-examples N: the first N examples only (torch.utils.data.Subset of a range)
@@ -125,14 +130,8 @@ static int set_up_model(dtrain_run *r) {
     cfg.seed = o->seed;
     cfg.dropout = o->dropout;
     cfg.amp = o->precision;
+    cfg.seq_len = r->T;  // gpt models (0 for images); the vocabulary is the model's own
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
-    if (r->net && r->net->seq > 0) {  // its batches are token sequences, not images
-        dt_fail(&r->err, DT_EXIT_USAGE, "--model %s: a language model; dtrain's data "
-                "pipeline feeds images, so it trains the image models only (the gpt models "
-                "train through nn/'s API: dt_net_set_tokens, tests/unit/test_gpt.c)", o->model);
-        dt_net_free(r->net);
-        r->net = NULL;
-    }
     // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
     // file stops every rank with the same message, before any step)
     dt_weights_opts wo = {1, o->weights_new_head};
@@ -145,12 +144,19 @@ static int set_up_model(dtrain_run *r) {
         if (strstr(r->err.msg, head) && len + 120 < sizeof r->err.msg)
             snprintf(r->err.msg + len, sizeof r->err.msg - len, " (another number of classes? "
                      "--weights-new-head keeps this model's own classifier)");
+        if (r->text && strstr(r->err.msg, "'transformer.wte.weight' has shape") &&
+            len + 120 < sizeof r->err.msg)  // the tied head: its rows are the vocabulary
+            snprintf(r->err.msg + len, sizeof r->err.msg - len, " (a model of another "
+                     "vocabulary: this tensor has a row per token, --model %s has %d)",
+                     o->model, r->net->num_classes);
         dt_net_free(r->net);
         r->net = NULL;
     }
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
     oc.nesterov = o->nesterov;
+    // AdamW and LAMB: GPT-3's beta2 (Brown et al. 2020, app. B: betas 0.9, 0.95), as llm.c
+    if (o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB) oc.beta2 = 0.95f;
     if (r->net && o->shard_optimizer && r->ranks < 2) {  // (the same on every rank)
         dt_fail(&r->err, DT_EXIT_USAGE, "%s needs 2 or more ranks: with one rank there is "
                 "no other to hold the rest of the %s (drop it, or run under mpirun -np N)",
@@ -215,6 +221,7 @@ static int set_up_trainer(dtrain_run *r) {
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+    r->tr.clip_norm = o->clip;
     // fp16 keeps its gradients above underflow with a dynamic loss scale (Micikevicius et
     // al. 2018 §3.2), resumed where the checkpoint left it; bf16 has fp32's exponent range
     // and needs none, like fp32.
@@ -241,6 +248,7 @@ static dt_lr_schedule make_lr_schedule(const dtrain_opts *o, int64_t spe) {
                         .warmup_start = 0.1f, .total_steps = (double)o->epochs * spe,
                         .power = 2, .gamma = 0.1f};
     s.base_lr = o->lr > 0 ? o->lr : dt_linear_scaling_lr(0.1f, o->global_batch);
+    s.final_frac = 0.1f;  // cosine: down to a tenth of the peak, as nanoGPT's min_lr
     if (o->lr_schedule == DT_LR_STEP) {  // decay at 50 % and 75 % of training
         s.n_milestones = 2;
         s.milestones[0] = 0.5 * s.total_steps, s.milestones[1] = 0.75 * s.total_steps;
@@ -277,8 +285,11 @@ static int open_log(dtrain_run *r) {
                     "a writable path in an existing directory)", o->log_csv, strerror(errno));
             bad = DT_EXIT_USAGE;
         } else if (!exists &&
-                   dtrain_log_row(r->csv, "epoch,step,lr,train_loss,test_top1,test_loss,"
-                                  "seconds,images_per_s,data_wait_s,comm_s,comm_hidden_s\n")) {
+                   dtrain_log_row(r->csv, r->text
+                                  ? "epoch,step,lr,train_loss,val_top1,val_loss,seconds,"
+                                    "tokens_per_s,data_wait_s,comm_s,comm_hidden_s\n"
+                                  : "epoch,step,lr,train_loss,test_top1,test_loss,seconds,"
+                                    "images_per_s,data_wait_s,comm_s,comm_hidden_s\n")) {
             dt_fail(&r->err, DT_EXIT_RUNTIME, "--log %.400s: write failed: %s", o->log_csv,
                     strerror(errno));
             bad = DT_EXIT_RUNTIME;
@@ -351,11 +362,18 @@ static int set_up(dtrain_run *r, int *done) {
         return 0;
     }
     if ((rc = set_up_loader(r))) return rc;
+    if (r->text) {  // a step's token ids and targets (dt_train_step_tokens)
+        size_t n = (size_t)(o->global_batch / r->ranks) * (size_t)r->T;
+        r->tok = mallocCheck(n * sizeof(int32_t));
+        r->tgt = mallocCheck(n * sizeof(int32_t));
+    }
     return open_log(r);
 }
 
 static void tear_down(dtrain_run *r) {
     if (r->csv) fclose(r->csv);
+    free(r->tok);
+    free(r->tgt);
     dt_loader_destroy(r->ld);
     dt_trainer_free(&r->tr);
     dt_optim_free(r->opt);

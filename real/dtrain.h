@@ -20,7 +20,8 @@
 
 typedef struct {
     char model[32];          // --model
-    char data[512];          // --data: fashion-mnist | synthetic | folder:ROOT
+    char data[512];          // --data: fashion-mnist | synthetic | folder:ROOT | fortunes |
+                             // text:FILE (the last two for gpt models)
     char data_dir[512];      // --data-dir (fashion-mnist), default Debian's path
     int image_size;          // --image-size (folder crop, synthetic side)
     int classes;             // --classes (synthetic)
@@ -31,8 +32,8 @@ typedef struct {
     int accumulate;          // --accumulate K: micro-batches per step (1)
     float lr;                // --lr peak; <= 0: linear scaling rule 0.1 * batch / 256 (SGD)
     double warmup_epochs;    // --warmup
-    dt_opt_kind optimizer;   // --optimizer sgd|lars
-    dt_lr_schedule_kind lr_schedule;  // --lr-schedule const|step|poly (old: --schedule)
+    dt_opt_kind optimizer;   // --optimizer sgd|lars|adamw|lamb
+    dt_lr_schedule_kind lr_schedule;  // --lr-schedule const|step|poly|cosine (old: --schedule)
     float momentum, weight_decay, trust;  // --momentum --wd --trust
     int nesterov;            // --nesterov
     float dropout;           // --dropout (AlexNet / smallcnn classifier), default 0.5
@@ -70,7 +71,28 @@ typedef struct {
     int loss_scale_interval; // --loss-scale-interval N: double after N clean steps (2000)
     int64_t fault_inf_step;  // --fault-inf-grad-at-step N (testing: rank 1's reduced
                              // gradient gets an Inf, which every rank must agree to skip)
+    int seq_len;             // --seq-len T: tokens per sequence (gpt models; 0: the context)
+    double clip;             // --clip X: max global gradient norm (0: off; gpt models 1.0)
 } dtrain_opts;
+
+// ---- the gpt models on byte-level text (dtrain_text.c) ----
+#define DT_FORTUNES_FILE "/usr/share/games/fortunes/fortunes"  // Debian's fortunes-min
+#define DTRAIN_VAL_FRACTION 0.1  // the corpus's last 10 % is the validation split
+// The corpus file of --data fortunes | text:FILE into path (may be NULL); 0 if --data is
+// not text.
+int dtrain_text_path(const dtrain_opts *o, char *path, size_t n);
+// Tokens per sequence: --seq-len, else the model's context.
+int dtrain_text_seq_len(const dtrain_opts *o);
+// The training and validation splits of the corpus (nn/dataset.h dt_dataset_text); 0, or
+// the exit code with err naming the file (and the package, for --data fortunes).
+int dtrain_load_text(const dtrain_opts *o, dt_dataset **train, dt_dataset **val,
+                     dt_error *err);
+// A loader batch of b windows (T+1 floats each) into tokens and targets, (b, T) each.
+void dtrain_text_batch(const dt_batch *b, int T, int32_t *tokens, int32_t *targets);
+// Next-token accuracy over every window of ds, sharded over the ranks of comm and summed;
+// *mean_loss the mean cross-entropy per token (nats). -1 with err on failure.
+double dtrain_evaluate_text(dt_net *net, const dt_dataset *ds, MPI_Comm comm,
+                            double *mean_loss, dt_error *err);
 
 // The device of this rank (dtrain_device.c): the cpu device on `threads` threads, or with
 // --device cuda the GPU of its local rank; desc names it for the banner. 0, or -1 with err.
@@ -111,6 +133,8 @@ typedef struct {
     dt_loader *ld;
     FILE *csv;               // --log, on rank 0
     struct dt_trace *trace;  // --trace: this rank's events (nn/train_trace.h), else NULL
+    int text, T;             // a gpt model on text, T tokens per sequence (dtrain_text.c)
+    int32_t *tok, *tgt;      // text: a step's token ids and targets, (K*B, T) each
 } dtrain_run;
 
 // Every rank reports whether it failed (failed_code != 0); if any did, the lowest failing

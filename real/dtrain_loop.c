@@ -76,9 +76,10 @@ typedef struct {
 // ---- reporting ----
 
 static void progress_line(int epoch, int64_t s, int64_t spe, float loss, double ips,
-                          double eta_s) {
-    fprintf(stdout, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f img/s  ETA %d:%02d   ", epoch,
-            (long long)s, (long long)spe, loss, ips, (int)(eta_s / 60), (int)fmod(eta_s, 60));
+                          const char *unit, double eta_s) {
+    fprintf(stdout, "\r  epoch %d  step %lld/%lld  loss %.4f  %.0f %s  ETA %d:%02d   ", epoch,
+            (long long)s, (long long)spe, loss, ips, unit, (int)(eta_s / 60),
+            (int)fmod(eta_s, 60));
     fflush(stdout);
 }
 
@@ -95,22 +96,29 @@ int dtrain_log_row(FILE *f, const char *line) {
 
 // The epoch line on stdout and its --log row; -1 (errno set) if the row could not be written.
 static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e,
-                     const dt_trainer *tr) {
+                     const dt_trainer *tr, int T) {
     char scaler[96] = "";
     if (tr->loss_scaling)  // fp16: the dynamic loss scale now, and the steps it skipped
         snprintf(scaler, sizeof scaler, "  loss scale %g (%ld skipped)",
                  (double)tr->scaler.scale, tr->scaler.skipped);
-    printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test loss "
-           "%.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% hidden)%s\n",
-           epoch, (long long)step, lr, e->train_loss, 100 * e->test_top1, e->test_loss,
-           e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
-           e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0, scaler);
+    if (T > 0)  // text: the held-out split's loss per token, next-token accuracy, tokens/s
+        printf("epoch %3d  step %7lld  lr %.3g  train loss %.4f  val loss %.4f  val next-token "
+               "top-1 %5.2f %%  %6.1f s  %8.0f tok/s  data wait %.2f s  comm %.2f s (%.0f %% "
+               "hidden)\n", epoch, (long long)step, lr, e->train_loss, e->test_loss,
+               100 * e->test_top1, e->seconds, e->images_per_s * T, e->data_wait_s, e->comm_s,
+               e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
+    else
+        printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test "
+               "loss %.4f  %6.1f s  %7.1f img/s  data wait %.2f s  comm %.2f s (%.0f %% "
+               "hidden)%s\n", epoch, (long long)step, lr, e->train_loss, 100 * e->test_top1,
+               e->test_loss, e->seconds, e->images_per_s, e->data_wait_s, e->comm_s,
+               e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0, scaler);
     fflush(stdout);
     if (!csv) return 0;
     char row[512];
     snprintf(row, sizeof row, "%d,%lld,%.6g,%.6f,%.6f,%.6f,%.3f,%.2f,%.3f,%.4f,%.4f\n", epoch,
              (long long)step, lr, e->train_loss, e->test_top1, e->test_loss, e->seconds,
-             e->images_per_s, e->data_wait_s, e->comm_s, e->hidden_s);
+             e->images_per_s * (T > 0 ? T : 1), e->data_wait_s, e->comm_s, e->hidden_s);
     return dtrain_log_row(csv, row);
 }
 
@@ -124,11 +132,18 @@ static void print_banner(const dtrain_run *r) {
                  o->global_batch / r->ranks, o->accumulate, r->net->B);
     else
         snprintf(per_rank, sizeof per_rank, "%d per rank", o->global_batch / r->ranks);
-    printf("dtrain: %s on %s, %lld examples, %d ranks x %s, batch %d (%s), "
-           "%lld steps/epoch, lr %.4g, %s, allreduce %s%s in %d bucket%s%s\n", o->model,
-           r->train->name, (long long)r->train->n, r->ranks, r->dev_desc, o->global_batch,
-           per_rank, (long long)r->spe, r->lr_schedule.base_lr,
-           o->optimizer == DT_OPT_LARS ? "LARS" : "SGD", dt_algo_name(o->coll.algo),
+    static const char *const opt_names[] = {"SGD", "LARS", "AdamW", "LAMB"};
+    char what[64] = "examples", clip[48] = "";
+    if (o->clip > 0) snprintf(clip, sizeof clip, ", gradient norm clipped to %g", o->clip);
+    if (r->text)
+        snprintf(what, sizeof what, "sequences of %d byte tokens (+%lld held out)", r->T,
+                 r->test ? (long long)r->test->n : 0LL);
+    printf("dtrain: %s on %s, %lld %s, %d ranks x %s, batch %d (%s), "
+           "%lld steps/epoch, lr %.4g, %s%s, allreduce %s%s in %d bucket%s%s\n", o->model,
+           r->train->name, (long long)r->train->n, what, r->ranks, r->dev_desc,
+           o->global_batch, per_rank, (long long)r->spe, r->lr_schedule.base_lr,
+           opt_names[o->optimizer], clip,
+           dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap && !o->shard_optimizer ? " overlapping backward" : "");
     // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
@@ -175,7 +190,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"algo\": \"%s\", \"buckets\": %d, \"overlap\": %s, \"comm_s\": %.4f, "
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
            "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
-           "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, ",
+           "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, "
+           "\"seq_len\": %d, \"tokens_per_s\": %.2f, ",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, e->train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -186,7 +202,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            dt_amp_name(o->precision), tr->loss_scaling ? (double)tr->scaler.scale : 0.0,
            tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
            o->accumulate, r->net->B, o->shard_optimizer ? "true" : "false",
-           r->opt->state_bytes);
+           r->opt->state_bytes, r->T, p->steps_run * (double)o->global_batch * r->T / total);
     // the memory per rank, the largest over the ranks (ZeRO's model states, activations)
     printf("\"shard\": \"%s\", \"shard_units\": %d, \"trainable_elements\": %zu, "
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
@@ -225,7 +241,12 @@ static int train_step(dtrain_run *r, const dtrain_progress *p, dt_batch *b, floa
     int rc = dtrain_agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &r->err, r->rank);
     if (rc) return rc;
     r->tr.fault_inf_grad = o->fault_inf_step == r->st.step && r->rank == 1;  // testing
-    *loss = dt_train_step(&r->tr, b->x, b->labels, lr);
+    if (r->text) {  // windows of T+1 tokens: the input and its next-token targets
+        dtrain_text_batch(b, r->T, r->tok, r->tgt);
+        *loss = dt_train_step_tokens(&r->tr, r->tok, r->tgt, lr);
+    } else {
+        *loss = dt_train_step(&r->tr, b->x, b->labels, lr);
+    }
     if (r->tr.loss_scaling) {  // what a checkpoint records of the scaler
         r->st.loss_scale = r->tr.scaler.scale;
         r->st.loss_scale_good_steps = r->tr.scaler.good_steps;
@@ -277,7 +298,8 @@ static void show_progress(const dtrain_run *r, dtrain_progress *p, const dt_batc
     if (!p->live || t - p->t_last_line <= 0.5) return;
     double ips = (double)p->n_loss * o->global_batch / (t - p->t_epoch);
     double left = (double)(o->epochs * r->spe - r->st.step) * o->global_batch / ips;
-    progress_line((int)b->epoch + 1, b->step + 1, r->spe, loss, ips, left);
+    progress_line((int)b->epoch + 1, b->step + 1, r->spe, loss, r->text ? ips * r->T : ips,
+                  r->text ? "tok/s" : "img/s", left);
     p->t_last_line = t;
 }
 
@@ -300,13 +322,16 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     if (r->test && o->eval_every &&
         (r->st.epoch % o->eval_every == 0 || r->st.epoch == o->epochs)) {
         dt_trainer_gather_params(tr);  // ZeRO stage 3: the whole model, for the forward
-        e->test_top1 = dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD, &e->test_loss, &r->err);
+        e->test_top1 = r->text ? dtrain_evaluate_text(r->net, r->test, MPI_COMM_WORLD,
+                                                      &e->test_loss, &r->err)
+                               : dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD,
+                                                 &e->test_loss, &r->err);
         int rc = dtrain_agree(e->test_top1 < 0 ? 1 : 0, &r->err, r->rank);
         if (rc) return rc;
     }
     if (p->live) printf("\r%*s\r", 100, "");
     int failed = 0;
-    if (r->rank == 0 && log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr)) {
+    if (r->rank == 0 && log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr, r->T)) {
         dt_fail(&r->err, DT_EXIT_RUNTIME, "--log %.400s: write failed: %s (the file keeps "
                 "its complete rows)", o->log_csv, strerror(errno));
         failed = 1;

@@ -8,13 +8,15 @@
 
 #include "coll/coll_cli.h"
 #include "dtrain.h"
+#include "models.h"
 #include "opt_table.h"
 
 #define AT(member) DT_OPT_AT(dtrain_opts, member)
 #define WHOLE .offset = 0, .size = sizeof(dtrain_opts)  // a custom row that sets two fields
 
 static int data_src(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (strcmp(s, "fashion-mnist") && strcmp(s, "synthetic") && strncmp(s, "folder:", 7))
+    if (strcmp(s, "fashion-mnist") && strcmp(s, "synthetic") && strncmp(s, "folder:", 7) &&
+        strcmp(s, "fortunes") && (strncmp(s, "text:", 5) || !s[5]))
         return dt_opt_bad(err, what, s, d->want);
     return dt_opt_set(&(dt_opt){.type = DT_OPT_STRING, .size = d->size}, what, s, v, err);
 }
@@ -50,6 +52,13 @@ static int shard(const dt_opt *d, const char *what, const char *s, void *v, dt_e
     return 0;
 }
 
+// --clip X|off: the largest global gradient norm (0: off)
+static int clip(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (!strcmp(s, "off")) return *(double *)v = 0.0, 0;
+    if (dt_parse_real(s, 1e-12, 1e12, v)) return dt_opt_bad(err, what, s, d->want);
+    return 0;
+}
+
 static int loss_scale(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     double x;
     if (!strcmp(s, "off")) return *(float *)v = 0.0f, 0;
@@ -74,8 +83,13 @@ static const dt_opt dtrain_table[] = {
     {.name = "model", .arg = "NAME", .type = DT_OPT_STRING, AT(model),
      .help = "%s (default smallcnn)", .help_arg = model_names},
     {.name = "data", .arg = "SRC", .type = DT_OPT_CUSTOM, AT(data), .parse = data_src,
-     .want = "fashion-mnist, synthetic or folder:ROOT",
-     .help = "fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg)"},
+     .want = "fashion-mnist, synthetic, folder:ROOT, fortunes or text:FILE",
+     .help = "fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg);\ngpt models: "
+     "fortunes (Debian's fortunes-min, default) |\ntext:FILE, byte-level tokens, the last 10 % "
+     "held out"},
+    {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(seq_len), .lo = 1, .hi = 1 << 20,
+     .want = "a positive number of tokens",
+     .help = "gpt models: tokens per sequence (default: the context)"},
     {.name = "data-dir", .arg = "DIR", .type = DT_OPT_STRING, AT(data_dir),
      .help = "Fashion-MNIST idx.gz files (default %s)", .help_arg = fmnist_dir},
     {.name = "image-size", .arg = "N", .type = DT_OPT_INT, AT(image_size), .lo = 1, .hi = 4096,
@@ -100,12 +114,18 @@ static const dt_opt dtrain_table[] = {
      .help = "peak learning rate (default: 0.1 x batch/256, linear scaling)"},
     {.name = "warmup", .arg = "EPOCHS", .type = DT_OPT_REAL, AT(warmup_epochs), .lo = 0,
      .hi = 1e5, .want = "epochs >= 0", .help = "linear warm-up (default 0.5)"},
-    {.name = "optimizer", .arg = "sgd|lars", .type = DT_OPT_CHOICE, AT(optimizer),
-     .choices = "sgd|lars", .help = "(default sgd)"},
-    {.name = "lr-schedule", .arg = "const|step|poly", .type = DT_OPT_CHOICE, AT(lr_schedule),
-     .choices = "const|step|poly", .help = "decay after warm-up (default poly, power 2)"},
+    {.name = "optimizer", .arg = "sgd|lars|adamw|lamb", .type = DT_OPT_CHOICE, AT(optimizer),
+     .choices = "sgd|lars|adamw|lamb", .help = "(default sgd; gpt models adamw)"},
+    {.name = "lr-schedule", .arg = "const|step|poly|cosine", .type = DT_OPT_CHOICE,
+     AT(lr_schedule), .choices = "const|step|poly|cosine",
+     .help = "decay after warm-up (default poly, power 2;\ngpt models cosine to 0.1 x peak)"},
+    {.name = "clip", .arg = "X|off", .type = DT_OPT_CUSTOM, AT(clip), .parse = clip,
+     .want = "a positive gradient norm, or off",
+     .help = "clip the gradient's global norm to X (gpt models 1.0; off)"},
+    {.type = DT_OPT_SECTION, .help = "  gpt models' defaults: --batch 16 --lr 3e-3 (lamb 3e-2) --wd "
+     "0.1 --warmup 1,\n                        betas (0.9, 0.95) (docs/dtrain.md)"},
     {.name = "schedule", .arg = "S", .type = DT_OPT_CHOICE, AT(lr_schedule),
-     .choices = "const|step|poly"},  // the old name of --lr-schedule, still accepted
+     .choices = "const|step|poly|cosine"},  // the old name of --lr-schedule, still accepted
     {.name = "momentum", .arg = "X", .type = DT_OPT_FLOAT, AT(momentum), .lo = 0, .hi = 0.9999,
      .want = "in [0, 1)", .help = "(0.9)"},
     {.name = "wd", .arg = "X", .type = DT_OPT_FLOAT, AT(weight_decay), .lo = 0, .hi = 1,
@@ -233,13 +253,81 @@ static void defaults(dtrain_opts *o) {
     o->slow_rank = -1;
 }
 
+// The gpt models train on text (dtrain_text.c) with the recipe of GPT-2/3 and llm.c:
+// AdamW, weight decay 0.1, cosine decay, gradients clipped to norm 1 (Brown et al. 2020,
+// app. B); the peak lr (AdamW 3e-3, LAMB 3e-2) and batch 16 are the best of a sweep of
+// gpt2-tiny on fortunes (docs/dtrain.md). Their defaults where the command line leaves
+// them, and the checks between a model and its data. 0, or 2 with a message.
+static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
+    const dt_gpt_shape *gpt = dt_gpt_find(o->model);
+    int text = !strcmp(o->data, "fortunes") || !strncmp(o->data, "text:", 5);
+    if (gpt) {
+        if (!dt_opt_given(t, "data")) snprintf(o->data, sizeof o->data, "fortunes"), text = 1;
+        if (!dt_opt_given(t, "optimizer")) o->optimizer = DT_OPT_ADAMW;
+        if (!dt_opt_given(t, "lr-schedule") && !dt_opt_given(t, "schedule"))
+            o->lr_schedule = DT_LR_COSINE;
+        if (!dt_opt_given(t, "wd")) o->weight_decay = 0.1f;
+        if (!dt_opt_given(t, "clip")) o->clip = 1.0;
+        if (!dt_opt_given(t, "batch")) o->global_batch = 16;
+        if (!dt_opt_given(t, "lr")) o->lr = o->optimizer == DT_OPT_LAMB ? 3e-2f : 3e-3f;
+        if (!dt_opt_given(t, "warmup")) o->warmup_epochs = 1;
+    }
+    const char *why = NULL;
+    char msg[256];
+    if (gpt && !text)
+        snprintf(msg, sizeof msg, "--model %s is a language model: it trains on text (--data "
+                 "fortunes or text:FILE), not --data %s", o->model, o->data), why = msg;
+    else if (!gpt && text)
+        snprintf(msg, sizeof msg, "--data %s is text: it trains the gpt models (--model "
+                 "gpt2-tiny, ...), not --model %s", o->data, o->model), why = msg;
+    else if (o->seq_len && !gpt)
+        snprintf(msg, sizeof msg, "--seq-len is for the gpt models (got --model %s)", o->model),
+            why = msg;
+    else if (gpt && o->precision != DT_AMP_FP32)
+        snprintf(msg, sizeof msg, "--precision %s: the gpt models' layers (embedding, layer "
+                 "norm, attention) run in fp32 only; drop --precision",
+                 dt_amp_name(o->precision)), why = msg;
+    else if (gpt && o->seq_len > gpt->context)
+        snprintf(msg, sizeof msg, "--seq-len %d is longer than --model %s's context of %d "
+                 "tokens (its position embedding has %d rows)", o->seq_len, o->model,
+                 gpt->context, gpt->context), why = msg;
+    if (why) {
+        if (rank == 0) fprintf(stderr, "dtrain: %s\n", why);
+        return 2;
+    }
+    // AdamW and LAMB keep two moments and a step count that neither a checkpoint
+    // (real/checkpoint.h: one momentum buffer) nor a shard (nn/optim_shard.c) holds
+    int adam = o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB;
+    int sharded = o->shard_optimizer || o->shard;
+    if (adam && (o->checkpoint_dir[0] || sharded)) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --optimizer %s and %s: %s\n",
+                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb",
+                    sharded ? "--shard" : "--checkpoint-dir",
+                    sharded ? "the sharded optimizer steps SGD and LARS only"
+                            : "a checkpoint holds SGD's momentum, not Adam's two moments; "
+                              "drop --checkpoint-dir");
+        return 2;
+    }
+    if (o->clip > 0 && sharded) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --clip and --shard: clipping needs the whole gradient's "
+                            "norm, which no rank holds when it is sharded; --clip off\n");
+        return 2;
+    }
+    return 0;
+}
+
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     defaults(o);
     dt_coll_cli cli = {o->coll, o->fusion, o->overlap};
-    dt_opt_table t[2] = {{.opts = dtrain_table, .n = DTRAIN_OPTS, .base = o},
+    unsigned char given[DTRAIN_OPTS] = {0};
+    dt_opt_table t[2] = {{.opts = dtrain_table, .n = DTRAIN_OPTS, .base = o, .given = given},
                          dt_coll_cli_table(&cli, NULL)};
     int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtrain", rank != 0);
     if (rc == 1 && rank == 0) dtrain_usage(stdout);
+    if (rc) return rc;
+    rc = text_models(o, &t[0], rank);
     if (rc) return rc;
     o->coll = cli.coll, o->fusion = cli.fusion, o->overlap = cli.overlap;
     o->coll.gpu_direct = o->cuda_aware;

@@ -1,0 +1,96 @@
+// dtrain_text.c — dtrain's language-model path: the gpt models (nn/models_gpt.c) trained
+// on byte-level text (nn/data_text.c) through the same loader, sharded shuffle and trainer
+// as images; here are the pieces that differ: the corpus a --data names, a batch of
+// windows turned into token ids and targets, and the validation loss.
+// Not here: the step (nn/train.c dt_train_step_tokens), the model.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrain.h"
+#include "models.h"
+
+int dtrain_text_path(const dtrain_opts *o, char *path, size_t n) {
+    const char *file = !strcmp(o->data, "fortunes") ? DT_FORTUNES_FILE
+                       : !strncmp(o->data, "text:", 5) ? o->data + 5 : NULL;
+    if (file && path) snprintf(path, n, "%s", file);
+    return file != NULL;
+}
+
+int dtrain_text_seq_len(const dtrain_opts *o) {
+    const dt_gpt_shape *s = dt_gpt_find(o->model);
+    return o->seq_len > 0 ? o->seq_len : s ? s->context : 0;
+}
+
+int dtrain_load_text(const dtrain_opts *o, dt_dataset **train, dt_dataset **val,
+                     dt_error *err) {
+    char path[600];
+    dtrain_text_path(o, path, sizeof path);
+    const dt_gpt_shape *s = dt_gpt_find(o->model);
+    int T = dtrain_text_seq_len(o);
+    if (dt_dataset_text(path, T, s ? s->vocab : 256, DTRAIN_VAL_FRACTION, train, val, err)) {
+        size_t len = strlen(err->msg);
+        if (!strcmp(o->data, "fortunes") && len + 120 < sizeof err->msg)
+            snprintf(err->msg + len, sizeof err->msg - len, "; --data fortunes reads Debian's "
+                     "fortunes-min package (apt-get install fortunes-min), or give --data "
+                     "text:FILE");
+        return err->code ? err->code : DT_EXIT_USAGE;
+    }
+    return 0;
+}
+
+void dtrain_text_batch(const dt_batch *b, int T, int32_t *tokens, int32_t *targets) {
+    for (int i = 0; i < b->b; i++)
+        dt_text_example_tokens(b->x + (size_t)i * (T + 1), T, tokens + (size_t)i * T,
+                               targets + (size_t)i * T);
+}
+
+double dtrain_evaluate_text(dt_net *net, const dt_dataset *ds, MPI_Comm comm,
+                            double *mean_loss, dt_error *err) {
+    int rank, ranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    // every window once, in order, split over the ranks; the last batch may be short
+    dt_loader_config lc = {.global_batch = net->B * ranks, .ranks = ranks, .rank = rank,
+                           .seed = 0, .first_epoch = 0, .epochs = 1, .shuffle = 0,
+                           .drop_last = 0, .queue = 2, .threads = 1};
+    dt_loader *ld = dt_loader_create(ds, &lc, err);
+    int failed = ld == NULL, T = net->seq, V = net->num_classes;
+    size_t rows = (size_t)net->B * T;
+    int32_t *tok = calloc(rows, sizeof(int32_t)), *tgt = calloc(rows, sizeof(int32_t));
+    float *probs = malloc(rows * (size_t)V * sizeof(float));
+    double sums[3] = {0, 0, 0};  // tokens predicted right, loss sum, tokens
+    dt_batch b;
+    int got = 0;
+    while (!failed && (got = dt_loader_next(ld, &b, NULL, err)) == 1) {
+        if (b.b == 0) continue;
+        memset(tok, 0, rows * sizeof(int32_t));  // padding of a short batch, not counted
+        memset(tgt, 0, rows * sizeof(int32_t));
+        dtrain_text_batch(&b, T, tok, tgt);
+        dt_net_set_tokens(net, tok, tgt);
+        dt_net_forward(net, 0);
+        dt_net_loss(net);
+        net->dev->to_host(net->dev, probs, net->probs, rows * (size_t)V * sizeof(float));
+        for (size_t r = 0; r < (size_t)b.b * T; r++) {
+            const float *p = probs + r * V;
+            int best = 0;
+            for (int k = 1; k < V; k++)
+                if (p[k] > p[best]) best = k;
+            sums[0] += best == tgt[r];
+            sums[1] += -log(fmax((double)p[tgt[r]], 1e-30));
+            sums[2] += 1;
+        }
+    }
+    if (!failed && got < 0) failed = 1;
+    dt_loader_destroy(ld);
+    free(tok), free(tgt), free(probs);
+    int any_failed = failed;  // agree first, so that no rank waits in the sum below
+    MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+    if (any_failed) {
+        if (!failed) dt_fail(err, DT_EXIT_RUNTIME, "validation failed on another rank");
+        return -1;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comm);
+    if (mean_loss) *mean_loss = sums[2] > 0 ? sums[1] / sums[2] : 0;
+    return sums[2] > 0 ? sums[0] / sums[2] : 0;
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# dtrain_gpt_cases.sh CASE — dtrain --model gpt2-tiny on byte-level text under mpirun
+# (real/dtrain_text.c, nn/data_text.c; tests/mpi/CMakeLists.txt). Environment: DTRAIN,
+# ST_COMPARE (tests/mpi/st_compare.c), MPIRUN. Fresh random seeds (printed).
+#   learns        2 ranks, the default recipe on Debian's fortunes (SKIPPED without the
+#                 fortunes-min package): a validation loss every epoch, falling, and at the
+#                 end below the cross-entropy of the training split's byte frequencies on
+#                 the validation split (a unigram model, computed here in Python) by 0.4
+#                 nats: the model uses context; the replicas identical; --log and --trace
+#   equivalence   one SGD step of the same global batch of 8 sequences on 1, 2 and 4 ranks
+#                 (a random text made here): the same first loss (to 1e-5, and ln 256 to
+#                 0.1: the initial logits are near 0), the same validation loss, and the same
+#                 gradient (the weights after lr 100, to 1e-5 of each tensor); then --clip
+#                 against torch.nn.utils.clip_grad_norm_'s rule computed here with numpy
+#   bad_input     a missing and an empty corpus, --seq-len over the context, a --weights
+#                 file of another vocabulary, --precision bf16, image data: exit 2, a
+#                 message naming the file or option, nothing written
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_gpt_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+SEED=${DT_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# seed $SEED (replay with DT_TEST_SEED=$SEED)"
+run() { np=$1; shift; "$MPIRUN" -np "$np" --oversubscribe "$DTRAIN" --quiet --threads 1 --seed "$SEED" --model gpt2-tiny "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+PY=/usr/bin/python3
+FORTUNES=/usr/share/games/fortunes/fortunes
+json() { sed -n "s/.*\"$2\": \([-0-9.e]*\).*/\1/p" "$1"; }  # json FILE KEY: a number
+# A random text of words from a small alphabet (repeating patterns a model can learn).
+corpus() {
+  "$PY" -c "import random,sys; r=random.Random($SEED); w=[''.join(r.choice('etaoinshr') for _ in range(r.randint(1,7))) for _ in range(40)]
+sys.stdout.write(' '.join(r.choice(w) for _ in range(int(sys.argv[1]))))" "$1" > "$2"
+}
+# weights FILE: each tensor as float64 numpy arrays by name (safetensors: u64 header
+# length, JSON header, little-endian data)
+READ='import json,struct,numpy as np
+def st(p):
+    b=open(p,"rb").read(); n=struct.unpack("<Q",b[:8])[0]; h=json.loads(b[8:8+n]); d=b[8+n:]
+    return {k:np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]],dtype="<f4").astype(np.float64) for k,v in h.items() if k!="__metadata__"}'
+
+case "$CASE" in
+learns)
+  [ -r "$FORTUNES" ] || { echo "SKIPPED: $FORTUNES absent (Debian's fortunes-min package)"; exit 77; }
+  run 2 --epochs 4 --json --log "$W/log.csv" --trace "$W/trace.json" > "$W/out" 2>&1 || { cat "$W/out"; fail "training run exited $?"; }
+  cat "$W/out"
+  n=$(grep -c "val loss" "$W/out")
+  [ "$n" -eq 4 ] || fail "$n validation lines for 4 epochs"
+  first=$(grep "val loss" "$W/out" | head -1 | sed 's/.*val loss \([0-9.]*\).*/\1/')
+  last=$(json "$W/out" test_loss)
+  uni=$("$PY" -c "import math,collections
+b=open('$FORTUNES','rb').read(); v=int(len(b)*0.1); c=collections.Counter(b[:len(b)-v]); t=len(b)-v
+print(-sum(math.log((c[x]+1)/(t+256)) for x in b[len(b)-v:])/v)")
+  echo "validation loss: epoch 1 $first, epoch 4 $last; unigram $uni"
+  awk -v f="$first" -v l="$last" -v u="$uni" 'BEGIN{exit !(l < f - 0.2 && l < u - 0.4)}' || fail "the validation loss does not fall below the unigram model's"
+  grep -q '"replicas_identical": true' "$W/out" || fail "replicas differ"
+  head -1 "$W/log.csv" | grep -q "val_loss" && [ "$(wc -l < "$W/log.csv")" -eq 5 ] || fail "--log: $(cat "$W/log.csv")"
+  grep -q '"allreduce' "$W/trace.json" || grep -q 'allreduce' "$W/trace.json" || fail "--trace holds no allreduce"
+  echo "PASS learns" ;;
+equivalence)
+  corpus 3000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --batch 8 --train-examples 8 --epochs 1 --json --optimizer sgd --momentum 0 --wd 0 --warmup 0 --lr-schedule const --clip off"
+  for np in 1 2 4; do
+    run $np $A --lr 100 --save-weights "$W/w$np.st" > "$W/o$np" 2>&1 || { cat "$W/o$np"; fail "np $np exited $?"; }
+  done
+  l1=$(json "$W/o1" train_loss); v1=$(json "$W/o1" test_loss)
+  for np in 2 4; do
+    l=$(json "$W/o$np" train_loss); v=$(json "$W/o$np" test_loss)
+    echo "np $np: first loss $l (np 1: $l1), validation $v ($v1)"
+    awk -v a="$l" -v b="$l1" -v c="$v" -v d="$v1" 'BEGIN{e=a-b; f=c-d; exit !(e*e < 1e-10*b*b && f*f < 1e-10*d*d)}' || fail "np $np: losses differ from 1 rank's"
+    "$ST_COMPARE" "$W/w$np.st" "$W/w1.st" 1e-5 || fail "np $np: the gradient differs from 1 rank's"
+  done
+  awk -v a="$l1" 'BEGIN{d=a-log(256); exit !(d < 0.1 && d > -0.1)}' || fail "first loss $l1 is not ln 256 = 5.545 to 0.1"
+  # the comparison can tell: lr 101 moves the weights 1 % further
+  run 2 $A --lr 101 --save-weights "$W/w101.st" > /dev/null 2>&1
+  if "$ST_COMPARE" "$W/w101.st" "$W/w1.st" 1e-5 > /dev/null; then fail "lr 101 gives lr 100's weights: the check cannot tell"; fi
+  # --clip C: the averaged gradient g times min(1, C/(|g| + 1e-6)) (torch.nn.utils.clip_grad_norm_)
+  run 2 $A --lr 1e-12 --save-weights "$W/w0.st" > /dev/null 2>&1 || fail "initial weights"
+  C=$("$PY" -c "$READ
+a=st('$W/w0.st'); b=st('$W/w2.st'); print(np.sqrt(sum(((a[k]-b[k])/100)@((a[k]-b[k])/100) for k in a))/3)")
+  run 2 $A --lr 100 --clip "$C" --save-weights "$W/wc.st" > "$W/oc" 2>&1 || { cat "$W/oc"; fail "--clip $C exited"; }
+  "$PY" -c "$READ
+a=st('$W/w0.st'); b=st('$W/w2.st'); c=st('$W/wc.st')
+g={k:(a[k]-b[k])/100 for k in a}; n=np.sqrt(sum(g[k]@g[k] for k in g)); f=min(1.0,$C/(n+1e-6))
+e=max(np.abs((a[k]-c[k])/100-f*g[k]).max()/np.abs(f*g[k]).max() for k in g)
+print('clip %g of norm %g: factor %.4f, worst relative error %.2e'%($C,n,f,e)); exit(0 if e<1e-4 and f<0.5 else 1)" || fail "--clip is not the clip_grad_norm_ rule"
+  echo "PASS equivalence" ;;
+bad_input)
+  corpus 2000 "$W/text"
+  : > "$W/empty"
+  T="--data text:$W/text --max-steps 1 --save-weights $W/x.st"
+  check() {  # check WHAT PATTERN ARGS...: exit 2, PATTERN on stderr, nothing written
+    what=$1 pat=$2; shift 2
+    run 2 "$@" > "$W/o" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "$pat" "$W/o" || { cat "$W/o"; fail "$what: exit $rc, expected 2 and '$pat'"; }
+    [ ! -e "$W/x.st" ] || fail "$what: a refused run wrote weights"
+    echo "ok $what: $(grep -m1 "dtrain: " "$W/o")"
+  }
+  check "missing corpus" "$W/nowhere: cannot open" $T --data text:"$W/nowhere"
+  check "empty corpus" "$W/empty is empty" $T --data text:"$W/empty"
+  printf 'A few words.' > "$W/short"
+  check "corpus shorter than a sequence" "$W/short: 12 bytes split 11 for training and 1 for validation; a sequence of 64 tokens needs 65" $T --data text:"$W/short"
+  check "sequence longer than the context" "--seq-len 65 is longer than --model gpt2-tiny's context of 64" $T --seq-len 65
+  check "half precision" "--precision bf16: " $T --precision bf16
+  check "image data" "--model gpt2-tiny is a language model" --data synthetic --max-steps 1
+  run 1 --data text:"$W/text" --max-steps 1 --save-weights "$W/ok.st" > "$W/o" 2>&1 || { cat "$W/o"; fail "a run to save weights"; }
+  "$PY" -c "$READ
+import sys
+b=open('$W/ok.st','rb').read(); n=struct.unpack('<Q',b[:8])[0]; h=json.loads(b[8:8+n]); d=b[8+n:]
+out={}; blobs=[]; off=0
+for k,v in h.items():
+    if k=='__metadata__': continue
+    x=d[v['data_offsets'][0]:v['data_offsets'][1]]; s=v['shape']
+    if k=='transformer.wte.weight': s=[300,s[1]]; x=(x*2)[:300*s[1]*4]
+    out[k]={'dtype':v['dtype'],'shape':s,'data_offsets':[off,off+len(x)]}; blobs.append(x); off+=len(x)
+j=json.dumps(out).encode(); j+=b' '*(-len(j)%8)
+open('$W/v300.st','wb').write(struct.pack('<Q',len(j))+j+b''.join(blobs))" || fail "writing a weights file of vocabulary 300"
+  check "weights of another vocabulary" "v300.st: tensor 'transformer.wte.weight' has shape \[300,64\], model expects \[256,64\] (a model of another vocabulary" $T --weights "$W/v300.st"
+  echo "PASS bad_input" ;;
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
