@@ -273,7 +273,7 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         if (!dt_opt_given(t, "warmup")) o->warmup_epochs = 1;
     }
     const char *why = NULL;
-    char msg[256];
+    char msg[1200];  // room for --data text:PATH (512) and the model name
     if (gpt && !text)
         snprintf(msg, sizeof msg, "--model %s is a language model: it trains on text (--data "
                  "fortunes or text:FILE), not --data %s", o->model, o->data), why = msg;
