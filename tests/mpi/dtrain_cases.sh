@@ -157,8 +157,8 @@ bad_input)
   PAT="does not divide"; expect2 "batch not divisible" run 3 --batch 10 $SYN
   PAT="too small";       expect2 "input too small" run 1 --model alexnet $SYN
   PAT="--optimizer";     expect2 "bad optimizer" run 1 --optimizer adam
-  PAT="--lr-schedule";   expect2 "bad lr schedule" run 1 --lr-schedule cosine
-  PAT="--schedule";      expect2 "bad lr schedule by its old name" run 1 --schedule cosine
+  PAT="--lr-schedule";   expect2 "bad lr schedule" run 1 --lr-schedule linear
+  PAT="--schedule";      expect2 "bad lr schedule by its old name" run 1 --schedule linear
   PAT="--lr";            expect2 "NaN learning rate" run 1 --lr nan
   PAT="$W/none";         expect2 "missing dataset" run 1 --data-dir "$W/none"
   PAT="larger than the training set"; expect2 "absurd batch" run 1 --batch 16000000 $SYN --synthetic-examples 96
