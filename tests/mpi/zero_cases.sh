@@ -100,7 +100,7 @@ memory_formulas)
   done
   echo "PASS memory_formulas" ;;
 comm_volume)
-  [ -f "$PMPI_COUNT" ] || { echo "SKIPPED: no PMPI counter library"; exit 77; }
+  [ -f "${PMPI_COUNT##*:}" ] || { echo "SKIPPED: no PMPI counter library"; exit 77; }
   np=3
   bytes() {  # bytes STEPS ARGS...: what the ranks sent in a run of STEPS steps
     s=$1; shift
