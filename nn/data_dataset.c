@@ -33,8 +33,8 @@ int dt_dataset_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed, float
         return dt_fail(err, DT_EXIT_USAGE, "dataset %s: example index %lld out of range [0, %lld)",
                        ds->name, (long long)index, (long long)ds->n);
     }
-    if (ds->ops && ds->ops->get) {
-        if (ds->ops->get(ds, index, aug_seed, x, err) != 0) return -1;
+    if (ds->ops.get) {
+        if (ds->ops.get(ds, index, aug_seed, x, err) != 0) return -1;
     } else if (ds->pixels) {
         pixels_get(ds, index, x);
     } else {
@@ -111,7 +111,7 @@ int dt_dataset_pixel_stats(const dt_dataset *ds, double *mean, double *std, dt_e
 
 void dt_dataset_free(dt_dataset *ds) {
     if (!ds) return;
-    if (ds->ops && ds->ops->destroy) ds->ops->destroy(ds);
+    if (ds->ops.destroy) ds->ops.destroy(ds);
     free(ds->labels);
     free(ds->pixels);
     free(ds);

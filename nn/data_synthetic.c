@@ -49,7 +49,6 @@ static int synthetic_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed,
 
 static void synthetic_destroy(dt_dataset *ds) { free(ds->impl); }
 
-static const dt_dataset_ops synthetic_ops = {synthetic_get, synthetic_destroy};
 
 dt_dataset *dt_dataset_synthetic(int64_t n, int c, int h, int w, int classes, uint64_t seed,
                                  dt_error *err) {
@@ -80,6 +79,6 @@ dt_dataset *dt_dataset_synthetic(int64_t n, int c, int h, int w, int classes, ui
     synthetic *s = callocCheck(1, sizeof *s);
     s->seed = seed;
     ds->impl = s;
-    ds->ops = &synthetic_ops;
+    ds->ops = (dt_dataset_ops){synthetic_get, synthetic_destroy};
     return ds;
 }

@@ -37,7 +37,6 @@ static void text_destroy(dt_dataset *ds) {
     free(s);
 }
 
-static const dt_dataset_ops text_ops = {text_get, text_destroy};
 
 static dt_dataset *make_split(const char *path, const char *which, const uint8_t *bytes,
                               int64_t len, int T, int vocab) {
@@ -54,7 +53,7 @@ static dt_dataset *make_split(const char *path, const char *which, const uint8_t
     memcpy(s->bytes, bytes, (size_t)len);
     s->len = len, s->T = T;
     ds->impl = s;
-    ds->ops = &text_ops;
+    ds->ops = (dt_dataset_ops){text_get, text_destroy};
     return ds;
 }
 

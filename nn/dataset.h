@@ -39,7 +39,7 @@ struct dt_dataset {
     // the caller before use (e.g. MNIST's 0.1307/0.3081); the folder reader uses them too.
     uint8_t *pixels;
     float mean[3], std[3];
-    const dt_dataset_ops *ops;
+    dt_dataset_ops ops;   // by value: nn/ keeps no static table of pointers
     void *impl;           // the implementation's own state
 };
 

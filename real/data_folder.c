@@ -133,7 +133,6 @@ static void folder_destroy(dt_dataset *ds) {
     ds->impl = NULL;
 }
 
-static const dt_dataset_ops folder_ops = {folder_get, folder_destroy};
 
 dt_dataset *dt_dataset_folder(const char *root, const dt_folder_opts *opts, dt_error *err) {
     dt_folder_opts o = opts ? *opts : (dt_folder_opts){0};
@@ -219,7 +218,7 @@ dt_dataset *dt_dataset_folder(const char *root, const dt_folder_opts *opts, dt_e
     ds->labels = labels;
     memcpy(ds->mean, o.mean, sizeof ds->mean);
     memcpy(ds->std, o.std, sizeof ds->std);
-    ds->ops = &folder_ops;
+    ds->ops = (dt_dataset_ops){folder_get, folder_destroy};
     ds->impl = f;
     return ds;
 fail:

@@ -214,7 +214,9 @@ static const dt_opt dtrain_table[] = {
 
 void dtrain_usage(FILE *f) {
     dt_opts_usage(f, &(dt_opt_table){.opts = dtrain_table, .n = DTRAIN_OPTS});
-    dt_opts_usage(f, &(dt_opt_table){.opts = dt_coll_cli_opts, .n = dt_coll_cli_count});
+    dt_coll_cli cc;
+    dt_opt_table ct = dt_coll_cli_table(&cc, NULL);
+    dt_opts_usage(f, &ct);
 }
 
 static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
@@ -320,7 +322,7 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
 
 int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     defaults(o);
-    dt_coll_cli cli = {o->coll, o->fusion, o->overlap};
+    dt_coll_cli cli = {.coll = o->coll, .fusion = o->fusion, .overlap = o->overlap};
     unsigned char given[DTRAIN_OPTS] = {0};
     dt_opt_table t[2] = {{.opts = dtrain_table, .n = DTRAIN_OPTS, .base = o, .given = given},
                          dt_coll_cli_table(&cli, NULL)};

@@ -273,7 +273,9 @@ static const dt_opt dtsim_coll_heading[] = {
 static void usage(FILE *f) {
     dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS});
     dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_coll_heading, .n = 1});
-    dt_opts_usage(f, &(dt_opt_table){.opts = dt_coll_cli_opts, .n = dt_coll_cli_count});
+    dt_coll_cli cc;
+    dt_opt_table ct = dt_coll_cli_table(&cc, NULL);
+    dt_opts_usage(f, &ct);
     dtsim_fault_usage(f);
     dtsim_jobs_usage(f);
 }
@@ -299,7 +301,7 @@ static void defaults(dtsim_cli *c) {
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};
     o->restart_s = -1;
     c->gpu_img_s = -1;
-    c->cc = (dt_coll_cli){o->coll, o->fusion, o->overlap};
+    c->cc = (dt_coll_cli){.coll = o->coll, .fusion = o->fusion, .overlap = o->overlap};
 }
 
 static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int algo_set,
@@ -311,8 +313,7 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
     defaults(c);
     int sweep = argc > 1 && !strcmp(argv[1], "sweep");
     if (sweep) argv++, argc--;
-    unsigned char given[DTSIM_OPTS] = {0}, cgiven[16] = {0};
-    DT_ASSERT(dt_coll_cli_count <= 16);
+    unsigned char given[DTSIM_OPTS] = {0}, cgiven[DT_COLL_CLI_COUNT] = {0};
     dt_opt_table t[2] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
                          dt_coll_cli_table(&c->cc, cgiven)};
     struct option extra_opts[32];

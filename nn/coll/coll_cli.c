@@ -40,30 +40,30 @@ static const char *fusion_forms(char *buf, size_t n) {
 
 #define AT(member) DT_OPT_AT(dt_coll_cli, member)
 
-const dt_opt dt_coll_cli_opts[] = {
-    {.name = "algo", .arg = "NAME", .type = DT_OPT_CUSTOM, AT(coll.algo), .parse = algo,
-     .help = "the allreduce (nccl: real GPUs only, dtrain --device cuda; auto: the cheapest\n"
-             "by the cost model at each size, bench/AUTO.md), one of:\n%s",
-     .help_arg = algo_names, .env = "DTCOLL_ALGO"},
-    {.name = "fusion", .arg = "SPEC", .type = DT_OPT_CUSTOM, AT(fusion), .parse = fusion,
-     .help = "gradient buckets: %s", .help_arg = fusion_forms},
-    {.name = "no-overlap", .type = DT_OPT_CLEAR, AT(overlap),
-     .help = "start the allreduces after backward, not during it"},
-    {.name = "fp16-grads", .type = DT_OPT_SWITCH, AT(coll.wire_f16),
-     .help = "gradients in fp16 on the wire, summed in fp32", .env = "DTCOLL_FP16"},
-    {.name = "group", .arg = "N", .type = DT_OPT_INT, AT(coll.group), .lo = 1, .hi = 1 << 20,
-     .want = "a positive group size", .help = "hier: ranks per group", .env = "DTCOLL_GROUP"},
-    {.name = "inner", .arg = "ring|rhd", .type = DT_OPT_CUSTOM, AT(coll.inner), .parse = inner,
-     .want = "ring or rhd", .help = "hier/torus2d: the allreduce between groups (ring)",
-     .env = "DTCOLL_INNER"},
-    {.name = "hier-rs", .type = DT_OPT_SWITCH, AT(coll.hier_rs),
-     .help = "hier: reduce-scatter/allgather variant (default reduce/bcast)"},
-    {.name = "torus", .arg = "XxY", .type = DT_OPT_CUSTOM, AT(coll), .parse = torus,
-     .want = "XxY with positive X and Y, e.g. 4x2", .help = "torus2d grid (default: the "
-     "squarest)"},
-};
-const int dt_coll_cli_count = (int)(sizeof dt_coll_cli_opts / sizeof *dt_coll_cli_opts);
-
 dt_opt_table dt_coll_cli_table(dt_coll_cli *cli, unsigned char *given) {
-    return (dt_opt_table){dt_coll_cli_opts, dt_coll_cli_count, cli, given, NULL};
+    const dt_opt rows[] = {
+        {.name = "algo", .arg = "NAME", .type = DT_OPT_CUSTOM, AT(coll.algo), .parse = algo,
+         .help = "the allreduce (nccl: real GPUs only, dtrain --device cuda; auto: the cheapest\n"
+                 "by the cost model at each size, bench/AUTO.md), one of:\n%s",
+         .help_arg = algo_names, .env = "DTCOLL_ALGO"},
+        {.name = "fusion", .arg = "SPEC", .type = DT_OPT_CUSTOM, AT(fusion), .parse = fusion,
+         .help = "gradient buckets: %s", .help_arg = fusion_forms},
+        {.name = "no-overlap", .type = DT_OPT_CLEAR, AT(overlap),
+         .help = "start the allreduces after backward, not during it"},
+        {.name = "fp16-grads", .type = DT_OPT_SWITCH, AT(coll.wire_f16),
+         .help = "gradients in fp16 on the wire, summed in fp32", .env = "DTCOLL_FP16"},
+        {.name = "group", .arg = "N", .type = DT_OPT_INT, AT(coll.group), .lo = 1, .hi = 1 << 20,
+         .want = "a positive group size", .help = "hier: ranks per group", .env = "DTCOLL_GROUP"},
+        {.name = "inner", .arg = "ring|rhd", .type = DT_OPT_CUSTOM, AT(coll.inner), .parse = inner,
+         .want = "ring or rhd", .help = "hier/torus2d: the allreduce between groups (ring)",
+         .env = "DTCOLL_INNER"},
+        {.name = "hier-rs", .type = DT_OPT_SWITCH, AT(coll.hier_rs),
+         .help = "hier: reduce-scatter/allgather variant (default reduce/bcast)"},
+        {.name = "torus", .arg = "XxY", .type = DT_OPT_CUSTOM, AT(coll), .parse = torus,
+         .want = "XxY with positive X and Y, e.g. 4x2", .help = "torus2d grid (default: the "
+         "squarest)"},
+    };
+    _Static_assert(sizeof rows / sizeof *rows == DT_COLL_CLI_COUNT, "DT_COLL_CLI_COUNT");
+    memcpy(cli->rows, rows, sizeof rows);
+    return (dt_opt_table){cli->rows, DT_COLL_CLI_COUNT, cli, given, NULL};
 }

@@ -10,17 +10,20 @@
 #include "coll.h"
 #include "fusion.h"
 
-// What the options set: a program copies its defaults in, parses, and copies the result out
+#define DT_COLL_CLI_COUNT 8  // the rows
+
+// What the options set: a program copies its defaults in, parses, and copies the result out.
+// The rows live here too, written by dt_coll_cli_table: nn/ keeps no static table of
+// pointers (no writable or relocated data in libdtnn, docs/architecture.md).
 typedef struct {
     dt_coll_opts coll;      // --algo --inner --group --hier-rs --torus --fp16-grads
     dt_fusion_opts fusion;  // --fusion
     int overlap;            // --no-overlap clears it
+    dt_opt rows[DT_COLL_CLI_COUNT];
 } dt_coll_cli;
 
-extern const dt_opt dt_coll_cli_opts[];
-extern const int dt_coll_cli_count;
-
-// The table over cli (given: room for dt_coll_cli_count flags, or NULL)
+// The table over cli, its rows written into cli->rows (given: room for DT_COLL_CLI_COUNT
+// flags, or NULL)
 dt_opt_table dt_coll_cli_table(dt_coll_cli *cli, unsigned char *given);
 
 #endif

@@ -55,6 +55,7 @@ static dt_coll_cli fresh(void) {
     dt_coll_cli c;
     memset(&c, 0, sizeof c);
     c.coll = dt_coll_opts_default();
+    dt_coll_cli_table(&c, NULL);  // its rows written, as every parse writes them
     return c;
 }
 
