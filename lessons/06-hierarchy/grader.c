@@ -2,8 +2,9 @@
 // through dtlab's allreduce library as the registry entries "student_hier" and
 // "student_torus2d", against independent references. An MPI program, compiled for both
 // worlds; grade.sh runs it under mpirun for P = 1..8 (groups of 2, 3 and 4, most of them
-// uneven; every torus shape X×Y = P) and under smpirun at P = 1024 (groups of 8 and a 32×32
-// torus on a fat tree of 8-GPU nodes; then hier timed on the flat platform). On each run:
+// uneven; every torus shape X×Y = P) and under smpirun at P = 256 (groups of 8 and a 16×16
+// torus on a fat tree of 8-GPU nodes) and P = 1024 (hier timed on the flat platform). On
+// each run:
 //  - the schedules, read before they run (schedule_check.c): ops on the algorithm's own
 //    communicators, on real peers, inside the range; every send meets its receive with no
 //    deadlock; the rounds and the traffic of the three phases;
