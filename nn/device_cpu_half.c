@@ -132,50 +132,6 @@ static void bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint1
 
 #if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
 
-// dst[i] = src[i*stride] for i < n, bf16 bits
-static inline void gather16(uint16_t *restrict dst, const uint16_t *restrict src, int n,
-                            int stride) {
-    if (stride == 1) {
-        memcpy(dst, src, (size_t)n * sizeof(uint16_t));
-    } else if (stride == 2) {
-        for (int i = 0; i < n; i++) dst[i] = src[2 * i];
-    } else {
-        for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
-    }
-}
-
-// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W), as
-// device_cpu_nn.c's im2col_row on 2-byte elements (0 bits are +0 in bf16 as in fp32).
-static void im2col_row16(const uint16_t *xp, int H, int W, int OH, int OW, int kh, int kw,
-                         int stride, int pad, uint16_t *row) {
-    int hlo, hhi, lo, hi;
-    dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
-    dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
-    memset(row, 0, (size_t)hlo * OW * sizeof(uint16_t));
-    if (stride == 1 && OW == W && hlo < hhi) {
-        // "same" padding: the valid rows are one shifted run of x, copied whole, then the
-        // border columns that wrapped from the neighbouring row zeroed (as im2col_row)
-        const uint16_t *src = xp + (size_t)(hlo - pad + kh) * W + (lo - pad + kw);
-        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
-        if (last > first) memcpy(row + first, src, (last - first) * sizeof(uint16_t));
-        for (int oh = hlo; oh < hhi; oh++) {
-            uint16_t *r = row + (size_t)oh * OW;
-            for (int ow = 0; ow < lo; ow++) r[ow] = 0;
-            for (int ow = hi; ow < OW; ow++) r[ow] = 0;
-        }
-        memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
-        return;
-    }
-    for (int oh = hlo; oh < hhi; oh++) {
-        uint16_t *r = row + (size_t)oh * OW;
-        const uint16_t *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
-        for (int ow = 0; ow < lo; ow++) r[ow] = 0;
-        gather16(r + lo, xr + (lo * stride - pad + kw), hi - lo, stride);
-        for (int ow = hi; ow < OW; ow++) r[ow] = 0;
-    }
-    memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
-}
-
 static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H, int W,
                             int KH, int KW, int stride, int pad, uint16_t *col) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
@@ -187,8 +143,8 @@ static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H
     for (long r = 0; r < rows; r++) {
         long pc = r / kk;
         int kh = (int)(r % kk) / KW, kw = (int)(r % kk) % KW;
-        im2col_row16(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
-                     col + r * ohw);
+        dt_cpu_im2col_row(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
+                          col + r * ohw, sizeof(uint16_t));
     }
 }
 
