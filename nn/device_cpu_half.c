@@ -295,6 +295,79 @@ static void cpu_gemm_batched_bf16(dt_device *d, int ta, int tb, int M, int N, in
     }
 }
 
+// fp32 room for gemm_batched_bf16_h (ctx->hbuf), grown on demand and kept
+static float *hbuf(dt_device *d, size_t floats) {
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx->hbuf_n < floats) {
+        free(ctx->hbuf);
+        ctx->hbuf = d->alloc(d, floats * sizeof(float));
+        ctx->hbuf_n = floats;
+    }
+    return ctx->hbuf;
+}
+
+// Rows [lo, hi) of an (M,N) item: f (row stride N) = float(c) (row stride ldc) when widen,
+// else c = bf16(f)
+static void rows_h(dt_device *d, int widen, float *f, uint16_t *c, int ldc, int N, int lo,
+                   int hi) {
+    for (int m = lo; m < hi; m++) {
+        if (widen) dt_cpu_widen(d, 2, c + (size_t)m * ldc, f + (size_t)m * N, (size_t)N);
+        else dt_cpu_narrow(d, 2, f + (size_t)m * N, c + (size_t)m * ldc, (size_t)N);
+    }
+}
+
+// gemm_batched_bf16 with bf16 C (nn/device.h gemm_batched_bf16_h): the bf16 convolutions'
+// outputs (y, and the 1x1 convs' dx) without an fp32 copy of the whole batch. Each thread
+// runs its whole items one at a time into an fp32 block of its own (M*N floats, widened from
+// C first where beta != 0) and rounds it into C at once, while the block is still in cache;
+// the fp32 result never makes the round trip through memory that an fp32 buffer of the
+// batch and a separate rounding pass cost. Bits: the items are multiplied by the calls
+// cpu_gemm_batched_bf16 makes (whole items single-threaded, the last batch % threads items
+// cut into bands of C), so each fp32 element is the same sum; the small and packed cases go
+// through cpu_gemm_batched_bf16 itself into a buffer of the batch.
+static void cpu_gemm_batched_bf16_h(dt_device *d, int ta, int tb, int M, int N, int K,
+                                    float alpha, const uint16_t *A, int lda, size_t sa,
+                                    const uint16_t *B, int ldb, size_t sb, float beta,
+                                    uint16_t *C, int ldc, size_t sc, int batch) {
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
+    int packed = !small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW && K > 0 &&
+                 alpha != 0.0f;
+    size_t mn = (size_t)M * N;
+    if (packed || T <= 1 || small) {
+        float *f = hbuf(d, mn * batch);
+        if (beta != 0.0f)
+            for (int i = 0; i < batch; i++) rows_h(d, 1, f + i * mn, C + i * sc, ldc, N, 0, M);
+        cpu_gemm_batched_bf16(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, f, N, mn,
+                              batch);
+        for (int i = 0; i < batch; i++) rows_h(d, 0, f + i * mn, C + i * sc, ldc, N, 0, M);
+        return;
+    }
+    float *f = hbuf(d, mn * (size_t)(T + 1));
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = batch - batch % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        float *mine = f + (size_t)t * mn, *band = f + (size_t)T * mn;
+        for (int i = lo; i < hi; i++) {
+            if (beta != 0.0f) rows_h(d, 1, mine, C + i * sc, ldc, N, 0, M);
+            bgemm1(0, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta, mine, N);
+            rows_h(d, 0, mine, C + i * sc, ldc, N, 0, M);
+        }
+        for (int i = whole; i < batch; i++) {  // cut into bands, as cpu_gemm_batched_bf16
+            int r0 = (int)((long)M * t / nt), r1 = (int)((long)M * (t + 1) / nt);
+            if (beta != 0.0f) rows_h(d, 1, band, C + i * sc, ldc, N, r0, r1);
+#pragma omp barrier
+            bgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                        band, N);
+#pragma omp barrier
+            rows_h(d, 0, band, C + i * sc, ldc, N, r0, r1);
+#pragma omp barrier
+        }
+    }
+}
+
 // As cpu_gemm_batched_sum: each thread owns a band of C and runs the whole batch into it.
 static void cpu_gemm_batched_sum_bf16(dt_device *d, int ta, int tb, int M, int N, int K,
                                       float alpha, const uint16_t *A, int lda, size_t sa,
@@ -332,6 +405,7 @@ void dt_cpu_install_half(dt_device *d) {
         d->col2im_bf16 = cpu_col2im_bf16;
         d->gemm_batched_bf16 = cpu_gemm_batched_bf16;
         d->gemm_batched_sum_bf16 = cpu_gemm_batched_sum_bf16;
+        d->gemm_batched_bf16_h = cpu_gemm_batched_bf16_h;
     }
 #endif
 }

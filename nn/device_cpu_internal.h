@@ -43,6 +43,8 @@ typedef struct {
     const char *bf16_why;  // why not, when bf16_gemm is 0
     uint16_t *bf16;  // gemm operands rounded to bf16, grown on demand
     size_t bf16_n;
+    float *hbuf;  // gemm_batched_bf16_h's fp32 results before rounding, grown on demand
+    size_t hbuf_n;
     // the network's fp32 views of bf16 tensors (nn/device.h half_view), read in place
     const float *view[3];
     const uint16_t *view_h[3];

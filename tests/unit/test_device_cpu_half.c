@@ -11,6 +11,7 @@
 //    Algorithms", 2nd ed., eq. 3.5: |s - fl(s)| <= gamma_{K-1}·sum|p_k|; the products of two
 //    bf16 values are exact in fp32), and bit for bit the bf16 gemms of the views path (the
 //    same calls on widened operands with gemm_half = 2, nn/device_cpu_gemm.c);
+//    gemm_batched_bf16_h (bf16 C) bit for bit gemm_batched_bf16 into fp32 C, then rounded;
 //  - where the CPU has no bf16 multiply, those four are absent (NULL): the network then
 //    keeps the views.
 #include <math.h>
@@ -129,6 +130,7 @@ static void test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16(void **s
     assert_int_equal(d->col2im_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_sum_bf16 != NULL, want);
+    assert_int_equal(d->gemm_batched_bf16_h != NULL, want);
     d->destroy(d);
 }
 
@@ -268,6 +270,58 @@ static void test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path(void 
     printf("bf16 gemms: largest error %.3f of the bound\n", most);
 }
 
+// gemm_batched_bf16_h (C in bf16): bit for bit gemm_batched_bf16 into an fp32 copy widened
+// from C, then rounded (dt_f32_to_bf16), on fresh shapes: 1-3 threads, batches that do and
+// do not divide by the threads (the last items cut into bands), small calls, the packed
+// narrow path (N < 128 with a shared A), transposes, beta 0 and 1, padded leading dimensions
+static void test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    for (int idx = 0; idx < 24; idx++) {
+        dt_device *d = dt_device_cpu_create(idx >= 16 && idx < 20 ? 2 + idx % 2 : 1 + idx % 3);
+        assert_non_null(d->gemm_batched_bf16_h);
+        call c = make_call(&f->rng, 0, idx % 16);
+        if (idx >= 16 && idx < 20) {  // parallel, 5 items on 2-3 threads: the last cut in bands
+            c.batch = 5, c.M = tu_int(&f->rng, 60, 140), c.K = tu_int(&f->rng, 30, 80);
+            c.lda = (c.ta ? c.M : c.K) + 1, c.ldb = (c.tb ? c.K : c.N) + 2;
+            size_t a1 = (size_t)(c.ta ? c.K : c.M) * c.lda;
+            size_t b1 = (size_t)(c.tb ? c.N : c.K) * c.ldb;
+            c.sa = c.sa ? a1 + 1 : 0, c.sb = b1 + 3;
+            c.na = c.sa * c.batch + a1, c.nb = c.sb * c.batch + b1;
+        }
+        c.sc = (size_t)c.M * c.ldc + (size_t)tu_int(&f->rng, 0, 5);
+        c.nc = c.sc * c.batch;
+        float alpha = idx % 5 == 0 ? 0.5f : 1.0f, beta = idx % 2 ? 1.0f : 0.0f;
+        uint16_t *A = malloc(c.na * 2), *B = malloc(c.nb * 2), *C = malloc(c.nc * 2);
+        uint16_t *Cw = malloc(c.nc * 2);
+        float *Cf = malloc(c.nc * 4);
+        for (size_t i = 0; i < c.na; i++) A[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < c.nb; i++) B[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < c.nc; i++) C[i] = rand_half(&f->rng, 2, -1, 1);
+        widen(2, C, Cf, c.nc);
+        memcpy(Cw, C, c.nc * 2);
+        d->gemm_batched_bf16_h(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B, c.ldb,
+                               c.sb, beta, C, c.ldc, c.sc, c.batch);
+        d->gemm_batched_bf16(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B, c.ldb,
+                             c.sb, beta, Cf, c.ldc, c.sc, c.batch);
+        for (int i = 0; i < c.batch; i++)  // C's rows; the gaps between them stay as they were
+            for (int m = 0; m < c.M; m++) {
+                size_t o = i * c.sc + (size_t)m * c.ldc;
+                narrow(2, Cf + o, Cw + o, (size_t)c.N);
+            }
+        if (memcmp(C, Cw, c.nc * 2) != 0) {
+            size_t e = 0;
+            while (C[e] == Cw[e]) e++;
+            fail_msg("gemm_batched_bf16_h %d: element %zu is 0x%04x, the fp32 gemm rounded "
+                     "0x%04x (M %d N %d K %d batch %d ta %d tb %d sa %zu threads %d beta %g)",
+                     idx, e, C[e], Cw[e], c.M, c.N, c.K, c.batch, c.ta, c.tb, c.sa, d->threads,
+                     beta);
+        }
+        free(A), free(B), free(C), free(Cw), free(Cf);
+        d->destroy(d);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_h_fp16),
@@ -275,6 +329,7 @@ int main(void) {
         cmocka_unit_test(test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16),
         cmocka_unit_test(test_im2col_col2im_bf16_give_the_fp32_bits),
         cmocka_unit_test(test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path),
+        cmocka_unit_test(test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }
