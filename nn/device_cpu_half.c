@@ -148,7 +148,26 @@ static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H
     }
 }
 
-// Per (b,c) plane: widened (or zero when set), col2im's own loop in fp32, one rounding.
+// Planes [p0, p1) of x (hw = H*W each) from their columns col (kk*ohw each): widened (or
+// zero when set), col2im's own loop in fp32, one rounding; f holds one fp32 plane.
+static void col2im_planes_bf16(dt_device *d, const float *col, long p0, long p1, int H, int W,
+                               int KH, int KW, int stride, int pad, uint16_t *x, int set,
+                               float *f) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    size_t hw = (size_t)H * W, kk = (size_t)KH * KW;
+    size_t ohw = OH > 0 && OW > 0 ? (size_t)OH * OW : 0;
+    for (long pc = p0; pc < p1; pc++) {
+        uint16_t *xp = x + (size_t)pc * hw;
+        if (set) memset(f, 0, hw * sizeof(float));
+        else dt_cpu_widen(d, 2, xp, f, hw);
+        if (ohw)
+            dt_cpu_col2im_plane(col + (size_t)pc * kk * ohw, H, W, KH, KW, stride, pad, OH, OW,
+                                f);
+        dt_cpu_narrow(d, 2, f, xp, hw);
+    }
+}
+
+// Per (b,c) plane, in parallel: col2im_planes_bf16.
 static void cpu_col2im_bf16(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                             int KW, int stride, int pad, uint16_t *x, int set) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
@@ -159,16 +178,9 @@ static void cpu_col2im_bf16(dt_device *d, const float *col, int B, int C, int H,
 #pragma omp parallel num_threads(d->threads) if ((size_t)planes * (kk * ohw + hw) > DT_CPU_PAR_MIN)
     {
         float *f = mallocCheck(hw * sizeof(float));
-#pragma omp for schedule(static)
-        for (long pc = 0; pc < planes; pc++) {
-            uint16_t *xp = x + (size_t)pc * hw;
-            if (set) memset(f, 0, hw * sizeof(float));
-            else dt_cpu_widen(d, 2, xp, f, hw);
-            if (ohw)
-                dt_cpu_col2im_plane(col + (size_t)pc * kk * ohw, H, W, KH, KW, stride, pad, OH,
-                                    OW, f);
-            dt_cpu_narrow(d, 2, f, xp, hw);
-        }
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        col2im_planes_bf16(d, col, planes * t / nt, planes * (t + 1) / nt, H, W, KH, KW, stride,
+                           pad, x, set, f);
         free(f);
     }
 }
@@ -368,6 +380,52 @@ static void cpu_gemm_batched_bf16_h(dt_device *d, int ta, int tb, int M, int N, 
     }
 }
 
+// The backward-data pass of a bf16 conv on n images (nn/device.h gemm_col2im_bf16): the
+// columns' gradient dcol_i = w^T dy_i (K, N) in fp32, then dx_i = bf16((set ? 0 : dx_i) +
+// col2im(dcol_i)). As gemm_batched_bf16_h: each thread multiplies its whole images one at a
+// time into an fp32 block of its own and runs col2im on the image's planes at once, while
+// the block is in cache, instead of writing the chunk's columns to memory for a col2im pass
+// to read back; the last n % threads images are cut into bands of dcol, then col2im'd
+// plane by plane by all the threads. The same gemm calls as cpu_gemm_batched_bf16 and the
+// same per-plane loop as cpu_col2im_bf16: the same bits (small and packed cases go through
+// those two).
+static void cpu_gemm_col2im_bf16(dt_device *d, int K, int N, int OC, const uint16_t *w,
+                                 const uint16_t *dy, size_t sdy, int n, int C, int H, int W,
+                                 int KH, int KW, int stride, int pad, uint16_t *dx, int set) {
+    if (n <= 0 || C <= 0 || H <= 0 || W <= 0) return;
+    int T = d->threads, small = 2.0 * K * N * OC * n < DT_CPU_GEMM_PAR_MIN;
+    int packed = !small && n > 1 && N < DT_CPU_PACK_BELOW && OC > 0;
+    size_t kn = (size_t)K * N, hw = (size_t)H * W;
+    if (packed || T <= 1 || small || K <= 0 || N <= 0) {
+        float *f = hbuf(d, kn * n + 1);
+        cpu_gemm_batched_bf16(d, 1, 0, K, N, OC, 1.0f, w, K, 0, dy, N, sdy, 0.0f, f, N, kn, n);
+        cpu_col2im_bf16(d, f, n, C, H, W, KH, KW, stride, pad, dx, set);
+        return;
+    }
+    float *f = hbuf(d, kn * (size_t)(T + 1));
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = n - n % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        float *mine = f + (size_t)t * kn, *band = f + (size_t)T * kn;
+        float *plane = mallocCheck(hw * sizeof(float));
+        for (int i = lo; i < hi; i++) {
+            bgemm1(0, 1, 0, K, N, OC, 1.0f, w, K, dy + i * sdy, N, 0.0f, mine, N);
+            col2im_planes_bf16(d, mine, 0, C, H, W, KH, KW, stride, pad, dx + i * C * hw, set,
+                               plane);
+        }
+        for (int i = whole; i < n; i++) {  // cut into bands, as cpu_gemm_batched_bf16
+#pragma omp barrier
+            bgemm_slice(t, nt, 1, 0, K, N, OC, 1.0f, w, K, dy + i * sdy, N, 0.0f, band, N);
+#pragma omp barrier
+            col2im_planes_bf16(d, band, (long)C * t / nt, (long)C * (t + 1) / nt, H, W, KH, KW,
+                               stride, pad, dx + i * C * hw, set, plane);
+        }
+        free(plane);
+    }
+}
+
 // As cpu_gemm_batched_sum: each thread owns a band of C and runs the whole batch into it.
 static void cpu_gemm_batched_sum_bf16(dt_device *d, int ta, int tb, int M, int N, int K,
                                       float alpha, const uint16_t *A, int lda, size_t sa,
@@ -406,6 +464,7 @@ void dt_cpu_install_half(dt_device *d) {
         d->gemm_batched_bf16 = cpu_gemm_batched_bf16;
         d->gemm_batched_sum_bf16 = cpu_gemm_batched_sum_bf16;
         d->gemm_batched_bf16_h = cpu_gemm_batched_bf16_h;
+        d->gemm_col2im_bf16 = cpu_gemm_col2im_bf16;
     }
 #endif
 }

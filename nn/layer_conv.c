@@ -206,6 +206,11 @@ void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t
                        l->stride, l->pad, col);
         d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, col, N,
                                  (size_t)K * N, 1.0f, dw, K, n);
+        if (d->gemm_col2im_bf16) {
+            d->gemm_col2im_bf16(d, K, N, l->oc, w, dy_c, y_img, n, l->c, l->h, l->w, l->kh,
+                                l->kw, l->stride, l->pad, dx + (size_t)b0 * x_img, set);
+            continue;
+        }
         d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
                              net->workspace, N, (size_t)K * N, n);
         d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,

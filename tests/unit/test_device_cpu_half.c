@@ -12,6 +12,7 @@
 //    bf16 values are exact in fp32), and bit for bit the bf16 gemms of the views path (the
 //    same calls on widened operands with gemm_half = 2, nn/device_cpu_gemm.c);
 //    gemm_batched_bf16_h (bf16 C) bit for bit gemm_batched_bf16 into fp32 C, then rounded;
+//    gemm_col2im_bf16 bit for bit gemm_batched_bf16 into fp32 columns, then col2im_bf16;
 //  - where the CPU has no bf16 multiply, those four are absent (NULL): the network then
 //    keeps the views.
 #include <math.h>
@@ -131,6 +132,7 @@ static void test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16(void **s
     assert_int_equal(d->gemm_batched_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_sum_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_bf16_h != NULL, want);
+    assert_int_equal(d->gemm_col2im_bf16 != NULL, want);
     d->destroy(d);
 }
 
@@ -322,6 +324,50 @@ static void test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded(void **stat
     }
 }
 
+// gemm_col2im_bf16 (a conv's backward-data pass): bit for bit gemm_batched_bf16 into fp32
+// columns, then col2im_bf16, on fresh conv shapes (1x1 to 4x4 windows, strides 1-3, padding,
+// narrow outputs that take the packed path), 1-3 threads, n that does and does not divide
+// by the threads, set and add
+static void test_gemm_col2im_bf16_gives_the_bits_of_gemm_then_col2im(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    for (int rep = 0; rep < 16; rep++) {
+        dt_device *d = dt_device_cpu_create(1 + rep % 3);
+        assert_non_null(d->gemm_col2im_bf16);
+        int n = tu_int(&f->rng, 1, 5), C = tu_int(&f->rng, 1, 24), OC = tu_int(&f->rng, 1, 40);
+        int H = tu_int(&f->rng, 3, 30), W = rep % 2 ? H : tu_int(&f->rng, 3, 30);
+        int KH = tu_int(&f->rng, 1, 4), KW = rep % 2 ? KH : tu_int(&f->rng, 1, 4);
+        int stride = tu_int(&f->rng, 1, 3), pad = tu_int(&f->rng, 0, 2), set = rep % 2;
+        if (rep >= 12) n = 5, C = 32, OC = 48, H = W = 20, KH = KW = 3, stride = 1, pad = 1;
+        int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+        if (OH <= 0 || OW <= 0) continue;
+        int K = C * KH * KW, N = OH * OW;
+        size_t nw = (size_t)OC * K, ndy = (size_t)n * OC * N, nx = (size_t)n * C * H * W;
+        uint16_t *w = malloc(nw * 2), *dy = malloc(ndy * 2), *dx = malloc(nx * 2);
+        uint16_t *dxw = malloc(nx * 2);
+        float *col = malloc((size_t)n * K * N * 4);
+        for (size_t i = 0; i < nw; i++) w[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < ndy; i++) dy[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < nx; i++) dx[i] = rand_half(&f->rng, 2, -1, 1);
+        memcpy(dxw, dx, nx * 2);
+        d->gemm_col2im_bf16(d, K, N, OC, w, dy, (size_t)OC * N, n, C, H, W, KH, KW, stride, pad,
+                            dx, set);
+        d->gemm_batched_bf16(d, 1, 0, K, N, OC, 1.0f, w, K, 0, dy, N, (size_t)OC * N, 0.0f, col,
+                             N, (size_t)K * N, n);
+        d->col2im_bf16(d, col, n, C, H, W, KH, KW, stride, pad, dxw, set);
+        if (memcmp(dx, dxw, nx * 2) != 0) {
+            size_t e = 0;
+            while (dx[e] == dxw[e]) e++;
+            fail_msg("gemm_col2im_bf16 %d: dx[%zu] is 0x%04x, gemm then col2im 0x%04x (n %d C %d "
+                     "OC %d H %d W %d K %dx%d stride %d pad %d set %d threads %d)",
+                     rep, e, dx[e], dxw[e], n, C, OC, H, W, KH, KW, stride, pad, set,
+                     d->threads);
+        }
+        free(w), free(dy), free(dx), free(dxw), free(col);
+        d->destroy(d);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_h_fp16),
@@ -330,6 +376,7 @@ int main(void) {
         cmocka_unit_test(test_im2col_col2im_bf16_give_the_fp32_bits),
         cmocka_unit_test(test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path),
         cmocka_unit_test(test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded),
+        cmocka_unit_test(test_gemm_col2im_bf16_gives_the_bits_of_gemm_then_col2im),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }
