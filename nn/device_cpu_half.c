@@ -2,7 +2,10 @@
 // (Ioffe & Szegedy 2015) with x, y, dy, dx in fp16 or bf16, and, where the CPU multiplies
 // bf16 (AVX512_BF16 or AMX through oneDNN, nn/device_cpu_gemm.c), convolution as im2col +
 // gemm on bf16 storage: im2col copying bf16 bits, gemms on bf16 operands with fp32
-// accumulation (dnnl_gemm_bf16bf16f32), col2im summing in fp32 and rounding once.
+// accumulation (dnnl_gemm_bf16bf16f32), col2im summing in fp32 and rounding once; the
+// convs' bf16 outputs and their backward-data pass image by image per thread, so no fp32
+// buffer of the whole batch makes a round trip through memory (gemm_batched_bf16_h,
+// gemm_col2im_bf16).
 //
 // Why: under --precision bf16 the network otherwise runs these layers on fp32 views of its
 // bf16 tensors (nn/net_half.c): each input widened into fp32 scratch, im2col writing fp32
