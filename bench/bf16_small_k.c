@@ -226,7 +226,8 @@ int main(int argc, char **argv) {
     };
     enum { T = 2, IMG = 8 };
     omp_set_num_threads(T);
-    printf("| shape | op(A) | op(B) | M | N | K | oneDNN GFLOP/s | ours GFLOP/s | ours / oneDNN | largest difference from oneDNN | our error / bound |\n");
+    printf("| shape | op(A) | op(B) | M | N | K | oneDNN GFLOP/s | ours GFLOP/s | ours / oneDNN "
+           "| largest difference from oneDNN | our error / bound |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     srand(42);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
