@@ -264,6 +264,21 @@ struct dt_device {
                                   float alpha, const uint16_t *A, int lda, size_t stride_a,
                                   const uint16_t *B, int ldb, size_t stride_b, float beta,
                                   float *C, int ldc, int batch);
+    // gemm_batched_bf16 with C stored in bf16 too: C_i = bf16(alpha*op(A_i)op(B_i) +
+    // beta*float(C_i)), each item's fp32 sum rounded once (bit for bit gemm_batched_bf16 into
+    // an fp32 buffer widened from C, then narrowed). Optional (NULL: the layer goes through
+    // an fp32 buffer of the whole batch).
+    void (*gemm_batched_bf16_h)(dt_device *d, int trans_a, int trans_b, int M, int N, int K,
+                                float alpha, const uint16_t *A, int lda, size_t stride_a,
+                                const uint16_t *B, int ldb, size_t stride_b, float beta,
+                                uint16_t *C, int ldc, size_t stride_c, int batch);
+    // A bf16 conv's backward-data pass on n images: dcol_i = w^T dy_i ((K, N) = (C*KH*KW,
+    // OH*OW), fp32 sums; w (OC, K), dy_i (OC, N) at dy + i*stride_dy, bf16), then
+    // dx_i = bf16((set ? 0 : float(dx_i)) + col2im(dcol_i)): bit for bit gemm_batched_bf16
+    // then col2im_bf16. Optional (NULL: the layer runs those two on a buffer of the n images).
+    void (*gemm_col2im_bf16)(dt_device *d, int K, int N, int OC, const uint16_t *w,
+                             const uint16_t *dy, size_t stride_dy, int n, int C, int H, int W,
+                             int KH, int KW, int stride, int pad, uint16_t *dx, int set);
 
     // ---- transformer primitives (GPT-2: Radford et al. 2019, in llm.c's layout) ----
     // Optional: NULL where a device lacks them (cuda); the gpt models then refuse to

@@ -2,7 +2,10 @@
 // (Ioffe & Szegedy 2015) with x, y, dy, dx in fp16 or bf16, and, where the CPU multiplies
 // bf16 (AVX512_BF16 or AMX through oneDNN, nn/device_cpu_gemm.c), convolution as im2col +
 // gemm on bf16 storage: im2col copying bf16 bits, gemms on bf16 operands with fp32
-// accumulation (dnnl_gemm_bf16bf16f32), col2im summing in fp32 and rounding once.
+// accumulation (dnnl_gemm_bf16bf16f32), col2im summing in fp32 and rounding once; the
+// convs' bf16 outputs and their backward-data pass image by image per thread, so no fp32
+// buffer of the whole batch makes a round trip through memory (gemm_batched_bf16_h,
+// gemm_col2im_bf16).
 //
 // Why: under --precision bf16 the network otherwise runs these layers on fp32 views of its
 // bf16 tensors (nn/net_half.c): each input widened into fp32 scratch, im2col writing fp32
@@ -132,50 +135,6 @@ static void bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint1
 
 #if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
 
-// dst[i] = src[i*stride] for i < n, bf16 bits
-static inline void gather16(uint16_t *restrict dst, const uint16_t *restrict src, int n,
-                            int stride) {
-    if (stride == 1) {
-        memcpy(dst, src, (size_t)n * sizeof(uint16_t));
-    } else if (stride == 2) {
-        for (int i = 0; i < n; i++) dst[i] = src[2 * i];
-    } else {
-        for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
-    }
-}
-
-// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W), as
-// device_cpu_nn.c's im2col_row on 2-byte elements (0 bits are +0 in bf16 as in fp32).
-static void im2col_row16(const uint16_t *xp, int H, int W, int OH, int OW, int kh, int kw,
-                         int stride, int pad, uint16_t *row) {
-    int hlo, hhi, lo, hi;
-    dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
-    dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
-    memset(row, 0, (size_t)hlo * OW * sizeof(uint16_t));
-    if (stride == 1 && OW == W && hlo < hhi) {
-        // "same" padding: the valid rows are one shifted run of x, copied whole, then the
-        // border columns that wrapped from the neighbouring row zeroed (as im2col_row)
-        const uint16_t *src = xp + (size_t)(hlo - pad + kh) * W + (lo - pad + kw);
-        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
-        if (last > first) memcpy(row + first, src, (last - first) * sizeof(uint16_t));
-        for (int oh = hlo; oh < hhi; oh++) {
-            uint16_t *r = row + (size_t)oh * OW;
-            for (int ow = 0; ow < lo; ow++) r[ow] = 0;
-            for (int ow = hi; ow < OW; ow++) r[ow] = 0;
-        }
-        memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
-        return;
-    }
-    for (int oh = hlo; oh < hhi; oh++) {
-        uint16_t *r = row + (size_t)oh * OW;
-        const uint16_t *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
-        for (int ow = 0; ow < lo; ow++) r[ow] = 0;
-        gather16(r + lo, xr + (lo * stride - pad + kw), hi - lo, stride);
-        for (int ow = hi; ow < OW; ow++) r[ow] = 0;
-    }
-    memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(uint16_t));
-}
-
 static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H, int W,
                             int KH, int KW, int stride, int pad, uint16_t *col) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
@@ -187,12 +146,31 @@ static void cpu_im2col_bf16(dt_device *d, const uint16_t *x, int B, int C, int H
     for (long r = 0; r < rows; r++) {
         long pc = r / kk;
         int kh = (int)(r % kk) / KW, kw = (int)(r % kk) % KW;
-        im2col_row16(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
-                     col + r * ohw);
+        dt_cpu_im2col_row(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
+                          col + r * ohw, sizeof(uint16_t));
     }
 }
 
-// Per (b,c) plane: widened (or zero when set), col2im's own loop in fp32, one rounding.
+// Planes [p0, p1) of x (hw = H*W each) from their columns col (kk*ohw each): widened (or
+// zero when set), col2im's own loop in fp32, one rounding; f holds one fp32 plane.
+static void col2im_planes_bf16(dt_device *d, const float *col, long p0, long p1, int H, int W,
+                               int KH, int KW, int stride, int pad, uint16_t *x, int set,
+                               float *f) {
+    int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+    size_t hw = (size_t)H * W, kk = (size_t)KH * KW;
+    size_t ohw = OH > 0 && OW > 0 ? (size_t)OH * OW : 0;
+    for (long pc = p0; pc < p1; pc++) {
+        uint16_t *xp = x + (size_t)pc * hw;
+        if (set) memset(f, 0, hw * sizeof(float));
+        else dt_cpu_widen(d, 2, xp, f, hw);
+        if (ohw)
+            dt_cpu_col2im_plane(col + (size_t)pc * kk * ohw, H, W, KH, KW, stride, pad, OH, OW,
+                                f);
+        dt_cpu_narrow(d, 2, f, xp, hw);
+    }
+}
+
+// Per (b,c) plane, in parallel: col2im_planes_bf16.
 static void cpu_col2im_bf16(dt_device *d, const float *col, int B, int C, int H, int W, int KH,
                             int KW, int stride, int pad, uint16_t *x, int set) {
     int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
@@ -203,16 +181,9 @@ static void cpu_col2im_bf16(dt_device *d, const float *col, int B, int C, int H,
 #pragma omp parallel num_threads(d->threads) if ((size_t)planes * (kk * ohw + hw) > DT_CPU_PAR_MIN)
     {
         float *f = mallocCheck(hw * sizeof(float));
-#pragma omp for schedule(static)
-        for (long pc = 0; pc < planes; pc++) {
-            uint16_t *xp = x + (size_t)pc * hw;
-            if (set) memset(f, 0, hw * sizeof(float));
-            else dt_cpu_widen(d, 2, xp, f, hw);
-            if (ohw)
-                dt_cpu_col2im_plane(col + (size_t)pc * kk * ohw, H, W, KH, KW, stride, pad, OH,
-                                    OW, f);
-            dt_cpu_narrow(d, 2, f, xp, hw);
-        }
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        col2im_planes_bf16(d, col, planes * t / nt, planes * (t + 1) / nt, H, W, KH, KW, stride,
+                           pad, x, set, f);
         free(f);
     }
 }
@@ -339,6 +310,125 @@ static void cpu_gemm_batched_bf16(dt_device *d, int ta, int tb, int M, int N, in
     }
 }
 
+// fp32 room for gemm_batched_bf16_h (ctx->hbuf), grown on demand and kept
+static float *hbuf(dt_device *d, size_t floats) {
+    dt_cpu_ctx *ctx = d->ctx;
+    if (ctx->hbuf_n < floats) {
+        free(ctx->hbuf);
+        ctx->hbuf = d->alloc(d, floats * sizeof(float));
+        ctx->hbuf_n = floats;
+    }
+    return ctx->hbuf;
+}
+
+// Rows [lo, hi) of an (M,N) item: f (row stride N) = float(c) (row stride ldc) when widen,
+// else c = bf16(f)
+static void rows_h(dt_device *d, int widen, float *f, uint16_t *c, int ldc, int N, int lo,
+                   int hi) {
+    for (int m = lo; m < hi; m++) {
+        if (widen) dt_cpu_widen(d, 2, c + (size_t)m * ldc, f + (size_t)m * N, (size_t)N);
+        else dt_cpu_narrow(d, 2, f + (size_t)m * N, c + (size_t)m * ldc, (size_t)N);
+    }
+}
+
+// gemm_batched_bf16 with bf16 C (nn/device.h gemm_batched_bf16_h): the bf16 convolutions'
+// outputs (y, and the 1x1 convs' dx) without an fp32 copy of the whole batch. Each thread
+// runs its whole items one at a time into an fp32 block of its own (M*N floats, widened from
+// C first where beta != 0) and rounds it into C at once, while the block is still in cache;
+// the fp32 result never makes the round trip through memory that an fp32 buffer of the
+// batch and a separate rounding pass cost. Bits: the items are multiplied by the calls
+// cpu_gemm_batched_bf16 makes (whole items single-threaded, the last batch % threads items
+// cut into bands of C), so each fp32 element is the same sum; the small and packed cases go
+// through cpu_gemm_batched_bf16 itself into a buffer of the batch.
+static void cpu_gemm_batched_bf16_h(dt_device *d, int ta, int tb, int M, int N, int K,
+                                    float alpha, const uint16_t *A, int lda, size_t sa,
+                                    const uint16_t *B, int ldb, size_t sb, float beta,
+                                    uint16_t *C, int ldc, size_t sc, int batch) {
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
+    int packed = !small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW && K > 0 &&
+                 alpha != 0.0f;
+    size_t mn = (size_t)M * N;
+    if (packed || T <= 1 || small) {
+        float *f = hbuf(d, mn * batch);
+        if (beta != 0.0f)
+            for (int i = 0; i < batch; i++) rows_h(d, 1, f + i * mn, C + i * sc, ldc, N, 0, M);
+        cpu_gemm_batched_bf16(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, f, N, mn,
+                              batch);
+        for (int i = 0; i < batch; i++) rows_h(d, 0, f + i * mn, C + i * sc, ldc, N, 0, M);
+        return;
+    }
+    float *f = hbuf(d, mn * (size_t)(T + 1));
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = batch - batch % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        float *mine = f + (size_t)t * mn, *band = f + (size_t)T * mn;
+        for (int i = lo; i < hi; i++) {
+            if (beta != 0.0f) rows_h(d, 1, mine, C + i * sc, ldc, N, 0, M);
+            bgemm1(0, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta, mine, N);
+            rows_h(d, 0, mine, C + i * sc, ldc, N, 0, M);
+        }
+        for (int i = whole; i < batch; i++) {  // cut into bands, as cpu_gemm_batched_bf16
+            int r0 = (int)((long)M * t / nt), r1 = (int)((long)M * (t + 1) / nt);
+            if (beta != 0.0f) rows_h(d, 1, band, C + i * sc, ldc, N, r0, r1);
+#pragma omp barrier
+            bgemm_slice(t, nt, ta, tb, M, N, K, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
+                        band, N);
+#pragma omp barrier
+            rows_h(d, 0, band, C + i * sc, ldc, N, r0, r1);
+#pragma omp barrier
+        }
+    }
+}
+
+// The backward-data pass of a bf16 conv on n images (nn/device.h gemm_col2im_bf16): the
+// columns' gradient dcol_i = w^T dy_i (K, N) in fp32, then dx_i = bf16((set ? 0 : dx_i) +
+// col2im(dcol_i)). As gemm_batched_bf16_h: each thread multiplies its whole images one at a
+// time into an fp32 block of its own and runs col2im on the image's planes at once, while
+// the block is in cache, instead of writing the chunk's columns to memory for a col2im pass
+// to read back; the last n % threads images are cut into bands of dcol, then col2im'd
+// plane by plane by all the threads. The same gemm calls as cpu_gemm_batched_bf16 and the
+// same per-plane loop as cpu_col2im_bf16: the same bits (small and packed cases go through
+// those two).
+static void cpu_gemm_col2im_bf16(dt_device *d, int K, int N, int OC, const uint16_t *w,
+                                 const uint16_t *dy, size_t sdy, int n, int C, int H, int W,
+                                 int KH, int KW, int stride, int pad, uint16_t *dx, int set) {
+    if (n <= 0 || C <= 0 || H <= 0 || W <= 0) return;
+    int T = d->threads, small = 2.0 * K * N * OC * n < DT_CPU_GEMM_PAR_MIN;
+    int packed = !small && n > 1 && N < DT_CPU_PACK_BELOW && OC > 0;
+    size_t kn = (size_t)K * N, hw = (size_t)H * W;
+    if (packed || T <= 1 || small || K <= 0 || N <= 0) {
+        float *f = hbuf(d, kn * n + 1);
+        cpu_gemm_batched_bf16(d, 1, 0, K, N, OC, 1.0f, w, K, 0, dy, N, sdy, 0.0f, f, N, kn, n);
+        cpu_col2im_bf16(d, f, n, C, H, W, KH, KW, stride, pad, dx, set);
+        return;
+    }
+    float *f = hbuf(d, kn * (size_t)(T + 1));
+#pragma omp parallel num_threads(T)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int whole = n - n % nt;
+        int lo = (int)((long)whole * t / nt), hi = (int)((long)whole * (t + 1) / nt);
+        float *mine = f + (size_t)t * kn, *band = f + (size_t)T * kn;
+        float *plane = mallocCheck(hw * sizeof(float));
+        for (int i = lo; i < hi; i++) {
+            bgemm1(0, 1, 0, K, N, OC, 1.0f, w, K, dy + i * sdy, N, 0.0f, mine, N);
+            col2im_planes_bf16(d, mine, 0, C, H, W, KH, KW, stride, pad, dx + i * C * hw, set,
+                               plane);
+        }
+        for (int i = whole; i < n; i++) {  // cut into bands, as cpu_gemm_batched_bf16
+#pragma omp barrier
+            bgemm_slice(t, nt, 1, 0, K, N, OC, 1.0f, w, K, dy + i * sdy, N, 0.0f, band, N);
+#pragma omp barrier
+            col2im_planes_bf16(d, band, (long)C * t / nt, (long)C * (t + 1) / nt, H, W, KH, KW,
+                               stride, pad, dx + i * C * hw, set, plane);
+        }
+        free(plane);
+    }
+}
+
 // As cpu_gemm_batched_sum: each thread owns a band of C and runs the whole batch into it.
 static void cpu_gemm_batched_sum_bf16(dt_device *d, int ta, int tb, int M, int N, int K,
                                       float alpha, const uint16_t *A, int lda, size_t sa,
@@ -376,6 +466,8 @@ void dt_cpu_install_half(dt_device *d) {
         d->col2im_bf16 = cpu_col2im_bf16;
         d->gemm_batched_bf16 = cpu_gemm_batched_bf16;
         d->gemm_batched_sum_bf16 = cpu_gemm_batched_sum_bf16;
+        d->gemm_batched_bf16_h = cpu_gemm_batched_bf16_h;
+        d->gemm_col2im_bf16 = cpu_gemm_col2im_bf16;
     }
 #endif
 }

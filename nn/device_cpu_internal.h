@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "device.h"
 
@@ -42,6 +43,8 @@ typedef struct {
     const char *bf16_why;  // why not, when bf16_gemm is 0
     uint16_t *bf16;  // gemm operands rounded to bf16, grown on demand
     size_t bf16_n;
+    float *hbuf;  // gemm_batched_bf16_h's fp32 results before rounding, grown on demand
+    size_t hbuf_n;
     // the network's fp32 views of bf16 tensors (nn/device.h half_view), read in place
     const float *view[3];
     const uint16_t *view_h[3];
@@ -92,6 +95,85 @@ static inline void dt_cpu_valid_range(int n, int out, int k, int stride, int pad
     if (l > h) l = h;
     *lo = l;
     *hi = h;
+}
+
+// dst[i] = src[i*stride] for i < n, es-byte elements (4: fp32, 2: bf16/fp16 bits); restrict:
+// no overlap, so the compiler vectorises without run-time alias checks; the constant stride 2
+// gets its own loop, stride 1 goes to memcpy.
+static inline __attribute__((always_inline)) void dt_cpu_gather_seg(void *restrict dst,
+                                                                    const void *restrict src,
+                                                                    int n, int stride,
+                                                                    size_t es) {
+    if (stride == 1) {
+        memcpy(dst, src, (size_t)n * es);
+    } else if (es == 4) {
+        float *restrict d = dst;
+        const float *restrict s = src;
+        if (stride == 2) {
+            for (int i = 0; i < n; i++) d[i] = s[2 * i];
+        } else {
+            for (int i = 0; i < n; i++) d[i] = s[(size_t)i * stride];
+        }
+    } else {
+        uint16_t *restrict d = dst;
+        const uint16_t *restrict s = src;
+        if (stride == 2) {
+            for (int i = 0; i < n; i++) d[i] = s[2 * i];
+        } else {
+            for (int i = 0; i < n; i++) d[i] = s[(size_t)i * stride];
+        }
+    }
+}
+
+// p[i] = 0 for lo <= i < hi, es-byte elements (all-zero bits: +0 in fp32, bf16 and fp16)
+static inline __attribute__((always_inline)) void dt_cpu_zero_seg(void *p, int lo, int hi,
+                                                                  size_t es) {
+    if (es == 4) {
+        for (int i = lo; i < hi; i++) ((float *)p)[i] = 0.0f;
+    } else {
+        for (int i = lo; i < hi; i++) ((uint16_t *)p)[i] = 0;
+    }
+}
+
+// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W), es-byte elements:
+// row[oh*OW + ow] = xp[oh*stride - pad + kh][ow*stride - pad + kw], 0 in the padding. One body
+// for im2col on fp32 (device_cpu_nn.c, es 4) and on bf16 bits (device_cpu_half.c, es 2); es is
+// a constant at both calls, so each inlines into the loops of its own element type.
+static inline __attribute__((always_inline)) void dt_cpu_im2col_row(const void *xp, int H,
+                                                                   int W, int OH, int OW,
+                                                                   int kh, int kw, int stride,
+                                                                   int pad, void *row,
+                                                                   size_t es) {
+    const char *x = xp;
+    char *col = row;
+    int hlo, hhi, lo, hi;
+    dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
+    dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
+    memset(col, 0, (size_t)hlo * OW * es);
+    if (stride == 1 && OW == W && hlo < hhi) {
+        // "same" padding: the valid rows are one shifted run of x; copy it whole (only
+        // in-plane elements), then zero the border columns that wrapped from the next row
+        // (lo - pad + kw >= 0 by the definition of lo: every index stays inside the plane)
+        const char *src = x + ((size_t)(hlo - pad + kh) * W + (lo - pad + kw)) * es;
+        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
+        if (last > first) memcpy(col + first * es, src, (last - first) * es);
+        for (int oh = hlo; oh < hhi; oh++) {
+            char *r = col + (size_t)oh * OW * es;
+            dt_cpu_zero_seg(r, 0, lo, es);
+            dt_cpu_zero_seg(r, hi, OW, es);
+        }
+        memset(col + (size_t)hhi * OW * es, 0, (size_t)(OH - hhi) * OW * es);
+        return;
+    }
+    for (int oh = hlo; oh < hhi; oh++) {
+        char *r = col + (size_t)oh * OW * es;
+        const char *xr = x + (size_t)(oh * stride - pad + kh) * W * es;  // input row
+        dt_cpu_zero_seg(r, 0, lo, es);
+        dt_cpu_gather_seg(r + (size_t)lo * es, xr + (size_t)(lo * stride - pad + kw) * es,
+                          hi - lo, stride, es);
+        dt_cpu_zero_seg(r, hi, OW, es);
+    }
+    memset(col + (size_t)hhi * OW * es, 0, (size_t)(OH - hhi) * OW * es);
 }
 
 // dst[i*stride] += src[i] for i < n (restrict: no overlap, so the compiler vectorises

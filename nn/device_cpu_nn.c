@@ -19,53 +19,6 @@
 
 // ---- im2col / col2im ----
 
-#define valid_range dt_cpu_valid_range
-
-// dst[i] = src[i*stride] for i < n (restrict: no overlap, so the compiler vectorises without
-// run-time alias checks; the constant stride 2 gets its own loop, stride 1 goes to memcpy).
-static inline void gather_seg(float *restrict dst, const float *restrict src, int n,
-                              int stride) {
-    if (stride == 1) {
-        memcpy(dst, src, (size_t)n * sizeof(float));
-    } else if (stride == 2) {
-        for (int i = 0; i < n; i++) dst[i] = src[2 * i];
-    } else {
-        for (int i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
-    }
-}
-// One row of col for the kernel offset (kh,kw) of one (b,c) plane xp (H,W):
-// row[oh*OW + ow] = xp[oh*stride - pad + kh][ow*stride - pad + kw], 0 in the padding.
-static void im2col_row(const float *xp, int H, int W, int OH, int OW, int kh, int kw,
-                       int stride, int pad, float *row) {
-    int hlo, hhi, lo, hi;
-    valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
-    valid_range(W, OW, kw, stride, pad, &lo, &hi);
-    memset(row, 0, (size_t)hlo * OW * sizeof(float));
-    if (stride == 1 && OW == W && hlo < hhi) {
-        // "same" padding: the valid rows are one shifted run of x; copy it whole (only
-        // in-plane elements), then zero the border columns that wrapped from the next row
-        // (lo - pad + kw >= 0 by the definition of lo: every index stays inside the plane)
-        const float *src = xp + (size_t)(hlo - pad + kh) * W + (lo - pad + kw);
-        size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
-        if (last > first) memcpy(row + first, src, (last - first) * sizeof(float));
-        for (int oh = hlo; oh < hhi; oh++) {
-            float *r = row + (size_t)oh * OW;
-            for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
-            for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
-        }
-        memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(float));
-        return;
-    }
-    for (int oh = hlo; oh < hhi; oh++) {
-        float *r = row + (size_t)oh * OW;
-        const float *xr = xp + (size_t)(oh * stride - pad + kh) * W;  // input row
-        for (int ow = 0; ow < lo; ow++) r[ow] = 0.0f;
-        gather_seg(r + lo, xr + (lo * stride - pad + kw), hi - lo, stride);
-        for (int ow = hi; ow < OW; ow++) r[ow] = 0.0f;
-    }
-    memset(row + (size_t)hhi * OW, 0, (size_t)(OH - hhi) * OW * sizeof(float));
-}
-
 // x is (B,C,H,W); col is (B, C*KH*KW, OH*OW), row (c*KH + kh)*KW + kw, column oh*OW + ow
 // holds x[b, c, oh*stride - pad + kh, ow*stride - pad + kw] (0 in the padding). Parallel
 // over the B*C*KH*KW rows of col (each written by one thread).
@@ -80,7 +33,8 @@ static void cpu_im2col(dt_device *d, const float *x, int B, int C, int H, int W,
     for (long r = 0; r < rows; r++) {
         long pc = r / kk;
         int kh = (int)(r % kk) / KW, kw = (int)(r % kk) % KW;
-        im2col_row(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad, col + r * ohw);
+        dt_cpu_im2col_row(x + (size_t)pc * H * W, H, W, OH, OW, kh, kw, stride, pad,
+                          col + r * ohw, sizeof(float));
     }
 }
 

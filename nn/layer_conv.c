@@ -132,9 +132,24 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
 }
 
 // ---- bf16 storage (nn/layers.h dt_conv_forward_bf16): the passes above with bf16 operands.
-// The fp32 results (y, the 1x1 dx) go to net->half_scratch[0], free while no view is bound,
-// and are rounded once; the bf16 columns take half of the chunk's workspace, which holds
-// the fp32 dcol of backward as above.
+// The fp32 results (y, the 1x1 dx) are rounded once: by the device as each image's gemm ends
+// (gemm_batched_bf16_h), else from net->half_scratch[0], free while no view is bound; the
+// bf16 columns take half of the chunk's workspace, which holds the fp32 dcol of backward as
+// above.
+
+// y (n images) = w * the images' columns b (K, N) each: straight into bf16 where the device
+// rounds its gemm's results itself (gemm_batched_bf16_h), else into fp32 y32, rounded later
+static void gemm_y_bf16(dt_device *d, dt_layer *l, const uint16_t *w, const uint16_t *b,
+                        size_t sb, int n, uint16_t *y, float *y32) {
+    int K = (int)col_rows(l), N = (int)col_cols(l);
+    size_t y_img = (size_t)l->oc * N;
+    if (d->gemm_batched_bf16_h)
+        d->gemm_batched_bf16_h(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, b, N, sb, 0.0f, y, N, y_img,
+                               n);
+    else
+        d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, b, N, sb, 0.0f, y32, N, y_img,
+                             n);
+}
 
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
     dt_device *d = net->dev;
@@ -143,8 +158,7 @@ void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
     if (dt_conv_is_pointwise(l)) {
-        d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, x, N, x_img, 0.0f, y, N,
-                             y_img, l->B);
+        gemm_y_bf16(d, l, w, x, x_img, l->B, l->out_h, y);
     } else {
         uint16_t *col = (uint16_t *)net->workspace;
         int chunk = run_chunk(l);
@@ -152,11 +166,11 @@ void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
             int n = l->B - b0 < chunk ? l->B - b0 : chunk;
             d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
                            l->stride, l->pad, col);
-            d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, col, N, (size_t)K * N,
-                                 0.0f, y + (size_t)b0 * y_img, N, y_img, n);
+            gemm_y_bf16(d, l, w, col, (size_t)K * N, n, l->out_h + (size_t)b0 * y_img,
+                        y + (size_t)b0 * y_img);
         }
     }
-    d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
+    if (!d->gemm_batched_bf16_h) d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
 }
 
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
@@ -170,6 +184,11 @@ void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t
         d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f,
                                  dw, K, l->B);
         // dx = bf16(dx + w^T dy): the gemm adds into dx widened, as on the views
+        if (d->gemm_batched_bf16_h) {
+            d->gemm_batched_bf16_h(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
+                                   set ? 0.0f : 1.0f, dx, N, x_img, l->B);
+            return;
+        }
         float *s = net->half_scratch[0];
         size_t nx = (size_t)l->B * x_img;
         if (!set) d->bf16_to_f32(d, dx, s, nx);
@@ -187,6 +206,11 @@ void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t
                        l->stride, l->pad, col);
         d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, col, N,
                                  (size_t)K * N, 1.0f, dw, K, n);
+        if (d->gemm_col2im_bf16) {
+            d->gemm_col2im_bf16(d, K, N, l->oc, w, dy_c, y_img, n, l->c, l->h, l->w, l->kh,
+                                l->kw, l->stride, l->pad, dx + (size_t)b0 * x_img, set);
+            continue;
+        }
         d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
                              net->workspace, N, (size_t)K * N, n);
         d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,

@@ -14,9 +14,9 @@
 //    on widened views: bit for bit, op by op on every kind of bit pattern; and through a
 //    whole resnet8 (loss, gradients, running statistics) with every half-storage op of the
 //    cpu device (relu, add, batch norm, and in bf16 the convolutions on bf16 storage where
-//    the CPU multiplies bf16) against the same network on the views, with the ops counted
-//    as used (tests/unit/test_device_cpu_half.c checks batch norm and the bf16 convolution
-//    primitives one by one).
+//    the CPU multiplies bf16, on 1 and 2 threads) against the same network on the views,
+//    with the ops counted as used (tests/unit/test_device_cpu_half.c checks batch norm and
+//    the bf16 convolution primitives one by one).
 //
 // The bound: a half network rounds the weights once (relative error <= u each), and each of
 // its L layers rounds the tensor it writes in forward and the gradient it writes in
@@ -334,13 +334,31 @@ static void count_gemm_bf16(dt_device *d, int ta, int tb, int M, int N, int K, f
     conv_calls[1]++;
     real_gemm_bf16(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
+static void (*real_gemm_bf16_h)(dt_device *, int, int, int, int, int, float, const uint16_t *,
+                                int, size_t, const uint16_t *, int, size_t, float, uint16_t *,
+                                int, size_t, int);
+static void count_gemm_bf16_h(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
+                              const uint16_t *A, int lda, size_t sa, const uint16_t *B, int ldb,
+                              size_t sb, float beta, uint16_t *C, int ldc, size_t sc,
+                              int batch) {
+    conv_calls[1]++;
+    real_gemm_bf16_h(d, ta, tb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+static void (*real_gemm_col2im)(dt_device *, int, int, int, const uint16_t *, const uint16_t *,
+                                size_t, int, int, int, int, int, int, int, int, uint16_t *, int);
+static void count_gemm_col2im(dt_device *d, int K, int N, int OC, const uint16_t *w,
+                              const uint16_t *dy, size_t sdy, int n, int C, int H, int W, int KH,
+                              int KW, int stride, int pad, uint16_t *dx, int set) {
+    conv_calls[1]++;
+    real_gemm_col2im(d, K, N, OC, w, dy, sdy, n, C, H, W, KH, KW, stride, pad, dx, set);
+}
 
 // resnet8 (relus in and out of place, residual adds, a projection shortcut, batch norms)
 // forward in training and evaluation and backward on the same weights and batch, once with
 // the half ops and once on a device without them (the views): the loss, the evaluation
 // logits, every gradient and the running statistics bit for bit.
-static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
-    dt_device *with = dt_device_cpu_create(1), *without = dt_device_cpu_create(1);
+static void check_direct_vs_views(tu_fixture *f, dt_amp amp, int threads) {
+    dt_device *with = dt_device_cpu_create(threads), *without = dt_device_cpu_create(threads);
     real_h.relu_f = with->relu_forward_h, real_h.relu_b = with->relu_backward_h;
     real_h.add = with->add_h;
     memset(real_h.calls, 0, sizeof real_h.calls);
@@ -354,10 +372,14 @@ static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
     with->bn_backward_h = bn_backward_h;
     if (with->im2col_bf16) with->im2col_bf16 = count_im2col_bf16;
     if (with->gemm_batched_bf16) with->gemm_batched_bf16 = count_gemm_bf16;
+    real_gemm_bf16_h = with->gemm_batched_bf16_h, real_gemm_col2im = with->gemm_col2im_bf16;
+    if (with->gemm_batched_bf16_h) with->gemm_batched_bf16_h = count_gemm_bf16_h;
+    if (with->gemm_col2im_bf16) with->gemm_col2im_bf16 = count_gemm_col2im;
     without->relu_forward_h = NULL, without->relu_backward_h = NULL, without->add_h = NULL;
     without->bn_forward_train_h = NULL, without->bn_forward_eval_h = NULL;
     without->bn_backward_h = NULL, without->im2col_bf16 = NULL, without->col2im_bf16 = NULL;
     without->gemm_batched_bf16 = NULL, without->gemm_batched_sum_bf16 = NULL;
+    without->gemm_batched_bf16_h = NULL, without->gemm_col2im_bf16 = NULL;
     uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
     const net_case *nc = &RESNET8;
     dt_net *net[2] = {build(with, nc, amp, seed), build(without, nc, amp, seed)};
@@ -388,7 +410,7 @@ static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
     // convolution on bf16 storage: where the device has it (a CPU that multiplies bf16,
     // tests/unit/test_device_cpu_half.c checks which), bf16 networks must use it
     int conv_direct = amp == DT_AMP_BF16 && real_im2col_bf16;
-    print_message("resnet8 %s: conv on bf16 storage %s: im2col_bf16 %d, gemm_batched_bf16 %d "
+    print_message("resnet8 %s: conv on bf16 storage %s: im2col_bf16 %d, bf16 gemms %d "
                   "calls\n", dt_amp_name(amp), conv_direct ? "on" : "off", conv_calls[0],
                   conv_calls[1]);
     if (conv_direct && (conv_calls[0] == 0 || conv_calls[1] == 0))
@@ -408,8 +430,10 @@ static void check_direct_vs_views(tu_fixture *f, dt_amp amp) {
     dt_net_free(net[0]), dt_net_free(net[1]);
     with->destroy(with), without->destroy(without);
 }
-static void test_direct_fp16(void **s) { check_direct_vs_views(*s, DT_AMP_FP16); }
-static void test_direct_bf16(void **s) { check_direct_vs_views(*s, DT_AMP_BF16); }
+static void test_direct_fp16(void **s) { check_direct_vs_views(*s, DT_AMP_FP16, 1); }
+static void test_direct_bf16(void **s) { check_direct_vs_views(*s, DT_AMP_BF16, 1); }
+// 2 threads: the bf16 convs' gemms dealt out whole and cut into bands (device_cpu_half.c)
+static void test_direct_bf16_2_threads(void **s) { check_direct_vs_views(*s, DT_AMP_BF16, 2); }
 
 static void test_amp_names(void **state) {
     (void)state;
@@ -438,6 +462,7 @@ int main(void) {
         cmocka_unit_test(test_half_ops_bf16),
         cmocka_unit_test(test_direct_fp16),
         cmocka_unit_test(test_direct_bf16),
+        cmocka_unit_test(test_direct_bf16_2_threads),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }

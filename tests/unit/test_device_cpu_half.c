@@ -11,6 +11,8 @@
 //    Algorithms", 2nd ed., eq. 3.5: |s - fl(s)| <= gamma_{K-1}·sum|p_k|; the products of two
 //    bf16 values are exact in fp32), and bit for bit the bf16 gemms of the views path (the
 //    same calls on widened operands with gemm_half = 2, nn/device_cpu_gemm.c);
+//    gemm_batched_bf16_h (bf16 C) bit for bit gemm_batched_bf16 into fp32 C, then rounded;
+//    gemm_col2im_bf16 bit for bit gemm_batched_bf16 into fp32 columns, then col2im_bf16;
 //  - where the CPU has no bf16 multiply, those four are absent (NULL): the network then
 //    keeps the views.
 #include <math.h>
@@ -129,6 +131,8 @@ static void test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16(void **s
     assert_int_equal(d->col2im_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_bf16 != NULL, want);
     assert_int_equal(d->gemm_batched_sum_bf16 != NULL, want);
+    assert_int_equal(d->gemm_batched_bf16_h != NULL, want);
+    assert_int_equal(d->gemm_col2im_bf16 != NULL, want);
     d->destroy(d);
 }
 
@@ -268,6 +272,102 @@ static void test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path(void 
     printf("bf16 gemms: largest error %.3f of the bound\n", most);
 }
 
+// gemm_batched_bf16_h (C in bf16): bit for bit gemm_batched_bf16 into an fp32 copy widened
+// from C, then rounded (dt_f32_to_bf16), on fresh shapes: 1-3 threads, batches that do and
+// do not divide by the threads (the last items cut into bands), small calls, the packed
+// narrow path (N < 128 with a shared A), transposes, beta 0 and 1, padded leading dimensions
+static void test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    for (int idx = 0; idx < 24; idx++) {
+        dt_device *d = dt_device_cpu_create(idx >= 16 && idx < 20 ? 2 + idx % 2 : 1 + idx % 3);
+        assert_non_null(d->gemm_batched_bf16_h);
+        call c = make_call(&f->rng, 0, idx % 16);
+        if (idx >= 16 && idx < 20) {  // parallel, 5 items on 2-3 threads: the last cut in bands
+            c.batch = 5, c.M = tu_int(&f->rng, 60, 140), c.K = tu_int(&f->rng, 30, 80);
+            c.lda = (c.ta ? c.M : c.K) + 1, c.ldb = (c.tb ? c.K : c.N) + 2;
+            size_t a1 = (size_t)(c.ta ? c.K : c.M) * c.lda;
+            size_t b1 = (size_t)(c.tb ? c.N : c.K) * c.ldb;
+            c.sa = c.sa ? a1 + 1 : 0, c.sb = b1 + 3;
+            c.na = c.sa * c.batch + a1, c.nb = c.sb * c.batch + b1;
+        }
+        c.sc = (size_t)c.M * c.ldc + (size_t)tu_int(&f->rng, 0, 5);
+        c.nc = c.sc * c.batch;
+        float alpha = idx % 5 == 0 ? 0.5f : 1.0f, beta = idx % 2 ? 1.0f : 0.0f;
+        uint16_t *A = malloc(c.na * 2), *B = malloc(c.nb * 2), *C = malloc(c.nc * 2);
+        uint16_t *Cw = malloc(c.nc * 2);
+        float *Cf = malloc(c.nc * 4);
+        for (size_t i = 0; i < c.na; i++) A[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < c.nb; i++) B[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < c.nc; i++) C[i] = rand_half(&f->rng, 2, -1, 1);
+        widen(2, C, Cf, c.nc);
+        memcpy(Cw, C, c.nc * 2);
+        d->gemm_batched_bf16_h(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B, c.ldb,
+                               c.sb, beta, C, c.ldc, c.sc, c.batch);
+        d->gemm_batched_bf16(d, c.ta, c.tb, c.M, c.N, c.K, alpha, A, c.lda, c.sa, B, c.ldb,
+                             c.sb, beta, Cf, c.ldc, c.sc, c.batch);
+        for (int i = 0; i < c.batch; i++)  // C's rows; the gaps between them stay as they were
+            for (int m = 0; m < c.M; m++) {
+                size_t o = i * c.sc + (size_t)m * c.ldc;
+                narrow(2, Cf + o, Cw + o, (size_t)c.N);
+            }
+        if (memcmp(C, Cw, c.nc * 2) != 0) {
+            size_t e = 0;
+            while (C[e] == Cw[e]) e++;
+            fail_msg("gemm_batched_bf16_h %d: element %zu is 0x%04x, the fp32 gemm rounded "
+                     "0x%04x (M %d N %d K %d batch %d ta %d tb %d sa %zu threads %d beta %g)",
+                     idx, e, C[e], Cw[e], c.M, c.N, c.K, c.batch, c.ta, c.tb, c.sa, d->threads,
+                     beta);
+        }
+        free(A), free(B), free(C), free(Cw), free(Cf);
+        d->destroy(d);
+    }
+}
+
+// gemm_col2im_bf16 (a conv's backward-data pass): bit for bit gemm_batched_bf16 into fp32
+// columns, then col2im_bf16, on fresh conv shapes (1x1 to 4x4 windows, strides 1-3, padding,
+// narrow outputs that take the packed path), 1-3 threads, n that does and does not divide
+// by the threads, set and add
+static void test_gemm_col2im_bf16_gives_the_bits_of_gemm_then_col2im(void **state) {
+    tu_fixture *f = *state;
+    if (!cpu_has_bf16()) skip();
+    for (int rep = 0; rep < 16; rep++) {
+        dt_device *d = dt_device_cpu_create(1 + rep % 3);
+        assert_non_null(d->gemm_col2im_bf16);
+        int n = tu_int(&f->rng, 1, 5), C = tu_int(&f->rng, 1, 24), OC = tu_int(&f->rng, 1, 40);
+        int H = tu_int(&f->rng, 3, 30), W = rep % 2 ? H : tu_int(&f->rng, 3, 30);
+        int KH = tu_int(&f->rng, 1, 4), KW = rep % 2 ? KH : tu_int(&f->rng, 1, 4);
+        int stride = tu_int(&f->rng, 1, 3), pad = tu_int(&f->rng, 0, 2), set = rep % 2;
+        if (rep >= 12) n = 5, C = 32, OC = 48, H = W = 20, KH = KW = 3, stride = 1, pad = 1;
+        int OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+        if (OH <= 0 || OW <= 0) continue;
+        int K = C * KH * KW, N = OH * OW;
+        size_t nw = (size_t)OC * K, ndy = (size_t)n * OC * N, nx = (size_t)n * C * H * W;
+        uint16_t *w = malloc(nw * 2), *dy = malloc(ndy * 2), *dx = malloc(nx * 2);
+        uint16_t *dxw = malloc(nx * 2);
+        float *col = malloc((size_t)n * K * N * 4);
+        for (size_t i = 0; i < nw; i++) w[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < ndy; i++) dy[i] = rand_half(&f->rng, 2, -1, 1);
+        for (size_t i = 0; i < nx; i++) dx[i] = rand_half(&f->rng, 2, -1, 1);
+        memcpy(dxw, dx, nx * 2);
+        d->gemm_col2im_bf16(d, K, N, OC, w, dy, (size_t)OC * N, n, C, H, W, KH, KW, stride, pad,
+                            dx, set);
+        d->gemm_batched_bf16(d, 1, 0, K, N, OC, 1.0f, w, K, 0, dy, N, (size_t)OC * N, 0.0f, col,
+                             N, (size_t)K * N, n);
+        d->col2im_bf16(d, col, n, C, H, W, KH, KW, stride, pad, dxw, set);
+        if (memcmp(dx, dxw, nx * 2) != 0) {
+            size_t e = 0;
+            while (dx[e] == dxw[e]) e++;
+            fail_msg("gemm_col2im_bf16 %d: dx[%zu] is 0x%04x, gemm then col2im 0x%04x (n %d C %d "
+                     "OC %d H %d W %d K %dx%d stride %d pad %d set %d threads %d)",
+                     rep, e, dx[e], dxw[e], n, C, OC, H, W, KH, KW, stride, pad, set,
+                     d->threads);
+        }
+        free(w), free(dy), free(dx), free(dxw), free(col);
+        d->destroy(d);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_h_fp16),
@@ -275,6 +375,8 @@ int main(void) {
         cmocka_unit_test(test_conv_ops_present_exactly_where_the_cpu_multiplies_bf16),
         cmocka_unit_test(test_im2col_col2im_bf16_give_the_fp32_bits),
         cmocka_unit_test(test_bf16_gemms_within_fp32_accumulation_and_as_the_views_path),
+        cmocka_unit_test(test_gemm_bf16_h_gives_the_bits_of_the_fp32_gemm_rounded),
+        cmocka_unit_test(test_gemm_col2im_bf16_gives_the_bits_of_gemm_then_col2im),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);
 }
