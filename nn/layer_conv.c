@@ -131,50 +131,83 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
     }
 }
 
-// ---- bf16 storage (nn/layers.h dt_conv_forward_bf16): the passes above with bf16 operands.
-// The fp32 results (y, the 1x1 dx) go to net->half_scratch[0], free while no view is bound,
-// and are rounded once; the bf16 columns take half of the chunk's workspace, which holds
-// the fp32 dcol of backward as above.
+// ---- half storage (nn/layers.h dt_conv_forward_bf16): the passes above with half operands,
+// bf16 through the device's bf16 hooks, or fp16 and bf16 through its _h hooks (nn/device.h
+// gemm_batched_h, col2im_h; the cuda device). Where the device has gemm_batched_h the gemm
+// writes y and the 1x1 dx in half itself, rounded once; else the fp32 results go to
+// net->half_scratch[0], free while no view is bound, and are rounded once after. The half
+// columns take half of the chunk's workspace, which holds the fp32 dcol of backward as
+// above.
+
+// gemm_batched with half A and B (fmt = net->amp), fp32 C
+static void hgemm_f32(dt_device *d, int fmt, int ta, int tb, int M, int N, int K,
+                      const uint16_t *A, int lda, size_t sa, const uint16_t *B, int ldb,
+                      size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    if (d->gemm_batched_h)
+        d->gemm_batched_h(d, fmt, 0, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc,
+                          sc, batch);
+    else
+        d->gemm_batched_bf16(d, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                             batch);
+}
+static void hgemm_sum(dt_device *d, int fmt, int M, int N, int K, const uint16_t *A, int lda,
+                      size_t sa, const uint16_t *B, int ldb, size_t sb, float *C, int ldc,
+                      int batch) {
+    if (d->gemm_batched_sum_h)
+        d->gemm_batched_sum_h(d, fmt, 0, 1, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, 1.0f, C, ldc,
+                              batch);
+    else
+        d->gemm_batched_sum_bf16(d, 0, 1, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, 1.0f, C, ldc,
+                                 batch);
+}
 
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
     dt_device *d = net->dev;
+    int fmt = (int)net->amp, direct = d->gemm_batched_h != NULL;
     const uint16_t *w = net->params_bf16 + l->w_off;
     float *y = net->half_scratch[0];
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
-    if (dt_conv_is_pointwise(l)) {
-        d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, x, N, x_img, 0.0f, y, N,
-                             y_img, l->B);
-    } else {
-        uint16_t *col = (uint16_t *)net->workspace;
-        int chunk = run_chunk(l);
-        for (int b0 = 0; b0 < l->B; b0 += chunk) {
-            int n = l->B - b0 < chunk ? l->B - b0 : chunk;
-            d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
-                           l->stride, l->pad, col);
-            d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, col, N, (size_t)K * N,
-                                 0.0f, y + (size_t)b0 * y_img, N, y_img, n);
+    uint16_t *col = (uint16_t *)net->workspace;
+    int pw = dt_conv_is_pointwise(l), chunk = pw ? l->B : run_chunk(l);
+    for (int b0 = 0; b0 < l->B; b0 += chunk) {
+        int n = l->B - b0 < chunk ? l->B - b0 : chunk;
+        const uint16_t *src = x + (size_t)b0 * x_img;  // 1x1: the activations are the columns
+        if (!pw) {
+            d->im2col_bf16(d, src, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad, col);
+            src = col;
         }
+        size_t s_img = pw ? x_img : (size_t)K * N;
+        if (direct)
+            d->gemm_batched_h(d, fmt, 1, 0, 0, l->oc, N, K, 1.0f, w, K, 0, src, N, s_img, 0.0f,
+                              l->out_h + (size_t)b0 * y_img, N, y_img, n);
+        else
+            hgemm_f32(d, fmt, 0, 0, l->oc, N, K, w, K, 0, src, N, s_img, 0.0f,
+                      y + (size_t)b0 * y_img, N, y_img, n);
     }
-    d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
+    if (!direct) d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
 }
 
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
     dt_device *d = net->dev;
-    int set = l->dsrc_set & 1;
+    int set = l->dsrc_set & 1, fmt = (int)net->amp;
     const uint16_t *w = net->params_bf16 + l->w_off, *dy = l->dout_h;
     float *dw = net->grads + l->w_off;
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
     if (dt_conv_is_pointwise(l)) {
-        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f,
-                                 dw, K, l->B);
-        // dx = bf16(dx + w^T dy): the gemm adds into dx widened, as on the views
+        hgemm_sum(d, fmt, l->oc, K, N, dy, N, y_img, x, N, x_img, dw, K, l->B);
+        // dx = half(dx + w^T dy): the gemm adds into dx widened, as on the views
+        if (d->gemm_batched_h) {
+            d->gemm_batched_h(d, fmt, 1, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
+                              set ? 0.0f : 1.0f, dx, N, x_img, l->B);
+            return;
+        }
         float *s = net->half_scratch[0];
         size_t nx = (size_t)l->B * x_img;
         if (!set) d->bf16_to_f32(d, dx, s, nx);
-        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
-                             set ? 0.0f : 1.0f, s, N, x_img, l->B);
+        hgemm_f32(d, fmt, 1, 0, K, N, l->oc, w, K, 0, dy, N, y_img, set ? 0.0f : 1.0f, s, N,
+                  x_img, l->B);
         d->f32_to_bf16(d, s, dx, nx);
         return;
     }
@@ -185,11 +218,14 @@ void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t
         const uint16_t *dy_c = dy + (size_t)b0 * y_img;
         d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
                        l->stride, l->pad, col);
-        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, col, N,
-                                 (size_t)K * N, 1.0f, dw, K, n);
-        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
-                             net->workspace, N, (size_t)K * N, n);
-        d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,
-                       dx + (size_t)b0 * x_img, set);
+        hgemm_sum(d, fmt, l->oc, K, N, dy_c, N, y_img, col, N, (size_t)K * N, dw, K, n);
+        hgemm_f32(d, fmt, 1, 0, K, N, l->oc, w, K, 0, dy_c, N, y_img, 0.0f, net->workspace, N,
+                  (size_t)K * N, n);
+        if (d->col2im_h)
+            d->col2im_h(d, fmt, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,
+                        l->pad, dx + (size_t)b0 * x_img, set);
+        else
+            d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,
+                           l->pad, dx + (size_t)b0 * x_img, set);
     }
 }

@@ -71,10 +71,11 @@ void dt_net_zero_dout(dt_net *net, const dt_layer *z);
 void dt_conv_forward(dt_layer *l, dt_net *net, int training);
 void dt_conv_backward(dt_layer *l, dt_net *net);
 // Under --precision bf16 on a device with convolution on bf16 storage (nn/device.h
-// im2col_bf16, col2im_bf16, gemm_batched_bf16, gemm_batched_sum_bf16), called by
-// nn/net_half.c for a conv without bias whose input is stored in bf16: x, the columns and
-// the weights (net->params_bf16) stay bf16, sums and gradients w.r.t. the weights fp32;
-// l->out_h, and dx (the input's bf16 gradient) are rounded once, as the views path does.
+// im2col_bf16, col2im_bf16, gemm_batched_bf16, gemm_batched_sum_bf16), or fp16 or bf16 on
+// one with the _h hooks (gemm_batched_h, gemm_batched_sum_h, col2im_h), called by
+// nn/net_half.c for a conv without bias whose input is stored in half: x, the columns and
+// the weights (net->params_bf16) stay half, sums and gradients w.r.t. the weights fp32;
+// l->out_h, and dx (the input's half gradient) are rounded once, as the views path does.
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x);
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx);
 // Sets l->workspace_floats (im2col columns for a chunk of the batch) and the cost fields.
