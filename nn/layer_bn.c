@@ -20,6 +20,20 @@ void dt_bn_setup(dt_layer *l) {
     l->workspace_floats = 0;
 }
 
+dt_layer *dt_bn_fused_relu(const dt_net *net, const dt_layer *l) {
+    const dt_device *d = net->dev;
+    if (l->type != DT_LAYER_BN || !d->bn_fused_forward_train || !d->bn_fused_backward ||
+        l->index + 1 >= net->n_layers)
+        return NULL;
+    dt_layer *r = net->layers[l->index + 1];
+    if (r->type != DT_LAYER_RELU || r->in != l->index || !r->inplace) return NULL;
+    if (net->amp != DT_AMP_FP32 &&  // half: only where l runs in place on half storage
+        (!l->out_h || l->in < 0 || !net->layers[l->in]->out_h || !d->bn_forward_train_h ||
+         !d->bn_forward_eval_h || !d->bn_backward_h))
+        return NULL;
+    return r;
+}
+
 // x, y are (B,C,H,W); gamma, beta, running_mean, running_var are (C)
 void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
@@ -29,9 +43,12 @@ void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     int hw = l->h * l->w;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train(d, x, l->B, l->c, hw, p, q, l->eps,
-                            l->momentum, rm, rv, save_mean, save_invstd,
-                            l->out);
+        if (dt_bn_fused_relu(net, l))
+            d->bn_fused_forward_train(d, 0, x, NULL, l->B, l->c, hw, p, q, l->eps, l->momentum,
+                                      rm, rv, save_mean, save_invstd, l->out, 1);
+        else
+            d->bn_forward_train(d, x, l->B, l->c, hw, p, q, l->eps, l->momentum, rm, rv,
+                                save_mean, save_invstd, l->out);
     } else {
         d->bn_forward_eval(d, x, l->B, l->c, hw, p, q, l->eps,
                            rm, rv, l->out);
@@ -46,6 +63,13 @@ void dt_bn_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     const float *x = dt_layer_src(net, l->in);
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
+    if (dt_bn_fused_relu(net, l)) {  // l->out holds relu's output, l->dout its gradient
+        d->bn_fused_backward(d, 0, l->out, l->dout, x, l->B, l->c, l->h * l->w,
+                             dt_net_p(net, l->w_off), save_mean, save_invstd,
+                             dt_layer_dsrc(net, l->in), l->dsrc_set & 1, NULL, 0,
+                             dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), 1);
+        return;
+    }
     (l->dsrc_set & 1 ? d->bn_backward_set : d->bn_backward)(
         d, l->dout, x, l->B, l->c, l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd,
         dt_layer_dsrc(net, l->in), dt_net_g(net, l->w_off), dt_net_g(net, l->b_off));
@@ -60,9 +84,12 @@ void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x) 
     int hw = l->h * l->w, fmt = (int)net->amp;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
-                              l->momentum, rm, rv, save_mean,
-                              save_invstd, l->out_h);
+        if (dt_bn_fused_relu(net, l))
+            d->bn_fused_forward_train(d, fmt, x, NULL, l->B, l->c, hw, p, q, l->eps,
+                                      l->momentum, rm, rv, save_mean, save_invstd, l->out_h, 1);
+        else
+            d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps, l->momentum, rm, rv,
+                                  save_mean, save_invstd, l->out_h);
     } else {
         d->bn_forward_eval_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
                              rm, rv, l->out_h);
@@ -72,6 +99,13 @@ void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x) 
 void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
     dt_device *d = net->dev;
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
+    if (dt_bn_fused_relu(net, l)) {
+        d->bn_fused_backward(d, (int)net->amp, l->out_h, l->dout_h, x, l->B, l->c,
+                             l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
+                             l->dsrc_set & 1, NULL, 0, dt_net_g(net, l->w_off),
+                             dt_net_g(net, l->b_off), 1);
+        return;
+    }
     d->bn_backward_h(d, (int)net->amp, l->dout_h, x, l->B, l->c, l->h * l->w,
                      dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
                      dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), l->dsrc_set & 1);
