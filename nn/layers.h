@@ -97,12 +97,15 @@ void dt_bn_backward(dt_layer *l, dt_net *net);
 void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x);
 void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx);
 void dt_bn_setup(dt_layer *l);
-// The relu fused into batch-norm layer l (nn/device.h bn_fused_*), or NULL: the next layer,
-// a relu reading only l in place, where the device has the fused hooks and l runs on fp32
-// or on half storage in place (its input stored in half, the bn_*_h hooks). In training,
-// l's forward then writes relu(bn(x)) and its backward starts from relu's mask; the network
-// skips that relu's own forward (training) and backward (nn/net_run.c).
-dt_layer *dt_bn_fused_relu(const dt_net *net, const dt_layer *l);
+// What batch-norm layer l runs fused (nn/device.h bn_fused_*): 0 nothing; 1 the relu right
+// after it (reading only l, in place); 2 the residual add right after it (over l in place;
+// its other input, layer *res_in) and the relu right after that (in place) — ResNet's
+// bn -> relu and bn -> add -> relu. Only where the device has the fused hooks and l runs on
+// fp32 or on half storage in place (its input stored in half, the bn_*_h hooks). In
+// training, l's forward then writes relu(bn(x) (+ res)) and its backward starts from relu's
+// mask (and writes the residual's gradient); the network skips those layers' own forward
+// (training) and backward (nn/net_run.c).
+int dt_bn_fused(const dt_net *net, const dt_layer *l, int *res_in);
 
 // ---- pooling (nn/layer_pool.c) ----
 // maxpool: x (B,C,H,W) -> y (B,C,OH,OW), argmax (B,C,OH,OW) int32 in l->aux

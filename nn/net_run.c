@@ -91,10 +91,13 @@ float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad) {
     return base + ((size_t)off - u->lo[a]);
 }
 
-// a relu that its batch norm runs (nn/layers.h dt_bn_fused_relu) in a training step
+// a relu or residual add that a batch norm before it runs (nn/layers.h dt_bn_fused): the
+// layer 1 (bn -> relu) or 1 and 2 (bn -> add -> relu) after a fusing batch norm
 static int fused_away(const dt_net *net, const dt_layer *l) {
-    return l->type == DT_LAYER_RELU && l->in >= 0 &&
-           dt_bn_fused_relu(net, net->layers[l->in]) == l;
+    int k = l->index;
+    if (l->type != DT_LAYER_RELU && l->type != DT_LAYER_ADD) return 0;
+    if (k >= 1 && dt_bn_fused(net, net->layers[k - 1], NULL) >= 1) return 1;
+    return l->type == DT_LAYER_RELU && k >= 2 && dt_bn_fused(net, net->layers[k - 2], NULL) == 2;
 }
 
 void dt_net_forward(dt_net *net, int training) {

@@ -1,14 +1,14 @@
-// test_bn_fused_net.c — the network's use of a fused batch norm + relu (nn/device.h
-// bn_fused_forward_train, bn_fused_backward; nn/layers.h dt_bn_fused_relu; nn/net_run.c), on
-// the cpu device. The cpu device has no fused hooks of its own, so this test gives one the
-// composition a fused device must equal — bn, then relu in place, each op of the cpu device
-// in the unfused network's order (and its backward: relu's mask on a copy of dy, the
-// residual's gradient, then bn's backward) — and runs resnet8 (bn -> relu pairs, residual
-// adds, a projection shortcut) on it and on a plain cpu device: two training steps (the
-// second on stale buffers) and an evaluation forward must give the same loss, gradients,
-// input gradient, running statistics and logits, bit for bit, in fp32, fp16 and bf16; and
-// the network must have called the fused hooks and skipped the fused relus. Which relus fuse
-// is checked against the rule: the next layer, a relu reading only that bn, in place.
+// test_bn_fused_net.c — the network's use of a fused batch norm (nn/device.h
+// bn_fused_forward_train, bn_fused_backward; nn/layers.h dt_bn_fused; nn/net_run.c), on the
+// cpu device. The cpu device has no fused hooks of its own, so this test gives one the
+// composition a fused device must equal — bn, the residual add, relu in place, each op of
+// the cpu device in the unfused network's order (and its backward: relu's mask on a copy of
+// dy, the residual's gradient, then bn's backward) — and runs resnet8 (bn -> relu and
+// bn -> add -> relu, a projection shortcut) on it and on a plain cpu device: two training
+// steps (the second on stale buffers) and an evaluation forward must give the same loss,
+// gradients, input gradient, running statistics and logits, bit for bit, in fp32, fp16 and
+// bf16; and the network must have called the fused hooks and skipped the fused layers. What
+// fuses is checked against the rule (nn/layers.h dt_bn_fused).
 // The fused kernels' own arithmetic is the cuda tests' (tests/cuda/test_device_cuda_half.c).
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +87,27 @@ static void check_fused_vs_plain(tu_fixture *f, dt_amp amp) {
     memset(fused_calls, 0, sizeof fused_calls), relu_calls = 0;
     uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
     dt_net *net[2] = {build(fused, amp, seed), build(plain, amp, seed)};
-    // which relus fuse: exactly the in-place relus right after the bn they read
-    int pairs = 0, relus = 0;
-    for (int k = 0; k < net[0]->n_layers; k++) {
-        const dt_layer *l = net[0]->layers[k], *r = k + 1 < net[0]->n_layers ? net[0]->layers[k + 1] : NULL;
-        int want = l->type == DT_LAYER_BN && r && r->type == DT_LAYER_RELU && r->in == k &&
-                   r->inplace;
-        if ((dt_bn_fused_relu(net[0], l) != NULL) != want)
-            fail_msg("layer %d: dt_bn_fused_relu says %s", k, want ? "no" : "yes");
-        if (dt_bn_fused_relu(net[1], net[1]->layers[k]))
+    // what fuses: exactly bn -> in-place relu, and bn -> in-place add -> in-place relu
+    int pairs = 0, triples = 0, relus = 0, n = net[0]->n_layers;
+    for (int k = 0; k < n; k++) {
+        dt_layer *const *L = net[0]->layers;
+        int bn = L[k]->type == DT_LAYER_BN;
+        int one = bn && k + 1 < n && L[k + 1]->type == DT_LAYER_RELU && L[k + 1]->in == k &&
+                  L[k + 1]->inplace;
+        int two = bn && k + 2 < n && L[k + 1]->type == DT_LAYER_ADD && L[k + 1]->in == k &&
+                  L[k + 1]->inplace && L[k + 1]->in2 != k && L[k + 2]->type == DT_LAYER_RELU &&
+                  L[k + 2]->in == k + 1 && L[k + 2]->inplace;
+        int res = -1, got = dt_bn_fused(net[0], L[k], &res);
+        if (got != (two ? 2 : one))
+            fail_msg("layer %d: dt_bn_fused says %d, want %d", k, got, two ? 2 : one);
+        if (two && res != L[k + 1]->in2) fail_msg("layer %d: residual %d, want %d", k, res,
+                                                  L[k + 1]->in2);
+        if (dt_bn_fused(net[1], net[1]->layers[k], NULL))
             fail_msg("layer %d fused on a device without the fused hooks", k);
-        pairs += want, relus += l->type == DT_LAYER_RELU;
+        pairs += one, triples += two, relus += L[k]->type == DT_LAYER_RELU;
     }
-    if (!pairs) fail_msg("resnet8 has no bn -> relu pair to fuse");
+    if (!pairs || !triples) fail_msg("resnet8 has %d bn -> relu and %d bn -> add -> relu", pairs,
+                                     triples);
     size_t nx = (size_t)4 * 28 * 28, nt = net[0]->n_total, ntr = net[0]->n_trainable, nz = 40;
     float *x = malloc(nx * sizeof(float)), loss[2][2], *g[2], *z[2];
     int32_t y[4];
@@ -121,15 +129,17 @@ static void check_fused_vs_plain(tu_fixture *f, dt_amp amp) {
         dt_net_forward(net[k], 0);
         memcpy(z[k], net[k]->layers[dt_net_last(net[k])]->out, nz * sizeof(float));
     }
-    print_message("resnet8 %s: %d bn -> relu pairs; fused forward %d, backward %d calls; "
-                  "relu forward %d calls (%d relus, two training steps and one evaluation)\n",
-                  dt_amp_name(amp), pairs, fused_calls[0], fused_calls[1], relu_calls, relus);
-    if (fused_calls[0] != 2 * pairs || fused_calls[1] != 2 * pairs)
+    int groups = pairs + triples;
+    print_message("resnet8 %s: %d bn -> relu, %d bn -> add -> relu; fused forward %d, backward "
+                  "%d calls; relu forward %d calls (%d relus; two training steps, one "
+                  "evaluation)\n", dt_amp_name(amp), pairs, triples, fused_calls[0],
+                  fused_calls[1], relu_calls, relus);
+    if (fused_calls[0] != 2 * groups || fused_calls[1] != 2 * groups)
         fail_msg("fused hooks called %d/%d times, want %d each", fused_calls[0], fused_calls[1],
-                 2 * pairs);
+                 2 * groups);
     // training skips the fused relus, evaluation runs every relu
-    if (relu_calls != 2 * (relus - pairs) + relus)
-        fail_msg("relu forward ran %d times, want %d", relu_calls, 2 * (relus - pairs) + relus);
+    if (relu_calls != 2 * (relus - groups) + relus)
+        fail_msg("relu forward ran %d times, want %d", relu_calls, 2 * (relus - groups) + relus);
     if (memcmp(loss[0], loss[1], sizeof loss[0]) != 0)
         fail_msg("losses %.9g %.9g fused, %.9g %.9g plain", loss[0][0], loss[0][1], loss[1][0],
                  loss[1][1]);
