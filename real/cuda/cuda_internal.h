@@ -106,6 +106,7 @@ void dt_cu_bias_add(cudaStream_t st, float *y, const float *bias, int B, int C, 
 // per-channel partial sums over slices of the B*HW elements of each channel (fixed order):
 // mode 0: s0 += dy (bias); mode 1: s0 += x-k, s1 += (x-k)^2 with k = x[b=0,c,0] (bn stats);
 // mode 2: s0 += dy, s1 += dy*(x-mean[c])*invstd[c] (bn backward). part is (C, S, 2) doubles.
+// Only bias_backward calls it (mode 0); batch norm runs kernels_bn.cu's slices instead.
 // fmt (here and in the bn kernels): the element type of the tensors a, x, y, dy, dx: 0 fp32,
 // 1 fp16, 2 bf16 (half storage, nn/net_half.c); statistics and parameters are always fp32.
 int dt_cu_channel_slices(int B, int HW);

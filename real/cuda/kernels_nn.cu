@@ -1,6 +1,7 @@
 // kernels_nn.cu — the cuda device's network kernels: im2col/col2im (Caffe's GPU form),
-// per-channel bias, batch normalisation (Ioffe & Szegedy 2015), max and adaptive average
-// pooling, softmax cross-entropy. Every reduction runs in a fixed order (no atomics), so
+// per-channel bias, the per-channel slice sums' combine of batch norm's backward (Ioffe &
+// Szegedy 2015; its other kernels are in kernels_bn.cu), max and adaptive average pooling,
+// softmax cross-entropy. Every reduction runs in a fixed order (no atomics), so
 // results are the same bits on every run: col2im, pooling backward and the channel sums
 // gather instead of scattering. Per-element formulas come from nn/kernels.h, shared with the
 // cpu device (nn/device_cpu_nn.c), whose comments give the shapes.
