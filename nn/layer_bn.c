@@ -45,6 +45,12 @@ int dt_bn_fused(const dt_net *net, const dt_layer *l, int *res_in) {
     return n;
 }
 
+// Fused with the residual add: whether the residual's gradient is written (=) rather than
+// added to, as the add's backward would (its l->dsrc_set bit 2, nn/net_plan.c)
+static int res_set(const dt_net *net, const dt_layer *l, int fused) {
+    return fused == 2 ? (net->layers[l->index + 1]->dsrc_set >> 1) & 1 : 0;
+}
+
 // x, y are (B,C,H,W); gamma, beta, running_mean, running_var are (C)
 void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
@@ -78,11 +84,10 @@ void dt_bn_backward(dt_layer *l, dt_net *net) {
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
     int r = -1, fused = dt_bn_fused(net, l, &r);
     if (fused) {  // l->out holds relu's output, l->dout its gradient (in place)
-        const dt_layer *add = net->layers[l->index + 1];
         d->bn_fused_backward(d, 0, l->out, l->dout, x, l->B, l->c, l->h * l->w,
                              dt_net_p(net, l->w_off), save_mean, save_invstd,
                              dt_layer_dsrc(net, l->in), l->dsrc_set & 1,
-                             fused == 2 ? dt_layer_dsrc(net, r) : NULL, (add->dsrc_set >> 1) & 1,
+                             fused == 2 ? dt_layer_dsrc(net, r) : NULL, res_set(net, l, fused),
                              dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), 1);
         return;
     }
@@ -119,11 +124,10 @@ void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx)
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
     int r = -1, fused = dt_bn_fused(net, l, &r);
     if (fused) {
-        const dt_layer *add = net->layers[l->index + 1];
         d->bn_fused_backward(d, (int)net->amp, l->out_h, l->dout_h, x, l->B, l->c,
                              l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
                              l->dsrc_set & 1, fused == 2 ? net->layers[r]->dout_h : NULL,
-                             (add->dsrc_set >> 1) & 1, dt_net_g(net, l->w_off),
+                             res_set(net, l, fused), dt_net_g(net, l->w_off),
                              dt_net_g(net, l->b_off), 1);
         return;
     }
