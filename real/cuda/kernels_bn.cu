@@ -8,7 +8,8 @@
 //  - backward: one reduction pass (sum g, sum g*xhat with g = relu_grad(y, dy)) and one
 //    elementwise pass writing dx and the residual's gradient (dt_bn_fused_dz, dt_bn_dx).
 // Every reduction runs in a fixed order (no atomics): the same bits on every run. A slice
-// is walked plane by plane, so the inner loop is contiguous and has no division.
+// is walked plane by plane where planes are large, so the inner loop is contiguous and has
+// no division (for_slice).
 // Not here: the slices' backward combine (kernels_nn.cu dt_cu_bn_backward_finish, shared
 // with the bias gradient's layout), the host side (device_cuda_nn.c).
 #include "cuda_launch.cuh"
@@ -32,6 +33,32 @@ __device__ static inline int slice_plane(size_t lo, size_t hi, int HW, size_t b,
     return 1;
 }
 
+// Calls f(i) for this thread's share of slice [lo, hi) of channel c (i: the element's index
+// in the (B,C,HW) tensor), in a fixed order. Planes of at least half a block are walked
+// plane by plane (contiguous, no division per element); smaller ones (ResNet's 7x7 = 49)
+// would leave most threads idle that way, so there the block strides over the
+// slice's flat range, one 32-bit division per element where the range allows it.
+template <typename F>
+__device__ static inline void for_slice(size_t lo, size_t hi, int C, int c, int HW, F f) {
+    if (HW >= THREADS / 2) {
+        int h0, h1;
+        for (size_t b = lo / HW; slice_plane(lo, hi, HW, b, &h0, &h1); b++) {
+            size_t base = (b * C + c) * HW;
+            for (int h = h0 + (int)threadIdx.x; h < h1; h += blockDim.x) f(base + h);
+        }
+    } else if (hi < 0x80000000u) {  // j + blockDim.x cannot wrap
+        for (unsigned j = (unsigned)lo + threadIdx.x; j < (unsigned)hi; j += blockDim.x) {
+            unsigned b = j / (unsigned)HW;
+            f(((size_t)b * C + c) * HW + (j - b * (unsigned)HW));
+        }
+    } else {
+        for (size_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+            size_t b = j / HW;
+            f((b * C + c) * HW + (j - b * HW));
+        }
+    }
+}
+
 // ---- forward statistics ----
 // Block (c, sl): each thread sums x - k and (x - k)^2 in double over its elements (k = the
 // slice's first element, so the sums stay small whatever the channel's offset), forms its
@@ -47,14 +74,10 @@ __global__ static void k_bn_moments(const T *x, int C, int HW, size_t n, int S,
         k = ld(x, (b * C + c) * HW + (lo - b * HW));
     }
     double s = 0.0, ss = 0.0, cnt = 0.0;
-    int h0, h1;
-    for (size_t b = lo / HW; slice_plane(lo, hi, HW, b, &h0, &h1); b++) {
-        size_t base = (b * C + c) * HW;
-        for (int h = h0 + (int)threadIdx.x; h < h1; h += blockDim.x) {
-            double t = (double)ld(x, base + h) - k;
-            s += t, ss += t * t, cnt += 1.0;
-        }
-    }
+    for_slice(lo, hi, C, c, HW, [&](size_t i) {
+        double t = (double)ld(x, i) - k;
+        s += t, ss += t * t, cnt += 1.0;
+    });
     __shared__ dt_moments m[THREADS];
     m[threadIdx.x] = dt_moments_from_shifted(cnt, k, s, ss);
     __syncthreads();
@@ -148,16 +171,11 @@ __global__ static void k_bn_fused_part(const T *y, const T *dy, const T *x, int 
     size_t lo = n * sl / S, hi = n * (sl + 1) / S;
     float m = mean[c], is = invstd[c];
     double s0 = 0.0, s1 = 0.0;
-    int h0, h1;
-    for (size_t b = lo / HW; slice_plane(lo, hi, HW, b, &h0, &h1); b++) {
-        size_t base = (b * C + c) * HW;
-        for (int h = h0 + (int)threadIdx.x; h < h1; h += blockDim.x) {
-            size_t i = base + h;
-            float g = dt_bn_fused_dz(relu ? ld(y, i) : 0.0f, ld(dy, i), relu);
-            s0 += g;
-            s1 += (double)g * (double)((ld(x, i) - m) * is);
-        }
-    }
+    for_slice(lo, hi, C, c, HW, [&](size_t i) {
+        float g = dt_bn_fused_dz(relu ? ld(y, i) : 0.0f, ld(dy, i), relu);
+        s0 += g;
+        s1 += (double)g * (double)((ld(x, i) - m) * is);
+    });
     __shared__ double b0[THREADS], b1[THREADS];
     b0[threadIdx.x] = s0, b1[threadIdx.x] = s1;
     __syncthreads();
