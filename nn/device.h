@@ -280,6 +280,44 @@ struct dt_device {
                              const uint16_t *dy, size_t stride_dy, int n, int C, int H, int W,
                              int KH, int KW, int stride, int pad, uint16_t *dx, int set);
 
+    // ---- half-precision convolutions and fused batch norm (optional: NULL where a device
+    // lacks them; the cuda device has them, real/cuda/device_cuda_half.c) ----
+    // fmt: 1 fp16, 2 bf16 (the values of net->amp); fmt 0 (fp32) where a tensor is `void *`.
+    // im2col_bf16 above copies bits, so it serves fp16 as well (+0 is 0x0000 in both).
+    // col2im_bf16 for either half format: x = half((set ? 0 : float(x)) + col2im(col))
+    void (*col2im_h)(dt_device *d, int fmt, const float *col, int B, int C, int H, int W,
+                     int KH, int KW, int stride, int pad, uint16_t *x, int set);
+    // gemm_batched with A and B in half (fmt), fp32 accumulation, and C fp32 (c_half 0) or
+    // half of the same format (c_half 1): C = half(alpha*op(A)op(B) + beta*float(C)), one
+    // rounding, so a convolution writes its half output straight from the gemm
+    void (*gemm_batched_h)(dt_device *d, int fmt, int c_half, int trans_a, int trans_b, int M,
+                           int N, int K, float alpha, const uint16_t *A, int lda,
+                           size_t stride_a, const uint16_t *B, int ldb, size_t stride_b,
+                           float beta, void *C, int ldc, size_t stride_c, int batch);
+    // gemm_batched_sum with A and B in half (fmt), C fp32 (the weight gradient)
+    void (*gemm_batched_sum_h)(dt_device *d, int fmt, int trans_a, int trans_b, int M, int N,
+                               int K, float alpha, const uint16_t *A, int lda,
+                               size_t stride_a, const uint16_t *B, int ldb, size_t stride_b,
+                               float beta, float *C, int ldc, int batch);
+    // Batch norm (training) + residual add + relu in one pass over x after the statistics
+    // (nn/kernels.h dt_bn_fused_y): y = relu?(gamma*xhat + beta (+ res)); statistics, saved
+    // and running, as bn_forward_train. x, res, y in fmt's storage (0: float); res NULL: no
+    // add; y may be x or res.
+    void (*bn_fused_forward_train)(dt_device *d, int fmt, const void *x, const void *res,
+                                   int B, int C, int HW, const float *gamma,
+                                   const float *beta, float eps, float momentum,
+                                   float *running_mean, float *running_var, float *save_mean,
+                                   float *save_invstd, void *y, int relu);
+    // Its backward from y and dy (the gradient w.r.t. y): g = dt_bn_fused_dz(y, dy, relu);
+    // dres = (set_res ? 0 : dres) + g (dres NULL: no residual); dx = (set ? 0 : dx) +
+    // bn_backward's dx for dy = g; dgamma, dbeta add. One reduction pass and one elementwise
+    // pass. dx or dres may be dy (with its set flag).
+    void (*bn_fused_backward)(dt_device *d, int fmt, const void *y, const void *dy,
+                              const void *x, int B, int C, int HW, const float *gamma,
+                              const float *save_mean, const float *save_invstd, void *dx,
+                              int set, void *dres, int set_res, float *dgamma, float *dbeta,
+                              int relu);
+
     // ---- transformer primitives (GPT-2: Radford et al. 2019, in llm.c's layout) ----
     // Optional: NULL where a device lacks them (cuda); the gpt models then refuse to
     // build there (nn/models_gpt.c). Tokens are (B,T) int32; activations (B,T,C) row-major.

@@ -64,6 +64,41 @@ DT_HD float dt_bn_dx(float dy, float xhat, float gamma, float invstd, float sum_
     return gamma * invstd * (dy - sum_dy / n - xhat * sum_dy_xhat / n);
 }
 
+// ---- per-channel statistics: partial (count, mean, M2 = sum (x - mean)^2) triples combined
+// in float64 by Chan, Golub & LeVeque 1979 (eq. 2.1b), order-independent up to rounding and
+// free of the cancellation of sum x^2 - n mean^2. The cuda device's batch-norm statistics
+// form one triple per slice of a channel, then combine the slices in order. ----
+typedef struct { double n, mean, m2; } dt_moments;
+DT_HD dt_moments dt_moments_combine(dt_moments a, dt_moments b) {
+    if (a.n <= 0.0) return b;
+    if (b.n <= 0.0) return a;
+    double n = a.n + b.n, delta = b.mean - a.mean;
+    dt_moments r;
+    r.n = n;
+    r.mean = a.mean + delta * (b.n / n);
+    r.m2 = a.m2 + b.m2 + delta * delta * (a.n * b.n / n);
+    return r;
+}
+// the triple of cnt values from their sums shifted by k: s = sum (x-k), ss = sum (x-k)^2
+DT_HD dt_moments dt_moments_from_shifted(double cnt, double k, double s, double ss) {
+    dt_moments r;
+    r.n = cnt;
+    r.mean = cnt > 0.0 ? k + s / cnt : 0.0;
+    r.m2 = cnt > 0.0 ? ss - s * (s / cnt) : 0.0;
+    if (r.m2 < 0.0) r.m2 = 0.0;
+    return r;
+}
+
+// ---- im2col's index arithmetic (the cuda device's half im2col, kernels_half.cu) ----
+// Caffe's im2col: the entry of col (B, C*KH*KW, OH*OW) at row (pc*KH + kh)*KW + kw, column
+// oh*OW + ow (pc = b*C + c) reads x[result] of x (B,C,H,W), or padding (-1)
+DT_HD long long dt_im2col_src(size_t pc, int kh, int kw, int oh, int ow, int H, int W,
+                              int stride, int pad) {
+    int ih = oh * stride - pad + kh, iw = ow * stride - pad + kw;
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W) return -1;
+    return (long long)((pc * (size_t)H + (size_t)ih) * (size_t)W + (size_t)iw);
+}
+
 // PyTorch's running statistics: r = (1-momentum)*r + momentum*stat; the variance enters
 // unbiased, var*n/(n-1) (n = 1: var itself)
 DT_HD float dt_bn_running(float r, float stat, float momentum) {
@@ -130,6 +165,20 @@ DT_HD double dt_softmax_xent_row(const float *z, float *p, int K, int32_t label)
 // w.r.t. x given y and dy ----
 DT_HD float dt_relu(float x) { return x < 0.0f ? 0.0f : x; }
 DT_HD float dt_relu_grad(float y, float dy) { return y > 0.0f ? dy : 0.0f; }
+
+// ---- fused batch norm + residual add + relu, one element (the cuda device's one-pass
+// kernels, nn/device.h bn_fused_*; ResNet's bn -> relu and bn -> add -> relu, He et al. 2016)
+// z = normalize(x) (+ res), y = relu(z): the unfused ops' formulas in their order, each
+// rounded to fp32 as the unfused ops round into fp32 storage ----
+DT_HD float dt_bn_fused_y(float x, float mean, float invstd, float gamma, float beta,
+                          int has_res, float res, int relu) {
+    float z = dt_bn_normalize(x, mean, invstd, gamma, beta);
+    if (has_res) z = z + res;
+    return relu ? dt_relu(z) : z;
+}
+// the gradient w.r.t. z from y and dy (relu's dt_relu_grad, or dy itself without relu): it
+// is both the residual's gradient and the dy that batch norm's backward sums and uses
+DT_HD float dt_bn_fused_dz(float y, float dy, int relu) { return relu ? dt_relu_grad(y, dy) : dy; }
 
 // ---- softmax cross-entropy, one logit ----
 DT_HD float dt_xent_grad(float prob, int is_label, float scale) {

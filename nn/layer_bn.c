@@ -20,6 +20,37 @@ void dt_bn_setup(dt_layer *l) {
     l->workspace_floats = 0;
 }
 
+// layer k is a `type` reading only `in` (first input), in place
+static int inplace_on(const dt_net *net, int k, dt_layer_type type, int in) {
+    if (k >= net->n_layers) return 0;
+    const dt_layer *l = net->layers[k];
+    return l->type == type && l->in == in && l->inplace;
+}
+
+int dt_bn_fused(const dt_net *net, const dt_layer *l, int *res_in) {
+    const dt_device *d = net->dev;
+    int k = l->index, half = net->amp != DT_AMP_FP32, n = 0;
+    if (l->type != DT_LAYER_BN || !d->bn_fused_forward_train || !d->bn_fused_backward) return 0;
+    if (half && (!l->out_h || l->in < 0 || !net->layers[l->in]->out_h ||
+                 !d->bn_forward_train_h || !d->bn_forward_eval_h || !d->bn_backward_h))
+        return 0;  // half: only where l runs in place on half storage
+    if (inplace_on(net, k + 1, DT_LAYER_RELU, k)) n = 1;
+    if (inplace_on(net, k + 1, DT_LAYER_ADD, k) && inplace_on(net, k + 2, DT_LAYER_RELU, k + 1)) {
+        int r = net->layers[k + 1]->in2;
+        if (r >= 0 && r != k && (!half || (net->layers[r]->out_h && net->layers[r]->dout_h))) {
+            if (res_in) *res_in = r;
+            n = 2;
+        }
+    }
+    return n;
+}
+
+// Fused with the residual add: whether the residual's gradient is written (=) rather than
+// added to, as the add's backward would (its l->dsrc_set bit 2, nn/net_plan.c)
+static int res_set(const dt_net *net, const dt_layer *l, int fused) {
+    return fused == 2 ? (net->layers[l->index + 1]->dsrc_set >> 1) & 1 : 0;
+}
+
 // x, y are (B,C,H,W); gamma, beta, running_mean, running_var are (C)
 void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     dt_device *d = net->dev;
@@ -29,9 +60,14 @@ void dt_bn_forward(dt_layer *l, dt_net *net, int training) {
     int hw = l->h * l->w;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train(d, x, l->B, l->c, hw, p, q, l->eps,
-                            l->momentum, rm, rv, save_mean, save_invstd,
-                            l->out);
+        int r = -1, fused = dt_bn_fused(net, l, &r);
+        if (fused)
+            d->bn_fused_forward_train(d, 0, x, fused == 2 ? dt_layer_src(net, r) : NULL, l->B,
+                                      l->c, hw, p, q, l->eps, l->momentum, rm, rv, save_mean,
+                                      save_invstd, l->out, 1);
+        else
+            d->bn_forward_train(d, x, l->B, l->c, hw, p, q, l->eps, l->momentum, rm, rv,
+                                save_mean, save_invstd, l->out);
     } else {
         d->bn_forward_eval(d, x, l->B, l->c, hw, p, q, l->eps,
                            rm, rv, l->out);
@@ -46,6 +82,15 @@ void dt_bn_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     const float *x = dt_layer_src(net, l->in);
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
+    int r = -1, fused = dt_bn_fused(net, l, &r);
+    if (fused) {  // l->out holds relu's output, l->dout its gradient (in place)
+        d->bn_fused_backward(d, 0, l->out, l->dout, x, l->B, l->c, l->h * l->w,
+                             dt_net_p(net, l->w_off), save_mean, save_invstd,
+                             dt_layer_dsrc(net, l->in), l->dsrc_set & 1,
+                             fused == 2 ? dt_layer_dsrc(net, r) : NULL, res_set(net, l, fused),
+                             dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), 1);
+        return;
+    }
     (l->dsrc_set & 1 ? d->bn_backward_set : d->bn_backward)(
         d, l->dout, x, l->B, l->c, l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd,
         dt_layer_dsrc(net, l->in), dt_net_g(net, l->w_off), dt_net_g(net, l->b_off));
@@ -60,9 +105,14 @@ void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x) 
     int hw = l->h * l->w, fmt = (int)net->amp;
     if (training) {
         float *save_mean = (float *)l->aux, *save_invstd = save_mean + l->c;
-        d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
-                              l->momentum, rm, rv, save_mean,
-                              save_invstd, l->out_h);
+        int r = -1, fused = dt_bn_fused(net, l, &r);
+        if (fused)
+            d->bn_fused_forward_train(d, fmt, x, fused == 2 ? net->layers[r]->out_h : NULL,
+                                      l->B, l->c, hw, p, q, l->eps, l->momentum, rm, rv,
+                                      save_mean, save_invstd, l->out_h, 1);
+        else
+            d->bn_forward_train_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps, l->momentum, rm, rv,
+                                  save_mean, save_invstd, l->out_h);
     } else {
         d->bn_forward_eval_h(d, fmt, x, l->B, l->c, hw, p, q, l->eps,
                              rm, rv, l->out_h);
@@ -72,6 +122,15 @@ void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x) 
 void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
     dt_device *d = net->dev;
     const float *save_mean = (const float *)l->aux, *save_invstd = save_mean + l->c;
+    int r = -1, fused = dt_bn_fused(net, l, &r);
+    if (fused) {
+        d->bn_fused_backward(d, (int)net->amp, l->out_h, l->dout_h, x, l->B, l->c,
+                             l->h * l->w, dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
+                             l->dsrc_set & 1, fused == 2 ? net->layers[r]->dout_h : NULL,
+                             res_set(net, l, fused), dt_net_g(net, l->w_off),
+                             dt_net_g(net, l->b_off), 1);
+        return;
+    }
     d->bn_backward_h(d, (int)net->amp, l->dout_h, x, l->B, l->c, l->h * l->w,
                      dt_net_p(net, l->w_off), save_mean, save_invstd, dx,
                      dt_net_g(net, l->w_off), dt_net_g(net, l->b_off), l->dsrc_set & 1);

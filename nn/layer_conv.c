@@ -131,69 +131,100 @@ void dt_conv_backward(dt_layer *l, dt_net *net) {
     }
 }
 
-// ---- bf16 storage (nn/layers.h dt_conv_forward_bf16): the passes above with bf16 operands.
-// The fp32 results (y, the 1x1 dx) are rounded once: by the device as each image's gemm ends
-// (gemm_batched_bf16_h), else from net->half_scratch[0], free while no view is bound; the
-// bf16 columns take half of the chunk's workspace, which holds the fp32 dcol of backward as
-// above.
+// ---- half storage (nn/layers.h dt_conv_forward_bf16): the passes above with half operands,
+// bf16 through the device's bf16 hooks, or fp16 and bf16 through its _h hooks (nn/device.h
+// gemm_batched_h, col2im_h; the cuda device). The half results (y, the 1x1 dx) are rounded
+// once: by the device as each image's gemm ends (gemm_batched_h; on the cpu device, bf16,
+// gemm_batched_bf16_h), else from fp32 in net->half_scratch[0], free while no view is
+// bound. The half columns take half of the chunk's workspace, which holds the fp32 dcol of
+// backward as above.
 
-// y (n images) = w * the images' columns b (K, N) each: straight into bf16 where the device
-// rounds its gemm's results itself (gemm_batched_bf16_h), else into fp32 y32, rounded later
-static void gemm_y_bf16(dt_device *d, dt_layer *l, const uint16_t *w, const uint16_t *b,
-                        size_t sb, int n, uint16_t *y, float *y32) {
-    int K = (int)col_rows(l), N = (int)col_cols(l);
-    size_t y_img = (size_t)l->oc * N;
-    if (d->gemm_batched_bf16_h)
-        d->gemm_batched_bf16_h(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, b, N, sb, 0.0f, y, N, y_img,
-                               n);
+// gemm_batched with half A and B (fmt = net->amp), fp32 C
+static void hgemm_f32(dt_device *d, int fmt, int ta, int tb, int M, int N, int K,
+                      const uint16_t *A, int lda, size_t sa, const uint16_t *B, int ldb,
+                      size_t sb, float beta, float *C, int ldc, size_t sc, int batch) {
+    if (d->gemm_batched_h)
+        d->gemm_batched_h(d, fmt, 0, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc,
+                          sc, batch);
     else
-        d->gemm_batched_bf16(d, 0, 0, l->oc, N, K, 1.0f, w, K, 0, b, N, sb, 0.0f, y32, N, y_img,
-                             n);
+        d->gemm_batched_bf16(d, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                             batch);
+}
+static void hgemm_sum(dt_device *d, int fmt, int M, int N, int K, const uint16_t *A, int lda,
+                      size_t sa, const uint16_t *B, int ldb, size_t sb, float *C, int ldc,
+                      int batch) {
+    if (d->gemm_batched_sum_h)
+        d->gemm_batched_sum_h(d, fmt, 0, 1, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, 1.0f, C, ldc,
+                              batch);
+    else
+        d->gemm_batched_sum_bf16(d, 0, 1, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, 1.0f, C, ldc,
+                                 batch);
+}
+// does the device write a half gemm's C in half itself (hgemm_h)?
+static int half_out(const dt_device *d, int fmt) {
+    return d->gemm_batched_h || (d->gemm_batched_bf16_h && fmt == DT_AMP_BF16);
+}
+// gemm_batched with half A, B and C (C = half(alpha AB + beta C), rounded once) where
+// half_out(d, fmt); returns 0, doing nothing, where not
+static int hgemm_h(dt_device *d, int fmt, int ta, int tb, int M, int N, int K, const uint16_t *A,
+                   int lda, size_t sa, const uint16_t *B, int ldb, size_t sb, float beta,
+                   uint16_t *C, int ldc, size_t sc, int batch) {
+    if (d->gemm_batched_h)
+        d->gemm_batched_h(d, fmt, 1, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc,
+                          sc, batch);
+    else if (half_out(d, fmt))
+        d->gemm_batched_bf16_h(d, ta, tb, M, N, K, 1.0f, A, lda, sa, B, ldb, sb, beta, C, ldc,
+                               sc, batch);
+    else
+        return 0;
+    return 1;
 }
 
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
     dt_device *d = net->dev;
+    int fmt = (int)net->amp, direct = half_out(d, fmt);
     const uint16_t *w = net->params_bf16 + l->w_off;
     float *y = net->half_scratch[0];
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
-    if (dt_conv_is_pointwise(l)) {
-        gemm_y_bf16(d, l, w, x, x_img, l->B, l->out_h, y);
-    } else {
-        uint16_t *col = (uint16_t *)net->workspace;
-        int chunk = run_chunk(l);
-        for (int b0 = 0; b0 < l->B; b0 += chunk) {
-            int n = l->B - b0 < chunk ? l->B - b0 : chunk;
-            d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
-                           l->stride, l->pad, col);
-            gemm_y_bf16(d, l, w, col, (size_t)K * N, n, l->out_h + (size_t)b0 * y_img,
-                        y + (size_t)b0 * y_img);
+    uint16_t *col = (uint16_t *)net->workspace;
+    int pw = dt_conv_is_pointwise(l), chunk = pw ? l->B : run_chunk(l);
+    for (int b0 = 0; b0 < l->B; b0 += chunk) {
+        int n = l->B - b0 < chunk ? l->B - b0 : chunk;
+        const uint16_t *src = x + (size_t)b0 * x_img;  // 1x1: the activations are the columns
+        if (!pw) {
+            d->im2col_bf16(d, src, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad, col);
+            src = col;
         }
+        size_t s_img = pw ? x_img : (size_t)K * N;
+        if (direct)
+            hgemm_h(d, fmt, 0, 0, l->oc, N, K, w, K, 0, src, N, s_img, 0.0f,
+                    l->out_h + (size_t)b0 * y_img, N, y_img, n);
+        else
+            hgemm_f32(d, fmt, 0, 0, l->oc, N, K, w, K, 0, src, N, s_img, 0.0f,
+                      y + (size_t)b0 * y_img, N, y_img, n);
     }
-    if (!d->gemm_batched_bf16_h) d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
+    if (!direct) d->f32_to_bf16(d, y, l->out_h, (size_t)l->B * y_img);
 }
 
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
     dt_device *d = net->dev;
-    int set = l->dsrc_set & 1;
+    int set = l->dsrc_set & 1, fmt = (int)net->amp;
     const uint16_t *w = net->params_bf16 + l->w_off, *dy = l->dout_h;
     float *dw = net->grads + l->w_off;
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
     if (dt_conv_is_pointwise(l)) {
-        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy, N, y_img, x, N, x_img, 1.0f,
-                                 dw, K, l->B);
-        // dx = bf16(dx + w^T dy): the gemm adds into dx widened, as on the views
-        if (d->gemm_batched_bf16_h) {
-            d->gemm_batched_bf16_h(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
-                                   set ? 0.0f : 1.0f, dx, N, x_img, l->B);
+        hgemm_sum(d, fmt, l->oc, K, N, dy, N, y_img, x, N, x_img, dw, K, l->B);
+        // dx = half(dx + w^T dy): the gemm adds into dx widened, as on the views
+        if (hgemm_h(d, fmt, 1, 0, K, N, l->oc, w, K, 0, dy, N, y_img, set ? 0.0f : 1.0f, dx, N,
+                    x_img, l->B))
             return;
-        }
         float *s = net->half_scratch[0];
         size_t nx = (size_t)l->B * x_img;
         if (!set) d->bf16_to_f32(d, dx, s, nx);
-        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy, N, y_img,
-                             set ? 0.0f : 1.0f, s, N, x_img, l->B);
+        hgemm_f32(d, fmt, 1, 0, K, N, l->oc, w, K, 0, dy, N, y_img, set ? 0.0f : 1.0f, s, N,
+                  x_img, l->B);
         d->f32_to_bf16(d, s, dx, nx);
         return;
     }
@@ -204,16 +235,19 @@ void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t
         const uint16_t *dy_c = dy + (size_t)b0 * y_img;
         d->im2col_bf16(d, x + (size_t)b0 * x_img, n, l->c, l->h, l->w, l->kh, l->kw,
                        l->stride, l->pad, col);
-        d->gemm_batched_sum_bf16(d, 0, 1, l->oc, K, N, 1.0f, dy_c, N, y_img, col, N,
-                                 (size_t)K * N, 1.0f, dw, K, n);
-        if (d->gemm_col2im_bf16) {
+        hgemm_sum(d, fmt, l->oc, K, N, dy_c, N, y_img, col, N, (size_t)K * N, dw, K, n);
+        if (d->gemm_col2im_bf16 && fmt == DT_AMP_BF16) {  // the cpu device: image by image
             d->gemm_col2im_bf16(d, K, N, l->oc, w, dy_c, y_img, n, l->c, l->h, l->w, l->kh,
                                 l->kw, l->stride, l->pad, dx + (size_t)b0 * x_img, set);
             continue;
         }
-        d->gemm_batched_bf16(d, 1, 0, K, N, l->oc, 1.0f, w, K, 0, dy_c, N, y_img, 0.0f,
-                             net->workspace, N, (size_t)K * N, n);
-        d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride, l->pad,
-                       dx + (size_t)b0 * x_img, set);
+        hgemm_f32(d, fmt, 1, 0, K, N, l->oc, w, K, 0, dy_c, N, y_img, 0.0f, net->workspace, N,
+                  (size_t)K * N, n);
+        if (d->col2im_h)
+            d->col2im_h(d, fmt, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,
+                        l->pad, dx + (size_t)b0 * x_img, set);
+        else
+            d->col2im_bf16(d, net->workspace, n, l->c, l->h, l->w, l->kh, l->kw, l->stride,
+                           l->pad, dx + (size_t)b0 * x_img, set);
     }
 }

@@ -72,10 +72,11 @@ void dt_conv_forward(dt_layer *l, dt_net *net, int training);
 void dt_conv_backward(dt_layer *l, dt_net *net);
 // Under --precision bf16 on a device with convolution on bf16 storage (nn/device.h
 // im2col_bf16, col2im_bf16, gemm_batched_bf16, gemm_batched_sum_bf16; gemm_batched_bf16_h
-// and gemm_col2im_bf16 where the device has them), called by nn/net_half.c for a conv
-// without bias whose input is stored in bf16: x, the columns and the weights
-// (net->params_bf16) stay bf16, sums and gradients w.r.t. the weights fp32; l->out_h, and
-// dx (the input's bf16 gradient) are rounded once, as the views path does.
+// and gemm_col2im_bf16 where the device has them), or fp16 or bf16 on one with the _h hooks
+// (gemm_batched_h, gemm_batched_sum_h, col2im_h), called by nn/net_half.c for a conv
+// without bias whose input is stored in half: x, the columns and the weights
+// (net->params_bf16) stay half, sums and gradients w.r.t. the weights fp32; l->out_h, and
+// dx (the input's half gradient) are rounded once, as the views path does.
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x);
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx);
 // Sets l->workspace_floats (im2col columns for a chunk of the batch) and the cost fields.
@@ -97,6 +98,15 @@ void dt_bn_backward(dt_layer *l, dt_net *net);
 void dt_bn_forward_h(dt_layer *l, dt_net *net, int training, const uint16_t *x);
 void dt_bn_backward_h(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx);
 void dt_bn_setup(dt_layer *l);
+// What batch-norm layer l runs fused (nn/device.h bn_fused_*): 0 nothing; 1 the relu right
+// after it (reading only l, in place); 2 the residual add right after it (over l in place;
+// its other input, layer *res_in) and the relu right after that (in place) — ResNet's
+// bn -> relu and bn -> add -> relu. Only where the device has the fused hooks and l runs on
+// fp32 or on half storage in place (its input stored in half, the bn_*_h hooks). In
+// training, l's forward then writes relu(bn(x) (+ res)) and its backward starts from relu's
+// mask (and writes the residual's gradient); the network skips those layers' own forward
+// (training) and backward (nn/net_run.c).
+int dt_bn_fused(const dt_net *net, const dt_layer *l, int *res_in);
 
 // ---- pooling (nn/layer_pool.c) ----
 // maxpool: x (B,C,H,W) -> y (B,C,OH,OW), argmax (B,C,OH,OW) int32 in l->aux

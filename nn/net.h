@@ -110,8 +110,9 @@ struct dt_net {
     float *master;           // the fp32 master params while params points at params_lp
     float *half_scratch[3];  // device, half_scratch_floats each: fp32 views of half tensors
     size_t half_scratch_floats;
-    uint16_t *params_bf16;   // device, n_total: params_lp's bits in bf16 where the layers
-                             // run convolutions on bf16 storage (nn/device.h im2col_bf16)
+    uint16_t *params_bf16;   // device, n_total: params_lp's bits in half (net->amp's format)
+                             // where the layers run convolutions on half storage
+                             // (nn/device.h im2col_bf16, gemm_batched_h)
 
     // ---- sharded data parallel, ZeRO stages 2 and 3 (nn/train_zero.c) ----
     // A sharded trainer frees net->grads (stages 2, 3) and net->params (stage 3, between its

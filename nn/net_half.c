@@ -67,11 +67,16 @@ static void narrow(dt_net *net, const float *f, uint16_t *h, size_t n) {
 
 static size_t out_elems(const dt_layer *l) { return (size_t)l->B * dt_layer_out_size(l); }
 
-// The device runs convolutions on bf16 storage (nn/device.h im2col_bf16 and the rest).
+// The device runs convolutions on half storage: bf16 through its bf16 hooks (nn/device.h
+// im2col_bf16 and the rest), either format through im2col_bf16 (a bit copy) and the _h
+// hooks (gemm_batched_h, gemm_batched_sum_h, col2im_h).
 static int conv_bf16(const dt_net *net) {
     const dt_device *d = net->dev;
-    return net->amp == DT_AMP_BF16 && d->im2col_bf16 && d->col2im_bf16 &&
-           d->gemm_batched_bf16 && d->gemm_batched_sum_bf16;
+    if (net->amp == DT_AMP_BF16 && d->im2col_bf16 && d->col2im_bf16 && d->gemm_batched_bf16 &&
+        d->gemm_batched_sum_bf16)
+        return 1;
+    return net->amp != DT_AMP_FP32 && d->im2col_bf16 && d->col2im_h && d->gemm_batched_h &&
+           d->gemm_batched_sum_h;
 }
 
 void dt_net_half_alloc(dt_net *net) {
@@ -112,7 +117,7 @@ void dt_net_half_begin(dt_net *net) {
         if (p->kind == DT_PARAM_WEIGHT || p->kind == DT_PARAM_BIAS)
             round_to_half(net, net->params_lp + p->offset, p->count);
     }
-    if (net->params_bf16) d->f32_to_bf16(d, net->params_lp, net->params_bf16, net->n_total);
+    if (net->params_bf16) narrow(net, net->params_lp, net->params_bf16, net->n_total);
     net->params = net->params_lp;
 }
 

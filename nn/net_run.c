@@ -91,6 +91,15 @@ float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad) {
     return base + ((size_t)off - u->lo[a]);
 }
 
+// a relu or residual add that a batch norm before it runs (nn/layers.h dt_bn_fused): the
+// layer 1 (bn -> relu) or 1 and 2 (bn -> add -> relu) after a fusing batch norm
+static int fused_away(const dt_net *net, const dt_layer *l) {
+    int k = l->index;
+    if (l->type != DT_LAYER_RELU && l->type != DT_LAYER_ADD) return 0;
+    if (k >= 1 && dt_bn_fused(net, net->layers[k - 1], NULL) >= 1) return 1;
+    return l->type == DT_LAYER_RELU && k >= 2 && dt_bn_fused(net, net->layers[k - 2], NULL) == 2;
+}
+
 void dt_net_forward(dt_net *net, int training) {
     DT_ASSERT(net && net->finalized);
     int has_bn = 0, half = net->amp != DT_AMP_FP32;
@@ -99,8 +108,12 @@ void dt_net_forward(dt_net *net, int training) {
         dt_layer *l = net->layers[i];
         prepare(net, i, DT_PHASE_FORWARD);
         tell(net, i, DT_PHASE_FORWARD);
-        if (half) dt_net_half_forward(net, l, training);
-        else l->forward(l, net, training);
+        if (training && fused_away(net, l)) {  // done by its batch norm
+        } else if (half) {
+            dt_net_half_forward(net, l, training);
+        } else {
+            l->forward(l, net, training);
+        }
         has_bn |= l->type == DT_LAYER_BN;
     }
     tell(net, -1, DT_PHASE_FORWARD);
@@ -181,8 +194,12 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
             if (dt_net_dout_overwritten(net, k, t)) continue;
             dt_net_zero_dout(net, z);
         }
-        if (half) dt_net_half_backward(net, l);
-        else l->backward(l, net);
+        if (fused_away(net, l)) {  // its batch norm's backward applies its mask
+        } else if (half) {
+            dt_net_half_backward(net, l);
+        } else {
+            l->backward(l, net);
+        }
         size_t lo = mark;
         if (l->n_trainable) {
             lo = (size_t)l->w_off;

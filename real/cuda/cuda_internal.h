@@ -17,6 +17,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#include "kernels.h"  // dt_moments
 
 // Every CUDA runtime call and every launch goes through these: a failure prints the call,
 // the file and line and CUDA's message, and exits 1 (a broken GPU is not bad input).
@@ -60,6 +61,7 @@ typedef struct {
 void *dt_cuda_scratch(dt_device *d, size_t bytes);       // device memory
 void *dt_cuda_host_scratch(dt_device *d, size_t bytes);  // pinned host memory
 void dt_cuda_install_nn(dt_device *d);
+void dt_cuda_install_half(dt_device *d);  // device_cuda_half.c: convolutions on half storage
 
 // ---- kernels_elem.cu ----
 void dt_cu_fill(cudaStream_t st, float *x, float v, size_t n);
@@ -104,23 +106,15 @@ void dt_cu_bias_add(cudaStream_t st, float *y, const float *bias, int B, int C, 
 // per-channel partial sums over slices of the B*HW elements of each channel (fixed order):
 // mode 0: s0 += dy (bias); mode 1: s0 += x-k, s1 += (x-k)^2 with k = x[b=0,c,0] (bn stats);
 // mode 2: s0 += dy, s1 += dy*(x-mean[c])*invstd[c] (bn backward). part is (C, S, 2) doubles.
+// Only bias_backward calls it (mode 0); batch norm runs kernels_bn.cu's slices instead.
 // fmt (here and in the bn kernels): the element type of the tensors a, x, y, dy, dx: 0 fp32,
 // 1 fp16, 2 bf16 (half storage, nn/net_half.c); statistics and parameters are always fp32.
 int dt_cu_channel_slices(int B, int HW);
 void dt_cu_channel_part(cudaStream_t st, int mode, int fmt, const void *a, const void *x, int B,
                         int C, int HW, const float *mean, const float *invstd, double *part);
 void dt_cu_bias_finish(cudaStream_t st, const double *part, int C, int S, float *db);
-void dt_cu_bn_stats_finish(cudaStream_t st, int fmt, const double *part, const void *x, int B,
-                           int C, int HW, int S, float eps, float momentum, float *running_mean,
-                           float *running_var, float *save_mean, float *save_invstd);
-void dt_cu_bn_apply(cudaStream_t st, int fmt, const void *x, int B, int C, int HW,
-                    const float *gamma, const float *beta, const float *mean,
-                    const float *invstd, const float *running_var, float eps, void *y);
 void dt_cu_bn_backward_finish(cudaStream_t st, const double *part, int C, int S, float *dgamma,
                               float *dbeta, float *sums);
-void dt_cu_bn_dx(cudaStream_t st, int fmt, const void *dy, const void *x, int B, int C, int HW,
-                 const float *gamma, const float *mean, const float *invstd, const float *sums,
-                 void *dx, int set);
 void dt_cu_maxpool_forward(cudaStream_t st, const float *x, int B, int C, int H, int W, int K,
                            int stride, int pad, float *y, int32_t *argmax);
 void dt_cu_maxpool_backward(cudaStream_t st, const float *dy, const int32_t *argmax, int B,
@@ -133,6 +127,38 @@ void dt_cu_softmax_xent_forward(cudaStream_t st, const float *logits, const int3
                                 int B, int K, float *probs, double *row_loss);
 void dt_cu_softmax_xent_backward(cudaStream_t st, const float *probs, const int32_t *labels,
                                  int B, int K, float scale, float *dlogits);
+
+// ---- kernels_bn.cu: batch norm (+ residual add + relu), fmt as above. Statistics: part is
+// (C, S) triples, S = dt_cu_bn_slices(B, HW); backward: part is (C, S, 2) doubles, combined
+// by dt_cu_bn_backward_finish into dgamma, dbeta and sums (2C floats). res, dres, y (relu 0)
+// may be NULL. ----
+int dt_cu_bn_slices(int B, int HW);
+void dt_cu_bn_stats(cudaStream_t st, int fmt, const void *x, int B, int C, int HW,
+                    dt_moments *part, float eps, float momentum, float *running_mean,
+                    float *running_var, float *save_mean, float *save_invstd);
+void dt_cu_bn_fused_apply(cudaStream_t st, int fmt, const void *x, const void *res, int B, int C,
+                          int HW, const float *gamma, const float *beta, const float *mean,
+                          const float *invstd, const float *running_var, float eps, void *y,
+                          int relu);
+void dt_cu_bn_fused_part(cudaStream_t st, int fmt, const void *y, const void *dy, const void *x,
+                         int B, int C, int HW, const float *mean, const float *invstd, int relu,
+                         double *part);
+void dt_cu_bn_fused_dx(cudaStream_t st, int fmt, const void *y, const void *dy, const void *x,
+                       int B, int C, int HW, const float *gamma, const float *mean,
+                       const float *invstd, const float *sums, void *dx, int set, void *dres,
+                       int set_res, int relu);
+
+// ---- kernels_half.cu: convolutions on half storage ----
+// im2col on 16-bit elements (bits copied: fp16 or bf16), padding +0
+void dt_cu_im2col_h(cudaStream_t st, const uint16_t *x, int B, int C, int H, int W, int KH,
+                    int KW, int stride, int pad, uint16_t *col);
+// x = half((set ? 0 : float(x)) + col2im(col)), col fp32, fmt 1 or 2
+void dt_cu_col2im_h(cudaStream_t st, int fmt, const float *col, int B, int C, int H, int W,
+                    int KH, int KW, int stride, int pad, uint16_t *x, int set);
+// C_i = beta*C_i for `batch` (M,N) blocks ldc and stride_c apart, C in fmt (0 fp32, 1, 2);
+// beta 0 writes zeros whatever C held
+void dt_cu_scale_blocks(cudaStream_t st, int fmt, void *C, int M, int N, int ldc,
+                        size_t stride_c, int batch, float beta);
 
 #ifdef __cplusplus
 }

@@ -479,5 +479,6 @@ dt_device *dt_device_cuda_create(int ordinal, unsigned flags, dt_error *err) {
     d->f32_to_bf16 = cu_to_bf16;
     d->bf16_to_f32 = cu_from_bf16;
     dt_cuda_install_nn(d);
+    dt_cuda_install_half(d);
     return d;
 }

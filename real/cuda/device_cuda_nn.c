@@ -43,75 +43,113 @@ static void cu_bias_backward(dt_device *d, const float *dy, int B, int C, int HW
     dt_cu_bias_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), db);
 }
 
-// Ioffe & Szegedy 2015, Alg. 1: batch statistics (shifted sums in double), then normalise.
-// fmt: the storage of x and y (0 fp32; 1 fp16, 2 bf16 under --precision, nn/net_half.c).
-static void bn_train(dt_device *d, int fmt, const void *x, int B, int C, int HW,
-                     const float *gamma, const float *beta, float eps, float momentum,
+// Ioffe & Szegedy 2015, Alg. 1 (kernels_bn.cu): the statistics by slices and a combine,
+// then one elementwise pass that also adds res and applies relu where the layer is fused.
+// fmt: the storage of x, res and y (0 fp32; 1 fp16, 2 bf16 under --precision,
+// nn/net_half.c).
+static void bn_train(dt_device *d, int fmt, const void *x, const void *res, int B, int C,
+                     int HW, const float *gamma, const float *beta, float eps, float momentum,
                      float *running_mean, float *running_var, float *save_mean,
-                     float *save_invstd, void *y) {
+                     float *save_invstd, void *y, int relu) {
     if ((size_t)B * HW == 0 || C <= 0) return;
-    double *part = channel_scratch(d, B, C, HW, NULL);
-    dt_cu_channel_part(ST(d), 1, fmt, x, NULL, B, C, HW, NULL, NULL, part);
-    dt_cu_bn_stats_finish(ST(d), fmt, part, x, B, C, HW, dt_cu_channel_slices(B, HW), eps,
-                          momentum, running_mean, running_var, save_mean, save_invstd);
-    dt_cu_bn_apply(ST(d), fmt, x, B, C, HW, gamma, beta, save_mean, save_invstd, NULL, eps, y);
+    dt_moments *part = dt_cuda_scratch(d, (size_t)C * dt_cu_bn_slices(B, HW) * sizeof(*part));
+    dt_cu_bn_stats(ST(d), fmt, x, B, C, HW, part, eps, momentum, running_mean, running_var,
+                   save_mean, save_invstd);
+    dt_cu_bn_fused_apply(ST(d), fmt, x, res, B, C, HW, gamma, beta, save_mean, save_invstd,
+                         NULL, eps, y, relu);
 }
 static void cu_bn_forward_train(dt_device *d, const float *x, int B, int C, int HW,
                                 const float *gamma, const float *beta, float eps,
                                 float momentum, float *running_mean, float *running_var,
                                 float *save_mean, float *save_invstd, float *y) {
-    bn_train(d, 0, x, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
-             save_mean, save_invstd, y);
+    bn_train(d, 0, x, NULL, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
+             save_mean, save_invstd, y, 0);
 }
 static void cu_bn_forward_train_h(dt_device *d, int fmt, const uint16_t *x, int B, int C,
                                   int HW, const float *gamma, const float *beta, float eps,
                                   float momentum, float *running_mean, float *running_var,
                                   float *save_mean, float *save_invstd, uint16_t *y) {
-    bn_train(d, fmt, x, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
-             save_mean, save_invstd, y);
+    bn_train(d, fmt, x, NULL, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
+             save_mean, save_invstd, y, 0);
 }
 
 static void cu_bn_forward_eval(dt_device *d, const float *x, int B, int C, int HW,
                                const float *gamma, const float *beta, float eps,
                                const float *running_mean, const float *running_var, float *y) {
-    dt_cu_bn_apply(ST(d), 0, x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps, y);
+    dt_cu_bn_fused_apply(ST(d), 0, x, NULL, B, C, HW, gamma, beta, running_mean, NULL,
+                         running_var, eps, y, 0);
 }
 static void cu_bn_forward_eval_h(dt_device *d, int fmt, const uint16_t *x, int B, int C,
                                  int HW, const float *gamma, const float *beta, float eps,
                                  const float *running_mean, const float *running_var,
                                  uint16_t *y) {
-    dt_cu_bn_apply(ST(d), fmt, x, B, C, HW, gamma, beta, running_mean, NULL, running_var, eps,
-                   y);
+    dt_cu_bn_fused_apply(ST(d), fmt, x, NULL, B, C, HW, gamma, beta, running_mean, NULL,
+                         running_var, eps, y, 0);
 }
 
-static void bn_backward(dt_device *d, int fmt, const void *dy, const void *x, int B, int C,
-                        int HW, const float *gamma, const float *save_mean,
-                        const float *save_invstd, void *dx, float *dgamma, float *dbeta,
-                        int set) {
+// One reduction pass (sum g, sum g*xhat per slice, then the slices in order) and one
+// elementwise pass; g = relu_grad(y, dy) where the layer is fused with relu, else dy.
+static void bn_backward(dt_device *d, int fmt, const void *y, const void *dy, const void *x,
+                        int B, int C, int HW, const float *gamma, const float *save_mean,
+                        const float *save_invstd, void *dx, int set, void *dres, int set_res,
+                        float *dgamma, float *dbeta, int relu) {
     if ((size_t)B * HW == 0 || C <= 0) return;
-    float *sums;
-    double *part = channel_scratch(d, B, C, HW, &sums);
-    dt_cu_channel_part(ST(d), 2, fmt, dy, x, B, C, HW, save_mean, save_invstd, part);
-    dt_cu_bn_backward_finish(ST(d), part, C, dt_cu_channel_slices(B, HW), dgamma, dbeta, sums);
+    int S = dt_cu_bn_slices(B, HW);
+    size_t parts = (size_t)C * S * 2;
+    double *part = dt_cuda_scratch(d, parts * sizeof(double) + (size_t)2 * C * sizeof(float));
+    float *sums = (float *)(part + parts);
+    dt_cu_bn_fused_part(ST(d), fmt, y, dy, x, B, C, HW, save_mean, save_invstd, relu, part);
+    dt_cu_bn_backward_finish(ST(d), part, C, S, dgamma, dbeta, sums);
     if (dx)
-        dt_cu_bn_dx(ST(d), fmt, dy, x, B, C, HW, gamma, save_mean, save_invstd, sums, dx, set);
+        dt_cu_bn_fused_dx(ST(d), fmt, y, dy, x, B, C, HW, gamma, save_mean, save_invstd, sums,
+                          dx, set, dres, set_res, relu);
 }
 static void cu_bn_backward(dt_device *d, const float *dy, const float *x, int B, int C, int HW,
                            const float *gamma, const float *save_mean,
                            const float *save_invstd, float *dx, float *dgamma, float *dbeta) {
-    bn_backward(d, 0, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 0);
+    bn_backward(d, 0, NULL, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, 0, NULL, 0,
+                dgamma, dbeta, 0);
 }
 static void cu_bn_backward_set(dt_device *d, const float *dy, const float *x, int B, int C,
                                int HW, const float *gamma, const float *save_mean,
                                const float *save_invstd, float *dx, float *dgamma,
                                float *dbeta) {
-    bn_backward(d, 0, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, 1);
+    bn_backward(d, 0, NULL, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, 1, NULL, 0,
+                dgamma, dbeta, 0);
 }
 static void cu_bn_backward_h(dt_device *d, int fmt, const uint16_t *dy, const uint16_t *x,
                              int B, int C, int HW, const float *gamma, const float *save_mean,
                              const float *save_invstd, uint16_t *dx, float *dgamma,
                              float *dbeta, int set) {
-    bn_backward(d, fmt, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, dgamma, dbeta, set);
+    bn_backward(d, fmt, NULL, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, set, NULL, 0,
+                dgamma, dbeta, 0);
+}
+
+// fused with the residual add and relu (nn/device.h bn_fused_*): fmt 0, 1 or 2
+static void check_fmt(const char *what, int fmt) {
+    if (fmt < 0 || fmt > 2) {
+        fprintf(stderr, "dtlab: cuda device: %s: storage format %d is not fp32 (0), fp16 (1) "
+                "or bf16 (2)\n", what, fmt);
+        exit(DT_EXIT_RUNTIME);
+    }
+}
+static void cu_bn_fused_forward_train(dt_device *d, int fmt, const void *x, const void *res,
+                                      int B, int C, int HW, const float *gamma,
+                                      const float *beta, float eps, float momentum,
+                                      float *running_mean, float *running_var,
+                                      float *save_mean, float *save_invstd, void *y, int relu) {
+    check_fmt("bn_fused_forward_train", fmt);
+    bn_train(d, fmt, x, res, B, C, HW, gamma, beta, eps, momentum, running_mean, running_var,
+             save_mean, save_invstd, y, relu);
+}
+static void cu_bn_fused_backward(dt_device *d, int fmt, const void *y, const void *dy,
+                                 const void *x, int B, int C, int HW, const float *gamma,
+                                 const float *save_mean, const float *save_invstd, void *dx,
+                                 int set, void *dres, int set_res, float *dgamma, float *dbeta,
+                                 int relu) {
+    check_fmt("bn_fused_backward", fmt);
+    bn_backward(d, fmt, y, dy, x, B, C, HW, gamma, save_mean, save_invstd, dx, set, dres,
+                set_res, dgamma, dbeta, relu);
 }
 
 static void cu_relu_forward(dt_device *d, const float *x, float *y, size_t n) {
@@ -194,6 +232,8 @@ void dt_cuda_install_nn(dt_device *d) {
     d->bn_forward_train_h = cu_bn_forward_train_h;
     d->bn_forward_eval_h = cu_bn_forward_eval_h;
     d->bn_backward_h = cu_bn_backward_h;
+    d->bn_fused_forward_train = cu_bn_fused_forward_train;
+    d->bn_fused_backward = cu_bn_fused_backward;
     d->relu_forward = cu_relu_forward;
     d->relu_backward = cu_relu_backward;
     d->relu_backward_inplace = cu_relu_backward_inplace;

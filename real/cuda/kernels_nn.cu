@@ -1,34 +1,12 @@
 // kernels_nn.cu — the cuda device's network kernels: im2col/col2im (Caffe's GPU form),
-// per-channel bias, batch normalisation (Ioffe & Szegedy 2015), max and adaptive average
-// pooling, softmax cross-entropy. Every reduction runs in a fixed order (no atomics), so
+// per-channel bias, the per-channel slice sums' combine of batch norm's backward (Ioffe &
+// Szegedy 2015; its other kernels are in kernels_bn.cu), max and adaptive average pooling,
+// softmax cross-entropy. Every reduction runs in a fixed order (no atomics), so
 // results are the same bits on every run: col2im, pooling backward and the channel sums
 // gather instead of scattering. Per-element formulas come from nn/kernels.h, shared with the
 // cpu device (nn/device_cpu_nn.c), whose comments give the shapes.
 // Not here: the flat elementwise kernels (kernels_elem.cu), memory and cuBLAS.
-extern "C" {
-#include "kernels.h"
-}
 #include "cuda_launch.cuh"
-
-// Batch norm's tensors are fp32, or half storage under --precision fp16|bf16 (nn/net_half.c):
-// the kernels are templates on the element type T, and ld/st widen and round with the
-// software casts of nn/kernels.h, so a half tensor gives the bits of the fp32 kernel on the
-// widened values, rounded once (the sums run in the same order on the same floats).
-struct st_f16 { uint16_t b; };
-struct st_bf16 { uint16_t b; };
-__device__ static inline float ld(const float *p, size_t i) { return p[i]; }
-__device__ static inline float ld(const st_f16 *p, size_t i) { return dt_f16_to_f32(p[i].b); }
-__device__ static inline float ld(const st_bf16 *p, size_t i) { return dt_bf16_to_f32(p[i].b); }
-__device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
-__device__ static inline void st(st_f16 *p, size_t i, float v) { p[i].b = dt_f32_to_f16(v); }
-__device__ static inline void st(st_bf16 *p, size_t i, float v) { p[i].b = dt_f32_to_bf16(v); }
-// call F<T>(args) with the tensors cast to fmt's element type (0 fp32, 1 fp16, 2 bf16)
-#define BY_FORMAT(fmt, F, ...)                                          \
-    do {                                                                \
-        if ((fmt) == 1) F<st_f16>(__VA_ARGS__);                         \
-        else if ((fmt) == 2) F<st_bf16>(__VA_ARGS__);                   \
-        else F<float>(__VA_ARGS__);                                     \
-    } while (0)
 
 // ---- im2col / col2im ----
 // col (B, C*KH*KW, OH*OW): entry (b, (c*KH+kh)*KW+kw, oh*OW+ow) = x[b,c,oh*s-p+kh,ow*s-p+kw]
@@ -191,65 +169,6 @@ extern "C" void dt_cu_bias_finish(cudaStream_t st, const double *part, int C, in
     LAUNCH(k_bias_finish, (size_t)C, part, C, S, db);
 }
 
-// mean and biased variance from the shifted sums (as the cpu device), the saved statistics
-// and PyTorch's running statistics (dt_bn_running, dt_bn_unbiased)
-template <typename I, typename T>
-__global__ static void k_bn_stats_finish(const double *part, const T *x, int C, int HW,
-                                         int S, double n, float eps, float momentum,
-                                         float *rm, float *rv, float *smean, float *sinv) {
-    FOR_EACH(c, (size_t)C) {
-        double s, ss;
-        slice_sums(part, (int)c, S, &s, &ss);
-        double k = ld(x, (size_t)c * HW), ms = s / n, mean = k + ms, var = ss / n - ms * ms;
-        if (var < 0.0) var = 0.0;
-        float fmean = (float)mean;
-        smean[c] = fmean;
-        sinv[c] = dt_bn_invstd(var, eps);
-        if (rm) rm[c] = dt_bn_running(rm[c], fmean, momentum);
-        if (rv) rv[c] = dt_bn_running(rv[c], (float)dt_bn_unbiased(var, n), momentum);
-    }
-}
-template <typename T>
-static void bn_stats_finish(cudaStream_t st, const double *part, const void *x, int B, int C,
-                            int HW, int S, float eps, float momentum, float *running_mean,
-                            float *running_var, float *save_mean, float *save_invstd) {
-    LAUNCH(k_bn_stats_finish, (size_t)C, part, (const T *)x, C, HW, S, (double)B * HW, eps,
-           momentum, running_mean, running_var, save_mean, save_invstd);
-}
-extern "C" void dt_cu_bn_stats_finish(cudaStream_t st, int fmt, const double *part,
-                                      const void *x, int B, int C, int HW, int S, float eps,
-                                      float momentum, float *running_mean, float *running_var,
-                                      float *save_mean, float *save_invstd) {
-    BY_FORMAT(fmt, bn_stats_finish, st, part, x, B, C, HW, S, eps, momentum, running_mean,
-              running_var, save_mean, save_invstd);
-}
-
-// y = gamma*(x-mean)*invstd + beta; invstd NULL: from running_var (evaluation)
-template <typename I, typename T>
-__global__ static void k_bn_apply(const T *x, int C, int HW, const float *gamma,
-                                  const float *beta, const float *mean, const float *invstd,
-                                  const float *rv, float eps, size_t n, T *y) {
-    FOR_EACH(i, n) {
-        int c = (int)((i / HW) % C);
-        float is = invstd ? invstd[c] : dt_bn_invstd((double)rv[c], eps);
-        st(y, i, dt_bn_normalize(ld(x, i), mean[c], is, gamma[c], beta[c]));
-    }
-}
-template <typename T>
-static void bn_apply(cudaStream_t st, const void *x, int B, int C, int HW, const float *gamma,
-                     const float *beta, const float *mean, const float *invstd,
-                     const float *running_var, float eps, void *y) {
-    size_t n = (size_t)B * C * HW;
-    LAUNCH(k_bn_apply, n, (const T *)x, C, HW, gamma, beta, mean, invstd, running_var, eps, n,
-           (T *)y);
-}
-extern "C" void dt_cu_bn_apply(cudaStream_t st, int fmt, const void *x, int B, int C, int HW,
-                               const float *gamma, const float *beta, const float *mean,
-                               const float *invstd, const float *running_var, float eps,
-                               void *y) {
-    BY_FORMAT(fmt, bn_apply, st, x, B, C, HW, gamma, beta, mean, invstd, running_var, eps, y);
-}
-
 // dgamma += sum(dy*xhat), dbeta += sum(dy); sums = (float)sum(dy), (float)sum(dy*xhat)
 template <typename I>
 __global__ static void k_bn_bw_finish(const double *part, int C, int S, float *dgamma,
@@ -266,34 +185,6 @@ __global__ static void k_bn_bw_finish(const double *part, int C, int S, float *d
 extern "C" void dt_cu_bn_backward_finish(cudaStream_t st, const double *part, int C, int S,
                                          float *dgamma, float *dbeta, float *sums) {
     LAUNCH(k_bn_bw_finish, (size_t)C, part, C, S, dgamma, dbeta, sums);
-}
-
-template <typename I, typename T>
-__global__ static void k_bn_dx(const T *dy, const T *x, int C, int HW, const float *gamma,
-                               const float *mean, const float *invstd, const float *sums,
-                               float fn, size_t n, T *dx, int set) {
-    FOR_EACH(i, n) {
-        int c = (int)((i / HW) % C);
-        float is = invstd[c];
-        float v = dt_bn_dx(ld(dy, i), (ld(x, i) - mean[c]) * is, gamma[c], is, sums[2 * c],
-                           sums[2 * c + 1], fn);
-        // __fadd_rn: never fused with v's last multiply, so every element type rounds v
-        // first (nvcc's FMA contraction chose differently for float and half dx: 1 ulp)
-        st(dx, i, set ? v : __fadd_rn(ld(dx, i), v));
-    }
-}
-template <typename T>
-static void bn_dx(cudaStream_t st, const void *dy, const void *x, int B, int C, int HW,
-                  const float *gamma, const float *mean, const float *invstd, const float *sums,
-                  void *dx, int set) {
-    size_t n = (size_t)B * C * HW;
-    LAUNCH(k_bn_dx, n, (const T *)dy, (const T *)x, C, HW, gamma, mean, invstd, sums,
-           (float)((size_t)B * HW), n, (T *)dx, set);
-}
-extern "C" void dt_cu_bn_dx(cudaStream_t st, int fmt, const void *dy, const void *x, int B,
-                            int C, int HW, const float *gamma, const float *mean,
-                            const float *invstd, const float *sums, void *dx, int set) {
-    BY_FORMAT(fmt, bn_dx, st, dy, x, B, C, HW, gamma, mean, invstd, sums, dx, set);
 }
 
 // ---- pooling ----

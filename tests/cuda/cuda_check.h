@@ -75,5 +75,8 @@ void cc_check_conv_bias(cc_ctx *t);
 void cc_check_bn(cc_ctx *t);
 void cc_check_pool_loss(cc_ctx *t);
 void cc_check_determinism(cc_ctx *t);
+// test_device_cuda_half.c: convolutions on half storage, fused batch norm
+void cc_check_half_conv(cc_ctx *t);
+void cc_check_bn_fused(cc_ctx *t);
 
 #endif

@@ -418,6 +418,8 @@ int main(void) {
     cc_check_optim_f16(&t);
     cc_check_conv_bias(&t);
     cc_check_bn(&t);
+    cc_check_half_conv(&t);
+    cc_check_bn_fused(&t);
     cc_check_pool_loss(&t);
     cc_check_determinism(&t);
 
