@@ -44,34 +44,44 @@ enum { IMG = 12, CLASSES = 10, STEPS = 3 };
 
 typedef struct {
     grade_t g;
-    MPI_Comm comm;
-    int rank, size;
+    MPI_Comm comm;    // the communicator the student's functions get: MPI_COMM_WORLD, or
+                      // with `--groups K` (instructor/grade.sh) this rank's group
+    int rank, size;   // in comm
+    int wrank, wsize, groups;  // in MPI_COMM_WORLD; groups: K (1: comm is the world)
+    char where[96];   // "mpirun", "smpi", "mpirun, group 1 of 2 (world ranks 1, 3, ...)"
     dt_device *dev;
 } ctx_t;
 
-// Every rank's verdict on one check: PASS only if every rank passed, with rank 0's details;
-// else rank 0 prints the hint of the first rank that failed (named when `per_rank`: the
-// check looked at that rank's own buffers). All ranks count the same result, so
-// grade_end's exit status agrees.
+// Every rank's verdict on one check: PASS only if every rank (of every group) passed, with
+// world rank 0's details; else world rank 0 prints the hint of the first rank that failed
+// (named when `per_rank`: the check looked at that rank's own buffers; with groups, its
+// group and its rank there: world rank w is rank w / K of group w % K). The verdicts go
+// over MPI_COMM_WORLD, whatever comm the checks ran on. All ranks count the same result,
+// so grade_end's exit status agrees.
 static void agree(ctx_t *c, const char *name, int ok, const char *msg, int per_rank) {
-    char *all = c->rank == 0 ? mallocCheck((size_t)c->size * MSG) : NULL;
-    int *oks = c->rank == 0 ? mallocCheck((size_t)c->size * sizeof(int)) : NULL;
+    char *all = c->wrank == 0 ? mallocCheck((size_t)c->wsize * MSG) : NULL;
+    int *oks = c->wrank == 0 ? mallocCheck((size_t)c->wsize * sizeof(int)) : NULL;
     char mine[MSG];
     snprintf(mine, sizeof mine, "%s", msg);
-    MPI_Gather(mine, MSG, MPI_CHAR, all, MSG, MPI_CHAR, 0, c->comm);
-    MPI_Gather(&ok, 1, MPI_INT, oks, 1, MPI_INT, 0, c->comm);
+    MPI_Gather(mine, MSG, MPI_CHAR, all, MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gather(&ok, 1, MPI_INT, oks, 1, MPI_INT, 0, MPI_COMM_WORLD);
     int all_ok = ok;
-    MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, c->comm);
-    if (c->rank == 0) {
-        int bad = 0;
-        while (bad < c->size - 1 && oks[bad]) bad++;
+    MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (c->wrank == 0) {
+        int bad = 0, K = c->groups;
+        while (bad < c->wsize - 1 && oks[bad]) bad++;
+        char who[64];
+        if (K > 1)
+            snprintf(who, sizeof who, "group %d's rank %d", bad % K, bad / K);
+        else
+            snprintf(who, sizeof who, "rank %d", bad);
         if (all_ok)
-            grade_check(&c->g, 1, name, "(P = %d, %s) %s", c->size, WORLD, mine);
+            grade_check(&c->g, 1, name, "(P = %d, %s) %s", c->size, c->where, mine);
         else if (per_rank)
-            grade_check(&c->g, 0, name, "(P = %d, %s) rank %d: %s", c->size, WORLD, bad,
+            grade_check(&c->g, 0, name, "(P = %d, %s) %s: %s", c->size, c->where, who,
                         all + (size_t)bad * MSG);
         else
-            grade_check(&c->g, 0, name, "(P = %d, %s) %s", c->size, WORLD,
+            grade_check(&c->g, 0, name, "(P = %d, %s) %s", c->size, c->where,
                         all + (size_t)bad * MSG);
     } else {
         grade_check(&c->g, all_ok, name, "%s", "");
@@ -201,7 +211,9 @@ static void check_broadcast(ctx_t *c) {
             where(net, bad, at, sizeof at);
             float want = value_of(c->g.seed, PURPOSE, 0, bad);
             const char *why =
-                got[bad] != mine[bad] ? ""
+                got[bad] != mine[bad] ? (c->groups > 1 ? " (this group's comm is not "
+                                         "MPI_COMM_WORLD: is the broadcast on the comm you "
+                                         "were given?)" : "")
                 : same < hi - lo ? " (it kept this rank's own value: is the count n_total "
                                    "floats?)"
                 : part == 0 || kept_weights ? " (this rank kept all its own values: nothing "
@@ -267,6 +279,10 @@ static void check_average(ctx_t *c) {
         else if (c->size > 1 && fabs(ratio - c->size) < 0.01 * c->size)
             snprintf(why, sizeof why, "got = %.3g x the mean (P = %d): that is the SUM; "
                      "divide by P, or every step is P times too large", ratio, c->size);
+        else if (c->groups > 1)
+            snprintf(why, sizeof why, "least-squares fit: got = %.3g x the mean; this group's "
+                     "comm is not MPI_COMM_WORLD: is the allreduce on the comm you were given?",
+                     ratio);
         else
             snprintf(why, sizeof why, "least-squares fit: got = %.3g x the mean", ratio);
         where(net, at, pos, sizeof pos);
@@ -494,15 +510,36 @@ static void check_time(ctx_t *c) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    ctx_t c = {.comm = MPI_COMM_WORLD};
+    ctx_t c = {.comm = MPI_COMM_WORLD, .groups = 1};
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.wsize);
+    // `--groups K` (the instructor's cases): the world split into K data-parallel groups,
+    // world rank w in group w % K (strided, as the data-parallel groups of a model- or
+    // pipeline-parallel layout are), and the student's functions get the group's comm. A
+    // function that talks on MPI_COMM_WORLD instead of its comm then mixes the groups.
+    if (argc == 3 && !strcmp(argv[1], "--groups")) c.groups = atoi(argv[2]);
+    if (argc != 1 && !(argc == 3 && c.groups >= 1 && c.wsize >= 2 * c.groups)) {
+        if (c.wrank == 0)
+            fprintf(stderr, "grader: usage: grader [--groups K] (K >= 1, at least 2 ranks a "
+                    "group: %d ranks)\n", c.wsize);
+        MPI_Finalize();
+        return 2;
+    }
+    snprintf(c.where, sizeof c.where, "%s", WORLD);
+    if (c.groups > 1) {
+        MPI_Comm_split(MPI_COMM_WORLD, c.wrank % c.groups, c.wrank, &c.comm);
+        snprintf(c.where, sizeof c.where, "%s, each of %d groups of MPI_COMM_WORLD (world rank "
+                 "w in group w %% %d)", WORLD, c.groups, c.groups);
+    }
     MPI_Comm_rank(c.comm, &c.rank);
     MPI_Comm_size(c.comm, &c.size);
-    c.g = grade_begin("03 data-parallel", c.rank != 0);
+    c.g = grade_begin("03 data-parallel", c.wrank != 0);
     unsigned long long seed = c.g.seed;  // every rank draws the same global data
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, c.comm);
-    c.g.seed = seed;
-    if (c.rank == 0) {
-        printf("# %s, P = %d ranks\n", WORLD, c.size);
+    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    // each group its own data and weights (the seed printed replays all of them)
+    c.g.seed = seed + (unsigned long long)(c.wrank % c.groups) * 0x9E3779B97F4A7C15ull;
+    if (c.wrank == 0) {
+        printf("# %s, P = %d ranks\n", c.where, c.size);
         fflush(stdout);
     }
     c.dev = dt_device_cpu_create(1);
@@ -517,6 +554,7 @@ int main(int argc, char **argv) {
 #endif
     int rc = grade_end(&c.g);
     c.dev->destroy(c.dev);
+    if (c.groups > 1) MPI_Comm_free(&c.comm);
     MPI_Finalize();
     return rc;
 }
