@@ -18,7 +18,8 @@ seconds (3 by default): a command still running by then has started. It fails wh
 exits with 2 (usage), 126 or 127 (not executable, not found), or prints a usage line, an
 unknown option, a missing file, "command not found" or Open MPI's refusal to run as root.
 Other exits are the command's own verdict (a skeleton's grade fails cleanly with 1) and
-pass. --lessons limits it to those lessons; --show N prints the last N lines each command
+pass, as does an exit 2 whose output says which file of the lesson to write first (04's
+dtrain and dtsim refuse the skeleton's empty ring: "write lessons/.../ring.c first"). --lessons limits it to those lessons; --show N prints the last N lines each command
 printed; --list prints the commands and runs none. Exit 0: every command started; 1: some did
 not (each named with its file and line, and what it printed); 2: bad arguments.
 
@@ -43,6 +44,8 @@ import time
 START = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
                    r"(?:lessons/|build/|bench/|\.ci/|mpirun\b|smpirun\b|cmake\b|ctest\b|"
                    r"sh\b|bash\b|python3\b|for [A-Za-z_]+ in\b)")
+# a program's refusal of an unwritten skeleton (exit 2): the command ran as written
+SKELETON = re.compile(r"write lessons/\S+ first")
 TEMPLATE = re.compile(r"<[a-z][^>]*>|\.\.\.")
 BAD = re.compile(r"^usage:|unknown (option|argument)|[Nn]o such file or directory|command "
                  r"not found|allow-run-as-root|unrecognized option|invalid option",
@@ -218,6 +221,8 @@ def run_all(files, handout, root, timeout, listing, show, complete):
             ran += 1
             bad = BAD.search(out)
             verdict = "started" if rc is None else f"exit {rc}"
+            if rc == 2 and not complete and SKELETON.search(out):
+                rc, verdict = 1, f"exit 2, refused: {SKELETON.search(out).group(0)}"
             if complete and rc is None:
                 verdict = f"still running after {timeout:g} s"
             # --complete: the whole run must succeed, not only start
