@@ -41,7 +41,8 @@ void data_parallel_step(dt_net *net, dt_optim *opt, const float *x_global,
     //   rank (B = net->B); after the call every rank's weights equal what one process
     //   would get from one step of opt on all P·B examples (Goyal et al. 2017, §2), up to
     //   the rounding of the gradient's sum. Each rank computes on its own B examples only.
-    //   Stuck: HINTS.md.
+    //   Cost: on the wire, one allreduce of the gradient and nothing else (the grade times
+    //   it in simulated time against 2(P-1)α + 2(P-1)/P·nβ, ±5 %). Stuck: HINTS.md.
     (void)net;
     (void)opt;
     (void)x_global;

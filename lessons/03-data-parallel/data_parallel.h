@@ -38,6 +38,8 @@ void average_gradients(dt_net *net, MPI_Comm comm);
 // global batch on every rank; B = net->B. Take this rank's shard (shard()), load it
 // (dt_net_set_batch), forward in training mode, loss, backward with loss scale 1, average
 // the gradients (average_gradients()), and update with dt_optim_step(opt, net, lr).
+// Its communication: one allreduce of the n_trainable gradient floats a step, nothing more
+// (the weights stay equal because every rank applies the same update: no broadcast here).
 void data_parallel_step(dt_net *net, dt_optim *opt, const float *x_global,
                         const int32_t *y_global, float lr, MPI_Comm comm);
 

@@ -29,6 +29,9 @@
 //   simulated_time_within_5pc_of_ring_closed_form  one allreduce of n bytes takes
 //       2(P-1)α + 2(P-1)/P·nβ of simulated time, within 5 % (α, β of the platform: --alpha,
 //       --beta; γ = 0, computation is not simulated), computed here, not by coll_cost.c.
+// --schedule-count N (instructor/grade.sh): one more count for the schedule checks alone (the
+// dry run needs no buffer: a count of a 1.2 GB bucket costs nothing), where offsets
+// computed in int, c·n/P, overflow.
 // Part 1 (ring_mpi.c, MPI's point-to-point calls alone) is graded by `--raw SECONDS`:
 // grader_mpi.c.
 // Only rank 0 prints; the ranks agree on every verdict first.
@@ -139,9 +142,13 @@ static int round_ok(const dt_lane *L, int q, int k, int P, size_t n, char *why) 
                                 "negative when r < k: add p before taking %% p); its "
                                 "elements [%zu, ...) are far outside the buffer of %zu", q, k,
                                 kind_name(o->kind), neg, o->off, n), -1;
+            // an offset or a count past 2^63: a negative int made size_t (c·n/P in int
+            // arithmetic wraps once c·n passes 2^31)
+            int wrapped = o->off > (size_t)-1 / 2 || o->count > (size_t)-1 / 2;
             return snprintf(why, WHY, "rank %d round %d: a %s of elements [%zu, %zu), outside "
-                            "the buffer of %zu", q, k, kind_name(o->kind), o->off,
-                            o->off + o->count, n), -1;
+                            "the buffer of %zu%s", q, k, kind_name(o->kind), o->off,
+                            o->off + o->count, n, wrapped ? " (a negative int made size_t: "
+                            "is an offset computed in int, c*n overflowing past 2^31?)" : ""), -1;
         }
         for (int j = L->round_start[k]; j < L->round_start[k + 1]; j++) {
             const dt_op *b = &L->ops[j];
@@ -432,14 +439,16 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     double timing = 0, alpha = 2e-6, beta = 8e-10, raw = 0;
+    size_t sched_only = 0;  // --schedule-count N: schedules only (see the header)
     static const struct option lo[] = {{"timing", 1, 0, 't'}, {"alpha", 1, 0, 'a'},
                                        {"beta", 1, 0, 'b'}, {"raw", 1, 0, 'r'},
-                                       {0, 0, 0, 0}};
+                                       {"schedule-count", 1, 0, 's'}, {0, 0, 0, 0}};
     for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         if (ch == 't') timing = atof(optarg);
         else if (ch == 'a') alpha = atof(optarg);
         else if (ch == 'b') beta = atof(optarg);
         else if (ch == 'r') raw = atof(optarg);
+        else if (ch == 's') sched_only = strtoull(optarg, NULL, 10);
         else MPI_Abort(MPI_COMM_WORLD, 2);
     }
     grade_t g = grade_begin("04 (ring allreduce)", r != 0);
@@ -494,13 +503,16 @@ int main(int argc, char **argv) {
     // the counts, then the halves the nonblocking runs use
     size_t base[] = {0, 1, P > 1 ? (size_t)P - 1 : 2, (size_t)P, (size_t)P + 1, 1013, 131071};
     enum { NB = sizeof base / sizeof base[0] };
-    size_t counts[3 * NB];
-    int nc = 0, safe[3 * NB];
+    size_t counts[3 * NB + 1];
+    int nc = 0, safe[3 * NB + 1];
     for (int j = 0; j < NB; j++) counts[nc++] = base[j];
     for (int j = 0; j < NB; j++) counts[nc++] = base[j] / 2, counts[nc++] = base[j] - base[j] / 2;
+    if (sched_only) counts[nc++] = sched_only;  // checked, never run
     inspect(r, P, counts, nc, safe, bad_safe, bad_shape, bad_range);
-    grade_check(&g, !bad_safe[0], CHECK_SAFE, "%s", bad_safe[0] ? bad_safe :
-                "every rank's schedule, every count: sends meet receives of their length");
+    char every[MSG];
+    snprintf(every, sizeof every, "every rank's schedule, every count%s: sends meet receives "
+             "of their length", sched_only ? " (and a schedule alone for a larger one)" : "");
+    grade_check(&g, !bad_safe[0], CHECK_SAFE, "%s", bad_safe[0] ? bad_safe : every);
     grade_check(&g, !bad_shape[0], CHECK_ROUNDS, "%s", bad_shape[0] ? bad_shape :
                 "2(P-1) rounds of one send and one receive");
     grade_check(&g, !bad_range[0], CHECK_RANGE, "%s", bad_range[0] ? bad_range :

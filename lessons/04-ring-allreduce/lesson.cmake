@@ -28,8 +28,24 @@ foreach(v student solution)
                 SOURCES ${src}/ring.c ${L04}/registry.c INCLUDES ${L04})
   dt_add_dtsim(lesson04_${v}_dtsim OUTPUT_DIR ${out}
                SOURCES ${src}/ring.c ${L04}/registry.c INCLUDES ${L04})
+  # in the programs, --algo student refuses a ring that schedules no messages (the skeleton):
+  # a clear line and exit 2, not an allreduce that moves nothing (registry.c)
+  foreach(t lesson04_${v}_dtrain lesson04_${v}_dtsim lesson04_${v}_dtsim_rank)
+    target_compile_definitions(${t} PRIVATE LESSON04_PROGRAM)
+  endforeach()
   add_custom_target(lesson04_${v}_programs DEPENDS lesson04_${v}_dtrain lesson04_${v}_dtsim)
 endforeach()
+# The skeleton's ring (the lesson's own ring.c, as handed out) in the programs: dtsim and
+# dtrain --algo student refuse it with a line naming ring.c, exit 2 (registry.c)
+if(TARGET lesson04_student_programs)
+  add_test(NAME lesson.04.skeleton_ring_in_dtsim_and_dtrain_says_write_ring_c
+           COMMAND sh ${L04}/programs_check.sh skeleton ${DT_LESSONS_BIN}/04/student
+                   ${MPIRUN_EXECUTABLE})
+  set_tests_properties(lesson.04.skeleton_ring_in_dtsim_and_dtrain_says_write_ring_c PROPERTIES
+    LABELS "lesson;lesson04" TIMEOUT 120
+    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    PASS_REGULAR_EXPRESSION "PASS skeleton" FAIL_REGULAR_EXPRESSION "FAIL")
+endif()
 if(NOT TARGET lesson04_solution_programs)
   return()
 endif()

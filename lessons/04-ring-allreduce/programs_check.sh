@@ -9,6 +9,9 @@
 #   dtsim   a ResNet-50 iteration on 256 simulated GPUs (dtsim's default cluster, one
 #           iteration, no warm-up): the same simulated iteration, communication and exposed
 #           times as --algo ring (the same messages, coarsened the same way)
+#   skeleton  (on the student's build/lessons/04/student/, the skeleton's empty ring): dtsim
+#           --algo student on 8 GPUs and dtrain --algo student on 2 ranks each refuse, exit 2,
+#           with the line that names lessons/04-ring-allreduce/ring.c, and print no figure
 set -u
 CASE=$1 DIR=$2 MPIRUN=$3
 W=$(mktemp -d "${TMPDIR:-/tmp}/lesson04_${CASE}_XXXXXX")
@@ -47,5 +50,22 @@ dtsim)
     echo "ok: $k: --algo student $a s = --algo ring $b s"
   done
   echo "PASS dtsim" ;;
+skeleton)
+  want="the student ring schedules no messages on [0-9]+ ranks .*write lessons/04-ring-allreduce/ring.c first"
+  "$DIR/dtsim" --gpus 8 --algo student --iters 1 --warmup 0 >"$W/dtsim.out" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] || { cat "$W/dtsim.out"; fail "dtsim --algo student exited $rc, expected 2"; }
+  grep -Eq "^dtsim: .*$want" "$W/dtsim.out" || { cat "$W/dtsim.out"; fail "dtsim did not say to write ring.c"; }
+  ! grep -Eq "iter ms|images/s" "$W/dtsim.out" || { cat "$W/dtsim.out"; fail "dtsim printed a figure"; }
+  echo "ok: dtsim: $(grep -E "$want" "$W/dtsim.out" | head -1)"
+  "$MPIRUN" -np 2 --oversubscribe "$DIR/dtrain" --quiet --threads 1 --data synthetic \
+      --image-size 16 --synthetic-examples 64 --model smallcnn --batch 16 --epochs 1 \
+      --algo student >"$W/dtrain.out" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] || { cat "$W/dtrain.out"; fail "dtrain --algo student exited $rc, expected 2"; }
+  grep -Eq "^dtrain: .*$want" "$W/dtrain.out" || { cat "$W/dtrain.out"; fail "dtrain did not say to write ring.c"; }
+  ! grep -q "^epoch" "$W/dtrain.out" || { cat "$W/dtrain.out"; fail "dtrain trained"; }
+  echo "ok: dtrain: $(grep -E "$want" "$W/dtrain.out" | head -1)"
+  echo "PASS skeleton" ;;
 *) fail "unknown case $CASE" ;;
 esac

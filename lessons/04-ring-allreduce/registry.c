@@ -28,11 +28,34 @@ void build_student(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
     tag_ring_steps(l, first, p);
 }
 
+#ifdef LESSON04_PROGRAM
+// Does student_ring give rank r of p any message for a buffer of p elements (every chunk
+// holds one)? The skeleton's empty ring gives none: an allreduce that moves nothing, which
+// dtsim would time as free and dtrain would run as P replicas that never average.
+static int ring_sends_something(int r, int p) {
+    dt_sched s;
+    memset(&s, 0, sizeof s);
+    s.n_lanes = 1;
+    student_ring(&s.lanes[0], DT_COMM_ALL, r, p, 0, (size_t)p);
+    int n_ops = s.lanes[0].n_ops;
+    dt_sched_free(&s);
+    return n_ops > 0;
+}
+#endif
+
 int check_student(const dt_coll_opts *o, int p, dt_error *err) {
-    (void)p;
     if (o->wire_f16)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: --algo student sends fp32 only (fp16 on "
                        "the wire is beyond lesson 04; drop --fp16-grads, or use --algo ring)");
+#ifdef LESSON04_PROGRAM  // dtrain and dtsim (lesson.cmake); the grader grades an empty ring
+    if (p >= 2 && (!ring_sends_something(0, p) || !ring_sends_something(p - 1, p)))
+        return dt_fail(err, DT_EXIT_USAGE, "allreduce: --algo student: the student ring "
+                       "schedules no messages on %d ranks (rank %d sends and receives nothing): "
+                       "write lessons/04-ring-allreduce/ring.c first (lessons/grade 04 grades it)",
+                       p, ring_sends_something(0, p) ? p - 1 : 0);
+#else
+    (void)p;
+#endif
     return 0;
 }
 

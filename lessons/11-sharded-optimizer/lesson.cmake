@@ -32,14 +32,16 @@ foreach(v src IN ZIP_LISTS l11_variants l11_dirs)
   endif()
 endforeach()
 
-# Every command of the README and HINTS.md runs as written, as root without Open MPI's
-# root variables (kit/readme_commands.sh; the student's dtrain there is the solution's, so
-# that the README's comparison with the library's dtrain finds the same bits). ~15 s.
+# Every command of the README and HINTS.md runs to its end as written, exit 0, as root
+# without Open MPI's root variables (kit/readme_commands.py --complete; the student's dtrain
+# there is the solution's, --variant solution, so that the README's comparison with the
+# library's dtrain finds the same bits). ~15 s.
 if(TARGET lesson11_solution_dtrain)
   add_test(NAME lesson.11.readme_commands_run_as_written
-           COMMAND bash ${DT_LESSONS_DIR}/kit/readme_commands.sh ${L11} ${CMAKE_BINARY_DIR} solution)
+           COMMAND ${Python3_EXECUTABLE} ${DT_LESSONS_DIR}/kit/readme_commands.py
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} --lessons 11 --variant solution
+                   --complete)
   set_tests_properties(lesson.11.readme_commands_run_as_written PROPERTIES
     LABELS "lesson;lesson11" TIMEOUT 300
-    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1"
-    PASS_REGULAR_EXPRESSION "PASS readme_commands" FAIL_REGULAR_EXPRESSION "FAIL ")
+    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
 endif()

@@ -4,6 +4,7 @@ written in a student's handout: each must start (no usage error, no missing file
 program, no refusal to run as root).
 
 usage: readme_commands.py HANDOUT BUILD [--timeout S] [--lessons NN,NN] [--show N] [--list]
+                          [--complete] [--variant V]
 
 HANDOUT is a folder `lessons/handout` wrote; BUILD a configured and built build folder, which
 the commands reach as HANDOUT/build (a link made here when HANDOUT has none). The commands
@@ -17,10 +18,21 @@ seconds (3 by default): a command still running by then has started. It fails wh
 exits with 2 (usage), 126 or 127 (not executable, not found), or prints a usage line, an
 unknown option, a missing file, "command not found" or Open MPI's refusal to run as root.
 Other exits are the command's own verdict (a skeleton's grade fails cleanly with 1) and
-pass. --lessons limits it to those lessons; --show N prints the last N lines each command
+pass, as does an exit 2 whose output says which file of the lesson to write first (04's
+dtrain and dtsim refuse the skeleton's empty ring: "write lessons/.../ring.c first"). --lessons limits it to those lessons; --show N prints the last N lines each command
 printed; --list prints the commands and runs none. Exit 0: every command started; 1: some did
 not (each named with its file and line, and what it printed); 2: bad arguments.
+
+--complete: every command must also finish within S seconds (300 by default) and exit 0,
+its whole run checked, not only its start; `lessons/grade` lines are left out (the grades
+have their own tests, and a skeleton's grade fails by design). --variant V (with a full
+checkout as HANDOUT: lesson 11's test, V = solution): the commands run in a scratch folder
+that looks like HANDOUT's root, whose build/lessons/NN/student is BUILD's
+build/lessons/NN/V for the lessons run, so that a command comparing the student's program
+with the library's sees a finished one; HANDOUT itself is not touched.
 """
+import shutil
+import tempfile
 import os
 import re
 import signal
@@ -32,6 +44,8 @@ import time
 START = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
                    r"(?:lessons/|build/|bench/|\.ci/|mpirun\b|smpirun\b|cmake\b|ctest\b|"
                    r"sh\b|bash\b|python3\b|for [A-Za-z_]+ in\b)")
+# a program's refusal of an unwritten skeleton (exit 2): the command ran as written
+SKELETON = re.compile(r"write lessons/\S+ first")
 TEMPLATE = re.compile(r"<[a-z][^>]*>|\.\.\.")
 BAD = re.compile(r"^usage:|unknown (option|argument)|[Nn]o such file or directory|command "
                  r"not found|allow-run-as-root|unrecognized option|invalid option",
@@ -113,13 +127,41 @@ def run(cmd, cwd, timeout):
         return None, b"".join(chunks[:before]).decode("utf-8", "replace")
 
 
+def scratch_root(src, build, variant, nums):
+    """A temporary folder of links to src's entries, with build/ a folder of links to BUILD's
+    whose lessons/NN/student is BUILD's lessons/NN/<variant> for each NN of nums."""
+    w = tempfile.mkdtemp(prefix="lesson_readme_")
+    for e in os.listdir(src):
+        if e != "build":
+            os.symlink(os.path.join(src, e), os.path.join(w, e))
+    os.makedirs(os.path.join(w, "build", "lessons"))
+    for e in os.listdir(build):
+        if e != "lessons":
+            os.symlink(os.path.join(build, e), os.path.join(w, "build", e))
+    for e in os.listdir(os.path.join(build, "lessons")):
+        here = os.path.join(build, "lessons", e)
+        if e not in nums:
+            os.symlink(here, os.path.join(w, "build", "lessons", e))
+            continue
+        os.makedirs(os.path.join(w, "build", "lessons", e))
+        for f in os.listdir(here):
+            if f != "student":
+                os.symlink(os.path.join(here, f), os.path.join(w, "build", "lessons", e, f))
+        os.symlink(os.path.join(here, variant), os.path.join(w, "build", "lessons", e, "student"))
+    return w
+
+
 def main(argv):
-    args, timeout, listing, only, show = [], 3.0, False, None, 0
+    args, timeout, listing, only, show, complete, variant = [], None, False, None, 0, False, None
     it = iter(argv)
     for a in it:
         try:
             if a == "--timeout":
                 timeout = float(next(it))
+            elif a == "--complete":
+                complete = True
+            elif a == "--variant":
+                variant = next(it)
             elif a == "--show":
                 show = int(next(it))
             elif a == "--lessons":
@@ -130,19 +172,35 @@ def main(argv):
                 args.append(a)
         except (StopIteration, ValueError):
             print(f"readme_commands.py: {a} needs a value (--timeout S, --show N, "
-                  "--lessons NN,NN)", file=sys.stderr)
+                  "--lessons NN,NN, --variant V)", file=sys.stderr)
             return 2
+    if timeout is None:
+        timeout = 300.0 if complete else 3.0
     if len(args) != 2 or not os.path.isdir(os.path.join(args[0], "lessons")):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     handout, build = (os.path.abspath(a) for a in args)
-    if not os.path.exists(os.path.join(handout, "build")):
-        os.symlink(build, os.path.join(handout, "build"))
     lessons = os.path.join(handout, "lessons")
-    files = sorted(os.path.join(lessons, d, n) for d in os.listdir(lessons)
-                   if re.match(r"^\d\d-", d) and (only is None or d[:2] in only)
-                   for n in ("README.md", "HINTS.md")
+    dirs = [d for d in os.listdir(lessons)
+            if re.match(r"^\d\d-", d) and (only is None or d[:2] in only)]
+    files = sorted(os.path.join(lessons, d, n) for d in dirs for n in ("README.md", "HINTS.md")
                    if os.path.isfile(os.path.join(lessons, d, n)))
+    root = handout
+    if variant and not listing:
+        if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+            print(f"readme_commands.py: {build} is no build folder", file=sys.stderr)
+            return 2
+        root = scratch_root(handout, build, variant, [d[:2] for d in dirs])
+    elif not os.path.exists(os.path.join(handout, "build")):
+        os.symlink(build, os.path.join(handout, "build"))
+    try:
+        return run_all(files, handout, root, timeout, listing, show, complete)
+    finally:
+        if root != handout:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run_all(files, handout, root, timeout, listing, show, complete):
     env_root = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     os.environ.update({k: os.environ.get(k, v) for k, v in env_root.items()})
     failed = ran = 0
@@ -156,12 +214,19 @@ def main(argv):
             if listing:
                 print(f"{where}: {cmd}")
                 continue
+            if complete and re.match(r"^lessons/grade\b", cmd):
+                continue
             t0 = time.monotonic()
-            rc, out = run(cmd, handout, timeout)
+            rc, out = run(cmd, root, timeout)
             ran += 1
             bad = BAD.search(out)
             verdict = "started" if rc is None else f"exit {rc}"
-            if bad or rc in (2, 126, 127):
+            if rc == 2 and not complete and SKELETON.search(out):
+                rc, verdict = 1, f"exit 2, refused: {SKELETON.search(out).group(0)}"
+            if complete and rc is None:
+                verdict = f"still running after {timeout:g} s"
+            # --complete: the whole run must succeed, not only start
+            if bad or rc in (2, 126, 127) or (complete and rc != 0):
                 failed += 1
                 tail = "\n".join("    " + l for l in out.strip().splitlines()[-6:])
                 print(f"FAIL {where}: {cmd.splitlines()[0]} ({verdict}"
@@ -173,7 +238,7 @@ def main(argv):
                 print("\n".join("    | " + l for l in out.rstrip().splitlines()[-show:]))
     if listing:
         return 0
-    print(f"# {ran - failed} of {ran} commands started as written"
+    print(f"# {ran - failed} of {ran} commands {'ran' if complete else 'started'} as written"
           f"{' (as root)' if os.geteuid() == 0 else ''}")
     return 1 if failed or ran == 0 else 0
 

@@ -121,18 +121,25 @@ runs_report() {
 # then runs_report's (one line per check over the runs). Without the SMPI grader or
 # smpirun, SMPI_CHECK fails, naming what is missing. The status is runs_report's.
 # RUNS_ARGS (optional): the grader's arguments in every run (an instructor's other cases).
+# An item P:ARGS of the list (ARGS's words joined by commas: "6:--groups,2") runs the mpirun
+# at P with those arguments too; its runs are labelled "P=6 groups 2" (shown P=6_groups_2).
 runs_mpi_smpi() {
-  local plist=$1 sp=$2 scheck=$3 P labels=() limit=${LESSON_RUN_TIMEOUT:-40} rc
+  local plist=$1 sp=$2 scheck=$3 P item extra label labels=() limit=${LESSON_RUN_TIMEOUT:-40} rc
   shift 3
   : "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
   export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
   RUNS_HANG_HINT=${RUNS_HANG_HINT:-a collective that not every rank called?}
   runs_begin
-  for P in $plist; do
-    run_launch "P=$P" "$limit" "$MPIRUN" -np "$P" --oversubscribe -x OMP_NUM_THREADS \
-        -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER" ${RUNS_ARGS:-}
-    labels+=("P=$P")
+  for item in $plist; do
+    P=${item%%:*} extra="" label="P=$P"
+    if [ "$item" != "$P" ]; then
+      extra=$(printf '%s' "${item#*:}" | tr ',' ' ')
+      label="P=$P $(printf '%s' "$extra" | sed 's/--//g')"
+    fi
+    run_launch "$label" "$limit" "$MPIRUN" -np "$P" --oversubscribe -x OMP_NUM_THREADS \
+        -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER" ${RUNS_ARGS:-} $extra
+    labels+=("$label")
   done
   local missing=""
   if [ "$sp" -gt 0 ]; then

@@ -67,10 +67,16 @@ int sck_well_formed(const dt_lane *lanes, const sck_world *w, size_t off, size_t
                         snprintf(why, sizeof why, "names the rank itself as its peer%s",
                                  w->self_hint ? w->self_hint : "");
                     bad = why;
-                } else if (op->off < off || op->off + op->count > off + n) {
+                } else if (op->off < off || op->off > off + n ||
+                           op->count > off + n - op->off) {  // (no sum that could wrap)
+                    // past 2^63: a negative int made size_t (an offset c·n/p computed in
+                    // int wraps once c·n passes 2^31)
+                    int wrapped = op->off > (size_t)-1 / 2 || op->count > (size_t)-1 / 2;
                     snprintf(why, sizeof why, "covers elements [%zu, %zu), outside the range "
-                             "[%zu, %zu) (offsets are absolute: add `off`)", op->off,
-                             op->off + op->count, off, off + n), bad = why;
+                             "[%zu, %zu) (%s)", op->off, op->off + op->count, off, off + n,
+                             wrapped ? "a negative int made size_t: is an offset computed in "
+                                       "int, c*n overflowing past 2^31?"
+                                     : "offsets are absolute: add `off`"), bad = why;
                 }
                 for (int j = l->round_start[k]; !bad && j < l->round_start[k + 1]; j++) {
                     const dt_op *o2 = &l->ops[j];

@@ -3,8 +3,11 @@
 # kept beside solution/, so the handout has neither): rank counts the public grade.sh never
 # runs, under smpirun on tests/coll/flat1024.xml with its flags (α = 2 µs, β = 0.8 ns/B):
 # P = 40 (p' = 32, 8 ranks folding in and out; the sums checked, a count of 20,021, and
-# 1 MiB timed) and P = 200 (p' = 128, rem = 72; the schedules and 256 KiB timed). One line
-# per check over both runs (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>.
+# 1 MiB timed) and P = 200 (p' = 128, rem = 72; the schedules and 256 KiB timed; the
+# schedules checked for a 1.2 GB buffer too, 300,000,001 floats: --large, with --no-data
+# the schedule checks' largest count, never run), where block offsets computed in int
+# (b·n/p') overflow (public: at most 100,003 floats). One line per check over both runs
+# (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>.
 set -u
 : "${LESSON_GRADER_SMPI:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
@@ -18,5 +21,5 @@ smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" -
 run_launch "P=40" 90 "$SMPIRUN" "${smpi[@]}" -np 40 "$LESSON_GRADER_SMPI" --large 20021 \
     --timing 1048576 --alpha 2e-6 --beta 8e-10
 run_launch "P=200" 90 "$SMPIRUN" "${smpi[@]}" -np 200 "$LESSON_GRADER_SMPI" --no-data \
-    --timing 262144 --alpha 2e-6 --beta 8e-10
+    --large 300000001 --timing 262144 --alpha 2e-6 --beta 8e-10
 runs_report "P=40" "P=200"
