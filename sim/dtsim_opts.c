@@ -1,6 +1,6 @@
 // dtsim_opts.c — dtsim's command line: its table of options (nn/opt_table.h; the allreduce
-// options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options are
-// dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
+// options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options'
+// rows are dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
 // options once all are read: the cluster (a preset, the default, the user's changes), the
 // batch, the outputs creatable before minutes of simulation.
 #include <stdio.h>
@@ -27,7 +27,7 @@ typedef struct {
     dtsim_cluster_args ca;
 } dtsim_cli;
 
-int dtsim_bad_option(const char *opt, const char *val, const char *want) {
+static int dtsim_bad_option(const char *opt, const char *val, const char *want) {
     dt_error err;
     dt_opt_bad(&err, opt, val, want);
     fprintf(stderr, "dtsim: %s (see dtsim --help)\n", err.msg);
@@ -274,18 +274,19 @@ static void usage(FILE *f) {
     dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS});
     dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_coll_heading, .n = 1});
     dt_coll_cli cc;
-    dt_opt_table ct = dt_coll_cli_table(&cc, NULL);
+    dt_opt_table ct = dt_coll_cli_table(&cc, NULL), ft = dtsim_fault_table(NULL, NULL, NULL),
+                 jt = dtsim_jobs_table(NULL, NULL);
     dt_opts_usage(f, &ct);
-    dtsim_fault_usage(f);
-    dtsim_jobs_usage(f);
+    dt_opts_usage(f, &ft);
+    dt_opts_usage(f, &jt);
 }
 
-// The options of slow GPUs and failures (dtsim_faults.c) and of parallel and cluster runs
-// (dtsim_jobs.c), which keep their own getopt_long arrays
-static int extra_option(int code, const char *arg, void *ctx) {
-    dtsim_opts *o = ctx;
-    int rc = dtsim_fault_option(code, arg, o);
-    return rc >= 0 ? rc : dtsim_jobs_option(code, arg, "dtsim", &o->par);
+dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only) {
+    dt_opt_table t = {.opts = dtsim_table, .n = DTSIM_OPTS, .base = o, .only = only};
+    for (int i = 0; i < DTSIM_OPTS; i++)  // the rows of dtsim_opts only (dtsim_cli starts so)
+        DT_ASSERT(dt_opt_find(&t, dtsim_table[i].name ? dtsim_table[i].name : "") < 0 ||
+                  dtsim_table[i].offset + dtsim_table[i].size <= sizeof(dtsim_opts));
+    return t;
 }
 
 static void defaults(dtsim_cli *c) {
@@ -314,15 +315,10 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
     int sweep = argc > 1 && !strcmp(argv[1], "sweep");
     if (sweep) argv++, argc--;
     unsigned char given[DTSIM_OPTS] = {0}, cgiven[DT_COLL_CLI_COUNT] = {0};
-    dt_opt_table t[2] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
-                         dt_coll_cli_table(&c->cc, cgiven)};
-    struct option extra_opts[32];
-    DT_ASSERT(dtsim_fault_option_count + dtsim_jobs_option_count < 32);
-    memcpy(extra_opts, dtsim_fault_options, (size_t)dtsim_fault_option_count * sizeof *extra_opts);
-    memcpy(extra_opts + dtsim_fault_option_count, dtsim_jobs_options,
-           (size_t)(dtsim_jobs_option_count + 1) * sizeof *extra_opts);
-    dt_opt_extra x = {extra_opts, "j:", extra_option, &c->o};
-    int rc = dt_opts_parse(argc, argv, t, 2, &x, "dtsim", 0);
+    dt_opt_table t[4] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
+                         dt_coll_cli_table(&c->cc, cgiven), dtsim_fault_table(&c->o, NULL, NULL),
+                         dtsim_jobs_table(&c->o.par, NULL)};
+    int rc = dt_opts_parse(argc, argv, t, 4, "dtsim", 0);
     if (rc == 1) usage(stdout);
     if (!rc) {
         dtsim_opts *o = &c->o;
