@@ -2,6 +2,7 @@
 // environment into a program's options struct, writing --help, wording refusals.
 #include "opt_table.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -18,8 +19,15 @@
 // getopt_long's code of --help, which every program takes
 #define DT_OPT_HELP (DT_OPT_CODE - 1)
 
+// A number as typed: decimal digits from its first character (strtoll and strtod would also
+// skip leading blanks, and strtod read C99's hexadecimal floats, "0x1p4")
+static int plain(const char *s) {
+    return *s && !isspace((unsigned char)*s) && !strpbrk(s, "xX");
+}
+
 int dt_parse_int(const char *s, long long lo, long long hi, long long *out) {
     char *end;
+    if (!plain(s)) return -1;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
@@ -29,6 +37,7 @@ int dt_parse_int(const char *s, long long lo, long long hi, long long *out) {
 
 int dt_parse_real(const char *s, double lo, double hi, double *out) {
     char *end;
+    if (!plain(s)) return -1;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
@@ -95,7 +104,7 @@ int dt_opt_set(const dt_opt *d, const char *what, const char *s, void *base, dt_
         char *end;
         errno = 0;
         unsigned long long u = strtoull(s, &end, 10);
-        if (errno || end == s || *end || strchr(s, '-') || (double)u < d->lo ||
+        if (errno || !plain(s) || end == s || *end || strchr(s, '-') || (double)u < d->lo ||
             (double)u > d->hi)
             return dt_opt_bad(err, what, s, want);
         return *(uint64_t *)v = u, 0;

@@ -77,6 +77,7 @@ static int algo_list(const dt_opt *d, const char *what, const char *s, void *v, 
             return dt_fail(err, DT_EXIT_USAGE, "%s: nccl runs only on real GPUs (dtrain "
                            "--device cuda)", what);
     }
+    if (!o->n_sweep_algos) return dt_opt_bad(err, what, s, "a comma-separated list of algorithms");
     return 0;
 }
 
@@ -241,10 +242,9 @@ static const dt_opt dtsim_table[] = {
     {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
      .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
     {.type = DT_OPT_SECTION, .help = "transformers and sharded data parallel (ZeRO, Rajbhandari "
-     "et al. 2020):\n  --model gpt2        or gpt2-medium, gpt2-large, gpt2-xl, gpt3-small ... "
-     "gpt3-175b:\n                      one sample is a sequence of the model's context (1024 "
-     "or 2048\n                      tokens); time-to-train is one pass over GPT-3's 300B "
-     "tokens"},
+     "et al. 2020): --model gpt2 or gpt2-medium,\ngpt2-large, gpt2-xl, gpt3-small ... "
+     "gpt3-175b: one sample is a sequence of the model's context\n(1024 or 2048 tokens); "
+     "time-to-train is one pass over GPT-3's 300B tokens"},
     {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard), .parse = zero_stage,
      .want = "0|none, 1|optimizer, 2|gradients or 3|parameters",
      .help = "ZeRO stage: 0|none (default), 1|optimizer, 2|gradients,\n3|parameters: the model "

@@ -111,7 +111,7 @@ static int prices(const dt_opt *d, const char *what, const char *s, void *v, dt_
         p->price_node[p->n_price] = node, p->node_gpn[p->n_price] = (int)gpn;
         snprintf(p->price_gpu[p->n_price++], sizeof p->price_gpu[0], "%s", t);
     }
-    return 0;
+    return strspn(s, ",") < strlen(s) ? 0 : dt_opt_bad(err, what, s, d->want);
 }
 
 // The candidate's price per GPU-hour (a node's price over its GPUs), or 0 with the reason

@@ -37,11 +37,12 @@ static void test_numbers_read_back_in_range(void **state) {
     }
     long long v;
     double d;
-    const char *bad_int[] = {"", " ", "1.5", "0x10", "99999999999999999999", "1e3", "--1"};
+    const char *bad_int[] = {"", " ", " 3", "\t3", "1.5", "0x10", "99999999999999999999", "1e3",
+                             "--1"};
     for (size_t i = 0; i < sizeof bad_int / sizeof *bad_int; i++)
         if (!dt_parse_int(bad_int[i], -(1LL << 62), 1LL << 62, &v))
             fail_msg("'%s' read", bad_int[i]);
-    const char *bad_real[] = {"", "nan", "inf", "-inf", "1e999", "2x", "1,5"};
+    const char *bad_real[] = {"", "nan", "inf", "-inf", "1e999", "2x", "1,5", " 3", "0x10", "0x1p4"};
     for (size_t i = 0; i < sizeof bad_real / sizeof *bad_real; i++)
         if (!dt_parse_real(bad_real[i], -1e300, 1e300, &d)) fail_msg("'%s' read", bad_real[i]);
 }
