@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "coll/coll.h"
+#include "coll/coll_cli.h"
 #include "coll/fusion.h"
 #include "dtsim_jobs.h"
 #include "generation.h"
@@ -201,6 +202,14 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *o);
 // The rows of dtsim's own table named in only ("model,csv"), each a field of dtsim_opts,
 // into o: the rows `dtsim plan` shares with dtsim
 dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only);
+// Each command's option tables in its --help's order (bases NULL; --help is dt_opts_usage
+// over them, the parser reads them with their bases): `dtsim` and `dtsim sweep` (the
+// allreduce rows kept in cc), `dtsim plan`, `dtsim calibrate`. Their count.
+#define DTSIM_MAIN_TABLES 5
+int dtsim_main_tables(dt_coll_cli *cc, dt_opt_table *t);
+#define DTSIM_PLAN_TABLES 7
+int dtsim_plan_tables(dt_opt_table *t);
+int dtsim_calibrate_tables(dt_opt_table *t);
 // `dtsim plan ...` (sim/dtsim_plan.c): argv[0] is "plan"; an exit code
 int dtsim_plan_main(int argc, char **argv);
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code

@@ -92,10 +92,16 @@ static const dt_opt calib_rows[] = {
         "trace's buckets are fitted the same way (one size only: alpha 0)."},
 };
 
+int dtsim_calibrate_tables(dt_opt_table *t) {
+    *t = (dt_opt_table){.opts = calib_rows, .n = (int)(sizeof calib_rows / sizeof *calib_rows)};
+    return 1;
+}
+
 int dtsim_calibrate_main(int argc, char **argv) {
     calib_args a = {.algo = "ring"};
-    dt_opt_table t = {.opts = calib_rows, .n = (int)(sizeof calib_rows / sizeof *calib_rows),
-                      .base = &a};
+    dt_opt_table t;
+    dtsim_calibrate_tables(&t);
+    t.base = &a;
     int rc = dt_opts_parse(argc, argv, &t, 1, "dtsim calibrate", 0);
     if (rc == 1) dt_opts_usage(stdout, &t);
     if (rc) return rc == 1 ? 0 : rc;

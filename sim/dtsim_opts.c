@@ -270,15 +270,28 @@ static const dt_opt dtsim_coll_heading[] = {
      "node):"},
 };
 
+// dtsim's tables in --help's order: its own rows (into c), the allreduce heading, the
+// allreduce rows (into cc), the failure and the job rows (into c's options); c NULL: for
+// --help alone
+static void main_tables(dtsim_cli *c, dt_coll_cli *cc, unsigned char *given,
+                        unsigned char *cgiven, dt_opt_table *t) {
+    t[0] = (dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given};
+    t[1] = (dt_opt_table){.opts = dtsim_coll_heading, .n = 1};
+    t[2] = dt_coll_cli_table(cc, cgiven);
+    t[3] = dtsim_fault_table(c ? &c->o : NULL, NULL, NULL);
+    t[4] = dtsim_jobs_table(c ? &c->o.par : NULL, NULL);
+}
+
+int dtsim_main_tables(dt_coll_cli *cc, dt_opt_table *t) {
+    main_tables(NULL, cc, NULL, NULL, t);
+    return DTSIM_MAIN_TABLES;
+}
+
 static void usage(FILE *f) {
-    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS});
-    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_coll_heading, .n = 1});
     dt_coll_cli cc;
-    dt_opt_table ct = dt_coll_cli_table(&cc, NULL), ft = dtsim_fault_table(NULL, NULL, NULL),
-                 jt = dtsim_jobs_table(NULL, NULL);
-    dt_opts_usage(f, &ct);
-    dt_opts_usage(f, &ft);
-    dt_opts_usage(f, &jt);
+    dt_opt_table t[DTSIM_MAIN_TABLES];
+    main_tables(NULL, &cc, NULL, NULL, t);
+    for (int i = 0; i < DTSIM_MAIN_TABLES; i++) dt_opts_usage(f, &t[i]);
 }
 
 dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only) {
@@ -315,10 +328,9 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
     int sweep = argc > 1 && !strcmp(argv[1], "sweep");
     if (sweep) argv++, argc--;
     unsigned char given[DTSIM_OPTS] = {0}, cgiven[DT_COLL_CLI_COUNT] = {0};
-    dt_opt_table t[4] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
-                         dt_coll_cli_table(&c->cc, cgiven), dtsim_fault_table(&c->o, NULL, NULL),
-                         dtsim_jobs_table(&c->o.par, NULL)};
-    int rc = dt_opts_parse(argc, argv, t, 4, "dtsim", 0);
+    dt_opt_table t[DTSIM_MAIN_TABLES];
+    main_tables(c, &c->cc, given, cgiven, t);
+    int rc = dt_opts_parse(argc, argv, t, DTSIM_MAIN_TABLES, "dtsim", 0);
     if (rc == 1) usage(stdout);
     if (!rc) {
         dtsim_opts *o = &c->o;
@@ -334,8 +346,8 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
             rc = 2;
         } else {
             rc = finish(o, c, dt_opt_given(&t[0], "precision"), dt_opt_given(&t[0], "optimizer"),
-                        dt_opt_given(&t[1], "algo"), dt_opt_given(&t[1], "inner"),
-                        dt_opt_given(&t[1], "fusion"), dt_opt_given(&t[0], "model"),
+                        dt_opt_given(&t[2], "algo"), dt_opt_given(&t[2], "inner"),
+                        dt_opt_given(&t[2], "fusion"), dt_opt_given(&t[0], "model"),
                         dt_opt_given(&t[0], "gpu-img-s"));
         }
     }

@@ -273,7 +273,7 @@ static const dt_opt plan_out[] = {
 #define PLAN_DTSIM_ROWS "model,dataset-size,epochs"
 #define PLAN_OUT_ROWS "csv,json,quiet"
 #define PLAN_FAULT_ROWS "mtbf,node-fail-rate,ckpt-async,storage-bw,fs-bw,restart"
-#define PLAN_TABLES 7
+#define PLAN_TABLES DTSIM_PLAN_TABLES
 
 // The tables in --help's order: p's own rows, dtsim's into scratch, the job rows into p->par
 static void tables(plan_opts *p, dtsim_opts *scratch, unsigned char *fgiven,
@@ -288,10 +288,14 @@ static void tables(plan_opts *p, dtsim_opts *scratch, unsigned char *fgiven,
     t[6] = dtsim_jobs_table(p ? &p->par : NULL, NULL);
 }
 
+int dtsim_plan_tables(dt_opt_table *t) {
+    tables(NULL, NULL, NULL, NULL, t);
+    return PLAN_TABLES;
+}
+
 static void usage(FILE *f) {
     dt_opt_table t[PLAN_TABLES];
-    tables(NULL, NULL, NULL, NULL, t);
-    for (int i = 0; i < PLAN_TABLES; i++) dt_opts_usage(f, &t[i]);
+    for (int i = 0, n = dtsim_plan_tables(t); i < n; i++) dt_opts_usage(f, &t[i]);
 }
 
 // The lists' defaults, read by their rows as if typed
