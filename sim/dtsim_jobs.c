@@ -208,7 +208,7 @@ int dtsim_jobs_run(const dtsim_jobs_opts *j, int n, const dtsim_job_set *s, void
             }
             if (s->started) s->started(s->ctx, i);
             void *r = rs + (size_t)i * stride;
-            if (jobs == 1) {  // in this process, as the sequential run always did
+            if (jobs == 1) {  // in this process: the sequential run
                 rcs[i] = s->simulate(s->ctx, i, r);
                 state[i] = 2;
                 break;
