@@ -439,7 +439,7 @@ int main(int argc, char **argv) {
         {.opts = bench_opts, .n = (int)(sizeof bench_opts / sizeof *bench_opts), .base = &a},
         dt_coll_cli_table(&a.cli, NULL)};
     t[1].only = "group,inner,hier-rs";
-    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtcoll-bench", rank_ != 0);
+    int rc = dt_opts_parse(argc, argv, t, 2, "dtcoll-bench", rank_ != 0);
     if (rc == 1 && rank_ == 0) dt_opts_usage(stdout, &t[0]), dt_opts_usage(stdout, &t[1]);
     if (rc) {
         MPI_Finalize();

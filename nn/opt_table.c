@@ -2,6 +2,7 @@
 // environment into a program's options struct, writing --help, wording refusals.
 #include "opt_table.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -18,8 +19,15 @@
 // getopt_long's code of --help, which every program takes
 #define DT_OPT_HELP (DT_OPT_CODE - 1)
 
+// A number as typed: decimal digits from its first character (strtoll and strtod would also
+// skip leading blanks, and strtod read C99's hexadecimal floats, "0x1p4")
+static int plain(const char *s) {
+    return *s && !isspace((unsigned char)*s) && !strpbrk(s, "xX");
+}
+
 int dt_parse_int(const char *s, long long lo, long long hi, long long *out) {
     char *end;
+    if (!plain(s)) return -1;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
@@ -29,6 +37,7 @@ int dt_parse_int(const char *s, long long lo, long long hi, long long *out) {
 
 int dt_parse_real(const char *s, double lo, double hi, double *out) {
     char *end;
+    if (!plain(s)) return -1;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
@@ -95,7 +104,7 @@ int dt_opt_set(const dt_opt *d, const char *what, const char *s, void *base, dt_
         char *end;
         errno = 0;
         unsigned long long u = strtoull(s, &end, 10);
-        if (errno || end == s || *end || strchr(s, '-') || (double)u < d->lo ||
+        if (errno || !plain(s) || end == s || *end || strchr(s, '-') || (double)u < d->lo ||
             (double)u > d->hi)
             return dt_opt_bad(err, what, s, want);
         return *(uint64_t *)v = u, 0;
@@ -141,26 +150,42 @@ int dt_opt_given(const dt_opt_table *t, const char *name) {
     return i >= 0 && t->given && t->given[i];
 }
 
-// The getopt_long array of the tables and extra, zero-terminated (malloc'ed)
-static struct option *long_options(const dt_opt_table *t, int nt, const dt_opt_extra *x) {
-    int n = 2, k = 0;
+// A row of one letter is the short option -j alone
+static int is_letter(const dt_opt *d) { return d->name && d->name[0] && !d->name[1]; }
+
+// The getopt_long array of the tables, zero-terminated, and the short options' letters
+// ("j:"); both malloc'ed
+static struct option *long_options(const dt_opt_table *t, int nt, char **shortopts) {
+    int n = 2, k = 0, m = 0;
     for (int j = 0; j < nt; j++) n += t[j].n;
-    for (int i = 0; x && x->opts[i].name; i++) n++;
     struct option *lo = calloc((size_t)n, sizeof *lo);
-    DT_ASSERT(lo);
+    char *so = calloc(2 * (size_t)n + 1, 1);
+    DT_ASSERT(lo && so);
     for (int j = 0, code = DT_OPT_CODE; j < nt; j++)
-        for (int i = 0; i < t[j].n; i++, code++)
-            if (used(&t[j], i))
-                lo[k++] = (struct option){t[j].opts[i].name, t[j].opts[i].arg ? 1 : 0, 0, code};
-    for (int i = 0; x && x->opts[i].name; i++) lo[k++] = x->opts[i];
+        for (int i = 0; i < t[j].n; i++, code++) {
+            const dt_opt *d = &t[j].opts[i];
+            if (!used(&t[j], i)) continue;
+            if (is_letter(d)) {
+                so[m++] = d->name[0];
+                if (d->arg) so[m++] = ':';
+            } else {
+                lo[k++] = (struct option){d->name, d->arg ? 1 : 0, 0, code};
+            }
+        }
     lo[k] = (struct option){"help", 0, 0, DT_OPT_HELP};
+    *shortopts = so;
     return lo;
 }
 
-// The table and the option of getopt_long's code c; 0, or -1 for a code not of the tables
+// The table and the option of getopt_long's code c (a table's code, or a short option's
+// letter); 0, or -1 for a code not of the tables
 static int option_of(const dt_opt_table *t, int nt, int c, int *table, int *opt) {
     for (int j = 0, first = DT_OPT_CODE; j < nt; first += t[j].n, j++)
-        if (c >= first && c < first + t[j].n) return *table = j, *opt = c - first, 0;
+        for (int i = 0; i < t[j].n; i++) {
+            const dt_opt *d = &t[j].opts[i];
+            int letter = c < DT_OPT_CODE && is_letter(d) && d->name[0] == c;
+            if (used(&t[j], i) && (c == first + i || letter)) return *table = j, *opt = i, 0;
+        }
     return -1;
 }
 
@@ -169,27 +194,29 @@ static int refuse(const char *prog, int quiet, const char *msg) {
     return DT_EXIT_USAGE;
 }
 
-int dt_opts_parse(int argc, char **argv, const dt_opt_table *t, int nt,
-                  const dt_opt_extra *extra, const char *prog, int quiet) {
-    struct option *lo = long_options(t, nt, extra);
-    int rc = 0;
+int dt_opts_parse(int argc, char **argv, const dt_opt_table *t, int nt, const char *prog,
+                  int quiet) {
+    char *shortopts;
+    struct option *lo = long_options(t, nt, &shortopts);
+    int rc = 0, seq = 0;
     opterr = 0;
     optind = 1;
-    const char *shortopts = extra ? extra->shortopts : "";
     for (int c; !rc && (c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1;) {
         int j, i;
         dt_error err;
         if (c == DT_OPT_HELP) {
             rc = 1;
-        } else if (option_of(t, nt, c, &j, &i) == 0) {
+        } else if (c != '?' && option_of(t, nt, c, &j, &i) == 0) {
             const dt_opt *d = &t[j].opts[i];
             char what[80];
-            snprintf(what, sizeof what, "--%s", d->name);
-            if (dt_opt_set(d, what, d->arg ? optarg : NULL, t[j].base, &err))
+            snprintf(what, sizeof what, "-%s%s", is_letter(d) ? "" : "-", d->name);
+            if (dt_opt_set(d, what, d->arg ? optarg : NULL, t[j].base, &err)) {
                 rc = refuse(prog, quiet, err.msg);
-            else if (t[j].given)
-                t[j].given[i] = 1;
-        } else if (c == '?' || !extra || (rc = extra->handle(c, optarg, extra->ctx)) < 0) {
+            } else {
+                if (t[j].given) t[j].given[i] = (unsigned char)(++seq < 255 ? seq : 255);
+                if (t[j].typed) t[j].typed[i] = d->arg ? optarg : NULL;
+            }
+        } else {
             snprintf(err.msg, sizeof err.msg, "unknown option or missing value: %s",
                      argv[optind - 1]);
             rc = refuse(prog, quiet, err.msg);
@@ -201,6 +228,7 @@ int dt_opts_parse(int argc, char **argv, const dt_opt_table *t, int nt,
         rc = refuse(prog, quiet, err.msg);
     }
     free(lo);
+    free(shortopts);
     return rc;
 }
 
@@ -218,13 +246,14 @@ void dt_opts_usage(FILE *f, const dt_opt_table *t) {
         const dt_opt *d = &t->opts[i];
         char text[2048], arg[1024] = "", head[128];
         if (d->type == DT_OPT_SECTION) {
-            fprintf(f, "%s\n", d->help);
+            if (!t->only) fprintf(f, "%s\n", d->help);
             continue;
         }
         if (!used(t, i) || !d->help) continue;  // a hidden option (testing, an old name)
         if (d->help_arg) snprintf(text, sizeof text, d->help, d->help_arg(arg, sizeof arg));
         else snprintf(text, sizeof text, "%s", d->help);
-        int n = snprintf(head, sizeof head, "  --%s%s%s", d->name, d->arg ? " " : "",
+        int n = snprintf(head, sizeof head, "  -%s%s%s%s", is_letter(d) ? "" : "-", d->name,
+                         d->arg ? " " : "",
                          d->arg ? d->arg : "");
         fprintf(f, "%s%*s", head, n < DT_OPT_HELP_COL - 1 ? DT_OPT_HELP_COL - n : 2, "");
         // each line of the text, broken at a space before DT_OPT_WIDTH (a longer word alone)

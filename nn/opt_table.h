@@ -32,7 +32,8 @@ typedef enum {
 
 typedef struct dt_opt dt_opt;
 struct dt_opt {
-    const char *name;     // --name (NULL for a section)
+    const char *name;     // --name (NULL for a section); a name of one letter is the short
+                          // option -j alone, as getopt reads it ("-j 4", "-j4")
     const char *arg;      // the value's name in --help ("N", "NAME"); NULL: takes no value
     dt_opt_type type;
     size_t offset, size;  // of the value in the struct the table fills (DT_OPT_FIELD)
@@ -47,6 +48,8 @@ struct dt_opt {
                           // its one "%s" is that function's text (the registry's names)
     const char *(*help_arg)(char *buf, size_t n);
     const char *env;      // the environment variable that sets it too (preload), or NULL
+    const void *data;     // DT_OPT_CUSTOM: the row's own constants for `parse` (a list's
+                          // length and range), or NULL
 };
 
 // A row's offset and size: member of struct type T, in a designated initializer:
@@ -55,12 +58,16 @@ struct dt_opt {
 
 // One table and the struct its values go into. `given`, when not NULL, has room for n flags:
 // the parser sets given[i] when option i was on the command line (a preset's defaults yield
-// to what the user typed). `only`, when not NULL: the comma-separated names used of it.
+// to what the user typed), to its place among the options read (1, 2, ..., at most 255:
+// the order the user typed them). `typed`, when not NULL, has room for n: the value of
+// option i as typed (its last one). `only`, when not NULL: the comma-separated names used of
+// it; then the table's sections are not printed (another program's headings).
 typedef struct {
     const dt_opt *opts;
     int n;
     void *base;
     unsigned char *given;
+    const char **typed;
     const char *only;
 } dt_opt_table;
 
@@ -75,27 +82,16 @@ int dt_opt_bad(dt_error *err, const char *what, const char *s, const char *want)
 // Read s as the value of d into base's struct; `what` names it in messages. 0, or -1.
 int dt_opt_set(const dt_opt *d, const char *what, const char *s, void *base, dt_error *err);
 
-// Extra getopt_long options a program keeps outside the tables (dtsim's failure and job
-// options): handle(code, optarg, ctx) returns 0, an exit code > 0 (message printed), or -1
-// for a code it does not know.
-typedef struct {
-    const struct option *opts;  // terminated by a zero entry
-    const char *shortopts;      // e.g. "j:", or ""
-    int (*handle)(int code, const char *arg, void *ctx);
-    void *ctx;
-} dt_opt_extra;
-
-// getopt_long over the tables (and extra, may be NULL) from argv[1]. Returns 0; 1 for
-// --help (nothing printed); 2 with the message on stderr as "PROG: ... (see PROG --help)",
-// printed only when `quiet` is 0 (MPI ranks but the first), or the extra handler's code.
-// An argument that is not an option is refused.
-int dt_opts_parse(int argc, char **argv, const dt_opt_table *t, int nt,
-                  const dt_opt_extra *extra, const char *prog, int quiet);
+// getopt_long over the nt tables from argv[1]. Returns 0; 1 for --help (nothing printed); 2
+// with the message on stderr as "PROG: ... (see PROG --help)", printed only when `quiet`
+// is 0 (MPI ranks but the first). An argument that is not an option is refused.
+int dt_opts_parse(int argc, char **argv, const dt_opt_table *t, int nt, const char *prog,
+                  int quiet);
 
 // The tables' environment variables, each one read like its option. 0, or -1 with err.
 int dt_opts_env(const dt_opt_table *t, dt_error *err);
 
-// --help's lines of table t: "  --name ARG", then the help from column 25 in lines of at
+// --help's lines of table t: "  --name ARG" (or "  -j ARG"), then the help from column 25 in lines of at
 // most 100 columns (broken at spaces, and where the text says "\n"); a section's heading as
 // it is; a row without help (testing, an old name) not at all.
 void dt_opts_usage(FILE *f, const dt_opt_table *t);

@@ -326,7 +326,7 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     unsigned char given[DTRAIN_OPTS] = {0};
     dt_opt_table t[2] = {{.opts = dtrain_table, .n = DTRAIN_OPTS, .base = o, .given = given},
                          dt_coll_cli_table(&cli, NULL)};
-    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "dtrain", rank != 0);
+    int rc = dt_opts_parse(argc, argv, t, 2, "dtrain", rank != 0);
     if (rc == 1 && rank == 0) dtrain_usage(stdout);
     if (rc) return rc;
     rc = text_models(o, &t[0], rank);

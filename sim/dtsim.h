@@ -5,14 +5,15 @@
 #ifndef DT_SIM_DTSIM_H
 #define DT_SIM_DTSIM_H
 
-#include <getopt.h>
 #include <stdio.h>
 
 #include "coll/coll.h"
+#include "coll/coll_cli.h"
 #include "coll/fusion.h"
 #include "dtsim_jobs.h"
 #include "generation.h"
 #include "json.h"
+#include "opt_table.h"
 #include "gpu.h"
 #include "platform.h"
 #include "profile.h"
@@ -170,17 +171,13 @@ int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set, int 
 int dtsim_batch_beyond(const dtsim_opts *o, long long global_batch);
 void dtsim_batch_warning(dtsim_opts *o);
 
-// Slow GPUs and failures (sim/dtsim_faults.c): their long options (codes from 512), usage,
-// parsing (0, 2 with a message, or -1: not one of them), the check before the header, the
-// perfect cluster's simulation and the goodput after a run, and their report lines.
-extern const struct option dtsim_fault_options[];
-extern const int dtsim_fault_option_count;
-void dtsim_fault_usage(FILE *f);
-// "dtsim: option OPT: 'VAL' is not WANT (see dtsim --help)" on stderr; returns 2
-int dtsim_bad_option(const char *opt, const char *val, const char *want);
+// Slow GPUs and failures (sim/dtsim_faults.c): the rows of their options (into o; given and
+// typed as in dt_opt_table, may be NULL; DTSIM_FAULT_ROWS of them), the check before the
+// header, the perfect cluster's simulation and the goodput after a run, and their report lines.
+#define DTSIM_FAULT_ROWS 10
+dt_opt_table dtsim_fault_table(dtsim_opts *o, unsigned char *given, const char **typed);
 // seconds as "12.3 s", "4m05s" or "2h07m" ("-" when not finite), into buf
 void dtsim_duration(double s, char *buf, size_t n);
-int dtsim_fault_option(int code, const char *arg, dtsim_opts *o);
 int dtsim_has_failures(const dtsim_opts *o);
 int dtsim_faults_check(const dtsim_opts *o);
 int dtsim_faults_run(const dtsim_opts *o, dtsim_result *r);
@@ -202,6 +199,17 @@ const char *dtsim_optim_label(const dtsim_opts *o);
 // The command line of one run into o (sim/dtsim_opts.c): 0, 1 (--help printed), or 2 with
 // a message
 int dtsim_parse(int argc, char **argv, dtsim_opts *o);
+// The rows of dtsim's own table named in only ("model,csv"), each a field of dtsim_opts,
+// into o: the rows `dtsim plan` shares with dtsim
+dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only);
+// Each command's option tables in its --help's order (bases NULL; --help is dt_opts_usage
+// over them, the parser reads them with their bases): `dtsim` and `dtsim sweep` (the
+// allreduce rows kept in cc), `dtsim plan`, `dtsim calibrate`. Their count.
+#define DTSIM_MAIN_TABLES 5
+int dtsim_main_tables(dt_coll_cli *cc, dt_opt_table *t);
+#define DTSIM_PLAN_TABLES 7
+int dtsim_plan_tables(dt_opt_table *t);
+int dtsim_calibrate_tables(dt_opt_table *t);
 // `dtsim plan ...` (sim/dtsim_plan.c): argv[0] is "plan"; an exit code
 int dtsim_plan_main(int argc, char **argv);
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code

@@ -5,37 +5,11 @@
 // profile (sim/profile.h), and `dtsim --profile FILE` makes that profile the run's defaults:
 // the model and batch it was measured at, and the links' latency and bandwidth. The kernel
 // factors themselves are computed per run (sim/dtsim_run.c), against the roofline.
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dtsim.h"
-
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: dtsim calibrate --step STEP.json [--intra A.csv | --intra-trace T.json]\n"
-        "                       [--inter B.csv] --out FILE.json\n"
-        "  --step STEP.json   one rank's step per layer kind: `mpirun -np 1 dtrain ... --profile\n"
-        "                     STEP.json --max-steps 20` on the device to model; give it again\n"
-        "                     for more runs (the same network and batch): their mean is taken.\n"
-        "                     Profile under the job's load: on a CPU, one single-rank run per\n"
-        "                     core at the same time (they share memory bandwidth and caches)\n"
-        "  --intra A.csv      `mpirun -np 2 dtcoll-bench --algos ring --csv A.csv` with both\n"
-        "                     ranks on one node: the intra-node link's latency and bandwidth\n"
-        "  --intra-trace T.json  instead of --intra: the link as dtrain's own allreduce sees\n"
-        "                     it, from `mpirun -np 2 dtrain ... --no-overlap --trace T.json`\n"
-        "                     (its fusion buckets, each step's shortest of the ranks' times:\n"
-        "                     the others' include waiting for the last one); give it again for\n"
-        "                     more runs (each bucket's median over all their steps)\n"
-        "  --inter B.csv      the same with the ranks on two nodes: the network's\n"
-        "  --algo NAME        the table's rows to fit (default ring)\n"
-        "  --out FILE.json    the profile for `dtsim --profile FILE.json` (written atomically)\n"
-        "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table: beta\n"
-        "over its large end (sizes >= 1/16 of the largest: sweep up to your fusion buckets' size,\n"
-        "--max-bytes), alpha from its two smallest sizes (Hockney's r-infinity and t0); a\n"
-        "trace's buckets are fitted the same way (one size only: alpha 0).\n");
-}
 
 #define MAX_STEPS 64  // --step files
 
@@ -67,46 +41,76 @@ static int mean_profile(const char **paths, int n, dt_profile *p, dt_error *err)
     return 0;
 }
 
-int dtsim_calibrate_main(int argc, char **argv) {
+// What the command line names: files, some of them given more than once
+typedef struct {
     const char *steps[MAX_STEPS], *traces[MAX_STEPS];
-    int n_steps = 0, n_traces = 0;
-    const char *step = NULL, *intra = NULL, *inter = NULL, *out = NULL, *algo = "ring";
-    static const struct option lo[] = {{"step", 1, 0, 's'}, {"intra", 1, 0, 'i'},
-                                       {"inter", 1, 0, 'n'}, {"out", 1, 0, 'o'},
-                                       {"algo", 1, 0, 'a'}, {"help", 0, 0, 'h'},
-                                       {"intra-trace", 1, 0, 't'}, {0, 0, 0, 0}};
-    opterr = 0;
-    optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
-        switch (c) {
-        case 's':
-            if (n_steps == MAX_STEPS) {
-                fprintf(stderr, "dtsim calibrate: more than %d --step files\n", MAX_STEPS);
-                return 2;
-            }
-            step = steps[n_steps++] = optarg;
-            break;
-        case 'i': intra = optarg; break;
-        case 't':
-            if (n_traces == MAX_STEPS) {
-                fprintf(stderr, "dtsim calibrate: more than %d --intra-trace files\n", MAX_STEPS);
-                return 2;
-            }
-            traces[n_traces++] = optarg;
-            break;
-        case 'n': inter = optarg; break;
-        case 'o': out = optarg; break;
-        case 'a': algo = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default:
-            fprintf(stderr, "dtsim calibrate: unknown option or missing value: %s (see dtsim "
-                            "calibrate --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind < argc || !step || !out) {
-        fprintf(stderr, "dtsim calibrate: %s (see dtsim calibrate --help)\n",
-                optind < argc ? "unexpected argument" : "--step and --out are required");
+    int n_steps, n_traces;
+    const char *intra, *inter, *out, *algo;
+} calib_args;
+
+// --step, --intra-trace: each given adds a file
+static int more(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    calib_args *a = v;
+    int trace = d->data != NULL, *n = trace ? &a->n_traces : &a->n_steps;
+    if (*n == MAX_STEPS)
+        return dt_fail(err, DT_EXIT_USAGE, "more than %d %s files", MAX_STEPS, what);
+    (trace ? a->traces : a->steps)[(*n)++] = s;
+    return 0;
+}
+
+#define AT(member) DT_OPT_AT(calib_args, member)
+
+static const dt_opt calib_rows[] = {
+    {.type = DT_OPT_SECTION, .help =
+        "usage: dtsim calibrate --step STEP.json [--intra A.csv | --intra-trace T.json]\n"
+        "                       [--inter B.csv] --out FILE.json"},
+    {.name = "step", .arg = "STEP.json", .type = DT_OPT_CUSTOM, .size = sizeof(calib_args),
+     .parse = more, .help = "one rank's step per layer kind: `mpirun -np 1 dtrain ...\n"
+     "--profile STEP.json --max-steps 20` on the device to model; give\nit again for more runs "
+     "(the same network and batch): their mean\nis taken. Profile under the job's load: on a "
+     "CPU, one\nsingle-rank run per core at the same time (they share memory\nbandwidth and "
+     "caches)"},
+    {.name = "intra", .arg = "A.csv", .type = DT_OPT_TEXT, AT(intra),
+     .help = "`mpirun -np 2 dtcoll-bench --algos ring --csv A.csv` with both\nranks on one "
+     "node: the intra-node link's latency and bandwidth"},
+    {.name = "intra-trace", .arg = "T.json", .type = DT_OPT_CUSTOM, .size = sizeof(calib_args),
+     .parse = more, .data = "trace", .help = "instead of --intra: the link as dtrain's own "
+     "allreduce sees it,\nfrom `mpirun -np 2 dtrain ... --no-overlap --trace T.json` (its\n"
+     "fusion buckets, each step's shortest of the ranks' times: the\nothers' include waiting "
+     "for the last one); give it again for\nmore runs (each bucket's median over all their "
+     "steps)"},
+    {.name = "inter", .arg = "B.csv", .type = DT_OPT_TEXT, AT(inter),
+     .help = "the same with the ranks on two nodes: the network's"},
+    {.name = "algo", .arg = "NAME", .type = DT_OPT_TEXT, AT(algo),
+     .help = "the table's rows to fit (default ring)"},
+    {.name = "out", .arg = "FILE.json", .type = DT_OPT_TEXT, AT(out),
+     .help = "the profile for `dtsim --profile FILE.json` (written atomically)"},
+    {.type = DT_OPT_SECTION, .help =
+        "Fits t = 2(P-1)·alpha + 2(P-1)/P·bytes·beta (the ring allreduce) to each table: beta\n"
+        "over its large end (sizes >= 1/16 of the largest: sweep up to your fusion buckets' size,\n"
+        "--max-bytes), alpha from its two smallest sizes (Hockney's r-infinity and t0); a\n"
+        "trace's buckets are fitted the same way (one size only: alpha 0)."},
+};
+
+int dtsim_calibrate_tables(dt_opt_table *t) {
+    *t = (dt_opt_table){.opts = calib_rows, .n = (int)(sizeof calib_rows / sizeof *calib_rows)};
+    return 1;
+}
+
+int dtsim_calibrate_main(int argc, char **argv) {
+    calib_args a = {.algo = "ring"};
+    dt_opt_table t;
+    dtsim_calibrate_tables(&t);
+    t.base = &a;
+    int rc = dt_opts_parse(argc, argv, &t, 1, "dtsim calibrate", 0);
+    if (rc == 1) dt_opts_usage(stdout, &t);
+    if (rc) return rc == 1 ? 0 : rc;
+    const char **steps = a.steps, **traces = a.traces, *intra = a.intra, *inter = a.inter;
+    const char *out = a.out, *algo = a.algo;
+    int n_steps = a.n_steps, n_traces = a.n_traces;
+    if (!n_steps || !out) {
+        fprintf(stderr, "dtsim calibrate: --step and --out are required (see dtsim calibrate "
+                        "--help)\n");
         return 2;
     }
     if (intra && n_traces) {

@@ -4,7 +4,6 @@
 // the failure process, sim/goodput.h). Their options, the second simulation of the perfect
 // cluster that a straggler's penalty is measured against, and their lines of the report.
 // Not here: the models themselves (straggler.c, goodput.c); the rest of the report.
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +15,6 @@
 #include "gpu.h"
 #include "straggler.h"
 
-enum { STRAG = 512, MTBF, FRATE, NFRATE, CKINT, STBW, FSBW, RESTART, CKASYNC };
-
-const struct option dtsim_fault_options[] = {
-    {"straggler", 1, 0, STRAG},     {"mtbf", 1, 0, MTBF},          {"fail-rate", 1, 0, FRATE},
-    {"node-fail-rate", 1, 0, NFRATE}, {"ckpt-interval", 1, 0, CKINT},
-    {"storage-bw", 1, 0, STBW},     {"fs-bw", 1, 0, FSBW},         {"restart", 1, 0, RESTART},
-    {"ckpt-async", 0, 0, CKASYNC},  {0, 0, 0, 0}};
-const int dtsim_fault_option_count = sizeof dtsim_fault_options / sizeof *dtsim_fault_options - 1;
-
 // Bytes of a checkpoint per trainable parameter: fp32 weights and the momentum of SGD or
 // LARS (in mixed precision the fp32 master weights; the half copy is rebuilt from them).
 #define CKPT_BYTES_PER_PARAM 8.0
@@ -32,61 +22,69 @@ const int dtsim_fault_option_count = sizeof dtsim_fault_options / sizeof *dtsim_
 #define DEFAULT_RESTART_S 300.0 // relaunch: scheduler, process start, communicator set-up
 #define MC_TRIALS 1000
 
-void dtsim_fault_usage(FILE *f) {
-    fprintf(f,
-            "slow GPUs and failures (docs/formulas.md, \"Failures, checkpoints, goodput\"):\n"
-            "  --straggler SPEC    slow GPUs, simulated: rank:R:F, node:N:F (F times slower),\n"
-            "                      cv:X (every rank, every step: lognormal, mean 1, CV X,\n"
-            "                      seeded by --seed); e.g. node:3:1.3,cv:0.05. Reports the step's\n"
-            "                      median, p95 and max against the perfect cluster\n"
-            "  --mtbf HOURS        the job's mean time between failures, or\n"
-            "  --fail-rate X       failures per GPU-hour (Llama 3: 2e-5) and/or\n"
-            "  --node-fail-rate X  failures per node-hour\n"
-            "  --ckpt-interval M   minutes of training between checkpoints (default: auto,\n"
-            "                      the best goodput), --ckpt-async: copy to host, write behind\n"
-            "  --storage-bw BW     per node (default 2GB/s)   --fs-bw BW  the shared cap\n"
-            "  --restart S         seconds to relaunch, before reading the checkpoint (300)\n");
-}
-
-static int number(const char *opt, const char *s, double lo, double hi, const char *want,
-                  double *out) {
-    return dt_parse_real(s, lo, hi, out) ? dtsim_bad_option(opt, s, want) : 0;
-}
-
-int dtsim_fault_option(int code, const char *arg, dtsim_opts *o) {
-    dt_error err;
-    dt_bw_unit unit;
-    dt_straggler s;
-    switch (code) {
-    case STRAG:
-        if (dt_straggler_parse(arg, "--straggler", &s, &err))
-            return fprintf(stderr, "dtsim: option %s\n", err.msg), 2;
-        snprintf(o->straggler, sizeof o->straggler, "%s", arg);
-        return 0;
-    case MTBF: return number("--mtbf", arg, 1e-3, 1e9, "a number of hours > 0", &o->mtbf_h);
-    case FRATE:
-        return number("--fail-rate", arg, 0, 1, "failures per GPU-hour in [0, 1]", &o->fail_gpu_h);
-    case NFRATE:
-        return number("--node-fail-rate", arg, 0, 1, "failures per node-hour in [0, 1]",
-                      &o->fail_node_h);
-    case CKINT:
-        if (!strcmp(arg, "auto")) return o->ckpt_interval_s = 0, 0;
-        if (number("--ckpt-interval", arg, 1e-3, 1e7, "a number of minutes > 0 or auto",
-                   &o->ckpt_interval_s))
-            return 2;
-        o->ckpt_interval_s *= 60;
-        return 0;
-    case STBW:
-    case FSBW:
-        if (dt_parse_bandwidth(arg, code == STBW ? "--storage-bw" : "--fs-bw",
-                               code == STBW ? &o->storage_bw : &o->fs_bw, &unit, &err))
-            return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
-        return 0;
-    case RESTART:
-        return number("--restart", arg, 0, 1e7, "a number of seconds >= 0", &o->restart_s);
-    case CKASYNC: o->ckpt_async = 1; return 0;
+// --straggler SPEC: checked as the simulation reads it (sim/straggler.c), kept as typed
+static int straggler(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dt_straggler st;
+    if (strlen(s) >= d->size) return dt_opt_bad(err, what, s, "a spec of under 256 characters");
+    if (dt_straggler_parse(s, what, &st, err)) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return dt_fail(err, DT_EXIT_USAGE, "option %s", msg);
     }
-    return -1;
+    snprintf(v, d->size, "%s", s);
+    return 0;
+}
+
+// --ckpt-interval M: minutes into seconds, or auto (0: the best goodput)
+static int interval(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    double *out = v;
+    if (!strcmp(s, "auto")) return *out = 0, 0;
+    if (dt_parse_real(s, 1e-3, 1e7, out)) return dt_opt_bad(err, what, s, d->want);
+    *out *= 60;
+    return 0;
+}
+
+// --storage-bw, --fs-bw: a bandwidth as --net-bw takes it, in bytes/s
+static int bandwidth(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dt_bw_unit unit;
+    (void)d;
+    return dt_parse_bandwidth(s, what, v, &unit, err);
+}
+
+#define AT(member) DT_OPT_AT(dtsim_opts, member)
+
+static const dt_opt fault_rows[] = {
+    {.type = DT_OPT_SECTION,
+     .help = "slow GPUs and failures (docs/formulas.md, \"Failures, checkpoints, goodput\"):"},
+    {.name = "straggler", .arg = "SPEC", .type = DT_OPT_CUSTOM, AT(straggler),
+     .parse = straggler, .help = "slow GPUs, simulated: rank:R:F, node:N:F (F times slower),\n"
+     "cv:X (every rank, every step: lognormal, mean 1, CV X, seeded\nby --seed); e.g. "
+     "node:3:1.3,cv:0.05. Reports the step's median,\np95 and max against the perfect cluster"},
+    {.name = "mtbf", .arg = "HOURS", .type = DT_OPT_REAL, AT(mtbf_h), .lo = 1e-3, .hi = 1e9,
+     .want = "a number of hours > 0", .help = "the job's mean time between failures, or"},
+    {.name = "fail-rate", .arg = "X", .type = DT_OPT_REAL, AT(fail_gpu_h), .lo = 0, .hi = 1,
+     .want = "failures per GPU-hour in [0, 1]",
+     .help = "failures per GPU-hour (Llama 3: 2e-5) and/or"},
+    {.name = "node-fail-rate", .arg = "X", .type = DT_OPT_REAL, AT(fail_node_h), .lo = 0,
+     .hi = 1, .want = "failures per node-hour in [0, 1]", .help = "failures per node-hour"},
+    {.name = "ckpt-interval", .arg = "M", .type = DT_OPT_CUSTOM, AT(ckpt_interval_s),
+     .parse = interval, .want = "a number of minutes > 0 or auto",
+     .help = "minutes of training between checkpoints (default: auto, the\nbest goodput)"},
+    {.name = "ckpt-async", .type = DT_OPT_SWITCH, AT(ckpt_async),
+     .help = "copy the checkpoint to host memory, write it behind training"},
+    {.name = "storage-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(storage_bw),
+     .parse = bandwidth, .help = "per node, to the checkpoint store (default 2GB/s)"},
+    {.name = "fs-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(fs_bw), .parse = bandwidth,
+     .help = "the store's shared cap"},
+    {.name = "restart", .arg = "S", .type = DT_OPT_REAL, AT(restart_s), .lo = 0, .hi = 1e7,
+     .want = "a number of seconds >= 0",
+     .help = "seconds to relaunch, before reading the checkpoint (300)"},
+};
+
+_Static_assert(sizeof fault_rows / sizeof *fault_rows == DTSIM_FAULT_ROWS, "dtsim.h's count");
+
+dt_opt_table dtsim_fault_table(dtsim_opts *o, unsigned char *given, const char **typed) {
+    return (dt_opt_table){.opts = fault_rows, .n = DTSIM_FAULT_ROWS, .base = o, .given = given, .typed = typed};
 }
 
 int dtsim_has_failures(const dtsim_opts *o) {

@@ -21,65 +21,52 @@
 #include "dtsim_jobs.h"
 #include "opt_table.h"
 
-enum { J_SLICE = 768, J_RESULTS, J_GATHER, J_SLURM, J_TASKS, J_SUBMIT };
-
-const struct option dtsim_jobs_options[] = {
-    {"slice", 1, 0, J_SLICE}, {"results", 1, 0, J_RESULTS}, {"gather", 1, 0, J_GATHER},
-    {"slurm", 1, 0, J_SLURM}, {"slurm-tasks", 1, 0, J_TASKS}, {"submit", 0, 0, J_SUBMIT},
-    {0, 0, 0, 0}};
-const int dtsim_jobs_option_count = 6;
-
-void dtsim_jobs_usage(FILE *f) {
-    fprintf(f,
-        "parallel and cluster runs (independent simulations: docs/dtsim.md, \"Many runs\"):\n"
-        "  -j N                N simulations at a time on this machine (1); the same output\n"
-        "  --slurm DIR         write DIR/dtsim.sbatch (a Slurm job array) and DIR/dtsim-srun.sh\n"
-        "                      (srun tasks), each task a slice of the runs; print the gather\n"
-        "  --slurm-tasks N     the array's tasks (one per run)   --submit  sbatch it\n"
-        "  --slice K/N --results DIR   what each task runs: the runs i with i %% N == K\n"
-        "  --gather DIR        the slices' results into the table the one-machine run prints\n");
-}
-
-static int bad(const char *prog, const char *opt, const char *val, const char *want) {
-    dt_error err;
-    dt_opt_bad(&err, opt, val, want);
-    fprintf(stderr, "%s: %s (see %s --help)\n", prog, err.msg, prog);
-    return 2;
-}
-
-static int positive(const char *s, long hi, int *out) {
-    long long v;
-    if (dt_parse_int(s, 1, hi, &v)) return -1;
-    *out = (int)v;
+// --slice K/N: task K of N
+static int slice(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    dtsim_jobs_opts *j = v;
+    char tail;
+    if (sscanf(s, "%d/%d%c", &j->slice_k, &j->slice_n, &tail) != 2 || j->slice_n < 1 ||
+        j->slice_n > 100000 || j->slice_k < 0 || j->slice_k >= j->slice_n)
+        return dt_opt_bad(err, what, s, d->want);
     return 0;
 }
 
-int dtsim_jobs_option(int code, const char *arg, const char *prog, dtsim_jobs_opts *j) {
-    char tail;
-    switch (code) {
-    case 'j':
-        if (positive(arg, 256, &j->jobs)) return bad(prog, "-j", arg, "a count of 1..256");
-        return 0;
-    case J_SLICE:
-        if (sscanf(arg, "%d/%d%c", &j->slice_k, &j->slice_n, &tail) != 2 || j->slice_n < 1 ||
-            j->slice_n > 100000 || j->slice_k < 0 || j->slice_k >= j->slice_n)
-            return bad(prog, "--slice", arg, "K/N with 0 <= K < N (task K of N)");
-        return 0;
-    case J_RESULTS: case J_GATHER: case J_SLURM: {
-        char *dst = code == J_RESULTS ? j->results : code == J_GATHER ? j->gather : j->slurm;
-        if (!arg[0] || strlen(arg) >= sizeof j->results - 32)
-            return bad(prog, code == J_RESULTS ? "--results" : code == J_GATHER ? "--gather"
-                             : "--slurm", arg, "a directory path (under 480 characters)");
-        snprintf(dst, sizeof j->results, "%s", arg);
-        return 0;
-    }
-    case J_TASKS:
-        if (positive(arg, 100000, &j->slurm_tasks))
-            return bad(prog, "--slurm-tasks", arg, "a count of 1..100000");
-        return 0;
-    case J_SUBMIT: j->submit = 1; return 0;
-    default: return -1;
-    }
+// --results, --gather, --slurm: a directory, with room for the file names under it
+static int dir(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (!s[0] || strlen(s) >= d->size - 32) return dt_opt_bad(err, what, s, d->want);
+    snprintf(v, d->size, "%s", s);
+    return 0;
+}
+
+#define AT(member) DT_OPT_AT(dtsim_jobs_opts, member)
+#define DIR_WANT "a directory path (under 480 characters)"
+
+static const dt_opt jobs_rows[] = {
+    {.type = DT_OPT_SECTION, .help = "parallel and cluster runs (independent simulations: "
+     "docs/dtsim.md, \"Many runs\"):"},
+    {.name = "j", .arg = "N", .type = DT_OPT_INT, AT(jobs), .lo = 1, .hi = 256,
+     .want = "a count of 1..256",
+     .help = "N simulations at a time on this machine (1); the same output"},
+    {.name = "slurm", .arg = "DIR", .type = DT_OPT_CUSTOM, AT(slurm), .parse = dir,
+     .want = DIR_WANT, .help = "write DIR/dtsim.sbatch (a Slurm job array) and\n"
+     "DIR/dtsim-srun.sh (srun tasks), each task a slice of the runs;\nprint the gather"},
+    {.name = "slurm-tasks", .arg = "N", .type = DT_OPT_INT, AT(slurm_tasks), .lo = 1,
+     .hi = 100000, .want = "a count of 1..100000", .help = "the array's tasks (one per run)"},
+    {.name = "submit", .type = DT_OPT_SWITCH, AT(submit), .help = "sbatch it"},
+    {.name = "slice", .arg = "K/N", .type = DT_OPT_CUSTOM, .offset = 0,
+     .size = sizeof(dtsim_jobs_opts), .parse = slice,
+     .want = "K/N with 0 <= K < N (task K of N)",
+     .help = "what each task runs: the runs i with i % N == K, with"},
+    {.name = "results", .arg = "DIR", .type = DT_OPT_CUSTOM, AT(results), .parse = dir,
+     .want = DIR_WANT, .help = "where a slice saves each run's result"},
+    {.name = "gather", .arg = "DIR", .type = DT_OPT_CUSTOM, AT(gather), .parse = dir,
+     .want = DIR_WANT,
+     .help = "the slices' results into the table the one-machine run prints"},
+};
+_Static_assert(sizeof jobs_rows / sizeof *jobs_rows == DTSIM_JOBS_ROWS, "dtsim_jobs.h's count");
+
+dt_opt_table dtsim_jobs_table(dtsim_jobs_opts *j, unsigned char *given) {
+    return (dt_opt_table){.opts = jobs_rows, .n = DTSIM_JOBS_ROWS, .base = j, .given = given};
 }
 
 int dtsim_jobs_check(const dtsim_jobs_opts *j, const char *prog) {
@@ -221,7 +208,7 @@ int dtsim_jobs_run(const dtsim_jobs_opts *j, int n, const dtsim_job_set *s, void
             }
             if (s->started) s->started(s->ctx, i);
             void *r = rs + (size_t)i * stride;
-            if (jobs == 1) {  // in this process, as the sequential run always did
+            if (jobs == 1) {  // in this process: the sequential run
                 rcs[i] = s->simulate(s->ctx, i, r);
                 state[i] = 2;
                 break;

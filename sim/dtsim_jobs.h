@@ -7,8 +7,9 @@
 #ifndef DT_SIM_DTSIM_JOBS_H
 #define DT_SIM_DTSIM_JOBS_H
 
-#include <getopt.h>
 #include <stdio.h>
+
+#include "opt_table.h"
 
 typedef struct {
     int jobs;              // -j N: simulations at a time on this machine (1)
@@ -20,14 +21,12 @@ typedef struct {
     int submit;            // --submit: hand the script to sbatch
 } dtsim_jobs_opts;
 
-// The long options (codes from 768, terminator included) and -j's code, 'j'
-extern const struct option dtsim_jobs_options[];
-extern const int dtsim_jobs_option_count;
-// One of them into j: 0, 2 with a message naming the option, or -1: not one of them
-int dtsim_jobs_option(int code, const char *arg, const char *prog, dtsim_jobs_opts *j);
+// The rows of their options (-j, --slurm, --slice, ...) into j (given as in dt_opt_table,
+// may be NULL): dtsim's and `dtsim plan`'s
+#define DTSIM_JOBS_ROWS 8
+dt_opt_table dtsim_jobs_table(dtsim_jobs_opts *j, unsigned char *given);
 // Their combinations, once the command line is read: 0, or 2 with a message
 int dtsim_jobs_check(const dtsim_jobs_opts *j, const char *prog);
-void dtsim_jobs_usage(FILE *f);
 
 // n independent runs. prepare (parent, before the run): 0 to run i, 1 to skip it (already
 // answered, or refused with its message: done() gets rc 2), or an exit code. simulate

@@ -1,6 +1,6 @@
 // dtsim_opts.c — dtsim's command line: its table of options (nn/opt_table.h; the allreduce
-// options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options are
-// dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
+// options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options'
+// rows are dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
 // options once all are read: the cluster (a preset, the default, the user's changes), the
 // batch, the outputs creatable before minutes of simulation.
 #include <stdio.h>
@@ -27,7 +27,7 @@ typedef struct {
     dtsim_cluster_args ca;
 } dtsim_cli;
 
-int dtsim_bad_option(const char *opt, const char *val, const char *want) {
+static int dtsim_bad_option(const char *opt, const char *val, const char *want) {
     dt_error err;
     dt_opt_bad(&err, opt, val, want);
     fprintf(stderr, "dtsim: %s (see dtsim --help)\n", err.msg);
@@ -77,6 +77,7 @@ static int algo_list(const dt_opt *d, const char *what, const char *s, void *v, 
             return dt_fail(err, DT_EXIT_USAGE, "%s: nccl runs only on real GPUs (dtrain "
                            "--device cuda)", what);
     }
+    if (!o->n_sweep_algos) return dt_opt_bad(err, what, s, "a comma-separated list of algorithms");
     return 0;
 }
 
@@ -241,10 +242,9 @@ static const dt_opt dtsim_table[] = {
     {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
      .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
     {.type = DT_OPT_SECTION, .help = "transformers and sharded data parallel (ZeRO, Rajbhandari "
-     "et al. 2020):\n  --model gpt2        or gpt2-medium, gpt2-large, gpt2-xl, gpt3-small ... "
-     "gpt3-175b:\n                      one sample is a sequence of the model's context (1024 "
-     "or 2048\n                      tokens); time-to-train is one pass over GPT-3's 300B "
-     "tokens"},
+     "et al. 2020): --model gpt2 or gpt2-medium,\ngpt2-large, gpt2-xl, gpt3-small ... "
+     "gpt3-175b: one sample is a sequence of the model's context\n(1024 or 2048 tokens); "
+     "time-to-train is one pass over GPT-3's 300B tokens"},
     {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard), .parse = zero_stage,
      .want = "0|none, 1|optimizer, 2|gradients or 3|parameters",
      .help = "ZeRO stage: 0|none (default), 1|optimizer, 2|gradients,\n3|parameters: the model "
@@ -270,22 +270,36 @@ static const dt_opt dtsim_coll_heading[] = {
      "node):"},
 };
 
-static void usage(FILE *f) {
-    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS});
-    dt_opts_usage(f, &(dt_opt_table){.opts = dtsim_coll_heading, .n = 1});
-    dt_coll_cli cc;
-    dt_opt_table ct = dt_coll_cli_table(&cc, NULL);
-    dt_opts_usage(f, &ct);
-    dtsim_fault_usage(f);
-    dtsim_jobs_usage(f);
+// dtsim's tables in --help's order: its own rows (into c), the allreduce heading, the
+// allreduce rows (into cc), the failure and the job rows (into c's options); c NULL: for
+// --help alone
+static void main_tables(dtsim_cli *c, dt_coll_cli *cc, unsigned char *given,
+                        unsigned char *cgiven, dt_opt_table *t) {
+    t[0] = (dt_opt_table){.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given};
+    t[1] = (dt_opt_table){.opts = dtsim_coll_heading, .n = 1};
+    t[2] = dt_coll_cli_table(cc, cgiven);
+    t[3] = dtsim_fault_table(c ? &c->o : NULL, NULL, NULL);
+    t[4] = dtsim_jobs_table(c ? &c->o.par : NULL, NULL);
 }
 
-// The options of slow GPUs and failures (dtsim_faults.c) and of parallel and cluster runs
-// (dtsim_jobs.c), which keep their own getopt_long arrays
-static int extra_option(int code, const char *arg, void *ctx) {
-    dtsim_opts *o = ctx;
-    int rc = dtsim_fault_option(code, arg, o);
-    return rc >= 0 ? rc : dtsim_jobs_option(code, arg, "dtsim", &o->par);
+int dtsim_main_tables(dt_coll_cli *cc, dt_opt_table *t) {
+    main_tables(NULL, cc, NULL, NULL, t);
+    return DTSIM_MAIN_TABLES;
+}
+
+static void usage(FILE *f) {
+    dt_coll_cli cc;
+    dt_opt_table t[DTSIM_MAIN_TABLES];
+    main_tables(NULL, &cc, NULL, NULL, t);
+    for (int i = 0; i < DTSIM_MAIN_TABLES; i++) dt_opts_usage(f, &t[i]);
+}
+
+dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only) {
+    dt_opt_table t = {.opts = dtsim_table, .n = DTSIM_OPTS, .base = o, .only = only};
+    for (int i = 0; i < DTSIM_OPTS; i++)  // the rows of dtsim_opts only (dtsim_cli starts so)
+        DT_ASSERT(dt_opt_find(&t, dtsim_table[i].name ? dtsim_table[i].name : "") < 0 ||
+                  dtsim_table[i].offset + dtsim_table[i].size <= sizeof(dtsim_opts));
+    return t;
 }
 
 static void defaults(dtsim_cli *c) {
@@ -314,15 +328,9 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
     int sweep = argc > 1 && !strcmp(argv[1], "sweep");
     if (sweep) argv++, argc--;
     unsigned char given[DTSIM_OPTS] = {0}, cgiven[DT_COLL_CLI_COUNT] = {0};
-    dt_opt_table t[2] = {{.opts = dtsim_table, .n = DTSIM_OPTS, .base = c, .given = given},
-                         dt_coll_cli_table(&c->cc, cgiven)};
-    struct option extra_opts[32];
-    DT_ASSERT(dtsim_fault_option_count + dtsim_jobs_option_count < 32);
-    memcpy(extra_opts, dtsim_fault_options, (size_t)dtsim_fault_option_count * sizeof *extra_opts);
-    memcpy(extra_opts + dtsim_fault_option_count, dtsim_jobs_options,
-           (size_t)(dtsim_jobs_option_count + 1) * sizeof *extra_opts);
-    dt_opt_extra x = {extra_opts, "j:", extra_option, &c->o};
-    int rc = dt_opts_parse(argc, argv, t, 2, &x, "dtsim", 0);
+    dt_opt_table t[DTSIM_MAIN_TABLES];
+    main_tables(c, &c->cc, given, cgiven, t);
+    int rc = dt_opts_parse(argc, argv, t, DTSIM_MAIN_TABLES, "dtsim", 0);
     if (rc == 1) usage(stdout);
     if (!rc) {
         dtsim_opts *o = &c->o;
@@ -338,8 +346,8 @@ int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
             rc = 2;
         } else {
             rc = finish(o, c, dt_opt_given(&t[0], "precision"), dt_opt_given(&t[0], "optimizer"),
-                        dt_opt_given(&t[1], "algo"), dt_opt_given(&t[1], "inner"),
-                        dt_opt_given(&t[1], "fusion"), dt_opt_given(&t[0], "model"),
+                        dt_opt_given(&t[2], "algo"), dt_opt_given(&t[2], "inner"),
+                        dt_opt_given(&t[2], "fusion"), dt_opt_given(&t[0], "model"),
                         dt_opt_given(&t[0], "gpu-img-s"));
         }
     }

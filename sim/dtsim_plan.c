@@ -10,7 +10,6 @@
 // time-to-train the one with goodput (sim/goodput.h). The top --confirm K are simulated with
 // SimGrid (dtsim_plan_out.c) beside the analytic figure.
 // Not here: the confirmation and the output (dtsim_plan_out.c).
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,88 +20,41 @@
 #include "opt_table.h"
 #include "zero.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: dtsim plan --price TYPE=USD,... [--deadline HOURS] [--budget USD] [options]\n"
-        "  Searches every combination below with the analytic model (dtsim --analytic),\n"
-        "  rejects those that cannot train (with the reason), ranks the rest by cost among\n"
-        "  those meeting the deadline and budget (by time-to-train under a budget alone),\n"
-        "  and confirms the top K with the SimGrid simulation.\n"
-        "  --price LIST         USD per GPU-hour per GPU type, e.g. h100=6,a100=3.5,v100=2\n"
-        "  --price-node LIST    or USD per node-hour: h100=98 (a node of any size), or\n"
-        "                       h100:8=98,h100:4=52 (nodes of that many GPUs; others rejected)\n"
-        "  --deadline HOURS     time-to-train to meet   --budget USD  cost-to-train to meet\n"
-        "  --model NAME (resnet50)  --dataset-size N --epochs N (dtsim's: ImageNet, 90)\n"
-        "candidate ranges (comma-separated lists):\n"
-        "  --gpu LIST           GPU types (default: the priced ones)\n"
-        "  --gpus LIST          GPU counts (8,16,32,64,128,256,512,1024)\n"
-        "  --gpus-per-node LIST (8)   --nics LIST  NICs per node (1)\n"
-        "  --algos LIST         (ring,rhd,hier,dbtree)   --fusion LIST  (segments:2)\n"
-        "  --per-gpu-batch LIST (32,64,128)   --precision LIST  (fp16: mixed precision)\n"
-        "  --topology LIST      flat, fat-tree, torus, dragonfly (dtsim's: fat-tree)\n"
-        "  --fail-rate LIST     failures per GPU-hour, e.g. 1e-5,2e-5 (time-to-train with goodput)\n"
-        "  --ckpt-interval LIST minutes between checkpoints, or auto, e.g. 30,60,auto\n"
-        "  --shard LIST         ZeRO stages, e.g. 0,1,3 (gpt models: memory per GPU decides)\n"
-        "failures, the same for every candidate: --mtbf, --node-fail-rate, --ckpt-async,\n"
-        "  --storage-bw, --fs-bw, --restart (as dtsim's; dtsim --help)\n"
-        "output:\n"
-        "  --confirm K          simulate the top K with SimGrid (3; 0: none)\n"
-        "  -j N                 N simulations at a time (1); the same output\n"
-        "  --slurm DIR [--slurm-tasks N] [--submit]   the confirmations as a Slurm job array,\n"
-        "                       gathered with --gather DIR (docs/dtsim.md, \"Many runs\")\n"
-        "  --top N              rows in the table (10)\n"
-        "  --csv FILE|-  --json (stdout: nothing else)  --quiet\n"
-        "  --plot FILE.png      the top rows' time and cost with their bands, the SimGrid\n"
-        "                       confirmations, the deadline and the budget\n");
-}
+// A comma-separated list's place in plan_opts and what its items must be: integers in
+// [lo, hi], or words of under `width` characters that ok() accepts
+typedef struct {
+    size_t list, count;  // offsets in plan_opts of the items and of their number
+    int max, width;      // width 0: integers
+    long lo, hi;
+    int (*ok)(const char *);
+    const char *(*want)(char *buf, size_t n);  // what a word must be (its message)
+} plan_list;
 
-static int bad(const char *opt, const char *val, const char *want) {
-    dt_error err;
-    dt_opt_bad(&err, opt, val, want);
-    fprintf(stderr, "dtsim plan: %s (see dtsim plan --help)\n", err.msg);
-    return 2;
-}
-
-// The command lines' number parsers (nn/opt_table.h), into an int or a double
-static int to_int(const char *s, long lo, long hi, int *out) {
-    long long v;
-    if (dt_parse_int(s, lo, hi, &v)) return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int to_double(const char *s, double lo, double hi, double *out) {
-    return dt_parse_real(s, lo, hi, out);
-}
-
-// A comma-separated list of integers in [lo, hi] into out: its length, or -1 with a message
-static int int_list(const char *opt, const char *s, int lo, int hi, int *out, int max) {
-    char buf[512];
-    int n = 0;
+// A list of integers, or of words checked by ok() (NULL: any): each option's own items,
+// or a refusal naming the list (integers) or the item (words)
+static int list(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    const plan_list *l = d->data;
+    char buf[512], want[DT_ALGO_NAMES_MAX + 64];
+    int n = 0, *count = (int *)((char *)v + l->count);
+    if (l->width) l->want(want, sizeof want);
+    else snprintf(want, sizeof want, "a list of at most %d integers in %ld..%ld", l->max, l->lo,
+                  l->hi);
     snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (n == max || to_int(t, lo, hi, &out[n])) {
-            char want[96];
-            snprintf(want, sizeof want, "a list of at most %d integers in %d..%d", max, lo, hi);
-            return bad(opt, s, want), -1;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","), n++) {
+        long long x;
+        if (!l->width) {
+            if (n == l->max || dt_parse_int(t, l->lo, l->hi, &x))
+                return dt_opt_bad(err, what, s, want);
+            ((int *)((char *)v + l->list))[n] = (int)x;
+        } else {
+            if (n == l->max || strlen(t) >= (size_t)l->width || (l->ok && !l->ok(t)))
+                return dt_opt_bad(err, what, t, want);
+            snprintf((char *)v + l->list + (size_t)n * l->width, (size_t)l->width, "%s", t);
         }
-        n++;
     }
-    return n ? n : (bad(opt, s, "a comma-separated list"), -1);
-}
-
-// A comma-separated list of words, each checked by ok() (NULL: any): its length, or -1
-static int word_list(const char *opt, const char *s, char *out, size_t width, int max,
-                     int (*ok)(const char *), const char *want) {
-    char buf[512];
-    int n = 0;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (n == max || strlen(t) >= width || (ok && !ok(t))) return bad(opt, t, want), -1;
-        snprintf(out + (size_t)n * width, width, "%s", t);
-        n++;
-    }
-    return n ? n : (bad(opt, s, want), -1);
+    if (!n) return dt_opt_bad(err, what, s, l->width ? want : "a comma-separated list");
+    *count = n;
+    return 0;
 }
 
 static int ok_gpu(const char *s) { return dt_gpu_find(s) != NULL; }
@@ -128,42 +80,38 @@ static int ok_fusion(const char *s) {
     return !dt_fusion_parse(s, &f, &err);
 }
 
-// --price h100=6,a100=3.5 (node 0) or --price-node h100=98,a100:4=40 (node 1): 0, or 2
-static int prices(const char *opt, const char *s, int node, plan_opts *p) {
+// --price h100=6,a100=3.5 (data NULL) or --price-node h100=98,a100:4=40 (each given adds)
+static int prices(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    plan_opts *p = v;
+    int node = d->data != NULL;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         char *eq = strchr(t, '='), *colon = strchr(t, ':');
-        int gpn = 0;
-        if (!eq || p->n_price == 8)
-            return bad(opt, s, node ? "TYPE=USD or TYPE:GPUS_PER_NODE=USD,... (at most 8)"
-                                    : "TYPE=USD,... (at most 8 types)");
+        long long gpn = 0;
+        if (!eq || p->n_price == 8) return dt_opt_bad(err, what, s, d->want);
         *eq = 0;
         if (colon && node) {
             *colon = 0;
-            if (to_int(colon + 1, 1, 1024, &gpn))
-                return bad(opt, colon + 1, "a count of GPUs per node (TYPE:GPUS=USD)");
+            if (dt_parse_int(colon + 1, 1, 1024, &gpn))
+                return dt_opt_bad(err, what, colon + 1, "a count of GPUs per node (TYPE:GPUS=USD)");
         }
-        if (!dt_gpu_find(t)) {
-            fprintf(stderr, "dtsim plan: option %s: unknown GPU '%s' (valid: %s)\n", opt, t,
-                    dt_gpu_names());
-            return 2;
-        }
+        if (!dt_gpu_find(t))
+            return dt_fail(err, DT_EXIT_USAGE, "option %s: unknown GPU '%s' (valid: %s)", what, t,
+                           dt_gpu_names());
         for (int i = 0; i < p->n_price; i++)
             if (!strcasecmp(p->price_gpu[i], t) && (p->price_node[i] != node ||
-                                                     p->node_gpn[i] == gpn)) {
-                fprintf(stderr, "dtsim plan: option %s: %s is priced twice (give a GPU type "
-                        "one price: per GPU-hour with --price, or per node-hour with "
-                        "--price-node)\n", opt, t);
-                return 2;
-            }
-        if (to_double(eq + 1, 1e-6, 1e6, &p->price[p->n_price]))
-            return bad(opt, eq + 1, node ? "a price per node-hour > 0 in USD"
-                                         : "a price per GPU-hour > 0 in USD");
-        p->price_node[p->n_price] = node, p->node_gpn[p->n_price] = gpn;
+                                                     p->node_gpn[i] == gpn))
+                return dt_fail(err, DT_EXIT_USAGE, "option %s: %s is priced twice (give a GPU "
+                               "type one price: per GPU-hour with --price, or per node-hour with "
+                               "--price-node)", what, t);
+        if (dt_parse_real(eq + 1, 1e-6, 1e6, &p->price[p->n_price]))
+            return dt_opt_bad(err, what, eq + 1, node ? "a price per node-hour > 0 in USD"
+                                                      : "a price per GPU-hour > 0 in USD");
+        p->price_node[p->n_price] = node, p->node_gpn[p->n_price] = (int)gpn;
         snprintf(p->price_gpu[p->n_price++], sizeof p->price_gpu[0], "%s", t);
     }
-    return 0;
+    return strspn(s, ",") < strlen(s) ? 0 : dt_opt_bad(err, what, s, d->want);
 }
 
 // The candidate's price per GPU-hour (a node's price over its GPUs), or 0 with the reason
@@ -201,117 +149,200 @@ static int priced(const plan_opts *p, const char *gpu) {
     return 0;
 }
 
-// --fail-rate and --ckpt-interval as lists: each value checked as dtsim checks it; 0, or 2
-static int fault_list(const char *opt, int code, const char *s, dtsim_opts *scratch,
-                      char out[][24], int *n) {
+// --fail-rate and --ckpt-interval as lists: each value checked by dtsim's row of the option
+// (sim/dtsim_faults.c); each given adds
+static int fault_list(const dt_opt *d, const char *what, const char *s, void *v,
+                      dt_error *err) {
+    plan_opts *p = v;
+    int ck = !strcmp(d->name, "ckpt-interval"), *n = ck ? &p->n_ckint : &p->n_frate;
+    char(*out)[24] = ck ? p->ckint_l : p->frate_l;
     char buf[512];
+    dt_opt_table ft = dtsim_fault_table(NULL, NULL, NULL);
+    dtsim_opts *scratch = calloc(1, sizeof *scratch);
+    DT_ASSERT(scratch);
+    int rc = 0;
     snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+    for (char *t = strtok(buf, ","); t && !rc; t = strtok(NULL, ",")) {
         if (*n == PLAN_MAX_LIST || strlen(t) >= 24)
-            return bad(opt, s, "a list of at most 32 values");
-        int rc = dtsim_fault_option(code, t, scratch);
-        if (rc) return rc;
-        snprintf(out[(*n)++], 24, "%s", t);
+            rc = dt_opt_bad(err, what, s, "a list of at most 32 values");
+        else if (!(rc = dt_opt_set(&ft.opts[dt_opt_find(&ft, d->name)], what, t, scratch, err)))
+            snprintf(out[(*n)++], 24, "%s", t);
     }
-    return *n ? 0 : bad(opt, s, "a comma-separated list");
+    free(scratch);
+    return rc ? rc : *n ? 0 : dt_opt_bad(err, what, s, "a comma-separated list");
 }
 
-enum { P_PRICE = 300, P_PRICE_NODE, P_TOPO, P_DEADLINE, P_BUDGET, P_MODEL, P_DATASET, P_EPOCHS, P_GPU, P_GPUS, P_GPN,
-       P_NICS, P_ALGOS, P_FUSION, P_PGB, P_PREC, P_CONFIRM, P_TOP, P_CSV, P_JSON, P_QUIET,
-       P_PLOT, P_HELP, P_SHARD };
+static int no_straggler(const dt_opt *d, const char *what, const char *s, void *v,
+                        dt_error *err) {
+    (void)d, (void)s, (void)v;
+    return dt_fail(err, DT_EXIT_USAGE, "%s is simulated, not searched: try the plan's answer "
+                   "with `dtsim --straggler ...`", what);
+}
+
+static const char *want_gpu(char *b, size_t n) {
+    return snprintf(b, n, "a list of GPU types (%s)", dt_gpu_names()), b;
+}
+static const char *want_algo(char *b, size_t n) {
+    return snprintf(b, n, "a list of simulated algorithms (%s)", DT_ALGO_VALID), b;
+}
+static const char *want_fusion(char *b, size_t n) {
+    return snprintf(b, n, "a list of fusion specs (" DT_FUSION_VALID ")"), b;
+}
+static const char *want_prec(char *b, size_t n) {
+    return snprintf(b, n, "a list of fp32, tf32, fp16"), b;
+}
+static const char *want_topo(char *b, size_t n) {
+    return snprintf(b, n, "a list of flat, fat-tree, torus, dragonfly"), b;
+}
+static const char *want_shard(char *b, size_t n) {
+    return snprintf(b, n, "a list of ZeRO stages (0-3, or none, optimizer, gradients, "
+                    "parameters)"), b;
+}
+
+#define AT(member) DT_OPT_AT(plan_opts, member)
+#define LIST(field, max, lo, hi) \
+    &(plan_list){offsetof(plan_opts, field##_n), offsetof(plan_opts, n_##field), max, 0, lo, hi, \
+                 NULL, NULL}
+#define WORDS(field, max, ok, want)                                                          \
+    &(plan_list){offsetof(plan_opts, field##_l), offsetof(plan_opts, n_##field), max,        \
+                 (int)sizeof(((plan_opts *)0)->field##_l[0]), 0, 0, ok, want}
+// A list's row: the whole plan_opts is its field (the list and its count)
+#define LIST_ROW(nm, a, d, h) \
+    {.name = nm, .arg = a, .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts), .parse = list, \
+     .data = d, .help = h}
+
+static const dt_opt plan_head[] = {
+    {.type = DT_OPT_SECTION, .help =
+        "usage: dtsim plan --price TYPE=USD,... [--deadline HOURS] [--budget USD] [options]\n"
+        "  Searches every combination below with the analytic model (dtsim --analytic),\n"
+        "  rejects those that cannot train (with the reason), ranks the rest by cost among\n"
+        "  those meeting the deadline and budget (by time-to-train under a budget alone),\n"
+        "  and confirms the top K with the SimGrid simulation."},
+    {.name = "price", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
+     .parse = prices, .want = "TYPE=USD,... (at most 8 types)",
+     .help = "USD per GPU-hour per GPU type, e.g. h100=6,a100=3.5,v100=2"},
+    {.name = "price-node", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
+     .parse = prices, .data = "node", .want = "TYPE=USD or TYPE:GPUS_PER_NODE=USD,... (at most 8)",
+     .help = "or USD per node-hour: h100=98 (a node of any size), or\nh100:8=98,h100:4=52 "
+     "(nodes of that many GPUs; others rejected)"},
+    {.name = "deadline", .arg = "HOURS", .type = DT_OPT_REAL, AT(deadline_h), .lo = 1e-6,
+     .hi = 1e7, .want = "hours > 0", .help = "time-to-train to meet"},
+    {.name = "budget", .arg = "USD", .type = DT_OPT_REAL, AT(budget), .lo = 1e-6, .hi = 1e15,
+     .want = "USD > 0", .help = "cost-to-train to meet"},
+};
+
+static const dt_opt plan_ranges[] = {
+    {.type = DT_OPT_SECTION, .help = "candidate ranges (comma-separated lists):"},
+    LIST_ROW("gpu", "LIST", WORDS(gpu, 8, ok_gpu, want_gpu),
+             "GPU types (default: the priced ones)"),
+    LIST_ROW("gpus", "LIST", LIST(gpus, PLAN_MAX_LIST, 1, 1 << 20),
+             "GPU counts (8,16,32,64,128,256,512,1024)"),
+    LIST_ROW("gpus-per-node", "LIST", LIST(gpn, PLAN_MAX_LIST, 1, 1024), "(8)"),
+    LIST_ROW("nics", "LIST", LIST(nics, 8, 1, 64), "NICs per node (1)"),
+    LIST_ROW("algos", "LIST", WORDS(algo, 8, ok_algo, want_algo), "(ring,rhd,hier,dbtree)"),
+    LIST_ROW("fusion", "LIST", WORDS(fusion, 8, ok_fusion, want_fusion), "(segments:2)"),
+    LIST_ROW("per-gpu-batch", "LIST", LIST(pgb, PLAN_MAX_LIST, 1, 1 << 20), "(32,64,128)"),
+    LIST_ROW("precision", "LIST", WORDS(prec, 4, ok_prec, want_prec),
+             "(fp16: mixed precision)"),
+    LIST_ROW("topology", "LIST", WORDS(topo, 4, ok_topo, want_topo),
+             "flat, fat-tree, torus, dragonfly (dtsim's: fat-tree)"),
+    {.name = "fail-rate", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
+     .parse = fault_list, .help = "failures per GPU-hour, e.g. 1e-5,2e-5 (time-to-train with "
+     "goodput)"},
+    {.name = "ckpt-interval", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
+     .parse = fault_list, .help = "minutes between checkpoints, or auto, e.g. 30,60,auto"},
+    LIST_ROW("shard", "LIST", WORDS(shard, 4, ok_shard, want_shard),
+             "ZeRO stages, e.g. 0,1,3 (gpt models: memory per GPU decides)"),
+    {.type = DT_OPT_SECTION, .help = "failures, the same for every candidate (dtsim's):"},
+};
+
+static const dt_opt plan_out[] = {
+    {.name = "straggler", .arg = "SPEC", .type = DT_OPT_CUSTOM, .parse = no_straggler},
+    {.type = DT_OPT_SECTION, .help = "output:"},
+    {.name = "confirm", .arg = "K", .type = DT_OPT_INT, AT(confirm), .lo = 0, .hi = 64,
+     .want = "0..64", .help = "simulate the top K with SimGrid (3; 0: none)"},
+    {.name = "top", .arg = "N", .type = DT_OPT_INT, AT(top), .lo = 1, .hi = 100000,
+     .want = "a positive count", .help = "rows in the table (10)"},
+    {.name = "plot", .arg = "FILE.png", .type = DT_OPT_STRING, AT(plot),
+     .help = "the top rows' time and cost with their bands, the SimGrid\nconfirmations, the "
+     "deadline and the budget"},
+};
+
+#define ROWS(a) ((int)(sizeof(a) / sizeof *(a)))
+// dtsim's rows that `dtsim plan` takes as they are (sim/dtsim_opts.c, sim/dtsim_faults.c)
+#define PLAN_DTSIM_ROWS "model,dataset-size,epochs"
+#define PLAN_OUT_ROWS "csv,json,quiet"
+#define PLAN_FAULT_ROWS "mtbf,node-fail-rate,ckpt-async,storage-bw,fs-bw,restart"
+#define PLAN_TABLES DTSIM_PLAN_TABLES
+
+// The tables in --help's order: p's own rows, dtsim's into scratch, the job rows into p->par
+static void tables(plan_opts *p, dtsim_opts *scratch, unsigned char *fgiven,
+                   const char **ftyped, dt_opt_table *t) {
+    t[0] = (dt_opt_table){.opts = plan_head, .n = ROWS(plan_head), .base = p};
+    t[1] = dtsim_opts_table(scratch, PLAN_DTSIM_ROWS);
+    t[2] = (dt_opt_table){.opts = plan_ranges, .n = ROWS(plan_ranges), .base = p};
+    t[3] = dtsim_fault_table(scratch, fgiven, ftyped);
+    t[3].only = PLAN_FAULT_ROWS;
+    t[4] = (dt_opt_table){.opts = plan_out, .n = ROWS(plan_out), .base = p};
+    t[5] = dtsim_opts_table(scratch, PLAN_OUT_ROWS);
+    t[6] = dtsim_jobs_table(p ? &p->par : NULL, NULL);
+}
+
+int dtsim_plan_tables(dt_opt_table *t) {
+    tables(NULL, NULL, NULL, NULL, t);
+    return PLAN_TABLES;
+}
+
+static void usage(FILE *f) {
+    dt_opt_table t[PLAN_TABLES];
+    for (int i = 0, n = dtsim_plan_tables(t); i < n; i++) dt_opts_usage(f, &t[i]);
+}
+
+// The lists' defaults, read by their rows as if typed
+static const char *const list_defaults[][2] = {
+    {"gpus", "8,16,32,64,128,256,512,1024"}, {"gpus-per-node", "8"}, {"nics", "1"},
+    {"per-gpu-batch", "32,64,128"}, {"algos", "ring,rhd,hier,dbtree"},
+    {"fusion", "segments:2"}, {"precision", "fp16"}};
 
 static int parse(int argc, char **argv, plan_opts *p) {
     memset(p, 0, sizeof *p);
-    snprintf(p->model, sizeof p->model, "resnet50");
     p->confirm = 3, p->top = 10, p->par.jobs = 1;
-    static const struct option lo[] = {
-        {"price", 1, 0, P_PRICE}, {"price-node", 1, 0, P_PRICE_NODE},
-        {"topology", 1, 0, P_TOPO}, {"deadline", 1, 0, P_DEADLINE}, {"budget", 1, 0, P_BUDGET},
-        {"model", 1, 0, P_MODEL}, {"dataset-size", 1, 0, P_DATASET}, {"epochs", 1, 0, P_EPOCHS},
-        {"gpu", 1, 0, P_GPU}, {"gpus", 1, 0, P_GPUS}, {"gpus-per-node", 1, 0, P_GPN},
-        {"nics", 1, 0, P_NICS}, {"algos", 1, 0, P_ALGOS}, {"fusion", 1, 0, P_FUSION},
-        {"per-gpu-batch", 1, 0, P_PGB}, {"precision", 1, 0, P_PREC},
-        {"confirm", 1, 0, P_CONFIRM}, {"top", 1, 0, P_TOP}, {"csv", 1, 0, P_CSV},
-        {"json", 0, 0, P_JSON}, {"quiet", 0, 0, P_QUIET}, {"plot", 1, 0, P_PLOT},
-        {"help", 0, 0, P_HELP}, {"shard", 1, 0, P_SHARD},
-        {0, 0, 0, 0}};
-    struct option all[sizeof lo / sizeof *lo + 32];
-    DT_ASSERT(dtsim_fault_option_count < 16 && dtsim_jobs_option_count < 16);
-    memcpy(all, lo, sizeof lo - sizeof *lo);
-    memcpy(all + sizeof lo / sizeof *lo - 1, dtsim_fault_options,
-           (size_t)dtsim_fault_option_count * sizeof *lo);
-    memcpy(all + sizeof lo / sizeof *lo - 1 + dtsim_fault_option_count, dtsim_jobs_options,
-           (size_t)(dtsim_jobs_option_count + 1) * sizeof *lo);
-    const char *topo = NULL, *shard = NULL;
-    const char *gpus = "8,16,32,64,128,256,512,1024", *gpn = "8", *nics = "1", *pgb = "32,64,128";
-    const char *algos = "ring,rhd,hier,dbtree", *fusion = "segments:2", *prec = "fp16", *gpu = NULL;
-    dtsim_opts scratch;  // the failure options checked as dtsim checks them
+    dtsim_opts scratch;  // dtsim's rows read as dtsim reads them, then copied into p
     memset(&scratch, 0, sizeof scratch);
     scratch.restart_s = -1;
-    opterr = 0;
-    optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "j:", all, NULL)) != -1;) {
-        switch (c) {
-        case P_PRICE: if (prices("--price", optarg, 0, p)) return 2; break;
-        case P_PRICE_NODE: if (prices("--price-node", optarg, 1, p)) return 2; break;
-        case P_TOPO: topo = optarg; break;
-        case P_SHARD: shard = optarg; break;
-        case P_DEADLINE: if (to_double(optarg, 1e-6, 1e7, &p->deadline_h)) return bad("--deadline", optarg, "hours > 0"); break;
-        case P_BUDGET: if (to_double(optarg, 1e-6, 1e15, &p->budget)) return bad("--budget", optarg, "USD > 0"); break;
-        case P_MODEL: snprintf(p->model, sizeof p->model, "%s", optarg); break;
-        case P_DATASET: if (to_double(optarg, 1, 1e12, &p->dataset)) return bad("--dataset-size", optarg, "a positive count"); break;
-        case P_EPOCHS: if (to_double(optarg, 1e-3, 1e6, &p->epochs)) return bad("--epochs", optarg, "a positive number"); break;
-        case P_GPU: gpu = optarg; break;
-        case P_GPUS: gpus = optarg; break;
-        case P_GPN: gpn = optarg; break;
-        case P_NICS: nics = optarg; break;
-        case P_ALGOS: algos = optarg; break;
-        case P_FUSION: fusion = optarg; break;
-        case P_PGB: pgb = optarg; break;
-        case P_PREC: prec = optarg; break;
-        case P_CONFIRM: if (to_int(optarg, 0, 64, &p->confirm)) return bad("--confirm", optarg, "0..64"); break;
-        case P_TOP: if (to_int(optarg, 1, 100000, &p->top)) return bad("--top", optarg, "a positive count"); break;
-        case P_CSV: snprintf(p->csv, sizeof p->csv, "%s", optarg), p->csv_stdout = !strcmp(optarg, "-"); break;
-        case P_JSON: p->json = 1; break;
-        case P_PLOT: snprintf(p->plot, sizeof p->plot, "%s", optarg); break;
-        case P_QUIET: p->quiet = 1; break;
-        case P_HELP: usage(stdout); return 1;
-        default: {
-            const char *name = argv[optind - 1], *fault = NULL;
-            int jr = dtsim_jobs_option(c, optarg, "dtsim plan", &p->par);
-            if (jr > 0) return jr;
-            if (!jr) break;
-            for (int i = 0; c >= 512 && i < dtsim_fault_option_count; i++)
-                if (dtsim_fault_options[i].val == c) fault = dtsim_fault_options[i].name;
-            if (fault && !strcmp(fault, "straggler")) {
-                fprintf(stderr, "dtsim plan: --straggler is simulated, not searched: try the "
-                                "plan's answer with `dtsim --straggler ...`\n");
-                return 2;
-            }
-            if (fault && (!strcmp(fault, "fail-rate") || !strcmp(fault, "ckpt-interval"))) {
-                int ck = !strcmp(fault, "ckpt-interval");
-                if (fault_list(ck ? "--ckpt-interval" : "--fail-rate", c, optarg, &scratch,
-                               ck ? p->ckint_l : p->frate_l, ck ? &p->n_ckint : &p->n_frate))
-                    return 2;
-                break;
-            }
-            int fr = c >= 512 ? dtsim_fault_option(c, optarg, &scratch) : -1;
-            if (fr > 0) return fr;
-            if (fr < 0 || p->n_fault == 16) {
-                fprintf(stderr, "dtsim plan: unknown option or missing value: %s (see dtsim "
-                                "plan --help)\n", name);
-                return 2;
-            }
-            snprintf(p->fault_args[p->n_fault][0], 64, "--%s", fault);
-            snprintf(p->fault_args[p->n_fault++][1], 64, "%s", optarg ? optarg : "");
-        }
-        }
+    snprintf(scratch.model, sizeof scratch.model, "resnet50");
+    unsigned char fgiven[DTSIM_FAULT_ROWS] = {0};
+    const char *ftyped[DTSIM_FAULT_ROWS] = {0};
+    dt_opt_table t[PLAN_TABLES];
+    tables(p, &scratch, fgiven, ftyped, t);
+    for (size_t i = 0; i < sizeof list_defaults / sizeof *list_defaults; i++) {
+        dt_error err;
+        DT_ASSERT(!dt_opt_set(&plan_ranges[dt_opt_find(&t[2], list_defaults[i][0])], "default",
+                              list_defaults[i][1], p, &err));
     }
-    if (optind < argc) {
-        fprintf(stderr, "dtsim plan: unexpected argument '%s' (see dtsim plan --help)\n",
-                argv[optind]);
-        return 2;
-    }
+    int rc = dt_opts_parse(argc, argv, t, PLAN_TABLES, "dtsim plan", 0);
+    if (rc == 1) usage(stdout);
+    if (rc) return rc;
+    snprintf(p->model, sizeof p->model, "%s", scratch.model);
+    p->dataset = scratch.dataset, p->epochs = scratch.epochs;
+    snprintf(p->csv, sizeof p->csv, "%s", scratch.csv);
+    p->csv_stdout = !strcmp(p->csv, "-"), p->json = scratch.json, p->quiet = scratch.quiet;
+    // the failure options for every candidate as typed, in the order typed
+    for (int k = 1; k < 256; k++)
+        for (int i = 0; i < DTSIM_FAULT_ROWS; i++)
+            if (fgiven[i] == k) {
+                snprintf(p->fault_args[p->n_fault][0], 64, "--%s", t[3].opts[i].name);
+                snprintf(p->fault_args[p->n_fault++][1], 64, "%s", ftyped[i] ? ftyped[i] : "");
+            }
+    // the lists' last values stand for them in the checks between failure options
+    dt_opt_table ft = dtsim_fault_table(&scratch, NULL, NULL);
+    dt_error err;
+    if (p->n_frate)
+        dt_opt_set(&ft.opts[dt_opt_find(&ft, "fail-rate")], "", p->frate_l[p->n_frate - 1],
+                   &scratch, &err);
+    if (p->n_ckint)
+        dt_opt_set(&ft.opts[dt_opt_find(&ft, "ckpt-interval")], "", p->ckint_l[p->n_ckint - 1],
+                   &scratch, &err);
     if (dtsim_faults_check(&scratch) || dtsim_jobs_check(&p->par, "dtsim plan")) return 2;
     if (!p->n_price) {
         fprintf(stderr, "dtsim plan: --price TYPE=USD,... or --price-node TYPE=USD,... is "
@@ -319,31 +350,7 @@ static int parse(int argc, char **argv, plan_opts *p) {
                         "consider, e.g. --price h100=6,a100=3.5)\n");
         return 2;
     }
-    if (topo && (p->n_topo = word_list("--topology", topo, p->topo_l[0], 16, 4, ok_topo,
-                                       "a list of flat, fat-tree, torus, dragonfly")) < 0)
-        return 2;
-    if (shard && (p->n_shard = word_list("--shard", shard, p->shard_l[0], 12, 4, ok_shard,
-                                         "a list of ZeRO stages (0-3, or none, optimizer, "
-                                         "gradients, parameters)")) < 0)
-        return 2;
-    if ((p->n_gpus = int_list("--gpus", gpus, 1, 1 << 20, p->gpus_n, PLAN_MAX_LIST)) < 0 ||
-        (p->n_gpn = int_list("--gpus-per-node", gpn, 1, 1024, p->gpn_n, PLAN_MAX_LIST)) < 0 ||
-        (p->n_nics = int_list("--nics", nics, 1, 64, p->nics_n, 8)) < 0 ||
-        (p->n_pgb = int_list("--per-gpu-batch", pgb, 1, 1 << 20, p->pgb_n, PLAN_MAX_LIST)) < 0)
-        return 2;
-    char want_gpu[160], want_algo[DT_ALGO_NAMES_MAX + 40];
-    snprintf(want_gpu, sizeof want_gpu, "a list of GPU types (%s)", dt_gpu_names());
-    snprintf(want_algo, sizeof want_algo, "a list of simulated algorithms (%s)", DT_ALGO_VALID);
-    if ((p->n_algo = word_list("--algos", algos, p->algo_l[0], 16, 8, ok_algo,
-                               want_algo)) < 0 ||
-        (p->n_fusion = word_list("--fusion", fusion, p->fusion_l[0], 32, 8, ok_fusion,
-                                 "a list of fusion specs (" DT_FUSION_VALID ")")) < 0 ||
-        (p->n_prec = word_list("--precision", prec, p->prec_l[0], 8, 4, ok_prec,
-                               "a list of fp32, tf32, fp16")) < 0)
-        return 2;
-    if (gpu) {
-        if ((p->n_gpu = word_list("--gpu", gpu, p->gpu_l[0], 16, 8, ok_gpu, want_gpu)) < 0)
-            return 2;
+    if (p->n_gpu) {
         for (int i = 0; i < p->n_gpu; i++)
             if (!priced(p, p->gpu_l[i])) {
                 fprintf(stderr, "dtsim plan: --gpu %s has no price: add %s=USD to --price\n",

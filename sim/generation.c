@@ -65,8 +65,9 @@ int dt_parse_bandwidth(const char *s, const char *opt, double *bytes_s, dt_bw_un
                                "400Gb, 400Gb/s, 50GB, 50GB/s";
     char *end;
     errno = 0;
-    double v = s ? strtod(s, &end) : NAN;
-    if (!s || end == s || errno || !isfinite(v) || v <= 0)
+    // a number from the first character (no blanks before it, no hexadecimal float)
+    double v = s && !isspace((unsigned char)*s) && !strpbrk(s, "xX") ? strtod(s, &end) : NAN;
+    if (!s || isnan(v) || end == s || errno || !isfinite(v) || v <= 0)
         return dt_fail(err, DT_EXIT_USAGE, "option %s: '%s' is not %s", opt, s ? s : "", want);
     while (*end == ' ') end++;
     if (!*end) {

@@ -61,8 +61,9 @@ static void advance(void *ctx, double s) {
 }
 
 // Polls sweep (coll.h) where the schedule has hundreds of rounds per bucket for polls to
-// complete (dbtree's pipelined segments: 1024-GPU step 93 -> 60 s); with a few rounds the
-// tick message each poll sends costs more (hier 1024: +15-35 %).
+// complete (dbtree's pipelined segments: a 1024-GPU step is simulated in 60 s with the sweep,
+// 93 s without); with a few rounds the tick message each poll sends costs more (hier 1024:
+// +15-35 %).
 static int polls_sweep(dt_algo a) { return a == DT_ALGO_DBTREE || a == DT_ALGO_AUTO; }
 
 // Rank 0 says why; every rank returns `code`.

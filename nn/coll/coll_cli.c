@@ -65,5 +65,5 @@ dt_opt_table dt_coll_cli_table(dt_coll_cli *cli, unsigned char *given) {
     };
     _Static_assert(sizeof rows / sizeof *rows == DT_COLL_CLI_COUNT, "DT_COLL_CLI_COUNT");
     memcpy(cli->rows, rows, sizeof rows);
-    return (dt_opt_table){cli->rows, DT_COLL_CLI_COUNT, cli, given, NULL};
+    return (dt_opt_table){.opts = cli->rows, .n = DT_COLL_CLI_COUNT, .base = cli, .given = given};
 }

@@ -381,7 +381,7 @@ int main(int argc, char **argv) {
     dt_opt_table t[2] = {{.opts = check_opts, .n = (int)(sizeof check_opts / sizeof *check_opts),
                           .base = &a}, dt_coll_cli_table(&a.cli, NULL)};
     t[1].only = "group";
-    int rc = dt_opts_parse(argc, argv, t, 2, NULL, "coll_check", r != 0);
+    int rc = dt_opts_parse(argc, argv, t, 2, "coll_check", r != 0);
     if (rc == 1 && r == 0) dt_opts_usage(stdout, &t[0]), dt_opts_usage(stdout, &t[1]);
     if (!rc && a.list_algos) list_algos();
     if (rc || a.list_algos) {

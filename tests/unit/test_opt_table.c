@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/coll_cli.h"
 #include "opt_table.h"
@@ -36,11 +37,12 @@ static void test_numbers_read_back_in_range(void **state) {
     }
     long long v;
     double d;
-    const char *bad_int[] = {"", " ", "1.5", "0x10", "99999999999999999999", "1e3", "--1"};
+    const char *bad_int[] = {"", " ", " 3", "\t3", "1.5", "0x10", "99999999999999999999", "1e3",
+                             "--1"};
     for (size_t i = 0; i < sizeof bad_int / sizeof *bad_int; i++)
         if (!dt_parse_int(bad_int[i], -(1LL << 62), 1LL << 62, &v))
             fail_msg("'%s' read", bad_int[i]);
-    const char *bad_real[] = {"", "nan", "inf", "-inf", "1e999", "2x", "1,5"};
+    const char *bad_real[] = {"", "nan", "inf", "-inf", "1e999", "2x", "1,5", " 3", "0x10", "0x1p4"};
     for (size_t i = 0; i < sizeof bad_real / sizeof *bad_real; i++)
         if (!dt_parse_real(bad_real[i], -1e300, 1e300, &d)) fail_msg("'%s' read", bad_real[i]);
 }
@@ -126,19 +128,19 @@ static void test_one_refusal_format(void **state) {
     (void)state;
     typedef struct { int n; int choice; double x; char s[8]; } T;
     const dt_opt rows[] = {
-        {.name = "n", .arg = "N", .type = DT_OPT_INT, DT_OPT_AT(T, n), .lo = 1, .hi = 9,
+        {.name = "num", .arg = "N", .type = DT_OPT_INT, DT_OPT_AT(T, n), .lo = 1, .hi = 9,
          .want = "1..9", .help = "a count"},
         {.name = "pick", .arg = "P", .type = DT_OPT_CHOICE, DT_OPT_AT(T, choice),
          .choices = "red|green|blue", .help = "a colour"},
-        {.name = "x", .arg = "X", .type = DT_OPT_REAL, DT_OPT_AT(T, x), .lo = 0, .hi = 1,
+        {.name = "frac", .arg = "X", .type = DT_OPT_REAL, DT_OPT_AT(T, x), .lo = 0, .hi = 1,
          .want = "in [0, 1]", .help = "a fraction\nof one"},
-        {.name = "s", .arg = "S", .type = DT_OPT_STRING, DT_OPT_AT(T, s), .help = "short"},
+        {.name = "str", .arg = "S", .type = DT_OPT_STRING, DT_OPT_AT(T, s), .help = "short"},
         {.name = "hidden", .type = DT_OPT_SWITCH, DT_OPT_AT(T, n)},
     };
     T v = {0};
     dt_error err;
-    assert_int_equal(dt_opt_set(&rows[0], "--n", "10", &v, &err), -1);
-    assert_string_equal(err.msg, "option --n: '10' is not 1..9");
+    assert_int_equal(dt_opt_set(&rows[0], "--num", "10", &v, &err), -1);
+    assert_string_equal(err.msg, "option --num: '10' is not 1..9");
     assert_int_equal(err.code, DT_EXIT_USAGE);
     assert_int_equal(dt_opt_set(&rows[1], "--pick", "pink", &v, &err), -1);
     assert_string_equal(err.msg, "option --pick: 'pink' is not red, green or blue");
@@ -146,8 +148,8 @@ static void test_one_refusal_format(void **state) {
     assert_int_equal(v.choice, 2);
     assert_int_equal(dt_opt_set(&rows[2], "X_VAR", "2", &v, &err), -1);
     assert_string_equal(err.msg, "X_VAR: '2' is not in [0, 1]");
-    assert_int_equal(dt_opt_set(&rows[3], "--s", "12345678", &v, &err), -1);
-    assert_int_equal(dt_opt_set(&rows[3], "--s", "1234567", &v, &err), 0);
+    assert_int_equal(dt_opt_set(&rows[3], "--str", "12345678", &v, &err), -1);
+    assert_int_equal(dt_opt_set(&rows[3], "--str", "1234567", &v, &err), 0);
     assert_string_equal(v.s, "1234567");
 
     // --help: "  --name ARG" padded to column 24, continuation lines there too, no hidden row
@@ -156,30 +158,30 @@ static void test_one_refusal_format(void **state) {
     FILE *f = open_memstream(&buf, &len);
     dt_opts_usage(f, &(dt_opt_table){.opts = rows, .n = 5});
     fclose(f);
-    assert_string_equal(buf, "  --n N                 a count\n"
+    assert_string_equal(buf, "  --num N               a count\n"
                              "  --pick P              a colour\n"
-                             "  --x X                 a fraction\n"
+                             "  --frac X              a fraction\n"
                              "                        of one\n"
-                             "  --s S                 short\n");
+                             "  --str S               short\n");
     free(buf);
 
     // the parser: values set, `given` marked, --help, an unknown option, a stray argument
     unsigned char given[5] = {0};
     dt_opt_table t = {.opts = rows, .n = 5, .base = &v, .given = given};
-    char *ok[] = {"prog", "--n", "7", "--pick=green", "--hidden", NULL};
-    assert_int_equal(dt_opts_parse(5, ok, &t, 1, NULL, "prog", 1), 0);
+    char *ok[] = {"prog", "--num", "7", "--pick=green", "--hidden", NULL};
+    assert_int_equal(dt_opts_parse(5, ok, &t, 1, "prog", 1), 0);
     assert_int_equal(v.n, 1);  // --hidden (a switch on the same field) came last
     assert_int_equal(v.choice, 1);
     assert_true(given[0] && given[1] && !given[2] && !given[3] && given[4]);
-    assert_true(dt_opt_given(&t, "pick") && !dt_opt_given(&t, "x"));
+    assert_true(dt_opt_given(&t, "pick") && !dt_opt_given(&t, "frac"));
     char *help[] = {"prog", "--help", NULL}, *unknown[] = {"prog", "--bogus", NULL},
-         *stray[] = {"prog", "word", NULL}, *missing[] = {"prog", "--n", NULL},
-         *bad[] = {"prog", "--n", "0", NULL};
-    assert_int_equal(dt_opts_parse(2, help, &t, 1, NULL, "prog", 1), 1);
-    assert_int_equal(dt_opts_parse(2, unknown, &t, 1, NULL, "prog", 1), 2);
-    assert_int_equal(dt_opts_parse(2, stray, &t, 1, NULL, "prog", 1), 2);
-    assert_int_equal(dt_opts_parse(2, missing, &t, 1, NULL, "prog", 1), 2);
-    assert_int_equal(dt_opts_parse(3, bad, &t, 1, NULL, "prog", 1), 2);
+         *stray[] = {"prog", "word", NULL}, *missing[] = {"prog", "--num", NULL},
+         *bad[] = {"prog", "--num", "0", NULL};
+    assert_int_equal(dt_opts_parse(2, help, &t, 1, "prog", 1), 1);
+    assert_int_equal(dt_opts_parse(2, unknown, &t, 1, "prog", 1), 2);
+    assert_int_equal(dt_opts_parse(2, stray, &t, 1, "prog", 1), 2);
+    assert_int_equal(dt_opts_parse(2, missing, &t, 1, "prog", 1), 2);
+    assert_int_equal(dt_opts_parse(3, bad, &t, 1, "prog", 1), 2);
 }
 
 // A program that takes some of the shared rows (dtcoll-bench) accepts only those
@@ -190,12 +192,78 @@ static void test_only_some_rows(void **state) {
     t.only = "group,inner";
     char *ok[] = {"p", "--group", "3", "--inner", "rhd", NULL};
     char *no[] = {"p", "--algo", "ring", NULL};
-    assert_int_equal(dt_opts_parse(5, ok, &t, 1, NULL, "p", 1), 0);
+    assert_int_equal(dt_opts_parse(5, ok, &t, 1, "p", 1), 0);
     assert_int_equal(c.coll.group, 3);
     assert_int_equal(c.coll.inner, DT_ALGO_RHD);
-    assert_int_equal(dt_opts_parse(3, no, &t, 1, NULL, "p", 1), 2);
+    assert_int_equal(dt_opts_parse(3, no, &t, 1, "p", 1), 2);
     assert_int_equal(dt_opt_find(&t, "algo"), -1);
     assert_true(dt_opt_find(&t, "inner") >= 0);
+}
+
+// A row of one letter is the short option alone (-j 4, -j4); `given` keeps the order the
+// options were typed in, `typed` each one's last text; a table used in part (`only`) prints
+// none of its headings
+static void test_short_order_typed(void **state) {
+    (void)state;
+    typedef struct { int j; const char *name; int flag; } T;
+    const dt_opt rows[] = {
+        {.type = DT_OPT_SECTION, .help = "a heading"},
+        {.name = "j", .arg = "N", .type = DT_OPT_INT, DT_OPT_AT(T, j), .lo = 1, .hi = 9,
+         .want = "1..9", .help = "jobs"},
+        {.name = "name", .arg = "S", .type = DT_OPT_TEXT, DT_OPT_AT(T, name), .help = "a name"},
+        {.name = "flag", .type = DT_OPT_SWITCH, DT_OPT_AT(T, flag), .help = "a flag"},
+    };
+    T v = {0};
+    unsigned char given[4] = {0};
+    const char *typed[4] = {0};
+    dt_opt_table t = {.opts = rows, .n = 4, .base = &v, .given = given, .typed = typed};
+    // the values and their order drawn at random: -j K (as "-j K" or "-jK"), --name, --flag
+    unsigned seed = (unsigned)time(NULL);
+    srand(seed);
+    char k[2][16], *argv[8] = {"p"};
+    int order = rand() % 2, argc = 1, kj = 1 + rand() % 9;
+    snprintf(k[0], sizeof k[0], "%d", kj);
+    snprintf(k[1], sizeof k[1], "-j%d", kj);
+    for (int i = 0; i < 2; i++) {
+        if (i == order && rand() % 2) argv[argc++] = "-j", argv[argc++] = k[0];
+        else if (i == order) argv[argc++] = k[1];
+        else argv[argc++] = "--name", argv[argc++] = "abc";
+    }
+    argv[argc++] = "--flag";
+    if (dt_opts_parse(argc, argv, &t, 1, "p", 1)) fail_msg("seed %u: refused", seed);
+    assert_int_equal(v.j, kj);
+    assert_string_equal(v.name, "abc");
+    assert_int_equal(given[1], order ? 2 : 1);
+    assert_int_equal(given[2], order ? 1 : 2);
+    assert_int_equal(given[3], 3);
+    assert_string_equal(typed[1], k[0]);
+    assert_string_equal(typed[2], "abc");
+    assert_null(typed[3]);
+    char *no_long[] = {"p", "--j", "3", NULL}, *bad[] = {"p", "-j", "0", NULL},
+         *unknown[] = {"p", "-k", NULL};
+    assert_int_equal(dt_opts_parse(3, no_long, &t, 1, "p", 1), 2);
+    assert_int_equal(dt_opts_parse(3, bad, &t, 1, "p", 1), 2);
+    assert_int_equal(dt_opts_parse(2, unknown, &t, 1, "p", 1), 2);
+    dt_error err;
+    assert_int_equal(dt_opt_set(&rows[1], "-j", "10", &v, &err), -1);
+    assert_string_equal(err.msg, "option -j: '10' is not 1..9");
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dt_opts_usage(f, &t);
+    t.only = "j,flag";
+    dt_opts_usage(f, &t);
+    fclose(f);
+    assert_string_equal(buf, "a heading\n"
+                             "  -j N                  jobs\n"
+                             "  --name S              a name\n"
+                             "  --flag                a flag\n"
+                             "  -j N                  jobs\n"
+                             "  --flag                a flag\n");
+    free(buf);
+    char *other[] = {"p", "--name", "x", NULL};
+    assert_int_equal(dt_opts_parse(3, other, &t, 1, "p", 1), 2);  // not a row of this part
 }
 
 int main(void) {
@@ -204,6 +272,7 @@ int main(void) {
         cmocka_unit_test(test_environment_reads_like_the_option),
         cmocka_unit_test(test_one_refusal_format),
         cmocka_unit_test(test_only_some_rows),
+        cmocka_unit_test(test_short_order_typed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
