@@ -97,6 +97,7 @@ typedef struct {
     double calib_roofline_img_s;                   // the roofline's images/s where calibrated
     double kind_scale[DT_N_KINDS];                 // --profile: each kind's factor
     double model_comm_s;                           // the cost model's allreduce time per step
+    double comm_bytes;                             // bytes one GPU's collectives send per step
     double images_s, efficiency, epoch_s, train_s;
     double wall_s;                                 // real seconds the simulation took
     double band;                                   // time-to-train's relative error band

@@ -192,4 +192,6 @@ void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *
     dt_json_write_real(w, "mem_activations_bytes", r->mem_act);
     dt_json_write_real(w, "mem_total_bytes", r->mem_total);
     dt_json_write_real(w, "gpu_mem_bytes", g ? g->mem_bytes : 0);
+    if (!o->analytic)  // what the simulated collectives sent (nn/coll dt_coll_bytes_sent)
+        dt_json_write_real(w, "comm_bytes_per_gpu", r->comm_bytes);
 }

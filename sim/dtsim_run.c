@@ -434,6 +434,7 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->exposed_s = rr->exposed_s;
     r->buckets = rr->buckets;
     r->model_comm_s = rr->model_comm_s;
+    r->comm_bytes = rr->comm_bytes;
     r->iter_p50_s = rr->iter_p50_s, r->iter_p95_s = rr->iter_p95_s, r->iter_max_s = rr->iter_max_s;
     snprintf(r->algo, sizeof r->algo, "%s", rr->algo);
     r->images_s = r->global_batch / r->iter_s;
