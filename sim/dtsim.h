@@ -122,6 +122,7 @@ typedef struct {
     // states at the run's ZeRO stage and of the activations; has_mem 0: not computed
     int has_mem;
     double mem_params, mem_grads, mem_optim, mem_act, mem_total;
+    double mem_gathered;  // stage 3: of mem_params, the layers gathered at once (prefetch)
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
@@ -193,8 +194,10 @@ void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 // under a ZeRO stage (0 or 2); the report's lines and JSON fields.
 int dtsim_gpt_check(dtsim_opts *o, int optim_set);
 int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r);
-// (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N)
-int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s);
+// (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N; net: the
+// network the step was priced on, whose layers are stage 3's units)
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
+                       const struct dt_net *net);
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
 // The optimizer's name as the header prints it ("LARS", "SGD", "AdamW", "LAMB")

@@ -157,7 +157,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->gpu_hours = o->gpus * r->train_s / 3600;
     r->band = dtsim_band(o, NULL);
     r->wall_s = 0;
-    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s);  // ZeRO's collectives instead
+    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net);  // ZeRO's collectives instead
     free(b);
 out:
     free(log.ev);

@@ -272,7 +272,10 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                         .params = (int64_t)m->net->n_trainable,
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
                         .model_comm_s = modeled_allreduce_s(m, P), .comm_bytes = mx[4]};
-    if (o->shard >= 3) r.comm_s = r.model_comm_s = dt_rank_zero_model_comm_s(&m->tr);
+    if (o->shard >= 3) {  // the units, and their collectives' time alone (sim/rank_zero.h)
+        r.buckets = dt_rank_zero_units(&m->tr);
+        r.comm_s = r.model_comm_s = dt_rank_zero_model_comm_s(&m->tr);
+    }
     step_percentiles(sum->steps, o->iters, &r);
     snprintf(r.algo, sizeof r.algo, "%s",
              o->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));

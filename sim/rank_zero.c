@@ -102,6 +102,8 @@ static void step3(dt_trainer *tr, dt_opt_kind kind, const void *x_host, const in
     d->sync(d);
 }
 
+int dt_rank_zero_units(const dt_trainer *tr) { return tr->zero ? tr->zero->n : 0; }
+
 uint64_t dt_rank_zero_bytes_sent(const dt_trainer *tr) {
     uint64_t b = dt_coll_bytes_sent(tr->coll);
     return tr->zero && tr->zero->pcoll ? b + dt_coll_bytes_sent(tr->zero->pcoll) : b;

@@ -24,6 +24,8 @@ void dt_rank_zero_step(dt_trainer *tr, dt_opt_kind kind, int stage, const void *
 // communicator's is rhd and P a power of two, mpi where it is mpi, else the ring)
 const char *dt_rank_zero_algo(const dt_trainer *tr);
 
+// Stage 3: the units the trainer shards (its layers with parameters); 0 for the others
+int dt_rank_zero_units(const dt_trainer *tr);
 // Bytes this rank's collectives have sent (nn/coll dt_coll_bytes_sent: the trainer's
 // communicator, and stage 3's gathers' own)
 uint64_t dt_rank_zero_bytes_sent(const dt_trainer *tr);
