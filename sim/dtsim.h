@@ -199,6 +199,11 @@ int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
                        const struct dt_net *net);
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+// Tokens per sample: the model's context (or --seq-len) for a gpt model, whose samples are
+// whole sequences; 0 for an image model
+int dtsim_seq_tokens(const dtsim_opts *o);
+// What one sample is, plural, for the report's words: "sequences" (gpt), "images"
+const char *dtsim_samples(const dtsim_opts *o);
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
 // The optimizer's name as the header prints it ("LARS", "SGD", "AdamW", "LAMB")
 const char *dtsim_optim_label(const dtsim_opts *o);

@@ -179,15 +179,17 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
     return 0;
 }
 
-// tokens per sample: the model's context for a gpt model (dtsim models full sequences), 0
-// for an image model
-static int seq_tokens(const dtsim_opts *o) {
+int dtsim_seq_tokens(const dtsim_opts *o) {
     const dt_gpt_shape *s = dt_sim_is_gpt(o->model) ? dt_gpt_find(o->model) : NULL;
     return s ? (o->seq_len ? o->seq_len : s->context) : 0;
 }
 
+const char *dtsim_samples(const dtsim_opts *o) {
+    return dt_sim_is_gpt(o->model) ? "sequences" : "images";
+}
+
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
-    int T = seq_tokens(o);
+    int T = dtsim_seq_tokens(o);
     if (T > 0)
         fprintf(f, "tokens/s: %.0f (%d sequences of %d tokens per GPU; %.0f tokens/s per GPU)\n",
                 r->images_s * T, o->per_gpu_batch, T, r->images_s * T / r->gpus);
@@ -208,10 +210,11 @@ void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
 }
 
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r) {
-    int T = seq_tokens(o);
+    int T = dtsim_seq_tokens(o);
     if (T > 0) {
         dt_json_write_int(w, "seq_len", T);
         dt_json_write_real(w, "tokens_per_s", r->images_s * T);
+        dt_json_write_real(w, "sequences_per_s", r->images_s);  // (= images_per_s)
     }
     if (!r->has_mem) return;
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);

@@ -14,9 +14,13 @@
 #           compute + the same schedule with the kernels made 10^3x faster; closed form:
 #           --analytic, the collectives one after another), the prefetch hiding some of it
 #   plan    dtsim plan over the stages: the unsharded candidate rejected for its memory, the
-#           sharded one ranked
+#           sharded one ranked with stage 3's memory (the gathered layers included) and time
+#           (the per-layer collectives) as dtsim gives them
 #   preset  dle-bert (NVIDIA's BERT-Large on 32 DGX A100) at 8 and 256 GPUs: its calibration and
 #           inputs, and its score within the committed error of bench/PAPERS.md (PAPERS = it)
+#   words   a gpt run says sequences (and tokens) where an image model says images: the
+#           set-up, the table's header, one GPU's rate, time-to-train, the CSV header; no
+#           "image" in its report; ResNet-50's lines as before
 #   refuse  a model that does not fit its GPU's memory (exit 2, the reason and the GPU's
 #           size), the same model fitting once sharded (stage 3); a stage on one GPU, an
 #           unknown stage, an image optimizer for a gpt model and the reverse: exit 2
@@ -118,6 +122,26 @@ check(abs(a3["model_comm_s"] / s3["model_comm_s"] - 1) < 1e-9, "the same collect
 PYEOF
   echo "PASS zero3"
   ;;
+words)
+  "$DTSIM" --model gpt2 --gpus 16 --per-gpu-batch 2 --analytic >"$W/g.txt" 2>&1 || { cat "$W/g.txt"; fail "gpt2"; }
+  "$DTSIM" --model gpt2 --gpus 16 --per-gpu-batch 2 --analytic --quiet --csv - >"$W/g.csv" || fail "gpt2 --csv"
+  "$DTSIM" --model resnet50 --gpus 16 --analytic >"$W/r.txt" 2>&1 || { cat "$W/r.txt"; fail "resnet50"; }
+  for pat in "^       gpt2, 2 sequences per GPU (global batch 32)" " sequences/s  *eff %" \
+             "^one GPU: .* ms per iteration ([0-9]* sequences/s)$" \
+             "^time-to-train: .*, 1 epochs of 146484375 sequences of 1024 tokens$" \
+             "^tokens/s: .* (2 sequences of 1024 tokens per GPU"; do
+    grep -q -e "$pat" "$W/g.txt" || { cat "$W/g.txt"; fail "gpt2's report lacks '$pat'"; }
+  done
+  ! grep -i "image" "$W/g.txt" || fail "gpt2's report speaks of images"
+  head -1 "$W/g.csv" | grep -q ",exposed_s,sequences_per_s,efficiency," || { head -1 "$W/g.csv"; fail "CSV header"; }
+  for pat in "^       resnet50, 32 images per GPU (global batch 512)" " images/s  *eff %" \
+             "^one GPU: .* ms per iteration ([0-9]* images/s)$" \
+             "^time-to-train: .*, 90 epochs of 1281167 images$"; do
+    grep -q -e "$pat" "$W/r.txt" || { cat "$W/r.txt"; fail "resnet50's report lacks '$pat'"; }
+  done
+  echo "ok: gpt2 reports sequences and tokens, resnet50 images"
+  echo "PASS words"
+  ;;
 refuse)
   A="--gpus 64 --per-gpu-batch 1 --precision fp16 --analytic"
   expect2 "gpt2-xl unsharded on 16 GiB V100s" "does not fit: one v100 has 16 GiB" \
@@ -139,9 +163,12 @@ plan)
   "$DTSIM" plan --model gpt2-xl --gpu v100 --gpus 64 --per-gpu-batch 1 --algos ring \
       --shard 0,3 --price v100=2 --confirm 0 --json >"$W/plan.json" 2>"$W/plan.err" ||
       { cat "$W/plan.err"; fail "plan"; }
-  "$PY" - "$W/plan.json" <<'PYEOF' || exit 1
+  "$DTSIM" --model gpt2-xl --gpu v100 --gpus 64 --per-gpu-batch 1 --algo ring --shard 3 \
+      --analytic --json --quiet >"$W/one.json" || fail "gpt2-xl at stage 3"
+  "$PY" - "$W/plan.json" "$W/one.json" <<'PYEOF' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
+one = json.load(open(sys.argv[2]))[0]
 def check(ok, msg):
     print(("ok: " if ok else "FAIL: ") + msg)
     if not ok: sys.exit(1)
@@ -150,6 +177,12 @@ check(len(d["ranked"]) == 1 and d["ranked"][0].get("shard") == "3", "stage 3 ran
 check("--shard 3" in d["ranked"][0]["flags"], "its flags rerun it at stage 3")
 check(d["ranked"][0]["mem_bytes_per_gpu"] < 16 * 2**30,
       f"it fits: {d['ranked'][0]['mem_bytes_per_gpu'] / 2**30:.1f} GiB of 16")
+V, T, C = 50257, 1024, 1600
+check(one["mem_params_gathered_bytes"] == 2 * (V * C + T * C + 2 * C),
+      "stage 3 holds the tied embedding and the next layer gathered (fp16)")
+check(d["ranked"][0]["mem_bytes_per_gpu"] == one["mem_total_bytes"],
+      "the plan's memory is dtsim's, the gathered layers included")
+check(d["ranked"][0]["train_s"] == one["train_s"], "the plan's time is stage 3's per layer")
 check(len(d["rejected"]) == 1 and "--shard 0" in d["rejected"][0]["flags"],
       f"stage 0 rejected: {d['rejected'][0]['reason'] if d['rejected'] else None}")
 PYEOF
@@ -166,7 +199,7 @@ preset)
     "$DTSIM" --preset dle-bert --gpus $g --per-gpu-batch $per --accumulate $((per / 32)) \
         --iters 1 --warmup 1 --json --quiet >"$W/bert$g.json" || fail "dle-bert $g GPUs --json"
   done
-  grep -q "^calibrated: one GPU trains 210.0 images/s at 32 per GPU in fp16" "$W/bert8.txt" ||
+  grep -q "^calibrated: one GPU trains 210.0 sequences/s at 32 per GPU in fp16" "$W/bert8.txt" ||
       { cat "$W/bert8.txt"; fail "not calibrated to 210 sequences/s"; }
   grep -q "gpt2-medium, .*fp16, LAMB, allreduce hier" "$W/bert8.txt" || fail "not the paper's set-up"
   grep -q "tokens/s: .* sequences of 512 tokens" "$W/bert8.txt" || fail "not 512 tokens"
