@@ -153,17 +153,20 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
     if (dt_coll_opts_resolve(&co, o->gpus, &err)) return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
     double wire = co.wire_f16 ? 2 : 4, bytes = (double)r->params * wire;
     double half = o->gpus > 1 ? dt_coll_cost(DT_ALGO_RING, &co, o->gpus, bytes) / 2 : 0;
-    double comm = 2 * half;
+    double comm = 2 * half, f = o->gpus > 1 ? (o->gpus - 1.0) / o->gpus : 0;
     r->buckets = 1;
+    r->comm_bytes = 2 * bytes * f;  // what a GPU sends: a ring's (N-1)/N of each
     if (o->shard >= 3 && o->gpus > 1) {
         size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
         int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
         double peak;
         r->buckets = dt_zero3_units(net, lo, gathers, &peak);
-        comm = 0;
-        for (int k = 0; k < r->buckets; k++)
-            comm += (gathers[k] + 1) *
-                    dt_coll_cost(DT_ALGO_RING, &co, o->gpus, (double)(lo[k + 1] - lo[k]) * wire) / 2;
+        comm = r->comm_bytes = 0;
+        for (int k = 0; k < r->buckets; k++) {
+            double b = (double)(lo[k + 1] - lo[k]) * wire;
+            comm += (gathers[k] + 1) * dt_coll_cost(DT_ALGO_RING, &co, o->gpus, b) / 2;
+            r->comm_bytes += (gathers[k] + 1) * b * f;
+        }
         free(lo), free(gathers);
     }
     r->compute_s += opt_s / o->gpus - opt_s;
@@ -226,6 +229,7 @@ void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *
     dt_json_write_real(w, "mem_activations_bytes", r->mem_act);
     dt_json_write_real(w, "mem_total_bytes", r->mem_total);
     dt_json_write_real(w, "gpu_mem_bytes", g ? g->mem_bytes : 0);
-    if (!o->analytic)  // what the simulated collectives sent (nn/coll dt_coll_bytes_sent)
-        dt_json_write_real(w, "comm_bytes_per_gpu", r->comm_bytes);
+    // what the simulated collectives sent (nn/coll dt_coll_bytes_sent); --analytic under a
+    // stage: the closed form's
+    if (!o->analytic || o->shard > 0) dt_json_write_real(w, "comm_bytes_per_gpu", r->comm_bytes);
 }

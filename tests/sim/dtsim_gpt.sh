@@ -106,6 +106,8 @@ want = 1.5 * plain + tied
 got = s3["comm_bytes_per_gpu"]
 check(abs(got / want - 1) < 1e-6, f"stage 3 sent {got:.0f} bytes per GPU = 1.5 x plain + the tied "
       f"embedding's {tied:.0f} = {want:.0f} ({got / plain:.4f}x plain; ZeRO §7.2.2: 1.5x)")
+check(abs(a3["comm_bytes_per_gpu"] / got - 1) < 1e-6, f"--analytic's closed form (each unit's "
+      f"gathers counted from the layers) gives the same bytes: {a3['comm_bytes_per_gpu']:.0f}")
 check(s3["buckets"] == 2 + 6 * L, f"{s3['buckets']} units: the embedding, 6 per block (2 norms, 4 linears), ln_f")
 it, cp = s3["iter_s"], s3["compute_s"]
 alone = c3["iter_s"] - c3["compute_s"]  # the schedule's communication with (almost) no compute
