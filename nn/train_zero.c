@@ -142,6 +142,7 @@ static void on_params(void *ctx, dt_net *net, int layer, int phase) {
     // the model device charges the layers' time at a sync: let it pass before polling, as
     // the plain trainer does while an allreduce is in flight (train_comm.c)
     if (!net->dev->device_memory) net->dev->sync(net->dev);
+    if (z->pcoll) dt_coll_progress_all(z->pcoll);  // the prefetched gathers move on
     if (phase == DT_PHASE_FORWARD) {
         if (layer >= 0) {
             params_for(t, layer, z->nextp[layer]);

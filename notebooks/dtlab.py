@@ -114,7 +114,8 @@ def dtsim(timeout=None, **options):
 def sweep(gpus, algos, timeout=None, **options):
     """`dtsim sweep` over GPU counts and allreduce algorithms: one row per (algos, gpus),
     the columns of dtsim's --csv (gpus, global_batch, algo, buckets, iter_s, compute_s,
-    comm_s, exposed_s, images_per_s, efficiency, epoch_s, train_s, single_gpu_iter_s)."""
+    comm_s, exposed_s, images_per_s (gpt models: sequences_per_s), efficiency, epoch_s,
+    train_s, single_gpu_iter_s)."""
     argv = [program("dtsim"), "sweep"] + flags(dict(options, sweep_gpus=list(gpus),
                                                     sweep_algos=list(algos), quiet=True))
     return _with_csv(argv, timeout=timeout)

@@ -98,6 +98,7 @@ typedef struct {
     double calib_roofline_img_s;                   // the roofline's images/s where calibrated
     double kind_scale[DT_N_KINDS];                 // --profile: each kind's factor
     double model_comm_s;                           // the cost model's allreduce time per step
+    double comm_bytes;                             // bytes one GPU's collectives send per step
     double images_s, efficiency, epoch_s, train_s;
     double wall_s;                                 // real seconds the simulation took
     double band;                                   // time-to-train's relative error band
@@ -122,6 +123,7 @@ typedef struct {
     // states at the run's ZeRO stage and of the activations; has_mem 0: not computed
     int has_mem;
     double mem_params, mem_grads, mem_optim, mem_act, mem_total;
+    double mem_gathered;  // stage 3: of mem_params, the layers gathered at once (prefetch)
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
@@ -189,9 +191,16 @@ void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 // under a ZeRO stage (0 or 2); the report's lines and JSON fields.
 int dtsim_gpt_check(dtsim_opts *o, int optim_set);
 int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r);
-// (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N)
-int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s);
+// (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N; net: the
+// network the step was priced on, whose layers are stage 3's units)
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
+                       const struct dt_net *net);
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+// Tokens per sample: the model's context (or --seq-len) for a gpt model, whose samples are
+// whole sequences; 0 for an image model
+int dtsim_seq_tokens(const dtsim_opts *o);
+// What one sample is, plural, for the report's words: "sequences" (gpt), "images"
+const char *dtsim_samples(const dtsim_opts *o);
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
 // The optimizer's name as the header prints it ("LARS", "SGD", "AdamW", "LAMB")
 const char *dtsim_optim_label(const dtsim_opts *o);

@@ -150,6 +150,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
                               : pr.co.algo));
     r->images_s = o->per_gpu_batch * (double)o->gpus / r->iter_s;
     r->global_batch = o->per_gpu_batch * o->gpus;
+    r->per_gpu_batch = o->per_gpu_batch;  // (one GPU's rate in the report)
     r->gpus = o->gpus;
     r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
     r->epoch_s = o->dataset / r->images_s;
@@ -157,7 +158,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->gpu_hours = o->gpus * r->train_s / 3600;
     r->band = dtsim_band(o, NULL);
     r->wall_s = 0;
-    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s);  // ZeRO's collectives instead
+    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net);  // ZeRO's collectives instead
     free(b);
 out:
     free(log.ev);

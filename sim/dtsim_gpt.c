@@ -77,7 +77,9 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
 // output and the shared gradient buffers (dt_net_activation_bytes), mixed precision's
 // scratch, and the layers' saved state (attention's probabilities, the statistics of the
 // norms): in fp16 half of the fp32 the model device allocates.
-static int activation_bytes(const dtsim_opts *o, double *act, double *psi) {
+// Stage 3 also holds the parameters the trainer gathers at once: the layer that runs and
+// the next one (sim/zero.h dt_zero3_units: *gathered, elements at the peak).
+static int activation_bytes(const dtsim_opts *o, double *act, double *psi, double *gathered) {
     dt_error err = {0};
     dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1, 0};
     dt_device *dev = dt_device_model_create(&mc, &err);
@@ -99,6 +101,10 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi) {
     for (int i = 0; i < net->n_layers; i++) bytes += (double)net->layers[i]->aux_bytes;
     *act = bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
     *psi = (double)net->n_trainable;
+    size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
+    int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
+    dt_zero3_units(net, lo, gathers, gathered);
+    free(lo), free(gathers);
     dt_net_free(net);
     dev->destroy(dev);
     return 0;
@@ -107,12 +113,17 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi) {
 int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r) {
     int gpt = dt_sim_is_gpt(o->model);
     if (!gpt && o->shard == 0) return 0;  // the image models' runs report no memory
-    double act, psi;
-    int rc = activation_bytes(o, &act, &psi);
+    double act, psi, gathered;
+    int rc = activation_bytes(o, &act, &psi, &gathered);
     if (rc) return rc;
     int moments = dt_zero_moments(dt_sim_optim_kind(o->model, o->lars));
     dt_zero_mem m = dt_zero_memory(psi, o->shard, o->gpus, o->prec == DT_PREC_FP16, moments,
                                    act);
+    r->mem_gathered = 0;
+    if (o->shard >= 3) {  // the prefetch buffer, parameters at their width
+        r->mem_gathered = gathered * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0);
+        m.params += r->mem_gathered, m.total += r->mem_gathered;
+    }
     r->has_mem = 1;
     r->mem_params = m.params, r->mem_grads = m.grads, r->mem_optim = m.optim;
     r->mem_act = m.activations, r->mem_total = m.total;
@@ -130,20 +141,38 @@ int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r) {
 
 // --analytic under a stage: the step's compute with the optimizer on 1/N of the parameters,
 // then the stage's collectives one after the other, each half of a ring allreduce's price
-// (α-β-γ, nn/coll/coll_cost.c): reduce-scatter + allgather (stages 1-2), one allgather more
-// (stage 3). Nothing overlaps, as in the simulated step (sim/rank_zero.c).
-int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s) {
+// (α-β-γ, nn/coll/coll_cost.c): stages 1-2 a reduce-scatter and an allgather of the whole
+// model, as the simulated step runs them (sim/rank_zero.c); stage 3 per layer unit its
+// allgathers (sim/zero.h dt_zero3_units: two, a tied unit more) and a reduce-scatter, the
+// trainer's schedule with nothing overlapping: the no-overlap bound of the simulated step,
+// whose prefetch hides part of it behind the layers' compute.
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
+                       const dt_net *net) {
     dt_coll_opts co = dtsim_coll_for(o, &o->cluster);
     dt_error err = {0};
     if (dt_coll_opts_resolve(&co, o->gpus, &err)) return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
-    double bytes = (double)r->params * (co.wire_f16 ? 2 : 4);
+    double wire = co.wire_f16 ? 2 : 4, bytes = (double)r->params * wire;
     double half = o->gpus > 1 ? dt_coll_cost(DT_ALGO_RING, &co, o->gpus, bytes) / 2 : 0;
-    double comm = (o->shard >= 3 ? 3 : 2) * half;
+    double comm = 2 * half, f = o->gpus > 1 ? (o->gpus - 1.0) / o->gpus : 0;
+    r->buckets = 1;
+    r->comm_bytes = 2 * bytes * f;  // what a GPU sends: a ring's (N-1)/N of each
+    if (o->shard >= 3 && o->gpus > 1) {
+        size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
+        int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
+        double peak;
+        r->buckets = dt_zero3_units(net, lo, gathers, &peak);
+        comm = r->comm_bytes = 0;
+        for (int k = 0; k < r->buckets; k++) {
+            double b = (double)(lo[k + 1] - lo[k]) * wire;
+            comm += (gathers[k] + 1) * dt_coll_cost(DT_ALGO_RING, &co, o->gpus, b) / 2;
+            r->comm_bytes += (gathers[k] + 1) * b * f;
+        }
+        free(lo), free(gathers);
+    }
     r->compute_s += opt_s / o->gpus - opt_s;
     r->comm_s = r->exposed_s = r->model_comm_s = comm;
     r->iter_s = r->compute_s + comm;
     r->iter_p50_s = r->iter_p95_s = r->iter_max_s = r->iter_s;
-    r->buckets = 1;
     snprintf(r->algo, sizeof r->algo, "ring");
     r->images_s = o->per_gpu_batch * (double)o->gpus / r->iter_s;
     r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
@@ -153,24 +182,30 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s) {
     return 0;
 }
 
-// tokens per sample: the model's context for a gpt model (dtsim models full sequences), 0
-// for an image model
-static int seq_tokens(const dtsim_opts *o) {
+int dtsim_seq_tokens(const dtsim_opts *o) {
     const dt_gpt_shape *s = dt_sim_is_gpt(o->model) ? dt_gpt_find(o->model) : NULL;
     return s ? (o->seq_len ? o->seq_len : s->context) : 0;
 }
 
+const char *dtsim_samples(const dtsim_opts *o) {
+    return dt_sim_is_gpt(o->model) ? "sequences" : "images";
+}
+
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
-    int T = seq_tokens(o);
+    int T = dtsim_seq_tokens(o);
     if (T > 0)
         fprintf(f, "tokens/s: %.0f (%d sequences of %d tokens per GPU; %.0f tokens/s per GPU)\n",
                 r->images_s * T, o->per_gpu_batch, T, r->images_s * T / r->gpus);
     if (!r->has_mem) return;
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
-    fprintf(f, "memory per GPU, ZeRO stage %d (%s): %.2f GiB = parameters %.2f + gradients %.2f "
-               "+ %s state %.2f + activations %.2f, of the %s's %.0f GiB (model states: "
+    char gathered[96] = "";
+    if (o->shard >= 3)
+        snprintf(gathered, sizeof gathered, " (%.2f of them gathered: a layer and the next)",
+                 r->mem_gathered / GIB);
+    fprintf(f, "memory per GPU, ZeRO stage %d (%s): %.2f GiB = parameters %.2f%s + gradients "
+               "%.2f + %s state %.2f + activations %.2f, of the %s's %.0f GiB (model states: "
                "Rajbhandari et al. 2020, %s)\n",
-            o->shard, dt_zero_name(o->shard), r->mem_total / GIB, r->mem_params / GIB,
+            o->shard, dt_zero_name(o->shard), r->mem_total / GIB, r->mem_params / GIB, gathered,
             r->mem_grads / GIB, dtsim_optim_label(o), r->mem_optim / GIB, r->mem_act / GIB,
             g ? g->name : "GPU", g ? g->mem_bytes / GIB : 0,
             o->prec == DT_PREC_FP16 ? "2+2+K bytes per parameter in mixed precision"
@@ -178,18 +213,23 @@ void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
 }
 
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r) {
-    int T = seq_tokens(o);
+    int T = dtsim_seq_tokens(o);
     if (T > 0) {
         dt_json_write_int(w, "seq_len", T);
         dt_json_write_real(w, "tokens_per_s", r->images_s * T);
+        dt_json_write_real(w, "sequences_per_s", r->images_s);  // (= images_per_s)
     }
     if (!r->has_mem) return;
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
     dt_json_write_int(w, "shard", o->shard);
     dt_json_write_real(w, "mem_params_bytes", r->mem_params);
+    if (o->shard >= 3) dt_json_write_real(w, "mem_params_gathered_bytes", r->mem_gathered);
     dt_json_write_real(w, "mem_grads_bytes", r->mem_grads);
     dt_json_write_real(w, "mem_optim_bytes", r->mem_optim);
     dt_json_write_real(w, "mem_activations_bytes", r->mem_act);
     dt_json_write_real(w, "mem_total_bytes", r->mem_total);
     dt_json_write_real(w, "gpu_mem_bytes", g ? g->mem_bytes : 0);
+    // what the simulated collectives sent (nn/coll dt_coll_bytes_sent); --analytic under a
+    // stage: the closed form's
+    if (!o->analytic || o->shard > 0) dt_json_write_real(w, "comm_bytes_per_gpu", r->comm_bytes);
 }

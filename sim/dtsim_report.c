@@ -105,11 +105,18 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     }
     char gb[40] = "";
     if (!o->sweep) snprintf(gb, sizeof gb, " (global batch %d)", o->global_batch);
-    fprintf(f, "       %s, %d images per GPU%s, %s, %s, allreduce %s%s, fusion %s, %s\n",
-            o->model, o->per_gpu_batch, gb, dt_precision_name(o->prec),
+    fprintf(f, "       %s, %d %s per GPU%s, %s, %s, allreduce %s%s, fusion %s, %s\n",
+            o->model, o->per_gpu_batch, dtsim_samples(o), gb, dt_precision_name(o->prec),
             dtsim_optim_label(o),
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
             fus, o->overlap ? "overlapping backward" : "after backward");
+}
+
+// What an epoch counts: "images", or "sequences of T tokens" (gpt models)
+static void samples_of(const dtsim_opts *o, char *buf, size_t n) {
+    int T = dtsim_seq_tokens(o);
+    if (T > 0) snprintf(buf, n, "sequences of %d tokens", T);
+    else snprintf(buf, n, "%s", dtsim_samples(o));
 }
 
 // Time-to-train with its band, GPU-hours (and cost, --price-gpu-hour) with the same band,
@@ -121,8 +128,10 @@ static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     dtsim_duration(r->train_s, t, sizeof t);
     dtsim_duration(r->train_s * (1 - b), lo, sizeof lo);
     dtsim_duration(r->train_s * (1 + b), hi, sizeof hi);
-    fprintf(f, "time-to-train: %s ±%.1f %% (%s to %s; %s), %g epochs of %.0f images%s\n", t,
-            100 * b, lo, hi, basis, o->epochs, o->dataset,
+    char what[48];
+    samples_of(o, what, sizeof what);
+    fprintf(f, "time-to-train: %s ±%.1f %% (%s to %s; %s), %g epochs of %.0f %s%s\n", t,
+            100 * b, lo, hi, basis, o->epochs, o->dataset, what,
             dtsim_batch_beyond(o, r->global_batch) ? " (if they reach the accuracy at this "
                                                       "batch: see the warning)" : "");
     fprintf(f, "GPU-hours: %.1f ±%.1f %% (%.1f to %.1f)", r->gpu_hours, 100 * b,
@@ -141,8 +150,10 @@ void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r,
     double b = dtsim_band(o, &basis);
     int beyond = 0;
     for (int i = 0; i < n; i++) beyond |= dtsim_batch_beyond(o, r[i].global_batch);
-    fprintf(f, "train: ±%.1f %% (%s), %g epochs of %.0f images%s\n", 100 * b, basis, o->epochs,
-            o->dataset, beyond ? "; some batches beyond the published (see the warning)" : "");
+    char what[48];
+    samples_of(o, what, sizeof what);
+    fprintf(f, "train: ±%.1f %% (%s), %g epochs of %.0f %s%s\n", 100 * b, basis, o->epochs,
+            o->dataset, what, beyond ? "; some batches beyond the published (see the warning)" : "");
     if ((gpu = unvalidated_gpu(o, buf, sizeof buf))) fprintf(f, "not in the band: %s\n", gpu);
 }
 
@@ -150,10 +161,12 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
     char ep[32], tt[32];
     dtsim_duration(r->epoch_s, ep, sizeof ep);
     dtsim_duration(r->train_s, tt, sizeof tt);
+    char rate[24];
+    snprintf(rate, sizeof rate, "%s/s", dtsim_samples(o));
     if (!sweep_row)
         fprintf(f, "%6s %8s %7s %6s %10s %10s %10s %10s %11s %6s %9s %9s %7s\n", "GPUs",
-                "batch", "algo", "bucket", "iter ms", "compute", "comm", "exposed",
-                "images/s", "eff %", "epoch", "train", "wall s");
+                "batch", "algo", "bucket", "iter ms", "compute", "comm", "exposed", rate,
+                "eff %", "epoch", "train", "wall s");
     fprintf(f, "%6d %8d %7s %6d %10.2f %10.2f %10.2f %10.2f %11.0f %6.1f %9s %9s %7.1f\n",
             r->gpus, r->global_batch, r->algo, r->buckets, 1e3 * r->iter_s, 1e3 * r->compute_s,
             1e3 * r->comm_s, 1e3 * r->exposed_s, r->images_s, 100 * r->efficiency, ep, tt,
@@ -166,8 +179,8 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
                    "model alone picks %s\n", r->auto_model_pick);
     }
     if (!o->sweep) {
-        fprintf(f, "one GPU: %.2f ms per iteration (%.0f images/s)\n", 1e3 * r->single_iter_s,
-                r->per_gpu_batch / r->single_iter_s);
+        fprintf(f, "one GPU: %.2f ms per iteration (%.0f %s/s)\n", 1e3 * r->single_iter_s,
+                r->per_gpu_batch / r->single_iter_s, dtsim_samples(o));
         print_band(f, o, r);
     }
     if (!o->sweep && o->has_profile)
@@ -182,16 +195,17 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
                       "copies and computes on one core");
     if (!o->sweep) dtsim_gpt_report(f, o, r);
     if (!o->sweep && r->time_scale != 1)
-        fprintf(f, "calibrated: one GPU trains %.1f images/s at %d per GPU in %s (--gpu-img-s); "
+        fprintf(f, "calibrated: one GPU trains %.1f %s/s at %d per GPU in %s (--gpu-img-s); "
                    "the roofline alone gives %.1f, so every modelled kernel takes x%.3f\n",
-                o->gpu_img_s, o->calib_batch, dt_precision_name(o->calib_prec),
+                o->gpu_img_s, dtsim_samples(o), o->calib_batch, dt_precision_name(o->calib_prec),
                 r->calib_roofline_img_s, r->time_scale);
     fflush(f);
 }
 
 static void write_csv_rows(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n) {
-    fprintf(f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,images_per_s,"
-               "efficiency,epoch_s,train_s,single_gpu_iter_s,band,gpu_hours,cost\n");
+    fprintf(f, "gpus,global_batch,algo,buckets,iter_s,compute_s,comm_s,exposed_s,%s_per_s,"
+               "efficiency,epoch_s,train_s,single_gpu_iter_s,band,gpu_hours,cost\n",
+            dtsim_samples(o));
     for (int i = 0; i < n; i++) {
         fprintf(f, "%d,%d,%s,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
                    "%.17g,",
@@ -375,7 +389,9 @@ int dtsim_plot(const char *path, const dtsim_opts *o, const dtsim_result *r, int
     char title[160], path2[600];
     snprintf(title, sizeof title, "%s on %s (%d per GPU): throughput", o->model, o->cluster.gpu,
              o->per_gpu_batch);
-    dt_plot_opts po = {title, "GPUs", "images/s (log)", 0, 0, 1, 0, 1};
+    char ylabel[32];
+    snprintf(ylabel, sizeof ylabel, "%s/s (log)", dtsim_samples(o));
+    dt_plot_opts po = {title, "GPUs", ylabel, 0, 0, 1, 0, 1};
     dt_error err;
     int rc = dt_plot(path, &po, s1, na + 1, &err);
     const char *dot = strrchr(path, '.');

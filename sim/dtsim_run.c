@@ -119,9 +119,10 @@ static int calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_resul
     }
     double want = o->calib_batch / o->gpu_img_s;
     if (want <= cal.host_s)
-        return fprintf(stderr, "dtsim: --gpu-img-s %g: faster than uploading %d images per step "
-                       "over PCIe allows (%.0f images/s at most)\n", o->gpu_img_s,
-                       o->calib_batch, o->calib_batch / cal.host_s), 2;
+        return fprintf(stderr, "dtsim: --gpu-img-s %g: faster than uploading %d %s per step "
+                       "over PCIe allows (%.0f %s/s at most)\n", o->gpu_img_s,
+                       o->calib_batch, dtsim_samples(o), o->calib_batch / cal.host_s,
+                       dtsim_samples(o)), 2;
     r->time_scale = (want - cal.host_s) / (cal.seconds - cal.host_s);
     r->calib_roofline_img_s = o->calib_batch / cal.seconds;
     return 0;
@@ -434,6 +435,7 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->exposed_s = rr->exposed_s;
     r->buckets = rr->buckets;
     r->model_comm_s = rr->model_comm_s;
+    r->comm_bytes = rr->comm_bytes;
     r->iter_p50_s = rr->iter_p50_s, r->iter_p95_s = rr->iter_p95_s, r->iter_max_s = rr->iter_max_s;
     snprintf(r->algo, sizeof r->algo, "%s", rr->algo);
     r->images_s = r->global_batch / r->iter_s;
@@ -520,10 +522,11 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
     double ram = ram_bytes();
     if (!o->analytic && ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps it whole
-        fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d images "
+        fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d %s "
                 "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
                 "this machine's %.1f GiB of memory allow; lower --per-gpu-batch or split it "
                 "with --accumulate K\n", max_alloc / 1073741824.0, o->model, o->per_gpu_batch,
+                dtsim_samples(o),
                 o->per_gpu_batch / o->accumulate, ram / 1073741824.0);
         return 2;
     }

@@ -23,7 +23,7 @@ function(dt_add_dtsim name)
   # (--device cpu trains on nn/dataset.h's synthetic data and shards, in dtnn_smpi)
   dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
                       ${S}/device_model.c ${S}/device_model_nn.c ${S}/device_model_gpt.c ${S}/gpu_profiles.c ${S}/straggler.c
-                      ${S}/rank_zero.c
+                      ${S}/rank_zero.c ${S}/zero.c
                       ${A_SOURCES})
   target_include_directories(${name}_rank PRIVATE ${S} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank

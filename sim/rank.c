@@ -87,6 +87,7 @@ typedef struct {
 
 typedef struct {
     double iter, compute, comm, exposed;  // seconds, summed over the timed steps
+    double bytes;                         // sent by this rank's collectives in them
     double *steps;                        // each timed step's iteration (rank 0's)
 } iter_stats;
 
@@ -153,8 +154,8 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
-    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
-    m->opt = dt_optim_create(m->net, &oc, &err);
+    m->opt = dt_rank_zero_optim(m->net, o->shard, rank, P, dt_sim_optim_kind(o->model, o->lars),
+                                &err);
     dt_coll_opts co = o->coll;
     co.share_comm = 1;  // no duplicate of MPI_COMM_WORLD per rank (bench/DTSIM-SPEED.md)
     if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
@@ -166,7 +167,8 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     m->comm_dev = dt_device_model_unscaled(m->dev);
     m->tr.comm_dev = m->comm_dev;
     if (dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err) ||
-        dt_trainer_set_accumulate(&m->tr, o->accumulate, &err))
+        dt_trainer_set_accumulate(&m->tr, o->accumulate, &err) ||
+        dt_rank_zero_setup(&m->tr, o->shard, &err))  // stage 3: the trainer's own
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
     m->trace = o->trace[0] && rank < o->trace_ranks ? dt_trace_new(rank) : NULL;
@@ -186,11 +188,13 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
             dt_device_model_set_slowdown(m->dev, dt_straggler_factor(&m->strag, o->seed, rank,
                                                                      o->gpus_per_node, it));
         dt_device_model_reset_stats(m->dev);
+        uint64_t sent = dt_rank_zero_bytes_sent(&m->tr);
         double t0 = MPI_Wtime();
         // the host batch is the arena: its bytes are charged as a copy to the GPU, never
         // read; and any learning rate does, as the model device computes nothing
         if (o->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
-            dt_rank_zero_step(&m->tr, m->opt->cfg.kind, o->shard, g_arena, m->y);
+            dt_rank_zero_step(&m->tr, dt_sim_optim_kind(o->model, o->lars), o->shard, g_arena,
+                              m->y);
         else
             dt_train_step(&m->tr, g_arena, m->y, 0.1f);
         m->dev->sync(m->dev);
@@ -201,6 +205,7 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
             sum.steps[it - o->warmup] = t;
             sum.iter += t, sum.compute += ms.seconds;
             sum.comm += m->tr.last_comm, sum.exposed += t - ms.seconds;
+            sum.bytes += (double)(dt_rank_zero_bytes_sent(&m->tr) - sent);
         }
         if (o->progress && rank == 0)
             fprintf(stderr, "\r[dtsim] %d GPUs: iteration %d/%d (%s) simulated %.4f s   ", P,
@@ -254,10 +259,10 @@ static int write_result(const dt_rank_opts *o, const dt_rank_result *r) {
 // The slowest rank's averages to rank 0, the trace (collective), rank 0's result.
 static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *sum, int rank,
                         int P) {
-    double v[4] = {sum->iter / o->iters, sum->compute / o->iters, sum->comm / o->iters,
-                   sum->exposed / o->iters};
-    double mx[4];
-    MPI_Reduce(v, mx, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double v[5] = {sum->iter / o->iters, sum->compute / o->iters, sum->comm / o->iters,
+                   sum->exposed / o->iters, sum->bytes / o->iters};
+    double mx[5];
+    MPI_Reduce(v, mx, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     dt_error terr;
     if (o->trace[0] && dt_trace_write(m->trace, o->trace, rank, o->trace_ranks, "dtsim", &terr))
         fprintf(stderr, "dtsim: %s\n", terr.msg);
@@ -267,7 +272,11 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                         .exposed_s = mx[3], .buckets = m->tr.n_buckets,
                         .params = (int64_t)m->net->n_trainable,
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
-                        .model_comm_s = modeled_allreduce_s(m, P)};
+                        .model_comm_s = modeled_allreduce_s(m, P), .comm_bytes = mx[4]};
+    if (o->shard >= 3) {  // the units, and their collectives' time alone (sim/rank_zero.h)
+        r.buckets = dt_rank_zero_units(&m->tr);
+        r.comm_s = r.model_comm_s = dt_rank_zero_model_comm_s(&m->tr);
+    }
     step_percentiles(sum->steps, o->iters, &r);
     snprintf(r.algo, sizeof r.algo, "%s",
              o->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));

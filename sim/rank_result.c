@@ -30,6 +30,7 @@ static const struct {
     FIELD(algo, RESULT_STRING),    FIELD(params, RESULT_I64),    FIELD(arena_used, RESULT_I64),
     FIELD(model_comm_s, RESULT_REAL), FIELD(iter_p50_s, RESULT_REAL),
     FIELD(iter_p95_s, RESULT_REAL), FIELD(iter_max_s, RESULT_REAL),
+    FIELD(comm_bytes, RESULT_REAL),
 #undef FIELD
 };
 #define N_FIELDS (sizeof fields / sizeof *fields)

@@ -20,6 +20,7 @@ typedef struct {
     double model_comm_s;  // the α-β-γ model's time of the step's allreduces, one after another
     double iter_p50_s, iter_p95_s, iter_max_s;  // rank 0's timed steps: median, 95th
                                                 // percentile (nearest rank), longest
+    double comm_bytes;    // bytes a GPU's collectives sent per timed step (the most of any)
 } dt_rank_result;
 
 // To path (atomically), or stdout when path is "". 0, or -1 with err.

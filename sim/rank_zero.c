@@ -3,19 +3,27 @@
 // "the ring's two halves"):
 //   stage 1 (P_os) and 2 (P_os+g): forward, backward, reduce-scatter of the gradients into
 //     each rank's shard, the optimizer update of that shard, allgather of the parameters;
-//   stage 3 (P_os+g+p): allgather of the parameters before forward and again before backward
-//     (each rank keeps only its shard between them), backward, reduce-scatter, the shard's
-//     update: 1.5x the elements of stages 1-2 (§7.2.2).
-// Stages 1 and 2 send the same messages and differ in the memory they keep (sim/zero.c). What
-// the step leaves out, so that sharding here costs at most what it does in practice: the
-// collectives run whole, after backward or before a pass (no bucketing, no per-layer
-// prefetch overlapping compute as DeepSpeed and FSDP do), and stage 3's gathers are one
-// collective of the whole model, not one per layer. The trainer's own ZeRO (nn/train_shard.c)
-// is the real-numbers path; this one prices the stages for any optimizer the model device has.
+//     the collectives run whole, after backward (no bucketing), an upper bound of what
+//     DeepSpeed's bucketed stages cost;
+//   stage 3 (P_os+g+p): dtrain's own schedule (nn/train_zero.c, the trainer's hooks on the
+//     layers): each layer's parameters allgathered before its forward and again before its
+//     backward, the next layer's gather started before this layer computes (prefetch) and
+//     freed after use, each layer's gradient reduce-scattered as soon as backward completes
+//     it (two buckets at a time); 1.5x the elements of stages 1-2 (§7.2.2). The trainer's
+//     sharded update has SGD and LARS only, so the trainer is given a sharded SGD and the
+//     update of its pieces is priced here with the model's optimizer, as for stages 1-2.
+// Stages 1 and 2 send the same messages and differ in the memory they keep (sim/zero.c).
+// The trainer's stage 1 and 2 (nn/train_shard.c, train_zero.c) are the real-numbers path
+// of those; this one prices them for any optimizer the model device has.
 #include "rank_zero.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "coll/coll_cost.h"
+#include "train_zero.h"  // the trainer's ZeRO-3 state and phases (nn/, internal to the step)
+#include "zero.h"
 
 static double gather(dt_trainer *tr, float *buf, size_t n) {
     dt_error err = {0};
@@ -52,15 +60,83 @@ static void update_shard(dt_device *d, dt_opt_kind kind, float *w, const float *
     }
 }
 
-const char *dt_rank_zero_algo(const dt_trainer *tr) {
+static dt_algo zero_algo(const dt_trainer *tr) {
     dt_algo a = dt_coll_get_opts(tr->coll)->algo;
     int pow2 = (tr->size & (tr->size - 1)) == 0;
-    if (a == DT_ALGO_MPI || (a == DT_ALGO_RHD && pow2)) return dt_algo_name(a);
-    return dt_algo_name(DT_ALGO_RING);
+    return a == DT_ALGO_MPI || (a == DT_ALGO_RHD && pow2) ? a : DT_ALGO_RING;
+}
+
+const char *dt_rank_zero_algo(const dt_trainer *tr) { return dt_algo_name(zero_algo(tr)); }
+
+dt_optim *dt_rank_zero_optim(dt_net *net, int stage, int rank, int P, dt_opt_kind kind,
+                             dt_error *err) {
+    if (stage < 3) {
+        dt_optim_config oc = dt_optim_config_default(kind);
+        return dt_optim_create(net, &oc, err);
+    }
+    dt_optim_config oc = dt_optim_config_default(DT_OPT_SGD);  // (see the top of the file)
+    size_t n = net->n_trainable;
+    return dt_optim_create_shard(net, &oc, dt_shard_lo(n, P, rank), dt_shard_lo(n, P, rank + 1),
+                                 err);
+}
+
+int dt_rank_zero_setup(dt_trainer *tr, int stage, dt_error *err) {
+    return stage < 3 ? 0 : dt_trainer_set_shard(tr, DT_SHARD_PARAMETERS, err);
+}
+
+// Stage 3: dt_train_step's sequence with the trainer's ZeRO phases (nn/train.c), then the
+// pieces' update with the model's optimizer
+static void step3(dt_trainer *tr, dt_opt_kind kind, const void *x_host, const int32_t *y_host) {
+    dt_net *net = tr->net;
+    dt_device *d = net->dev;
+    dt_zero *z = tr->zero;
+    dt_trainer_zero_begin(tr);
+    dt_net_set_batch(net, x_host, y_host);
+    dt_net_forward(net, 1);  // each layer's gather waited for, the next one's started
+    float loss = dt_net_loss(net);
+    dt_trainer_backward_zero(tr);  // gathered again; reduce-scattered layer by layer
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, tr->comm);
+    dt_trainer_zero_end(tr);
+    d->scale(d, z->gshard, 1.0f / (float)tr->size, z->shard);  // the mean
+    update_shard(d, kind, z->pshard, z->gshard, z->shard);
+    d->sync(d);
+}
+
+int dt_rank_zero_units(const dt_trainer *tr) { return tr->zero ? tr->zero->n : 0; }
+
+uint64_t dt_rank_zero_bytes_sent(const dt_trainer *tr) {
+    uint64_t b = dt_coll_bytes_sent(tr->coll);
+    return tr->zero && tr->zero->pcoll ? b + dt_coll_bytes_sent(tr->zero->pcoll) : b;
+}
+
+// Stage 3's collectives priced one after another by the α-β-γ model (nn/coll/coll_cost.c):
+// per layer unit its allgathers (sim/zero.h dt_zero3_units: two, a tied unit more) and a
+// reduce-scatter, each half of its algorithm's allreduce
+double dt_rank_zero_model_comm_s(const dt_trainer *tr) {
+    if (!tr->zero || tr->size < 2) return 0;
+    const dt_coll_opts *co = dt_coll_get_opts(tr->coll);
+    dt_algo a = zero_algo(tr);
+    if (a == DT_ALGO_MPI) a = DT_ALGO_RING;  // (the library's own has no model)
+    int nl = tr->net->n_layers;
+    size_t *lo = mallocCheck(((size_t)nl + 1) * sizeof(size_t));
+    int *gathers = mallocCheck(((size_t)nl + 1) * sizeof(int));
+    double peak, s = 0;
+    int n = dt_zero3_units(tr->net, lo, gathers, &peak);
+    for (int k = 0; k < n; k++) {
+        double bytes = (double)(lo[k + 1] - lo[k]) * (co->wire_f16 ? 2.0 : 4.0);
+        double c = dt_coll_cost(a, co, tr->size, bytes);
+        if (isfinite(c)) s += (gathers[k] + 1) * c / 2;
+    }
+    free(lo), free(gathers);
+    return s;
 }
 
 void dt_rank_zero_step(dt_trainer *tr, dt_opt_kind kind, int stage, const void *x_host,
                        const int32_t *y_host) {
+    if (stage >= 3) {
+        step3(tr, kind, x_host, y_host);
+        return;
+    }
     dt_net *net = tr->net;
     dt_device *d = net->dev;
     size_t n = net->n_trainable;
@@ -68,10 +144,8 @@ void dt_rank_zero_step(dt_trainer *tr, dt_opt_kind kind, int stage, const void *
     double comm = 0;
     dt_error err = {0};
     dt_net_set_batch(net, x_host, y_host);
-    if (stage >= 3) comm += gather(tr, net->params, n);  // forward's parameters
     dt_net_forward(net, 1);
     dt_net_loss(net);
-    if (stage >= 3) comm += gather(tr, net->params, n);  // backward's, gathered again
     dt_net_backward(net, 1.0f, NULL, NULL);
     d->sync(d);
     double t0 = MPI_Wtime();
@@ -82,7 +156,7 @@ void dt_rank_zero_step(dt_trainer *tr, dt_opt_kind kind, int stage, const void *
     comm += MPI_Wtime() - t0;
     d->scale(d, net->grads + lo, 1.0f / (float)tr->size, hi - lo);  // the mean
     update_shard(d, kind, net->params + lo, net->grads + lo, hi - lo);
-    if (stage <= 2) comm += gather(tr, net->params, n);  // everyone's updated parameters
+    comm += gather(tr, net->params, n);  // everyone's updated parameters
     d->sync(d);
     tr->last_comm = comm;
 }

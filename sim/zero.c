@@ -3,6 +3,9 @@
 #include "zero.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "net.h"
 
 static const char *const NAMES[DT_ZERO_STAGES] = {"none", "optimizer", "gradients",
                                                   "parameters"};
@@ -44,4 +47,61 @@ double dt_zero_comm_elems(double psi, int stage, int N) {
     if (N <= 1) return 0.0;
     double f = (double)(N - 1) / N;
     return (stage >= 3 ? 3.0 : 2.0) * psi * f;
+}
+
+// The unit holding trainable element off, or -1 (nn/train_zero_setup.c unit_of)
+static int unit_of(const size_t *lo, int n, const dt_net *net, ssize_t off) {
+    if (off < 0 || (size_t)off >= net->n_trainable) return -1;
+    int k = 0;
+    while (k + 1 < n && lo[k + 1] <= (size_t)off) k++;
+    return k;
+}
+
+// One pass over the layers with units in `order` (+1 forward, -1 backward): the trainer's
+// rule, resident = the units of this layer and the next; gathered = what was not resident
+static void pass(const int *lu, const int *seq, int m, const size_t *lo, int *gathers,
+                 double *peak) {
+    int res[4] = {-1, -1, -1, -1};
+    for (int j = 0; j < m; j++) {
+        int want[4] = {lu[2 * seq[j]], lu[2 * seq[j] + 1], j + 1 < m ? lu[2 * seq[j + 1]] : -1,
+                       j + 1 < m ? lu[2 * seq[j + 1] + 1] : -1};
+        double held = 0;
+        for (int w = 0; w < 4; w++) {
+            int u = want[w], dup = u < 0;
+            for (int v = 0; v < w && !dup; v++) dup = want[v] == u;
+            if (dup) continue;
+            int had = 0;
+            for (int r = 0; r < 4; r++) had |= res[r] == u;
+            if (!had) gathers[u]++;
+            held += (double)(lo[u + 1] - lo[u]);
+        }
+        if (held > *peak) *peak = held;
+        for (int w = 0; w < 4; w++) res[w] = want[w];
+    }
+}
+
+int dt_zero3_units(const dt_net *net, size_t *lo, int *gathers, double *peak) {
+    int n = 0, nl = net->n_layers;
+    for (int i = 0; i < nl; i++)
+        if (net->layers[i]->n_trainable) lo[n++] = (size_t)net->layers[i]->w_off;
+    lo[n] = net->n_trainable;
+    int *lu = callocCheck(2 * (size_t)nl + 1, sizeof(int));
+    int *seq = callocCheck((size_t)nl + 1, sizeof(int)), m = 0;
+    for (int i = 0; i < nl; i++) {
+        const dt_layer *l = net->layers[i];
+        int a = unit_of(lo, n, net, l->w_off), b = unit_of(lo, n, net, l->b_off);
+        if (a < 0) a = b, b = -1;
+        lu[2 * i] = a, lu[2 * i + 1] = b == a ? -1 : b;
+        if (a >= 0) seq[m++] = i;
+    }
+    for (int k = 0; k < n; k++) gathers[k] = 0;
+    *peak = 0;
+    pass(lu, seq, m, lo, gathers, peak);  // forward
+    for (int j = 0; j < m / 2; j++) {     // backward: the same layers from the top
+        int t = seq[j];
+        seq[j] = seq[m - 1 - j], seq[m - 1 - j] = t;
+    }
+    pass(lu, seq, m, lo, gathers, peak);
+    free(lu), free(seq);
+    return n;
 }

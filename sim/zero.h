@@ -39,6 +39,19 @@ dt_zero_mem dt_zero_memory(double psi, int stage, int N, int mixed, int moments,
 // ring's volume, §7.2.1): 2Ψ(N-1)/N for stages 0-2, 3Ψ(N-1)/N for stage 3
 double dt_zero_comm_elems(double psi, int stage, int N);
 
+// ZeRO stage 3 as dtrain's trainer runs it (nn/train_zero.c): the units are the layers that
+// own trainable parameters, in order (unit k: elements [lo[k], lo[k+1]) of the flat
+// parameters); a layer reads its own unit, or another's (GPT-2's output head, tied to the
+// token embedding). Before each layer with units, forward and backward, the trainer keeps
+// the units this layer and the next one read and gathers those it lacks (the next layer's:
+// the prefetch); the rest are freed; between the passes everything is freed. Fills, per
+// unit, the allgathers of one step (2 for a unit read by one layer: ZeRO's 1.5x; a tied
+// unit once more per pass for each further run of layers reading it) and returns the unit
+// count; *peak: the most elements gathered at once (the prefetch buffer beyond the shards).
+// lo: n_layers + 1 entries, gathers: n_layers.
+struct dt_net;
+int dt_zero3_units(const struct dt_net *net, size_t *lo, int *gathers, double *peak);
+
 // Optimizer state vectors per parameter of an optimizer kind (SGD and LARS: the momentum;
 // AdamW and LAMB: two moments)
 int dt_zero_moments(dt_opt_kind k);

@@ -181,6 +181,7 @@ void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext) {
 }
 
 int dt_coll_rank(const dt_coll *c) { return c->rank[DT_COMM_ALL]; }
+uint64_t dt_coll_bytes_sent(const dt_coll *c) { return c->sent; }
 int dt_coll_size(const dt_coll *c) { return c->size[DT_COMM_ALL]; }
 int dt_coll_rank_in(const dt_coll *c, int comm) { return c->rank[comm]; }
 int dt_coll_size_of(const dt_coll *c, int comm) { return c->size[comm]; }

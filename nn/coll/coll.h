@@ -49,6 +49,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../device.h"
 #include "../dt.h"
@@ -113,6 +114,12 @@ void dt_coll_set_ext(dt_coll *c, const dt_coll_ext *ext);
 // dbtree's depth and link crossings for its cost), without a communicator: for pricing a
 // configuration with the cost model alone (dtsim --analytic). 0, or -1 with DT_EXIT_USAGE.
 int dt_coll_opts_resolve(dt_coll_opts *o, int p, dt_error *err);
+
+// Bytes this rank's schedules on c have handed to MPI_Isend since dt_coll_create, every
+// collective and lane together (the wire volume, fp16 on the wire at 2 bytes per element;
+// the `mpi` algorithm's own collectives are not counted): ZeRO's volumes measured
+// (Rajbhandari et al. 2020 §7; tests/sim dtsim_gpt.sh zero3).
+uint64_t dt_coll_bytes_sent(const dt_coll *c);
 
 // The algorithm a call of `bytes` payload would run (auto resolved).
 dt_algo dt_coll_resolve(const dt_coll *c, size_t bytes);

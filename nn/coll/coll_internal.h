@@ -30,6 +30,7 @@ struct dt_coll {
     dt_coll_ext ext;                // the nccl algorithm, when attached
     dt_native_order native;         // `mpi` requests started, and posted, in one order
     dt_sweep sweep;                 // polling under SMPI (opts.sweep)
+    uint64_t sent;                  // bytes its schedules handed to MPI_Isend (dt_coll_bytes_sent)
 };
 
 // One allreduce in flight.

@@ -153,7 +153,8 @@ static void setup_runners(dt_coll_req *r, int stage) {
             .reqs = r->reqs + (size_t)lane * r->max_reqs, .max_reqs = r->max_reqs,
             .tmp = r->scratch + tmp_off[lane],
             .stage = r->wire16 ? r->scratch + stage_off[lane] : NULL,
-            .copy_via_tmp = r->wire16, .dev = r->ldev, .hooks = hooks, .ctx = r};
+            .copy_via_tmp = r->wire16, .dev = r->ldev, .hooks = hooks, .ctx = r,
+            .sent = &c->sent};
 }
 
 // A new request for buf, its schedule built and its runners ready; nothing posted yet.

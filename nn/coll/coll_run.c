@@ -47,6 +47,7 @@ static int post_op(dt_run *x, const dt_op *op, char *p, MPI_Request *q) {
         if (op->kind == DT_OP_NATIVE) x->hooks->post_other(x, op, pp, c, &q[nq++]);
         else if (is_recv(op)) MPI_Irecv(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
         else MPI_Isend(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
+        if (x->sent && op->kind == DT_OP_SEND) *x->sent += (uint64_t)c * x->wsize;
     }
     return nq;
 }

@@ -14,6 +14,7 @@
 #define DT_COLL_RUN_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "../device.h"
 #include "coll_sched.h"
@@ -55,6 +56,7 @@ struct dt_run {
     dt_device *dev;        // the local add (NULL: a host loop)
     const dt_run_hooks *hooks;  // NULL: none
     void *ctx;             // the extensions' (coll_request.c: the request)
+    uint64_t *sent;        // bytes sent are added here (NULL: not counted)
 };
 
 // A message longer than this many elements goes as several (MPI counts are int).
