@@ -17,14 +17,19 @@ set_target_properties(dtsim_cputime PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_
 # entries (lessons/04-ring-allreduce: --algo student), which the launcher parses and the rank
 # program runs. rank_opts.c and rank_result.c, what the launcher and the rank program say to
 # each other, are compiled into both (the launcher has them from dtsim_core).
+# The rank program's own sources, one list for dtsim and for lesson 07's rank programs
+# (lessons/07-fusion-and-overlap/lesson.cmake)
+set(_rank rank.c rank_opts.c rank_result.c device_model.c device_model_nn.c
+    device_model_gpt.c gpu_profiles.c straggler.c rank_zero.c zero.c)
+list(TRANSFORM _rank PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+set_property(GLOBAL PROPERTY DT_RANK_SOURCES ${_rank})
+
 function(dt_add_dtsim name)
   cmake_parse_arguments(PARSE_ARGV 1 A "" "OUTPUT_DIR" "SOURCES;INCLUDES")
   set(S ${PROJECT_SOURCE_DIR}/sim)
   # (--device cpu trains on nn/dataset.h's synthetic data and shards, in dtnn_smpi)
-  dt_add_smpi_program(${name}_rank SOURCES ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-                      ${S}/device_model.c ${S}/device_model_nn.c ${S}/device_model_gpt.c ${S}/gpu_profiles.c ${S}/straggler.c
-                      ${S}/rank_zero.c ${S}/zero.c
-                      ${A_SOURCES})
+  get_property(rank GLOBAL PROPERTY DT_RANK_SOURCES)
+  dt_add_smpi_program(${name}_rank SOURCES ${rank} ${A_SOURCES})
   target_include_directories(${name}_rank PRIVATE ${S} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})

@@ -19,9 +19,8 @@ if(NOT (DT_HAVE_SMPI AND TARGET dtsim AND TARGET lesson07_student))
   return()
 endif()
 set(S ${PROJECT_SOURCE_DIR}/sim)
-add_library(lesson07_dtsim_objs OBJECT ${S}/rank.c ${S}/rank_opts.c ${S}/rank_result.c
-            ${S}/device_model.c ${S}/device_model_nn.c ${S}/device_model_gpt.c ${S}/gpu_profiles.c
-            ${S}/straggler.c ${S}/rank_zero.c)
+get_property(rank GLOBAL PROPERTY DT_RANK_SOURCES)  # sim/programs.cmake
+add_library(lesson07_dtsim_objs OBJECT ${rank})
 target_include_directories(lesson07_dtsim_objs PRIVATE ${S})
 target_link_libraries(lesson07_dtsim_objs PRIVATE dtnn_smpi)
 set_target_properties(lesson07_dtsim_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
