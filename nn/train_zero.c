@@ -227,13 +227,20 @@ void dt_trainer_zero_step(dt_trainer *t, float lr) {
     double *sums = NULL;
     int k = dt_optim_lars_tensors(net);
     dt_error err;
-    if (t->opt->cfg.kind == DT_OPT_LARS && k > 0) {
-        sums = mallocCheck(2 * (size_t)k * sizeof(double));
-        dt_optim_pieces_sumsq(t->opt, net, &pc, z->gshard, sums);
-        dt_optim_pieces_sumsq(t->opt, net, &pc, w, sums + k);
-        if (dt_allreduce(t->coll, sums, 2 * (size_t)k, DT_F64, &err)) fail_internal(&err);
+    dt_opt_kind kind = t->opt->cfg.kind;
+    if (kind == DT_OPT_ADAMW || kind == DT_OPT_LAMB) {  // the moments of the pieces alone
+        dt_optim_step_plan(t->opt, net, dt_trainer_norm_plan(t), t->rank,
+                           w ? w : net->params, w != NULL, z->gshard, 1, lr,
+                           dt_trainer_sum_ranks, t);
+    } else {
+        if (kind == DT_OPT_LARS && k > 0) {
+            sums = mallocCheck(2 * (size_t)k * sizeof(double));
+            dt_optim_pieces_sumsq(t->opt, net, &pc, z->gshard, sums);
+            dt_optim_pieces_sumsq(t->opt, net, &pc, w, sums + k);
+            if (dt_allreduce(t->coll, sums, 2 * (size_t)k, DT_F64, &err)) fail_internal(&err);
+        }
+        dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
     }
-    dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
     free(sums);
     if (z->stage == DT_SHARD_GRADIENTS) {
         double t0 = MPI_Wtime();

@@ -37,6 +37,10 @@ void dt_trainer_zero_begin(dt_trainer *t);      // before forward: the hooks on
 void dt_trainer_backward_zero(dt_trainer *t);   // backward, units reduce-scattered
 void dt_trainer_zero_step(dt_trainer *t, float lr);  // the pieces' update (stage 2: gather)
 void dt_trainer_zero_end(dt_trainer *t);        // hooks off, statistics
+// train.c: the norms' plan over the trainer's units (made once), and the sum over the
+// ranks (dt_sum_fn, ctx the trainer)
+dt_norm_plan *dt_trainer_norm_plan(dt_trainer *t);
+void dt_trainer_sum_ranks(void *ctx, double *v, size_t n);
 // train_zero_setup.c
 void dt_zero_free(dt_trainer *t);
 

@@ -222,6 +222,9 @@ static int set_up_trainer(dtrain_run *r) {
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     r->tr.clip_norm = o->clip;
+    // clipping's and LAMB's norms summed from the pieces a sharded run's ranks hold, in the
+    // plain run too: --shard STAGE then gives the plain run's bits (nn/optim_norms.c)
+    r->tr.piece_norms = 1;
     // fp16 keeps its gradients above underflow with a dynamic loss scale (Micikevicius et
     // al. 2018 §3.2), resumed where the checkpoint left it; bf16 has fp32's exponent range
     // and needs none, like fp32.

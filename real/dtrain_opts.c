@@ -297,24 +297,12 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         if (rank == 0) fprintf(stderr, "dtrain: %s\n", why);
         return 2;
     }
-    // AdamW and LAMB keep two moments and a step count that neither a checkpoint
-    // (real/checkpoint.h: one momentum buffer) nor a shard (nn/optim_shard.c) holds
     int adam = o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB;
-    int sharded = o->shard_optimizer || o->shard;
-    if (adam && (o->checkpoint_dir[0] || sharded)) {
+    if (adam && o->checkpoint_dir[0]) {
         if (rank == 0)
-            fprintf(stderr, "dtrain: --optimizer %s and %s: %s\n",
-                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb",
-                    sharded ? "--shard" : "--checkpoint-dir",
-                    sharded ? "the sharded optimizer steps SGD and LARS only"
-                            : "a checkpoint holds SGD's momentum, not Adam's two moments; "
-                              "drop --checkpoint-dir");
-        return 2;
-    }
-    if (o->clip > 0 && sharded) {
-        if (rank == 0)
-            fprintf(stderr, "dtrain: --clip and --shard: clipping needs the whole gradient's "
-                            "norm, which no rank holds when it is sharded; --clip off\n");
+            fprintf(stderr, "dtrain: --optimizer %s and --checkpoint-dir: a checkpoint holds "
+                    "SGD's momentum, not Adam's two moments; drop --checkpoint-dir\n",
+                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb");
         return 2;
     }
     return 0;
