@@ -18,6 +18,18 @@
 #                   difference of a 3-step and a 1-step run), exactly the ring's closed form:
 #                   plain and stage 2 8(P-1)(Ψ+S), stage 3 4(P-1)(3Ψ+2S) — for the
 #                   parameters, 1.5x the allreduce's
+#   adam_bit_identical  gpt2-tiny on a random text, AdamW and LAMB (clipped to norm 0.5), 3
+#                   steps at np 2 and 3: every stage's weights are the plain run's bits
+#                   (stage 1 against one bucket, stage 2 the same --fusion, stage 3 a bucket
+#                   per layer): each rank keeps the moments of its pieces, and clipping's
+#                   and LAMB's norms come from per-segment sums that the plain run adds in
+#                   the same order (nn/optim_norms.c); the check can tell (no clipping, and
+#                   another lr, give other weights)
+#   adam_memory_formulas  the optimizer state per rank of AdamW and LAMB at each stage (np 3):
+#                   ZeRO's K Psi / P with K = 8 in fp32 for AdamW (two moments; the fp32
+#                   parameters are the master copy, where mixed precision has K = 12) and
+#                   K = 12 for LAMB (its direction r as well); the gradients 4 Psi / P from
+#                   stage 2 on, the parameters 4 Psi / P at stage 3; within the padding
 #   bad_input       one rank, an unknown stage, --accumulate, --precision bf16, --fusion
 #                   auto, --checkpoint-dir: exit 2, a message naming the option, nothing written
 set -u
@@ -126,6 +138,50 @@ comm_volume)
   [ $(( 2 * g3 )) = $(( 3 * g0 )) ] || fail "stage 3 moves $g3 B of model state, plain $g0 B: not 1.5x"
   echo "stage 3 / allreduce (model state): $g3 / $g0 = 1.5"
   echo "PASS comm_volume" ;;
+adam_bit_identical|adam_memory_formulas)
+  /usr/bin/python3 -c "import random,sys; r=random.Random($SEED); w=[''.join(r.choice('etaoinshr') for _ in range(r.randint(1,7))) for _ in range(40)]
+sys.stdout.write(' '.join(r.choice(w) for _ in range(3000)))" > "$W/text" || fail "no corpus"
+  A="--model gpt2-tiny --data text:$W/text --seq-len 32 --batch 12 --epochs 1 --max-steps 3 --eval-every 0 --clip 0.5 --warmup 0"
+  if [ "$CASE" = adam_memory_formulas ]; then
+    np=3
+    for opt in adamw lamb; do
+      K=8; [ $opt = lamb ] && K=12
+      for st in optimizer gradients parameters; do
+        run $np --optimizer $opt --algo ring --shard $st --json > "$W/m.log" 2>&1 || { cat "$W/m.log"; fail "$opt $st"; }
+        psi=$(json "$W/m.log" trainable_elements); U=$(json "$W/m.log" shard_units); [ "$U" = 0 ] && U=1
+        ob=$(json "$W/m.log" mem_optim_bytes); gb=$(json "$W/m.log" mem_grads_bytes); pb=$(json "$W/m.log" mem_params_bytes)
+        [ -n "$psi" ] && [ -n "$ob" ] || fail "$opt $st: no mem_* in --json"
+        want=$(( K * psi / np )); d=$(( ob - want )); [ $d -lt 0 ] && d=$(( -d ))
+        [ $d -le $(( K * (U + 1) )) ] || fail "$opt $st: optimizer state $ob B per rank, ZeRO's K Psi / P = $K x $psi / $np = $want B"
+        g=$(( 4 * psi )); [ $st != optimizer ] && g=$(( 4 * psi / np ))
+        p=$(( 4 * psi )); [ $st = parameters ] && p=$(( 4 * psi / np ))
+        d=$(( gb - g )); [ $d -lt 0 ] && d=$(( -d )); [ $d -le $(( 4 * (U + 1) )) ] || fail "$opt $st: gradients $gb B, the closed form $g B"
+        d=$(( pb - p )); [ $d -lt 0 ] && d=$(( -d )); [ $d -le $(( 4 * (U + 1) )) ] || fail "$opt $st: parameters $pb B, the closed form $p B"
+        echo "$opt $st np $np: optimizer state $ob B = $K Psi / P ($want B), gradients $gb B, parameters $pb B; Psi = $psi, U = $U"
+      done
+    done
+    echo "PASS adam_memory_formulas"; exit 0
+  fi
+  for opt in adamw lamb; do
+    for np in 2 3; do
+      save $opt.p1.$np $np --optimizer $opt --algo ring
+      save $opt.s1.$np $np --optimizer $opt --algo ring --shard optimizer
+      same $opt.s1.$np $opt.p1.$np 0
+      save $opt.p2.$np $np --optimizer $opt --algo ring --fusion 20KB
+      save $opt.s2.$np $np --optimizer $opt --algo ring --fusion 20KB --shard gradients
+      same $opt.s2.$np $opt.p2.$np 0
+      save $opt.p3.$np $np --optimizer $opt --algo ring --fusion none
+      save $opt.s3.$np $np --optimizer $opt --algo ring --shard parameters
+      same $opt.s3.$np $opt.p3.$np 0
+      echo "$opt np $np: stages 1, 2, 3 give the plain run's bits"
+    done
+  done
+  # the check can tell: without clipping, or with another lr, the weights differ
+  save noclip 3 --optimizer lamb --algo ring --shard parameters --clip off
+  if "$ST_COMPARE" "$W/noclip.st" "$W/lamb.s3.3.st" 0 > /dev/null; then fail "--clip off gives --clip 0.5's weights: nothing was clipped"; fi
+  save otherlr 3 --optimizer adamw --algo ring --shard parameters --lr 0.0031
+  if "$ST_COMPARE" "$W/otherlr.st" "$W/adamw.s3.3.st" 0 > /dev/null; then fail "lr 0.0031 gives lr 0.003's weights: the comparison cannot tell"; fi
+  echo "PASS adam_bit_identical" ;;
 bad_input)
   expect() {  # expect NP PATTERN ARGS...: exit 2 with PATTERN on stderr/stdout, nothing written
     np=$1 pat=$2; shift 2
