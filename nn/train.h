@@ -113,6 +113,15 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err);
 // evaluation, saving and checks; other stages: nothing to do.
 void dt_trainer_gather_params(dt_trainer *t);
 
+// The optimizer's state whole (a checkpoint's: nn/train_state.c). Collective: the momentum
+// or first moment into m, AdamW's and LAMB's second moment into v (host arrays of
+// n_trainable floats at the offsets of net->grads, read on `root` only; v may be NULL for
+// SGD and LARS), each rank's pieces gathered into place.
+void dt_trainer_gather_state(dt_trainer *t, int root, float *m, float *v);
+// The inverse, on every rank from the same whole arrays (after dt_trainer_set_shard): this
+// rank's pieces copied into its state, and the optimizer's step count set.
+void dt_trainer_scatter_state(dt_trainer *t, const float *m, const float *v, long step);
+
 // Bytes this rank holds (ZeRO's model-state accounting, docs/formulas.md "ZeRO"): between
 // steps, and at the peak of a step (stages 2, 3 add the gathered parameters and gradient
 // buckets resident at once). Activations: dt_net_activation_bytes with its scratch.

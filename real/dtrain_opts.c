@@ -297,14 +297,6 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         if (rank == 0) fprintf(stderr, "dtrain: %s\n", why);
         return 2;
     }
-    int adam = o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB;
-    if (adam && o->checkpoint_dir[0]) {
-        if (rank == 0)
-            fprintf(stderr, "dtrain: --optimizer %s and --checkpoint-dir: a checkpoint holds "
-                    "SGD's momentum, not Adam's two moments; drop --checkpoint-dir\n",
-                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb");
-        return 2;
-    }
     return 0;
 }
 
@@ -354,14 +346,10 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         o->shard = DT_SHARD_OPTIMIZER;
         snprintf(o->shard_flag, sizeof o->shard_flag, "--shard-optimizer");
     }
-    if (o->shard_optimizer && (o->checkpoint_dir[0] || o->coll.wire_f16)) {
+    if (o->shard_optimizer && o->coll.wire_f16) {
         if (rank == 0)
-            fprintf(stderr, "dtrain: %s and %s: %s\n", o->shard_flag,
-                    o->coll.wire_f16 ? "--fp16-grads" : "--checkpoint-dir",
-                    o->coll.wire_f16 ? "the allgather of the parameters would round them to "
-                                       "fp16; drop one of the two"
-                                     : "a checkpoint holds the whole momentum, which no rank "
-                                       "has when it is sharded; drop one of the two");
+            fprintf(stderr, "dtrain: %s and --fp16-grads: the allgather of the parameters "
+                    "would round them to fp16; drop one of the two\n", o->shard_flag);
         return 2;
     }
     if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
