@@ -11,8 +11,8 @@
 //   trainer.{loss_scale_good_steps,skipped_steps}   (the dynamic loss scaler's state)
 //   __metadata__ {"format": "dtlab-checkpoint-2", "model": "<name>",
 //                 "optimizer": "sgd|lars|adamw|lamb", "dtlab.data_crc32": "<8 hex digits>"}
-// "optimizer" and optimizer.step are optional on load (files written before AdamW's state
-// was saved: SGD's or LARS's momentum, the step taken from trainer.step).
+// "optimizer" and optimizer.step come together; a file with neither (written before AdamW's
+// state was saved: SGD's or LARS's momentum) is read with the step from trainer.step.
 // Format 2 requires the data's CRC-32 (nn/safetensors.h), which the reader checks; format 1
 // (before 2026-11-25) had none and is still read. A file with any tensor this table does not
 // name is refused: a checkpoint is ours, so a name we do not know is a damaged one.
@@ -203,9 +203,16 @@ int dt_checkpoint_load_state(const char *path, dt_net *net, dt_opt_kind kind,
                 "damaged", path, DT_ST_CRC_KEY);
         goto out;
     }
-    // the optimizer: named in the metadata since the moments were added (a file without
-    // the name holds SGD's or LARS's momentum)
+    // the optimizer: named in the metadata since the moments were added, together with
+    // optimizer.step (a file with neither holds SGD's or LARS's momentum; with one of them
+    // only, the header is damaged)
     const char *oname = dt_st_metadata(f, "optimizer");
+    if (!oname != !dt_st_find(f, OSTEP_KEY)) {
+        dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: %s: the file is damaged", path,
+                oname ? "the metadata names the optimizer but 'optimizer.step' is missing"
+                      : "'optimizer.step' without the metadata 'optimizer'");
+        goto out;
+    }
     if (oname ? strcmp(oname, OPT_NAMES[kind]) != 0 : adam_kind(kind)) {
         dt_fail(err, DT_EXIT_USAGE, "checkpoint %s: holds the state of --optimizer %s, this "
                 "run uses %s (resume with the same optimizer)", path,
