@@ -227,10 +227,11 @@ static float train_step(dt_trainer *t, const float *x_local_host, const int32_t 
         dt_net_forward(net, 1);
         loss += dt_net_loss(net) / (float)K;  // mean over this rank's K*B samples
         net->keep_grads = k > 0;
-        if (k < K - 1)
+        if (t->zero) {  // each unit reduce-scattered as it completes, every micro-batch
+            t->zero->accum = k > 0;
+            dt_trainer_backward_zero(t);
+        } else if (k < K - 1)
             dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
-        else if (t->zero)
-            dt_trainer_backward_zero(t);  // each unit reduce-scattered as it completes
         else if (t->opt->sharded)
             dt_trainer_backward_reduce_scatter(t);  // this rank's shard of the sum
         else

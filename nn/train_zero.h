@@ -28,6 +28,7 @@ typedef struct dt_zero {
     int g_next, g_inflight;  // the next unit to reduce-scatter (top down), the one in flight
     int g_resident;          // gradient buckets allocated now
     size_t final_lo;         // backward has made the gradient final from here up
+    int accum;               // a later micro-batch (--accumulate): its pieces add to gshard
     dt_net_units view;       // what net->units points at
     size_t p_live, p_peak, g_live, g_peak;  // transient bytes: now and at the peak
 } dt_zero;

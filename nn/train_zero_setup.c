@@ -49,10 +49,6 @@ static int check(const dt_trainer *t, int stage, dt_error *err) {
         return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --precision %s: the sharded "
                        "buffers are fp32 (use --precision fp32, or --shard optimizer)", name,
                        dt_amp_name(net->amp));
-    if (t->accumulate != 1)
-        return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --accumulate %d: the gradient of "
-                       "each micro-batch would have to be kept whole (use --shard optimizer)",
-                       name, t->accumulate);
     if (opt->step > 0)
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s after %ld steps", name,
                        opt->step);

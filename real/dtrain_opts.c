@@ -355,8 +355,6 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
     if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
         const char *why = o->precision != DT_AMP_FP32 ? "--precision fp16/bf16: the sharded "
                           "buffers are fp32 (use --shard optimizer)"
-            : o->accumulate > 1 ? "--accumulate: each micro-batch's gradient would be kept "
-                                  "whole (use --shard optimizer)"
             : o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO
                 ? "--fusion segments/auto: the buckets are planned from the first step's "
                   "times, the shards are needed before it (give a byte threshold or none)"
