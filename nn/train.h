@@ -107,8 +107,8 @@ int dt_shard_parse(const char *s, int *stage); // 0, or -1 for an unknown name
 // (dt_trainer_gather_params makes it whole again for evaluation and saving). Refused
 // (DT_EXIT_USAGE on every rank): one rank, fp16/bf16 storage, fp16 on the wire. With
 // accumulation (stages 2, 3) every micro-batch's units are reduce-scattered and the pieces
-// summed (K reduce-scatters a step). Every optimizer: SGD, LARS, AdamW and LAMB (their moments per piece; clipping's and
-// LAMB's norms from the pieces, piece_norms).
+// summed (K reduce-scatters a step). Every optimizer: SGD, LARS, AdamW and LAMB (their
+// moments per piece; clipping's and LAMB's norms from the pieces, piece_norms).
 int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err);
 // Collective. Stage 3: every rank's net->params whole again (freed at the next step), for
 // evaluation, saving and checks; other stages: nothing to do.
