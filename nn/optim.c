@@ -128,9 +128,23 @@ dt_optim *dt_optim_create_shard(const dt_net *net, const dt_optim_config *cfg, s
     opt->n = net->n_trainable;
     opt->sharded = 1;
     opt->shard_lo = lo, opt->shard_hi = hi;
-    opt->velocity = hi > lo ? opt->dev->alloc(opt->dev, (hi - lo) * sizeof(float)) : NULL;
-    opt->state_bytes = (hi - lo) * sizeof(float);
+    dt_optim_alloc_state(opt, hi - lo);
     return opt;
+}
+
+// The state for `elems` elements, zero-filled (alloc): the momentum (AdamW, LAMB: the first
+// moment), their second moment, LAMB's direction.
+void dt_optim_alloc_state(dt_optim *opt, size_t elems) {
+    dt_device *d = opt->dev;
+    int adam = opt->cfg.kind == DT_OPT_ADAMW || opt->cfg.kind == DT_OPT_LAMB;
+    float **buf[3] = {&opt->velocity, &opt->second, &opt->direction};
+    int want[3] = {1, adam, opt->cfg.kind == DT_OPT_LAMB};
+    opt->state_bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        if (*buf[k]) d->free(d, *buf[k]);
+        *buf[k] = want[k] && elems ? d->alloc(d, elems * sizeof(float)) : NULL;
+        opt->state_bytes += (size_t)want[k] * elems * sizeof(float);
+    }
 }
 
 void dt_optim_free(dt_optim *opt) {

@@ -94,6 +94,10 @@ typedef struct {
     int n;
     const size_t *lo, *hi, *at;
 } dt_optim_pieces;
+// (Re)allocates the optimizer's state for `elems` elements, zero: what dt_optim_create_shard
+// and dt_optim_reshard keep (SGD, LARS: the momentum; AdamW: two moments; LAMB: two moments
+// and the direction r), counted in state_bytes.
+void dt_optim_alloc_state(dt_optim *opt, size_t elems);
 // A sharded optimizer (dt_optim_create_shard) re-made, before any step, with zero state for
 // `elems` elements (the pieces' total). 0, or -1 with err (DT_EXIT_USAGE) if it has stepped.
 int dt_optim_reshard(dt_optim *opt, size_t elems, dt_error *err);
@@ -107,6 +111,42 @@ void dt_optim_pieces_sumsq(dt_optim *opt, const dt_net *net, const dt_optim_piec
 void dt_optim_step_pieces(dt_optim *opt, dt_net *net, const dt_optim_pieces *pc, float *w,
                           const float *g, float lr, const double *g_sumsq,
                           const double *w_sumsq);
+
+// ---- norms from pieces: the same bits sharded and whole (optim_norms.c) ----
+// Clipping needs |g| of the whole gradient and LAMB |w|, |r| of each whole weight tensor;
+// a ZeRO rank holds its piece of each unit only. A plan cuts the trainable elements into
+// segments: each unit [unit_lo[k], unit_lo[k+1]) split over P ranks as the ring splits it
+// (coll.h dt_shard_lo), cut again at every trainable tensor's boundaries, ascending. A norm
+// is the sum, in ascending order and in double, of its segments' |x|^2 (one device sumsq
+// each): the owner of a segment and a plain run holding everything compute the same
+// numbers, so a plain run with the plan and a sharded run give the same bits. A rank's
+// compact buffers hold its pieces side by side in unit order (nn/train_zero.h gshard).
+typedef struct {
+    int n, P;           // segments; ranks
+    size_t *lo, *hi;    // segment s: the trainable elements [lo[s], hi[s])
+    int *param;         // its tensor (index into params_table)
+    int *owner;         // the rank whose piece holds it
+    size_t *at;         // its offset in the owner's compact buffers
+} dt_norm_plan;
+dt_norm_plan *dt_norm_plan_create(const dt_net *net, int n_units, const size_t *unit_lo,
+                                  int P);
+void dt_norm_plan_free(dt_norm_plan *pl);
+// out[s] (pl->n doubles) = |x|^2 over segment s for the segments of `rank` (rank < 0:
+// every segment), 0 for the others; x is `rank`'s compact buffer (x + at[s]) or, compact 0,
+// global (x + lo[s]).
+void dt_norm_plan_sumsq(const dt_norm_plan *pl, dt_device *d, int rank, const float *x,
+                        int compact, double *out);
+double dt_norm_plan_total(const dt_norm_plan *pl, const double *v);  // sum, ascending
+// Sums v (n doubles) over the ranks in place (the trainer: an allreduce).
+typedef void (*dt_sum_fn)(void *ctx, double *v, size_t n);
+// AdamW or LAMB (dt_optim_step's arithmetic, element by element) on the segments of `rank`
+// (rank < 0, a whole optimizer: every segment): w, g compact or global as in
+// dt_norm_plan_sumsq, the state compact when opt->sharded. LAMB's |w|^2 and |r|^2 per
+// segment are summed over the ranks with sum(ctx, ...) (NULL: this rank holds them all)
+// before each weight tensor's ratio is taken from its segments in ascending order.
+void dt_optim_step_plan(dt_optim *opt, dt_net *net, const dt_norm_plan *pl, int rank,
+                        float *w, int w_compact, const float *g, int g_compact, float lr,
+                        dt_sum_fn sum, void *ctx);
 
 // ---- learning-rate schedules ----
 typedef enum { DT_LR_CONST, DT_LR_STEP, DT_LR_POLY, DT_LR_COSINE } dt_lr_schedule_kind;

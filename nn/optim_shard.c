@@ -109,9 +109,7 @@ int dt_optim_reshard(dt_optim *opt, size_t elems, dt_error *err) {
     if (opt->step > 0)
         return dt_fail(err, DT_EXIT_USAGE, "optimizer: re-sharding after %ld steps would drop "
                        "the state of those steps", opt->step);
-    if (opt->velocity) opt->dev->free(opt->dev, opt->velocity);
-    opt->velocity = elems ? opt->dev->alloc(opt->dev, elems * sizeof(float)) : NULL;
-    opt->state_bytes = elems * sizeof(float);
+    dt_optim_alloc_state(opt, elems);
     opt->shard_lo = 0, opt->shard_hi = elems;  // (compact: the pieces side by side)
     return 0;
 }

@@ -103,6 +103,7 @@ void dt_trainer_free(dt_trainer *t) {
     free(t->bucket_start);
     free(t->bucket_end);
     dt_zero_free(t);
+    dt_norm_plan_free(t->norms);
     if (t->coll) dt_coll_free(t->coll);
     memset(t, 0, sizeof *t);
 }
@@ -127,6 +128,64 @@ static float *reduced_grad(const dt_trainer *t, size_t *n) {
     if (!t->opt->sharded) return *n = net->n_trainable, net->grads;
     *n = t->opt->shard_hi - t->opt->shard_lo;
     return net->grads + t->opt->shard_lo;
+}
+
+// ---- the norms from the pieces (optim.h dt_norm_plan) ----
+
+// The units the pieces are cut from: ZeRO's (stages 2, 3), the whole buffer (stage 1: one
+// shard per rank), the plain run's fusion buckets (those a sharded run matches bit for bit).
+dt_norm_plan *dt_trainer_norm_plan(dt_trainer *t) {
+    if (t->norms) return t->norms;
+    const dt_net *net = t->net;
+    size_t *lo = mallocCheck(((size_t)t->n_buckets + 2) * sizeof(size_t));
+    int n = 0;
+    if (t->zero) {
+        t->norms = dt_norm_plan_create(net, t->zero->n, t->zero->lo, t->size);
+        free(lo);
+        return t->norms;
+    }
+    lo[n++] = 0;
+    if (!t->opt->sharded)  // the buckets, listed top down: ascending from the last
+        for (int b = t->n_buckets - 1; b >= 0; b--)
+            if (t->buckets[b].lo > lo[n - 1] && t->buckets[b].lo < net->n_trainable)
+                lo[n++] = t->buckets[b].lo;
+    lo[n] = net->n_trainable;
+    t->norms = dt_norm_plan_create(net, n, lo, t->size);
+    free(lo);
+    return t->norms;
+}
+
+// dt_sum_fn: v summed over the ranks (the zero-padded vectors of optim_norms.c: exact)
+void dt_trainer_sum_ranks(void *ctx, double *v, size_t n) {
+    dt_trainer *t = ctx;
+    dt_error err;
+    if (n && dt_allreduce(t->coll, v, n, DT_F64, &err)) {  // options checked at set_comm
+        fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
+        abort();
+    }
+}
+
+// Clipping by global norm (optim.h dt_clip_grad_norm's rule) of this rank's part of the
+// averaged gradient: the whole when plain, the norm summed from the pieces when sharded or
+// piece_norms.
+static void clip_gradient(dt_trainer *t) {
+    dt_net *net = t->net;
+    int sharded = t->opt->sharded;
+    if (!sharded && !t->piece_norms) {
+        t->last_grad_norm = dt_clip_grad_norm(net, t->clip_norm);
+        return;
+    }
+    dt_norm_plan *pl = dt_trainer_norm_plan(t);
+    size_t gn;
+    float *g = reduced_grad(t, &gn);
+    double *sq = mallocCheck(((size_t)pl->n + 1) * sizeof(double));
+    dt_norm_plan_sumsq(pl, net->dev, sharded ? t->rank : -1, g, sharded, sq);
+    if (sharded) dt_trainer_sum_ranks(t, sq, (size_t)pl->n);
+    double norm = sqrt(dt_norm_plan_total(pl, sq));
+    free(sq);
+    double coef = t->clip_norm / (norm + 1e-6);  // torch.nn.utils.clip_grad_norm_
+    if (coef < 1.0 && gn) net->dev->scale(net->dev, g, (float)coef, gn);
+    t->last_grad_norm = norm;
 }
 
 static int loss_scaling_allows_update(dt_trainer *t) {
@@ -168,10 +227,11 @@ static float train_step(dt_trainer *t, const float *x_local_host, const int32_t 
         dt_net_forward(net, 1);
         loss += dt_net_loss(net) / (float)K;  // mean over this rank's K*B samples
         net->keep_grads = k > 0;
-        if (k < K - 1)
+        if (t->zero) {  // each unit reduce-scattered as it completes, every micro-batch
+            t->zero->accum = k > 0;
+            dt_trainer_backward_zero(t);
+        } else if (k < K - 1)
             dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, NULL, NULL);
-        else if (t->zero)
-            dt_trainer_backward_zero(t);  // each unit reduce-scattered as it completes
         else if (t->opt->sharded)
             dt_trainer_backward_reduce_scatter(t);  // this rank's shard of the sum
         else
@@ -197,10 +257,12 @@ static float train_step(dt_trainer *t, const float *x_local_host, const int32_t 
 
     if (!loss_scaling_allows_update(t)) return loss;  // every rank skips together
     // clipping by global norm, of the averaged gradient: the same on every replica
-    if (t->clip_norm > 0 && !t->opt->sharded)
-        t->last_grad_norm = dt_clip_grad_norm(net, t->clip_norm);
+    if (t->clip_norm > 0) clip_gradient(t);
     if (t->zero) dt_trainer_zero_step(t, lr);  // the pieces (stage 2: then allgather)
     else if (t->opt->sharded) dt_trainer_shard_step(t, lr);  // the shard, then allgather
+    else if (t->opt->cfg.kind == DT_OPT_LAMB && t->piece_norms)  // a sharded run's sums
+        dt_optim_step_plan(t->opt, net, dt_trainer_norm_plan(t), -1, net->params, 0,
+                           net->grads, 0, lr, NULL, NULL);
     else dt_optim_step(t->opt, net, lr);
     t->step++;
     return loss;

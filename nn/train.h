@@ -69,9 +69,15 @@ typedef struct {
 
     int accumulate;            // micro-batches per step (dt_trainer_set_accumulate; 1)
     // clipping by global norm of the averaged gradient before the update (Pascanu et al.
-    // 2013; optim.h dt_clip_grad_norm): max norm, 0 off (not with a sharded optimizer);
-    // the last step's norm before clipping
+    // 2013; optim.h dt_clip_grad_norm): max norm, 0 off; the last step's norm before
+    // clipping
     double clip_norm, last_grad_norm;
+    // the norms of clipping and LAMB summed from the pieces that ZeRO's ranks hold
+    // (optim.h dt_norm_plan over the units: the buckets of a plain run), so that a plain run
+    // gives a sharded one's bits. Always so when sharded; set it (dtrain does) for a plain
+    // run to match one. Off, a plain run sums whole tensors (one kernel each, not P).
+    int piece_norms;
+    dt_norm_plan *norms;       // made at the first step that needs it (owned)
 
     // ---- sharded data parallel, ZeRO (dt_trainer_set_shard) ----
     int shard;                 // the stage: DT_SHARD_NONE .. DT_SHARD_PARAMETERS
@@ -99,12 +105,23 @@ int dt_shard_parse(const char *s, int *stage); // 0, or -1 for an unknown name
 // before its backward (the next layer's gather started before this layer computes),
 // freed after use, and its gradient reduce-scattered as in stage 2; net->params is freed
 // (dt_trainer_gather_params makes it whole again for evaluation and saving). Refused
-// (DT_EXIT_USAGE on every rank): one rank, fp16/bf16 storage, accumulation, an optimizer
-// other than SGD and LARS, fp16 on the wire.
+// (DT_EXIT_USAGE on every rank): one rank, fp16/bf16 storage, fp16 on the wire. With
+// accumulation (stages 2, 3) every micro-batch's units are reduce-scattered and the pieces
+// summed (K reduce-scatters a step). Every optimizer: SGD, LARS, AdamW and LAMB (their
+// moments per piece; clipping's and LAMB's norms from the pieces, piece_norms).
 int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err);
 // Collective. Stage 3: every rank's net->params whole again (freed at the next step), for
 // evaluation, saving and checks; other stages: nothing to do.
 void dt_trainer_gather_params(dt_trainer *t);
+
+// The optimizer's state whole (a checkpoint's: nn/train_state.c). Collective: the momentum
+// or first moment into m, AdamW's and LAMB's second moment into v (host arrays of
+// n_trainable floats at the offsets of net->grads, read on `root` only; v may be NULL for
+// SGD and LARS), each rank's pieces gathered into place.
+void dt_trainer_gather_state(dt_trainer *t, int root, float *m, float *v);
+// The inverse, on every rank from the same whole arrays (after dt_trainer_set_shard): this
+// rank's pieces copied into its state, and the optimizer's step count set.
+void dt_trainer_scatter_state(dt_trainer *t, const float *m, const float *v, long step);
 
 // Bytes this rank holds (ZeRO's model-state accounting, docs/formulas.md "ZeRO"): between
 // steps, and at the peak of a step (stages 2, 3 add the gathered parameters and gradient

@@ -84,6 +84,8 @@ int dt_trainer_set_comm(dt_trainer *t, const dt_coll_opts *co, const dt_fusion_o
         t->bucket_end = callocCheck((size_t)t->net->n_layers + 1, sizeof(double));
     }
     static_events(t);
+    dt_norm_plan_free(t->norms);  // (cut from the buckets)
+    t->norms = NULL;
     t->planned = 0;
     t->n_buckets = 0;
     if (!needs_times(&t->fusion)) return plan(t, err);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "train.h"
+#include "train_zero.h"
 
 static void fail_internal(const dt_error *err) {  // options were checked at set_comm
     fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
@@ -39,19 +40,26 @@ void dt_trainer_backward_reduce_scatter(dt_trainer *t) {
 }
 
 // The shard's update (LARS: the |g| of each weight tensor summed over the ranks from the
-// shards' parts), then the allgather of the trainable parameters.
+// shards' parts; AdamW, LAMB: optim_norms.c over the one unit, the whole buffer), then the
+// allgather of the trainable parameters.
 void dt_trainer_shard_step(dt_trainer *t, float lr) {
     dt_net *net = t->net;
     dt_error err;
     double *g_sumsq = NULL;
     int k = dt_optim_lars_tensors(net);
-    if (t->opt->cfg.kind == DT_OPT_LARS && k > 0) {
+    dt_opt_kind kind = t->opt->cfg.kind;
+    if (kind == DT_OPT_ADAMW || kind == DT_OPT_LAMB) {  // the moments of the shard alone
+        size_t lo = t->opt->shard_lo;
+        dt_optim_step_plan(t->opt, net, dt_trainer_norm_plan(t), t->rank, net->params, 0,
+                           net->grads + lo, 1, lr, dt_trainer_sum_ranks, t);
+    } else if (kind == DT_OPT_LARS && k > 0) {
         g_sumsq = mallocCheck((size_t)k * sizeof(double));
         dt_optim_shard_grad_sumsq(t->opt, net, g_sumsq);
         // k doubles, summed in the library's fixed order: the same bits on every rank
         if (dt_allreduce(t->coll, g_sumsq, (size_t)k, DT_F64, &err)) fail_internal(&err);
     }
-    dt_optim_step_shard(t->opt, net, lr, g_sumsq);
+    if (kind != DT_OPT_ADAMW && kind != DT_OPT_LAMB)
+        dt_optim_step_shard(t->opt, net, lr, g_sumsq);
     free(g_sumsq);
     double t0 = MPI_Wtime();
     if (dt_allgather(t->coll, net->params, net->n_trainable, NULL, DT_F32, &err))

@@ -106,8 +106,11 @@ static void rs_finish(dt_trainer *t, int k) {
     dt_device *d = t->net->dev;
     dt_allreduce_wait(z->greq[k]);
     z->greq[k] = NULL;
-    d->copy(d, z->gshard + z->at[k], z->grads[k] + (z->plo[k] - z->lo[k]),
-            (z->phi[k] - z->plo[k]) * sizeof(float));
+    float *piece = z->grads[k] + (z->plo[k] - z->lo[k]);
+    if (z->accum)  // gradient accumulation: each micro-batch reduce-scattered, summed here
+        d->add(d, z->gshard + z->at[k], piece, z->phi[k] - z->plo[k]);
+    else
+        d->copy(d, z->gshard + z->at[k], piece, (z->phi[k] - z->plo[k]) * sizeof(float));
     zfree(z, d, z->grads[k], ulen(z, k), 1);
     z->grads[k] = NULL;
     z->g_inflight = -1;
@@ -181,7 +184,11 @@ static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
 }
 
 // Backward with the units' reduce-scatters: afterwards z->gshard holds this rank's pieces
-// of the gradient summed over the ranks (not yet divided by P).
+// of the gradient summed over the ranks (not yet divided by P); with z->accum set (a later
+// micro-batch of --accumulate) the pieces add to what it holds. Accumulating the pieces
+// rather than a whole gradient keeps the memory of the stage, at the price of K
+// reduce-scatters a step (DeepSpeed's ZeRO-2 also reduces every micro-batch); the sum
+// runs over ranks first, then micro-batches, so it rounds otherwise than the plain run's.
 void dt_trainer_backward_zero(dt_trainer *t) {
     dt_net *net = t->net;
     dt_zero *z = t->zero;
@@ -228,13 +235,20 @@ void dt_trainer_zero_step(dt_trainer *t, float lr) {
     double *sums = NULL;
     int k = dt_optim_lars_tensors(net);
     dt_error err;
-    if (t->opt->cfg.kind == DT_OPT_LARS && k > 0) {
-        sums = mallocCheck(2 * (size_t)k * sizeof(double));
-        dt_optim_pieces_sumsq(t->opt, net, &pc, z->gshard, sums);
-        dt_optim_pieces_sumsq(t->opt, net, &pc, w, sums + k);
-        if (dt_allreduce(t->coll, sums, 2 * (size_t)k, DT_F64, &err)) fail_internal(&err);
+    dt_opt_kind kind = t->opt->cfg.kind;
+    if (kind == DT_OPT_ADAMW || kind == DT_OPT_LAMB) {  // the moments of the pieces alone
+        dt_optim_step_plan(t->opt, net, dt_trainer_norm_plan(t), t->rank,
+                           w ? w : net->params, w != NULL, z->gshard, 1, lr,
+                           dt_trainer_sum_ranks, t);
+    } else {
+        if (kind == DT_OPT_LARS && k > 0) {
+            sums = mallocCheck(2 * (size_t)k * sizeof(double));
+            dt_optim_pieces_sumsq(t->opt, net, &pc, z->gshard, sums);
+            dt_optim_pieces_sumsq(t->opt, net, &pc, w, sums + k);
+            if (dt_allreduce(t->coll, sums, 2 * (size_t)k, DT_F64, &err)) fail_internal(&err);
+        }
+        dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
     }
-    dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
     free(sums);
     if (z->stage == DT_SHARD_GRADIENTS) {
         double t0 = MPI_Wtime();

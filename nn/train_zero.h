@@ -28,6 +28,7 @@ typedef struct dt_zero {
     int g_next, g_inflight;  // the next unit to reduce-scatter (top down), the one in flight
     int g_resident;          // gradient buckets allocated now
     size_t final_lo;         // backward has made the gradient final from here up
+    int accum;               // a later micro-batch (--accumulate): its pieces add to gshard
     dt_net_units view;       // what net->units points at
     size_t p_live, p_peak, g_live, g_peak;  // transient bytes: now and at the peak
 } dt_zero;
@@ -37,6 +38,10 @@ void dt_trainer_zero_begin(dt_trainer *t);      // before forward: the hooks on
 void dt_trainer_backward_zero(dt_trainer *t);   // backward, units reduce-scattered
 void dt_trainer_zero_step(dt_trainer *t, float lr);  // the pieces' update (stage 2: gather)
 void dt_trainer_zero_end(dt_trainer *t);        // hooks off, statistics
+// train.c: the norms' plan over the trainer's units (made once), and the sum over the
+// ranks (dt_sum_fn, ctx the trainer)
+dt_norm_plan *dt_trainer_norm_plan(dt_trainer *t);
+void dt_trainer_sum_ranks(void *ctx, double *v, size_t n);
 // train_zero_setup.c
 void dt_zero_free(dt_trainer *t);
 

@@ -45,17 +45,10 @@ static int check(const dt_trainer *t, int stage, dt_error *err) {
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s needs the optimizer made by "
                        "dt_optim_create_shard for this rank's shard", name);
     if (stage == DT_SHARD_OPTIMIZER) return 0;
-    if (opt->cfg.kind != DT_OPT_SGD && opt->cfg.kind != DT_OPT_LARS)
-        return dt_fail(err, DT_EXIT_USAGE, "--shard %s: the sharded step has SGD and LARS "
-                       "(--optimizer sgd or lars)", name);
     if (net->amp != DT_AMP_FP32)
         return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --precision %s: the sharded "
                        "buffers are fp32 (use --precision fp32, or --shard optimizer)", name,
                        dt_amp_name(net->amp));
-    if (t->accumulate != 1)
-        return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --accumulate %d: the gradient of "
-                       "each micro-batch would have to be kept whole (use --shard optimizer)",
-                       name, t->accumulate);
     if (opt->step > 0)
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s after %ld steps", name,
                        opt->step);
@@ -131,6 +124,8 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
                                 "(see its message)");
         return -1;
     }
+    dt_norm_plan_free(t->norms);  // (its units change)
+    t->norms = NULL;
     if (stage < DT_SHARD_GRADIENTS) return t->shard = stage, 0;
     dt_net *net = t->net;
     dt_device *d = net->dev;

@@ -194,7 +194,8 @@ static int set_up_checkpoint(dtrain_run *r) {
     }
     int bad_ckpt = 0;
     if (o->resume) {
-        bad_ckpt = dt_checkpoint_load(r->ckpt, r->net, r->opt, st, &r->err) ? r->err.code : 0;
+        bad_ckpt = dt_checkpoint_load_state(r->ckpt, r->net, r->opt->cfg.kind, &r->resumed, st,
+                                            &r->err) ? r->err.code : 0;
         if (!bad_ckpt && (st->seed != (int64_t)o->seed || st->global_batch != o->global_batch)) {
             dt_fail(&r->err, DT_EXIT_USAGE, "checkpoint %s was made with --seed %lld --batch "
                     "%lld; resume with the same values", r->ckpt, (long long)st->seed,
@@ -221,7 +222,14 @@ static int set_up_trainer(dtrain_run *r) {
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+    if (r->resumed.m) {  // the checkpoint's optimizer state: whole, or this rank's pieces
+        dt_trainer_scatter_state(&r->tr, r->resumed.m, r->resumed.v, r->resumed.step);
+        dt_optim_state_free(&r->resumed);
+    }
     r->tr.clip_norm = o->clip;
+    // clipping's and LAMB's norms summed from the pieces a sharded run's ranks hold, in the
+    // plain run too: --shard STAGE then gives the plain run's bits (nn/optim_norms.c)
+    r->tr.piece_norms = 1;
     // fp16 keeps its gradients above underflow with a dynamic loss scale (Micikevicius et
     // al. 2018 §3.2), resumed where the checkpoint left it; bf16 has fp32's exponent range
     // and needs none, like fp32.
@@ -376,6 +384,7 @@ static void tear_down(dtrain_run *r) {
     free(r->tgt);
     dt_loader_destroy(r->ld);
     dt_trainer_free(&r->tr);
+    dt_optim_state_free(&r->resumed);
     dt_optim_free(r->opt);
     dt_net_free(r->net);
     if (r->dev) r->dev->destroy(r->dev);

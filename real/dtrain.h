@@ -129,6 +129,8 @@ typedef struct {
     dt_trainer tr;
     dt_train_state st;       // epochs and steps completed: what a checkpoint records
     char ckpt[1100];         // DIR/checkpoint.safetensors, "" without --checkpoint-dir
+    dt_optim_state resumed;  // --resume: the optimizer state read, until the trainer (and
+                             // its shards, if any) takes it (m NULL: none)
     dt_lr_schedule lr_schedule;
     dt_loader *ld;
     FILE *csv;               // --log, on rank 0
@@ -136,6 +138,10 @@ typedef struct {
     int text, T;             // a gpt model on text, T tokens per sequence (dtrain_text.c)
     int32_t *tok, *tgt;      // text: a step's token ids and targets, (K*B, T) each
 } dtrain_run;
+
+// The checkpoint of the current step (collective; a sharded run's pieces gathered on rank 0,
+// which writes it): 0, or 1 where this rank failed (r->err); the caller agrees.
+int dtrain_save_checkpoint(dtrain_run *r);
 
 // Every rank reports whether it failed (failed_code != 0); if any did, the lowest failing
 // rank prints its err and everyone returns the worst code, so no rank hangs in a collective

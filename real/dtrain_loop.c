@@ -270,15 +270,26 @@ static int stop_requested(void) {
     return stop;
 }
 
+int dtrain_save_checkpoint(dtrain_run *r) {
+    if (!r->opt->sharded)
+        return r->rank == 0 && dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err);
+    dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model from the shards
+    dt_optim_state os = {.kind = r->opt->cfg.kind, .step = r->opt->step};
+    if (r->rank == 0) dt_optim_state_alloc(&os, r->net, r->opt->cfg.kind);
+    os.step = r->opt->step;
+    dt_trainer_gather_state(&r->tr, 0, os.m, os.v);
+    int failed = r->rank == 0 && dt_checkpoint_save_state(r->ckpt, r->net, &os, &r->st, &r->err);
+    dt_optim_state_free(&os);
+    return failed;
+}
+
 // Stopped by a signal after a finished step (every rank at the same one): with
 // --checkpoint-dir that step is saved, as PyTorch's elastic agents save on SIGTERM, so a
 // preempted job resumes where it stopped; then exit 130.
 static int interrupted(dtrain_run *r, const dtrain_progress *p) {
     int saved = 0;
     if (r->ckpt[0]) {
-        int failed = r->rank == 0 &&
-                     dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err) ? 1 : 0;
-        saved = dtrain_agree(failed, &r->err, r->rank) == 0;
+        saved = dtrain_agree(dtrain_save_checkpoint(r), &r->err, r->rank) == 0;
     }
     if (r->rank == 0)
         fprintf(stderr, "%sdtrain: interrupted at step %lld; %s%s\n", p->live ? "\n" : "",
@@ -372,9 +383,7 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         int end_of_run = o->max_steps && p->steps_run >= o->max_steps;
         if (end_of_epoch && (rc = end_epoch(r, p, &b, lr))) return rc;
         if (r->ckpt[0] && (end_of_epoch || end_of_run)) {
-            int failed = r->rank == 0 &&
-                         dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err) ? 1 : 0;
-            if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+            if ((rc = dtrain_agree(dtrain_save_checkpoint(r), &r->err, r->rank))) return rc;
         }
         if (end_of_run) break;
     }

@@ -297,26 +297,6 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         if (rank == 0) fprintf(stderr, "dtrain: %s\n", why);
         return 2;
     }
-    // AdamW and LAMB keep two moments and a step count that neither a checkpoint
-    // (real/checkpoint.h: one momentum buffer) nor a shard (nn/optim_shard.c) holds
-    int adam = o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB;
-    int sharded = o->shard_optimizer || o->shard;
-    if (adam && (o->checkpoint_dir[0] || sharded)) {
-        if (rank == 0)
-            fprintf(stderr, "dtrain: --optimizer %s and %s: %s\n",
-                    o->optimizer == DT_OPT_ADAMW ? "adamw" : "lamb",
-                    sharded ? "--shard" : "--checkpoint-dir",
-                    sharded ? "the sharded optimizer steps SGD and LARS only"
-                            : "a checkpoint holds SGD's momentum, not Adam's two moments; "
-                              "drop --checkpoint-dir");
-        return 2;
-    }
-    if (o->clip > 0 && sharded) {
-        if (rank == 0)
-            fprintf(stderr, "dtrain: --clip and --shard: clipping needs the whole gradient's "
-                            "norm, which no rank holds when it is sharded; --clip off\n");
-        return 2;
-    }
     return 0;
 }
 
@@ -366,21 +346,15 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
         o->shard = DT_SHARD_OPTIMIZER;
         snprintf(o->shard_flag, sizeof o->shard_flag, "--shard-optimizer");
     }
-    if (o->shard_optimizer && (o->checkpoint_dir[0] || o->coll.wire_f16)) {
+    if (o->shard_optimizer && o->coll.wire_f16) {
         if (rank == 0)
-            fprintf(stderr, "dtrain: %s and %s: %s\n", o->shard_flag,
-                    o->coll.wire_f16 ? "--fp16-grads" : "--checkpoint-dir",
-                    o->coll.wire_f16 ? "the allgather of the parameters would round them to "
-                                       "fp16; drop one of the two"
-                                     : "a checkpoint holds the whole momentum, which no rank "
-                                       "has when it is sharded; drop one of the two");
+            fprintf(stderr, "dtrain: %s and --fp16-grads: the allgather of the parameters "
+                    "would round them to fp16; drop one of the two\n", o->shard_flag);
         return 2;
     }
     if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
         const char *why = o->precision != DT_AMP_FP32 ? "--precision fp16/bf16: the sharded "
                           "buffers are fp32 (use --shard optimizer)"
-            : o->accumulate > 1 ? "--accumulate: each micro-batch's gradient would be kept "
-                                  "whole (use --shard optimizer)"
             : o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO
                 ? "--fusion segments/auto: the buckets are planned from the first step's "
                   "times, the shards are needed before it (give a byte threshold or none)"

@@ -13,7 +13,7 @@
 #                       may differ in its last bits: within 1e-6 (relative) of the plain run
 #   state_is_1_over_p   the momentum each rank holds (--json optimizer_state_bytes) is the
 #                       plain run's / P, to one element, at np 2, 3, 4
-#   bad_input           one rank, --fp16-grads, --checkpoint-dir: exit 2, a message naming the
+#   bad_input           one rank, --fp16-grads: exit 2, a message naming the
 #                       option, no weights written
 set -u
 CASE=$1
@@ -66,9 +66,7 @@ bad_input)
   [ $rc -eq 2 ] && grep -q -- "--shard-optimizer needs 2 or more ranks" "$W/o1" || { cat "$W/o1"; fail "one rank: exit $rc"; }
   run 2 $A --shard-optimizer --fp16-grads --save-weights "$W/x.st" > "$W/o2" 2>&1; rc=$?
   [ $rc -eq 2 ] && grep -q -- "--shard-optimizer and --fp16-grads" "$W/o2" || { cat "$W/o2"; fail "--fp16-grads: exit $rc"; }
-  run 2 $A --shard-optimizer --checkpoint-dir "$W/ck" --save-weights "$W/x.st" > "$W/o3" 2>&1; rc=$?
-  [ $rc -eq 2 ] && grep -q -- "--shard-optimizer and --checkpoint-dir" "$W/o3" || { cat "$W/o3"; fail "--checkpoint-dir: exit $rc"; }
-  [ ! -e "$W/x.st" ] && [ ! -e "$W/ck" ] || fail "a refused run wrote something"
+  [ ! -e "$W/x.st" ] || fail "a refused run wrote something"
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
