@@ -5,7 +5,6 @@
 // ratio, and how close our convolutions come to sgemm.
 // Not a test: speed is measured here, never in ctest. Usage: bench_train_step --help
 #include <cblas.h>
-#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "kernels.h"
 #include "net.h"
+#include "opt_table.h"
 #include "optim.h"
 #if defined(DT_HAVE_CUDA)
 #include "device_cuda.h"
@@ -117,67 +117,64 @@ static void print_profile(dt_net *net, int reps) {
     }
 }
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: bench_train_step [--model resnet50] [--batch 16] [--size 224] [--threads 2]\n"
-            "                        [--warmup 2] [--steps 5] [--no-peer] [--peer-script PATH]\n"
-            "                        [--rounds 3] [--profile]  (time per layer kind, at the end)\n"
-            "                        [--device cpu|cuda] [--deterministic]  (cuda: fp32, no TF32)\n"
-            "                        [--precision fp32|bf16|fp16]  (mixed precision; the peer\n"
-            "                        runs torch.autocast in the same half type: bf16 on the\n"
-            "                        cpu, fp16 with a GradScaler on cuda; none for cpu fp16)\n"
-            "Times forward+backward+SGD of MODEL on the cpu (or cuda) device and, in the same\n"
-            "run, torchvision's MODEL in PyTorch on the same kind of device (Debian's python3,\n"
-            "or $DT_PYTHON), and prints the ratio.\n");
-}
+// The options, one row each (nn/opt_table.h: the parser, --help and the refusals of every
+// dtlab program; docs/options.md)
+typedef struct {
+    const char *model, *script;
+    int batch, size, threads, warmup, steps, rounds, no_peer, profile, cuda, determ, amp;
+} bench_opts;
+#define AT(m) DT_OPT_AT(bench_opts, m)
+static const dt_opt bench_rows[] = {
+    {.name = "model", .arg = "NAME", .type = DT_OPT_TEXT, AT(model),
+     .help = "the network (default resnet50; nn/models.c's names)"},
+    {.name = "batch", .arg = "N", .type = DT_OPT_INT, AT(batch), .lo = 1, .hi = 4096,
+     .want = "a batch of 1 to 4096 images", .help = "images per step (default 16)"},
+    {.name = "size", .arg = "PX", .type = DT_OPT_INT, AT(size), .lo = 1, .hi = 4096,
+     .want = "an image side of 1 to 4096 pixels", .help = "image side in pixels (default 224)"},
+    {.name = "threads", .arg = "N", .type = DT_OPT_INT, AT(threads), .lo = 1, .hi = 1024,
+     .want = "1 to 1024 threads", .help = "threads of both sides (default 2)"},
+    {.name = "warmup", .arg = "N", .type = DT_OPT_INT, AT(warmup), .lo = 0, .hi = 1000,
+     .want = "0 to 1000 steps", .help = "untimed steps before the first round (default 2)"},
+    {.name = "steps", .arg = "N", .type = DT_OPT_INT, AT(steps), .lo = 1, .hi = 1000,
+     .want = "1 to 1000 steps", .help = "timed steps per round (default 5)"},
+    {.name = "rounds", .arg = "N", .type = DT_OPT_INT, AT(rounds), .lo = 1, .hi = 16,
+     .want = "1 to 16 rounds", .help = "rounds, ours and the peer's alternating (default 3)"},
+    {.name = "no-peer", .type = DT_OPT_SWITCH, AT(no_peer), .help = "time dtlab only"},
+    {.name = "peer-script", .arg = "PATH", .type = DT_OPT_TEXT, AT(script),
+     .help = "the peer's script (default bench/pytorch_step.py)"},
+    {.name = "profile", .type = DT_OPT_SWITCH, AT(profile),
+     .help = "time per layer kind, at the end"},
+    {.name = "device", .arg = "cpu|cuda", .type = DT_OPT_CHOICE, AT(cuda), .choices = "cpu|cuda",
+     .help = "the device (default cpu)"},
+    {.name = "deterministic", .type = DT_OPT_SWITCH, AT(determ),
+     .help = "cuda: fp32, no TF32, deterministic kernels"},
+    // the position of each name is its dt_amp (nn/net.h: fp32, fp16, bf16)
+    {.name = "precision", .arg = "fp32|fp16|bf16", .type = DT_OPT_CHOICE, AT(amp),
+     .choices = "fp32|fp16|bf16",
+     .help = "mixed precision; the peer runs torch.autocast in the same half type\n(bf16 on "
+             "the cpu, fp16 with a GradScaler on cuda; none for cpu fp16)"},
+};
+#undef AT
 
 int main(int argc, char **argv) {
-    const char *model = "resnet50", *script = DT_BENCH_DIR "/pytorch_step.py";
-    int batch = 16, size = 224, threads = 2, warmup = 2, steps = 5, peer = 1, prof = 0,
-        rounds = 3, cuda = 0, determ = 0;
-    dt_amp amp = DT_AMP_FP32;
-    static const struct option opts[] = {
-        {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"size", 1, 0, 's'},
-        {"threads", 1, 0, 't'}, {"warmup", 1, 0, 'w'}, {"steps", 1, 0, 'n'},
-        {"no-peer", 0, 0, 'P'}, {"profile", 0, 0, 'p'}, {"rounds", 1, 0, 'r'}, {"peer-script", 1, 0, 'S'}, {"help", 0, 0, 'h'},
-        {"device", 1, 0, 'd'}, {"deterministic", 0, 0, 'D'}, {"precision", 1, 0, 'A'},
-        {0, 0, 0, 0}};
-    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'b': batch = atoi(optarg); break;
-        case 's': size = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        case 'w': warmup = atoi(optarg); break;
-        case 'n': steps = atoi(optarg); break;
-        case 'P': peer = 0; break;
-        case 'p': prof = 1; break;
-        case 'r': rounds = atoi(optarg); break;
-        case 'S': script = optarg; break;
-        case 'd':
-            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
-                fprintf(stderr, "bench_train_step: --device %s: expected cpu or cuda\n", optarg);
-                return 2;
-            }
-            cuda = strcmp(optarg, "cuda") == 0;
-            break;
-        case 'D': determ = 1; break;
-        case 'A':
-            if (dt_amp_parse(optarg, &amp)) {
-                fprintf(stderr, "bench_train_step: --precision %s: expected fp32, bf16 or fp16\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
+    bench_opts o = {.model = "resnet50", .script = DT_BENCH_DIR "/pytorch_step.py", .batch = 16,
+                    .size = 224, .threads = 2, .warmup = 2, .steps = 5, .rounds = 3};
+    dt_opt_table t = {bench_rows, (int)(sizeof bench_rows / sizeof bench_rows[0]), &o, NULL,
+                      NULL, NULL};
+    int rc = dt_opts_parse(argc, argv, &t, 1, "bench_train_step", 0);
+    if (rc == 1) {
+        printf("usage: bench_train_step [options]\n"
+               "Times forward+backward+SGD of MODEL on the cpu (or cuda) device and, in the same\n"
+               "run, torchvision's MODEL in PyTorch on the same kind of device (Debian's "
+               "python3,\nor $DT_PYTHON), and prints the ratio.\n");
+        dt_opts_usage(stdout, &t);
+        return 0;
     }
-    if (batch < 1 || size < 1 || threads < 1 || warmup < 0 || steps < 1 || steps > 1000 || rounds < 1 || rounds > 16) {
-        fprintf(stderr, "bench_train_step: --batch, --size, --threads and --steps (1..1000) "
-                        "must be positive, --rounds 1..16\n");
-        return 2;
-    }
+    if (rc) return 2;
+    const char *model = o.model, *script = o.script;
+    int batch = o.batch, size = o.size, threads = o.threads, warmup = o.warmup, steps = o.steps,
+        peer = !o.no_peer, prof = o.profile, rounds = o.rounds, cuda = o.cuda, determ = o.determ;
+    dt_amp amp = (dt_amp)o.amp;
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
 
