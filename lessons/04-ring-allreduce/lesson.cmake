@@ -4,7 +4,7 @@
 # entry of dtlab's registry of algorithms (registry.c: "student"). The grader runs it under
 # mpirun (P = 1..7, against MPI_Allreduce and dtlab's ring) and under SMPI (64 and 256 ranks,
 # simulated time against the closed form); grade.sh drives it.
-dt_lesson(04 SOURCES ring_mpi.c ring.c GRADER grader.c grader_mpi.c registry.c MPI SMPI)
+dt_lesson(04 SOURCES ring_mpi.c ring.c GRADER grader.c grader_mpi.c schedule_play.c registry.c MPI SMPI)
 dt_lesson_answers_needs(04 dtsim)  # the answer sheet's key runs it (answers_key.sh)
 
 # The same ring in the real system: dtrain and dtsim built with the lesson's registry and a
