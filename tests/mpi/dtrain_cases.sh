@@ -174,7 +174,7 @@ bad_input)
   echo "PASS bad_input" ;;
 slow_rank)
   # --slow-rank R:F: rank R's layers take F times as long. One rank's profile (its layer
-  # kinds) with --slow-rank 0:F against the same run without, twice each, interleaved: the
+  # kinds) with --slow-rank 0:F against the same run without, three times each, interleaved: the
   # ratio of the smaller sums is F within 20 % (the spin measures each layer's own time, so
   # the machine's load cancels but for its drift between the runs, which ctest runs alone:
   # RUN_SERIAL; waiting F instead of F-1 times the layer is 33-40 % off for F in 2.5-3);
@@ -183,12 +183,12 @@ slow_rank)
   F=$(awk -v s="$SEED" 'BEGIN { srand(s % 2147483000); printf "%.2f", 2.5 + 0.5 * rand() }')
   A="$SYN --synthetic-examples 256 --model resnet8 --batch 16 --eval-every 0 --max-steps 8"
   layers() { awk '{ gsub(/.*"kinds": \{|\}.*/, ""); n = split($0, kv, ", "); s = 0; for (i = 1; i <= n; i++) { split(kv[i], p, ": "); if (p[1] != "\"rest\"") s += p[2] } printf "%.9f\n", s }' "$1"; }
-  for i in 1 2; do
+  for i in 1 2 3; do
     run 1 $A --profile "$W/a$i.json" >"$W/a.out" 2>&1 || { cat "$W/a.out"; fail "profile"; }
     run 1 $A --profile "$W/s$i.json" --slow-rank 0:$F >"$W/s.out" 2>&1 || { cat "$W/s.out"; fail "profile --slow-rank 0:$F"; }
   done
-  a=$( (layers "$W/a1.json"; layers "$W/a2.json") | sort -g | head -1)
-  s=$( (layers "$W/s1.json"; layers "$W/s2.json") | sort -g | head -1)
+  a=$(for i in 1 2 3; do layers "$W/a$i.json"; done | sort -g | head -1)
+  s=$(for i in 1 2 3; do layers "$W/s$i.json"; done | sort -g | head -1)
   echo "layers: $a s, with --slow-rank 0:$F $s s: x $(awk -v a="$a" -v s="$s" 'BEGIN { printf "%.2f", s / a }')"
   awk -v a="$a" -v s="$s" -v f="$F" 'BEGIN { r = s / a; exit !(r > 0.8 * f && r < 1.2 * f) }' || fail "--slow-rank 0:$F made the layers $s / $a times as long"
   run 2 $A --batch 32 --profile "$W/o.json" --slow-rank 1:$F >"$W/o.out" 2>&1 || { cat "$W/o.out"; fail "2 ranks, rank 1 slowed"; }
