@@ -9,15 +9,17 @@
 //   iteration = upload + forward + max(backward, last bucket's finish)   (overlap)
 //             = upload + forward + backward + sum of the buckets' costs   (--no-overlap)
 //             + the batch-norm statistics' allreduce + the optimizer step
-// What it leaves out, and the simulation has: contention between the allreduce's messages
-// and other traffic on shared links beyond what the cost model's sharing factor says, and
-// the trainer's polling (a bucket starts when the host polls between layers).
+// dbtree's buckets finish as the trainer's polls let them (polled_finish: one round of its
+// pipeline per poll while backward runs). What it leaves out, and the simulation has:
+// contention between the allreduce's messages and other traffic on shared links beyond what
+// the cost model's sharing factor says, and the polls of the other algorithms' rounds.
 // Not here: the report (dtsim_report.c), the simulation (dtsim_run.c).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll_btree.h"
 #include "coll/coll_cost.h"
 #include "device_model.h"
 #include "dtsim.h"
@@ -55,6 +57,35 @@ static double bucket_cost(void *ctx, size_t bytes) {
     double t = dt_coll_cost(a, &c->co, c->p, (double)bytes);
     if (!isfinite(t)) t = dt_coll_cost(DT_ALGO_RING, &c->co, c->p, (double)bytes);
     return isfinite(t) && t >= 0 ? t : 0.0;
+}
+
+// The rounds a bucket's allreduce must be polled through while backward runs, 0 for an
+// algorithm whose rounds are not gated here. dbtree: its pipeline of S segments over trees D
+// deep is 2(S + D - 1) steps up and down (coll_cost.c, the cost model's own count; the lanes
+// of the two trees advance together).
+static int gated_rounds(const pricing *c, size_t bytes) {
+    dt_algo a = c->co.algo == DT_ALGO_AUTO ? dt_coll_cheapest(&c->co, c->p, (double)bytes)
+                                           : c->co.algo;
+    if (a != DT_ALGO_DBTREE || c->p < 2) return 0;
+    return 2 * (dt_dbtree_segments(&c->co, c->p, (double)bytes) + dt_dtree_depth(c->p) - 1);
+}
+
+// When a bucket's allreduce of `rounds` rounds (`cost` seconds in all) that starts at
+// `start` is seen finished, given the host's polls (nn/train_comm.c): during backward the
+// trainer advances an allreduce only when it polls, after each layer's kernels (ev[i].ready),
+// and a poll moves a lane by one round (coll_request.c's progress posts a round, and the next
+// once that one has arrived); after backward (bw) it waits, and the rounds follow one another.
+// A round whose messages take less than the time between two polls waits for the next one.
+static double polled_finish(const dt_grad_event *ev, int n, double bw, double start, int rounds,
+                            double cost) {
+    double d = cost / rounds, t = start;
+    int j = 0;
+    for (int k = 0; k < rounds; k++) {
+        double arrived = t + d;
+        while (j < n && ev[j].ready < arrived) j++;
+        t = j < n && ev[j].ready <= bw ? ev[j].ready : fmax(arrived, bw);
+    }
+    return t;
 }
 
 // One GPU's step (forward, loss, backward with its ready events, the optimizer), calibrated
@@ -130,8 +161,14 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     }
     double comm = 0, finish = 0;
     for (int i = 0; i < nb; i++) {
-        double c = bucket_cost(&pr, (b[i].hi - b[i].lo) * wire);
+        size_t bytes = (b[i].hi - b[i].lo) * wire;
+        double c = bucket_cost(&pr, bytes);
+        int rounds = o->overlap ? gated_rounds(&pr, bytes) : 0;
         comm += c;
+        if (rounds > 0) {  // one after another, each started at a poll (the planner's order)
+            double start = fmax(log.ev[b[i].last_event].ready, finish);
+            b[i].finish = polled_finish(log.ev, log.n, bw, start, rounds, c);
+        }
         finish = fmax(finish, b[i].finish);
     }
     double exposed = o->overlap ? fmax(0, finish - bw) : comm;

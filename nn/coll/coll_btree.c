@@ -40,18 +40,16 @@ void dt_dtree(int tree, int r, int p, int *parent, int *child0, int *child1) {
     *parent = t[0], *child0 = t[1], *child1 = t[2];
 }
 
+// The depth in closed form, ⌈lg p⌉ for p ≥ 2 (0 for p = 1), not by walking every rank to the
+// root (O(P lg P), which every rank of a simulation paid once: O(P² lg P) in all). Tree 1 is
+// tree 0 relabelled (mirrored or shifted), so both have tree 0's depth. In tree 0 a rank r
+// with lowest set bit b has a parent whose lowest set bit is at least 2b (its (r^b)|2b has
+// lowest bit 2b, its r^b a higher one), so a path doubles its lowest bit each hop until it
+// reaches `top` (the highest power of two below p, the only rank whose lowest bit is top)
+// and then the root: at most lg top + 1 = ⌈lg p⌉ hops. Rank 1's path 1, 2, 4, ..., top, 0
+// takes every one of them. (tests/unit/test_coll_cost.c checks it against the walk.)
 int dt_dtree_depth(int p) {
     int depth = 0;
-    for (int tree = 0; tree < 2; tree++)
-        for (int r = 0; r < p; r++) {
-            int d = 0, x = r, c0, c1;
-            while (x >= 0) {
-                int up;
-                dt_dtree(tree, x, p, &up, &c0, &c1);
-                if (up < 0) break;
-                x = up, d++;
-            }
-            if (d > depth) depth = d;
-        }
+    while (p > 1 && (1L << depth) < p) depth++;
     return depth;
 }

@@ -64,6 +64,31 @@ static void test_double_binary_tree_spans_every_rank_with_consistent_links(void 
     }
 }
 
+// dt_dtree_depth's closed form against the walk it replaces: every rank of both trees
+// followed to its root, the longest path, for every p up to 2100 and a few up to 70,000
+// (the simulation's GPU counts and odd ones around them).
+static void test_dtree_depth_is_the_longest_walk_to_the_root(void **state) {
+    (void)state;
+    int big[] = {4095, 4096, 4097, 6000, 8191, 8192, 8193, 16383, 16384, 16385, 65537};
+    for (int i = 0; i < 2100 + (int)(sizeof big / sizeof *big); i++) {
+        int p = i < 2100 ? i + 1 : big[i - 2100], want = 0;
+        for (int tree = 0; tree < 2; tree++)
+            for (int r = 0; r < p; r++) {
+                int d = 0, up, c0, c1;
+                for (int x = r;; x = up, d++) {
+                    dt_dtree(tree, x, p, &up, &c0, &c1);
+                    if (up < 0) break;
+                }
+                if (d > want) want = d;
+            }
+        if (dt_dtree_depth(p) != want) {
+            fprintf(stderr, "p %d: dt_dtree_depth %d, the longest walk %d\n", p,
+                    dt_dtree_depth(p), want);
+            fail();
+        }
+    }
+}
+
 // rhd is the cheaper of its two paths (MPICH: recursive doubling for short messages), and
 // dt_rhd_whole names the one it took: `halving` and `doubling` are the closed forms.
 static void assert_rhd(const dt_coll_opts *o, int p, double n, double halving, double doubling,
@@ -274,6 +299,7 @@ static void test_auto_is_cheapest_and_dbtree_segments_near_optimal(void **state)
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double_binary_tree_spans_every_rank_with_consistent_links),
+        cmocka_unit_test(test_dtree_depth_is_the_longest_walk_to_the_root),
         cmocka_unit_test(test_ring_and_rhd_match_reference_closed_forms_power_of_two),
         cmocka_unit_test(test_rhd_other_p_adds_the_fold_in_and_out),
         cmocka_unit_test(test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_shared),
