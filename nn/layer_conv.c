@@ -183,7 +183,7 @@ static int hgemm_h(dt_device *d, int fmt, int ta, int tb, int M, int N, int K, c
 void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
     dt_device *d = net->dev;
     int fmt = (int)net->amp, direct = half_out(d, fmt);
-    const uint16_t *w = net->params_bf16 + l->w_off;
+    const uint16_t *w = dt_net_p_h(net, l->w_off);
     float *y = net->half_scratch[0];
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
@@ -210,8 +210,8 @@ void dt_conv_forward_bf16(dt_layer *l, dt_net *net, const uint16_t *x) {
 void dt_conv_backward_bf16(dt_layer *l, dt_net *net, const uint16_t *x, uint16_t *dx) {
     dt_device *d = net->dev;
     int set = l->dsrc_set & 1, fmt = (int)net->amp;
-    const uint16_t *w = net->params_bf16 + l->w_off, *dy = l->dout_h;
-    float *dw = net->grads + l->w_off;
+    const uint16_t *w = dt_net_p_h(net, l->w_off), *dy = l->dout_h;
+    float *dw = dt_net_g(net, l->w_off);
     int K = (int)col_rows(l), N = (int)col_cols(l);
     size_t x_img = dt_layer_in_size(l), y_img = (size_t)l->oc * N;
     if (dt_conv_is_pointwise(l)) {

@@ -113,6 +113,12 @@ struct dt_net {
     uint16_t *params_bf16;   // device, n_total: params_lp's bits in half (net->amp's format)
                              // where the layers run convolutions on half storage
                              // (nn/device.h im2col_bf16, gemm_batched_h)
+    // Under a sharded trainer (nn/train_zero.c) the fp32 master is its pieces: params_lp
+    // and params_bf16 are made by a forward that finds net->params whole and unrounded
+    // (after dt_trainer_gather_params) and freed by the trainer; params_half says that
+    // net->params holds the half-rounded copy itself (stage 2's gathered copy), which
+    // forward then reads as it is.
+    int params_half;
 
     // ---- sharded data parallel, ZeRO stages 2 and 3 (nn/train_zero.c) ----
     // A sharded trainer frees net->grads (stages 2, 3) and net->params (stage 3, between its
@@ -132,15 +138,29 @@ struct dt_net {
 // the trainable elements [lo[k], lo[k+1]); params[k] / grads[k] its resident copy (NULL when
 // not resident); stats the running statistics (elements n_trainable.. of the parameters)
 // while net->params is freed.
+// Mixed precision: params[k] holds the half-rounded values (dt_net_half_round), and
+// params_h[k] (params_h non-NULL where convolutions run on half storage) their half bits.
 typedef struct dt_net_units {
     int n;
     const size_t *lo;
     float **params, **grads;
     float *stats;
+    uint16_t **params_h;
 } dt_net_units;
 // The address of parameter (gradient) element off: in net->params (net->grads) while it
 // exists, else in its unit's resident copy (a unit not resident is an internal error).
 float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad);
+// The half bits of parameter element off (mixed precision's convolutions on half storage):
+// in net->params_bf16 while it exists, else in its unit's params_h.
+const uint16_t *dt_net_p_h(const dt_net *net, ssize_t off);
+// Mixed precision under a sharded trainer (nn/net_half.c): x holds the n parameters from
+// element off on; round those of conv and linear weights and biases to half in place, the
+// values the unsharded forward reads (batch and layer norms' stay fp32). And x's half bits
+// into h (net->amp's format).
+void dt_net_half_round(dt_net *net, float *x, size_t off, size_t n);
+void dt_net_half_bits(dt_net *net, const float *x, uint16_t *h, size_t n);
+// Whether the layers run convolutions on half storage (and read dt_net_p_h).
+int dt_net_half_conv_bits(const dt_net *net);
 static inline float *dt_net_p(const dt_net *net, ssize_t off) {
     return net->params ? net->params + off : dt_net_unit_ptr(net, off, 0);
 }

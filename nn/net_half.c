@@ -108,21 +108,49 @@ static void round_to_half(dt_net *net, float *x, size_t n) {
     }
 }
 
-void dt_net_half_begin(dt_net *net) {
-    dt_device *d = net->dev;
-    net->master = net->params;
-    d->copy(d, net->params_lp, net->master, net->n_total * sizeof(float));
+int dt_net_half_conv_bits(const dt_net *net) { return conv_bf16(net); }
+
+void dt_net_half_bits(dt_net *net, const float *x, uint16_t *h, size_t n) {
+    narrow(net, x, h, n);
+}
+
+void dt_net_half_round(dt_net *net, float *x, size_t off, size_t n) {
     for (int t = 0; t < net->n_params; t++) {
         const dt_param *p = &net->params_table[t];
-        if (p->kind == DT_PARAM_WEIGHT || p->kind == DT_PARAM_BIAS)
-            round_to_half(net, net->params_lp + p->offset, p->count);
+        if (p->kind != DT_PARAM_WEIGHT && p->kind != DT_PARAM_BIAS) continue;
+        size_t lo = (size_t)p->offset, hi = lo + p->count;  // [lo, hi) within [off, off + n)
+        if (lo < off) lo = off;
+        if (hi > off + n) hi = off + n;
+        if (lo < hi) round_to_half(net, x + (lo - off), hi - lo);
     }
+}
+
+// Under a sharded trainer (net.h params_half): no net->params (stage 3: each unit gathered
+// rounded, with its bits), or net->params already the half copy (stage 2: its bits made
+// here); else the master whole, copied and rounded as unsharded (params_lp and params_bf16
+// made here when the trainer freed them).
+void dt_net_half_begin(dt_net *net) {
+    dt_device *d = net->dev;
+    net->master = NULL;
+    if (!net->params) return;
+    size_t n = net->n_total ? net->n_total : 1;
+    if (conv_bf16(net) && !net->params_bf16)
+        net->params_bf16 = d->alloc(d, n * sizeof(uint16_t));
+    if (net->params_half) {
+        if (net->params_bf16) narrow(net, net->params, net->params_bf16, net->n_total);
+        return;
+    }
+    if (!net->params_lp) net->params_lp = d->alloc(d, n * sizeof(float));
+    net->master = net->params;
+    d->copy(d, net->params_lp, net->master, net->n_total * sizeof(float));
+    dt_net_half_round(net, net->params_lp, 0, net->n_trainable);
     if (net->params_bf16) narrow(net, net->params_lp, net->params_bf16, net->n_total);
     net->params = net->params_lp;
 }
 
 void dt_net_half_end(dt_net *net) {
     dt_device *d = net->dev;
+    if (!net->master) return;  // (nothing was swapped)
     size_t stats = net->n_total - net->n_trainable;  // batch norm's running mean and var
     if (stats)
         d->copy(d, net->master + net->n_trainable, net->params_lp + net->n_trainable,
@@ -224,7 +252,7 @@ static int direct_forward(dt_net *net, dt_layer *l, int training) {
         dt_bn_forward_h(l, net, training, x);
         return 1;
     }
-    if (l->type == DT_LAYER_CONV && net->params_bf16 && !l->has_bias) {
+    if (l->type == DT_LAYER_CONV && conv_bf16(net) && !l->has_bias) {
         dt_conv_forward_bf16(l, net, x);
         return 1;
     }
@@ -259,7 +287,7 @@ static int direct_backward(dt_net *net, dt_layer *l) {
         dt_bn_backward_h(l, net, x, dx);
         return 1;
     }
-    if (l->type == DT_LAYER_CONV && net->params_bf16 && !l->has_bias && x) {
+    if (l->type == DT_LAYER_CONV && conv_bf16(net) && !l->has_bias && x) {
         dt_conv_backward_bf16(l, net, x, dx);
         return 1;
     }

@@ -67,6 +67,23 @@ static void prepare(dt_net *net, int layer, int phase) {
     if (net->on_params) net->on_params(net->on_params_ctx, net, layer, phase);
 }
 
+// The unit holding trainable element off: lo[k] <= off < lo[k + 1].
+static int unit_of(const dt_net_units *u, size_t off) {
+    int a = 0, b = u->n - 1;
+    while (a < b) {
+        int m = (a + b + 1) / 2;
+        if (u->lo[m] <= off) a = m;
+        else b = m - 1;
+    }
+    return a;
+}
+
+static void not_resident(const char *what, ssize_t off, int unit) {
+    fprintf(stderr, "dtlab: internal error: %s element %zd used while its unit %d is not "
+            "resident (the sharded trainer's on_params hook)\n", what, off, unit);
+    abort();
+}
+
 float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad) {
     const dt_net_units *u = net->units;
     DT_ASSERT(u && off >= 0);
@@ -75,20 +92,19 @@ float *dt_net_unit_ptr(const dt_net *net, ssize_t off, int grad) {
         return u->stats + ((size_t)off - net->n_trainable);
     }
     DT_ASSERT((size_t)off < net->n_trainable);
-    int a = 0, b = u->n - 1;  // the unit holding off: lo[k] <= off < lo[k + 1]
-    while (a < b) {
-        int m = (a + b + 1) / 2;
-        if (u->lo[m] <= (size_t)off) a = m;
-        else b = m - 1;
-    }
+    int a = unit_of(u, (size_t)off);
     float *base = grad ? u->grads[a] : u->params[a];
-    if (!base) {
-        fprintf(stderr, "dtlab: internal error: %s element %zd used while its unit %d is not "
-                "resident (the sharded trainer's on_params hook)\n", grad ? "gradient" :
-                "parameter", off, a);
-        abort();
-    }
+    if (!base) not_resident(grad ? "gradient" : "parameter", off, a);
     return base + ((size_t)off - u->lo[a]);
+}
+
+const uint16_t *dt_net_p_h(const dt_net *net, ssize_t off) {
+    if (net->params_bf16) return net->params_bf16 + off;
+    const dt_net_units *u = net->units;
+    DT_ASSERT(u && u->params_h && off >= 0 && (size_t)off < net->n_trainable);
+    int a = unit_of(u, (size_t)off);
+    if (!u->params_h[a]) not_resident("parameter (half bits)", off, a);
+    return u->params_h[a] + ((size_t)off - u->lo[a]);
 }
 
 // a relu or residual add that a batch norm before it runs (nn/layers.h dt_bn_fused): the
@@ -176,8 +192,10 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     for (int t = 0; t < n; t++) zero_at[t] = -1;
     for (int k = 0; k < n; k++) next[k] = zero_at[first[k]], zero_at[first[k]] = k;
 
-    int half = net->amp != DT_AMP_FP32;
-    if (half) net->master = net->params, net->params = net->params_lp;  // forward's weights
+    // forward's weights: params_lp, unless the sharded trainer holds them (net_half.c)
+    int half = net->amp != DT_AMP_FP32, swap = half && net->params && !net->params_half;
+    DT_ASSERT(!swap || net->params_lp);
+    if (swap) net->master = net->params, net->params = net->params_lp;
     dt_layer *last = net->layers[n - 1];
     int root_last = dt_layer_buffer_root(net, n - 1);
     d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
@@ -213,7 +231,7 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     }
     tell(net, -1, DT_PHASE_BACKWARD);
     prepare(net, -1, DT_PHASE_BACKWARD);
-    if (half) net->params = net->master, net->master = NULL;
+    if (swap) net->params = net->master, net->master = NULL;
     free(first), free(zero_at), free(next);
 }
 

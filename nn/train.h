@@ -104,8 +104,11 @@ int dt_shard_parse(const char *s, int *stage); // 0, or -1 for an unknown name
 // are the layers' parameters; each is allgathered before its layer's forward and again
 // before its backward (the next layer's gather started before this layer computes),
 // freed after use, and its gradient reduce-scattered as in stage 2; net->params is freed
-// (dt_trainer_gather_params makes it whole again for evaluation and saving). Refused
-// (DT_EXIT_USAGE on every rank): one rank, fp16/bf16 storage, fp16 on the wire. With
+// (dt_trainer_gather_params makes it whole again for evaluation and saving). Mixed
+// precision (stages 2, 3): each rank keeps the fp32 master of its pieces only and steps it;
+// each piece is rounded to half (net.h dt_net_half_round) before the allgather, so the
+// gathered copy is the one the unsharded forward reads (stage 2: the whole net->params,
+// stage 3: per unit). Refused (DT_EXIT_USAGE on every rank): one rank. With
 // accumulation (stages 2, 3) every micro-batch's units are reduce-scattered and the pieces
 // summed (K reduce-scatters a step). Every optimizer: SGD, LARS, AdamW and LAMB (their
 // moments per piece; clipping's and LAMB's norms from the pieces, piece_norms).
@@ -129,6 +132,9 @@ void dt_trainer_scatter_state(dt_trainer *t, const float *m, const float *v, lon
 typedef struct {
     size_t params, grads, optim, activations;
     size_t params_peak, grads_peak;
+    size_t half;  // mixed precision: the part of params that is the half-rounded copy the
+                  // layers read (fp32-stored, as nn/net_half.c keeps it, and its half bits
+                  // where convolutions run on them); the rest is the fp32 master
     int units;  // stages 2, 3: the units sharded (each padded by up to one element)
     size_t unit_max;  // the largest unit's bytes: a step holds at most two of each kind
                       // at once beyond the shards (the current and the next, a tied

@@ -32,18 +32,37 @@ static size_t ulen(const dt_zero *z, int k) { return z->lo[k + 1] - z->lo[k]; }
 
 // ---- accounting: transient buffers, as allocated ----
 
-static float *zalloc(dt_zero *z, dt_device *d, size_t n, int grad) {
+// n elements of `size` bytes (4: fp32, 2: a unit's half bits)
+static void *zalloc_b(dt_zero *z, dt_device *d, size_t n, size_t size, int grad) {
     size_t *live = grad ? &z->g_live : &z->p_live, *peak = grad ? &z->g_peak : &z->p_peak;
-    *live += n * sizeof(float);
+    *live += n * size;
     z->g_resident += grad;
     if (*live > *peak) *peak = *live;
-    return d->alloc(d, (n ? n : 1) * sizeof(float));  // zero-filled
+    return d->alloc(d, (n ? n : 1) * size);  // zero-filled
+}
+static float *zalloc(dt_zero *z, dt_device *d, size_t n, int grad) {
+    return zalloc_b(z, d, n, sizeof(float), grad);
 }
 
-static void zfree(dt_zero *z, dt_device *d, float *p, size_t n, int grad) {
-    *(grad ? &z->g_live : &z->p_live) -= n * sizeof(float);
+static void zfree_b(dt_zero *z, dt_device *d, void *p, size_t n, size_t size, int grad) {
+    *(grad ? &z->g_live : &z->p_live) -= n * size;
     z->g_resident -= grad;
     d->free(d, p);
+}
+static void zfree(dt_zero *z, dt_device *d, float *p, size_t n, int grad) {
+    zfree_b(z, d, p, n, sizeof(float), grad);
+}
+
+// This rank's piece of unit k from the master into dst (the unit's buffer, or the whole
+// net->params at stage 2), at the piece's place: mixed precision rounds it to the half copy
+// the unsharded forward reads (net_half.c), so the gather moves the half-rounded values.
+static void put_piece(dt_trainer *t, int k, float *unit) {
+    dt_zero *z = t->zero;
+    dt_device *d = t->net->dev;
+    float *dst = unit + (z->plo[k] - z->lo[k]);
+    size_t n = z->phi[k] - z->plo[k];
+    d->copy(d, dst, z->pshard + z->at[k], n * sizeof(float));
+    if (z->half) dt_net_half_round(t->net, dst, z->plo[k], n);
 }
 
 // ---- stage 3: the parameters of a unit, gathered ----
@@ -53,25 +72,35 @@ static void gather_start(dt_trainer *t, int k) {
     dt_device *d = t->net->dev;
     size_t n = ulen(z, k);
     z->params[k] = zalloc(z, d, n, 0);
-    d->copy(d, z->params[k] + (z->plo[k] - z->lo[k]), z->pshard + z->at[k],
-            (z->phi[k] - z->plo[k]) * sizeof(float));
+    put_piece(t, k, z->params[k]);
     dt_error err;
     z->preq[k] = dt_allgather_start(z->pcoll, z->params[k], n, NULL, DT_F32, &err);
     if (!z->preq[k]) fail_internal(&err);
     z->resident[z->n_resident++] = k;
 }
 
-static void gather_wait(dt_zero *z, int k) {
-    if (z->preq[k]) dt_allreduce_wait(z->preq[k]);
+// Unit k's gather complete; with `use`, also its half bits made where the convolutions
+// read them (nn/net.h dt_net_p_h).
+static void gather_wait(dt_trainer *t, int k, int use) {
+    dt_zero *z = t->zero;
+    if (!z->preq[k]) return;
+    dt_allreduce_wait(z->preq[k]);
     z->preq[k] = NULL;
+    if (use && z->params_h) {
+        z->params_h[k] = zalloc_b(z, t->net->dev, ulen(z, k), sizeof(uint16_t), 0);
+        dt_net_half_bits(t->net, z->params[k], z->params_h[k], ulen(z, k));
+    }
 }
 
 static void release(dt_trainer *t, int slot) {
     dt_zero *z = t->zero;
     int k = z->resident[slot];
-    gather_wait(z, k);
+    gather_wait(t, k, 0);
     zfree(z, t->net->dev, z->params[k], ulen(z, k), 0);
     z->params[k] = NULL;
+    if (z->params_h && z->params_h[k])
+        zfree_b(z, t->net->dev, z->params_h[k], ulen(z, k), sizeof(uint16_t), 0);
+    if (z->params_h) z->params_h[k] = NULL;
     z->resident[slot] = z->resident[--z->n_resident];
 }
 
@@ -92,7 +121,7 @@ static void params_for(dt_trainer *t, int i, int j) {
     for (int w = 0; w < 4; w++)
         if (want[w] >= 0 && !z->params[want[w]]) gather_start(t, want[w]);
     for (int w = 0; w < 2; w++)
-        if (want[w] >= 0) gather_wait(z, want[w]);
+        if (want[w] >= 0) gather_wait(t, want[w], 1);
 }
 
 static void release_all(dt_trainer *t) {
@@ -196,7 +225,7 @@ void dt_trainer_backward_zero(dt_trainer *t) {
     z->final_lo = net->n_trainable + 1;  // nothing final yet
     z->g_next = z->n - 1;
     z->g_inflight = -1;
-    dt_net_backward(net, 1.0f, on_ready, t);
+    dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, on_ready, t);
     net->dev->sync(net->dev);
     double bw = MPI_Wtime() - t0;
     z->final_lo = 0;
@@ -212,6 +241,17 @@ void dt_trainer_backward_zero(dt_trainer *t) {
     t->n_stats++;
 }
 
+// The whole rounded copies a forward made from a gathered master (net_half.c)
+static void free_half_copies(dt_net *net) {
+    dt_device *d = net->dev;
+    if (net->params_lp) d->free(d, net->params_lp);
+    net->params_lp = NULL;
+    if (net->params_bf16 && net->units && net->units->params_h) {  // stage 3's whole bits
+        d->free(d, net->params_bf16);
+        net->params_bf16 = NULL;
+    }
+}
+
 // Forward and backward run the hooks; between steps nothing is resident.
 void dt_trainer_zero_begin(dt_trainer *t) {
     dt_net *net = t->net;
@@ -219,6 +259,7 @@ void dt_trainer_zero_begin(dt_trainer *t) {
     if (z->stage == DT_SHARD_PARAMETERS && net->params) {  // a gather_params copy
         net->dev->free(net->dev, net->params);
         net->params = NULL;
+        free_half_copies(net);
     }
     net->on_params = on_params;
     net->on_params_ctx = t;
@@ -231,7 +272,7 @@ void dt_trainer_zero_step(dt_trainer *t, float lr) {
     dt_net *net = t->net;
     dt_zero *z = t->zero;
     dt_optim_pieces pc = {z->n, z->plo, z->phi, z->at};
-    float *w = z->stage == DT_SHARD_PARAMETERS ? z->pshard : NULL;
+    float *w = z->pshard;  // stage 3, mixed precision: the master pieces; else net->params
     double *sums = NULL;
     int k = dt_optim_lars_tensors(net);
     dt_error err;
@@ -252,11 +293,17 @@ void dt_trainer_zero_step(dt_trainer *t, float lr) {
     free(sums);
     if (z->stage == DT_SHARD_GRADIENTS) {
         double t0 = MPI_Wtime();
-        for (int u = z->n - 1; u >= 0; u--)  // the buckets' order (backward's)
+        for (int u = z->n - 1; u >= 0; u--) {  // the buckets' order (backward's)
+            if (w) put_piece(t, u, net->params + z->lo[u]);  // the half copy's piece
             if (dt_allgather(t->coll, net->params + z->lo[u], ulen(z, u), NULL, DT_F32, &err))
                 fail_internal(&err);
+        }
         double ag = MPI_Wtime() - t0;
         t->last_comm += ag, t->last_exposed += ag;
+        if (w) {  // net->params is the half copy: forward reads it as it is
+            net->params_half = 1;
+            free_half_copies(net);
+        }
     }
     t->sum_comm += t->last_comm;
     t->sum_exposed += t->last_exposed;
@@ -268,17 +315,21 @@ void dt_trainer_gather_params(dt_trainer *t) {
     DT_ASSERT(t);
     dt_zero *z = t->zero;
     dt_net *net = t->net;
-    if (!z || z->stage != DT_SHARD_PARAMETERS || net->params) return;
+    // stage 3, and stage 2 in mixed precision, hold the master in pieces only
+    if (!z || !z->pshard || (net->params && !net->params_half)) return;
     dt_device *d = net->dev;
-    net->params = d->alloc(d, net->n_total * sizeof(float));
+    int whole = net->params != NULL;  // stage 2: the half copy, overwritten
+    if (!whole) net->params = d->alloc(d, net->n_total * sizeof(float));
+    net->params_half = 0;
     dt_error err;
+    dt_coll *c = z->pcoll ? z->pcoll : t->coll;
     for (int k = 0; k < z->n; k++) {
         d->copy(d, net->params + z->plo[k], z->pshard + z->at[k],
                 (z->phi[k] - z->plo[k]) * sizeof(float));
-        if (dt_allgather(z->pcoll, net->params + z->lo[k], ulen(z, k), NULL, DT_F32, &err))
+        if (dt_allgather(c, net->params + z->lo[k], ulen(z, k), NULL, DT_F32, &err))
             fail_internal(&err);
     }
-    if (net->n_total > net->n_trainable)
+    if (!whole && net->n_total > net->n_trainable)
         d->copy(d, net->params + net->n_trainable, z->stats,
                 (net->n_total - net->n_trainable) * sizeof(float));
 }
@@ -300,6 +351,16 @@ void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m) {
         m->grads = z->shard * f;
         if (z->stage == DT_SHARD_PARAMETERS)
             m->params = (z->shard + net->n_total - net->n_trainable) * f;
+    }
+    if (net->amp != DT_AMP_FP32) {  // the half copy (net_half.c), counted in the parameters
+        size_t bits = dt_net_half_conv_bits(net) ? net->n_total * sizeof(uint16_t) : 0;
+        if (!z) {  // the fp32 master whole, and params_lp (+ its half bits)
+            m->half = net->n_total * f + bits;
+        } else if (z->stage == DT_SHARD_GRADIENTS) {  // the master's pieces; net->params is
+            m->half = net->n_total * f + bits;       // the half copy (+ its half bits)
+            m->params = z->shard * f;
+        }  // (stage 3: the master's pieces; the copies are the gathered units, at the peak)
+        m->params += m->half;
     }
     m->params_peak = m->params + (z ? z->p_peak : 0);
     m->grads_peak = m->grads + (z ? z->g_peak : 0);

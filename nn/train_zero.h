@@ -13,7 +13,11 @@ typedef struct dt_zero {
     size_t *plo, *phi, *at;  // this rank's piece of unit k, [plo, phi), at at[k] in gshard
     size_t shard;            // elements of this rank's pieces (the compact buffers' length)
     float *gshard;           // this rank's pieces of the reduced gradient (device)
-    float *pshard;           // stage 3: this rank's pieces of the parameters (device)
+    float *pshard;           // stage 3, and stage 2 in mixed precision: this rank's pieces of
+                             // the parameters, fp32 (the master weights; device)
+    int half;                // mixed precision: the gathered copies are half-rounded
+    uint16_t **params_h;     // per unit, where convolutions run on half storage: the gathered
+                             // parameters' half bits (stage 3; else NULL)
     float *stats;            // stage 3: the running statistics (net->params is freed)
     float **params, **grads; // per unit: the gathered parameters, the gradient bucket
     dt_coll_req **preq, **greq;  // per unit: its allgather, its reduce-scatter in flight

@@ -27,7 +27,6 @@ int dt_shard_parse(const char *s, int *stage) {
 
 // This rank's reason to refuse the stage, or 0.
 static int check(const dt_trainer *t, int stage, dt_error *err) {
-    const dt_net *net = t->net;
     const dt_optim *opt = t->opt;
     const char *name = dt_shard_name(stage);
     if (!name)
@@ -45,10 +44,6 @@ static int check(const dt_trainer *t, int stage, dt_error *err) {
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s needs the optimizer made by "
                        "dt_optim_create_shard for this rank's shard", name);
     if (stage == DT_SHARD_OPTIMIZER) return 0;
-    if (net->amp != DT_AMP_FP32)
-        return dt_fail(err, DT_EXIT_USAGE, "--shard %s and --precision %s: the sharded "
-                       "buffers are fp32 (use --precision fp32, or --shard optimizer)", name,
-                       dt_amp_name(net->amp));
     if (opt->step > 0)
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s after %ld steps", name,
                        opt->step);
@@ -144,6 +139,23 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
         fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
         abort();
     }
+    z->half = net->amp != DT_AMP_FP32;
+    if (z->half) {  // forward makes the whole rounded copies only from a whole master
+        if (net->params_lp) d->free(d, net->params_lp);
+        net->params_lp = NULL;
+        net->params_half = 0;
+        if (stage == DT_SHARD_PARAMETERS && dt_net_half_conv_bits(net)) {
+            if (net->params_bf16) d->free(d, net->params_bf16);
+            net->params_bf16 = NULL;
+            z->params_h = callocCheck(n, sizeof(uint16_t *));
+        }
+    }
+    if (stage == DT_SHARD_PARAMETERS || z->half) {  // the master: this rank's pieces
+        z->pshard = d->alloc(d, (z->shard ? z->shard : 1) * sizeof(float));
+        for (int k = 0; k < z->n; k++)
+            d->copy(d, z->pshard + z->at[k], net->params + z->plo[k],
+                    (z->phi[k] - z->plo[k]) * sizeof(float));
+    }
     if (stage == DT_SHARD_PARAMETERS) {  // keep this rank's pieces and the statistics only
         z->pcoll = dt_coll_create(t->comm, t->comm_dev ? t->comm_dev : d,
                                   dt_coll_get_opts(t->coll), err);
@@ -151,10 +163,6 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
             fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
             abort();
         }
-        z->pshard = d->alloc(d, (z->shard ? z->shard : 1) * sizeof(float));
-        for (int k = 0; k < z->n; k++)
-            d->copy(d, z->pshard + z->at[k], net->params + z->plo[k],
-                    (z->phi[k] - z->plo[k]) * sizeof(float));
         size_t s = net->n_total - net->n_trainable;
         z->stats = d->alloc(d, (s ? s : 1) * sizeof(float));
         if (s) d->copy(d, z->stats, net->params + net->n_trainable, s * sizeof(float));
@@ -163,7 +171,7 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
     }
     if (net->grads) d->free(d, net->grads);
     net->grads = NULL;
-    z->view = (dt_net_units){z->n, z->lo, z->params, z->grads, z->stats};
+    z->view = (dt_net_units){z->n, z->lo, z->params, z->grads, z->stats, z->params_h};
     net->units = &z->view;
     t->zero = z;
     t->shard = stage;
@@ -179,6 +187,7 @@ void dt_zero_free(dt_trainer *t) {
         if (z->greq[k]) dt_allreduce_wait(z->greq[k]);
         if (z->params[k]) d->free(d, z->params[k]);
         if (z->grads[k]) d->free(d, z->grads[k]);
+        if (z->params_h && z->params_h[k]) d->free(d, z->params_h[k]);
     }
     if (z->gshard) d->free(d, z->gshard);
     if (z->pshard) d->free(d, z->pshard);
@@ -186,8 +195,9 @@ void dt_zero_free(dt_trainer *t) {
     if (z->pcoll) dt_coll_free(z->pcoll);  // collective, as dt_trainer_free
     free(z->lo), free(z->plo), free(z->phi), free(z->at), free(z->params), free(z->grads);
     free(z->preq), free(z->greq), free(z->resident), free(z->lu), free(z->nextp);
-    free(z->prevp);
+    free(z->prevp), free(z->params_h);
     t->net->units = NULL;
+    t->net->params_half = 0;
     t->net->on_params = NULL;
     free(z);
     t->zero = NULL;

@@ -352,17 +352,13 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
                     "would round them to fp16; drop one of the two\n", o->shard_flag);
         return 2;
     }
-    if (o->shard >= DT_SHARD_GRADIENTS) {  // what the sharded buffers do not have
-        const char *why = o->precision != DT_AMP_FP32 ? "--precision fp16/bf16: the sharded "
-                          "buffers are fp32 (use --shard optimizer)"
-            : o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO
-                ? "--fusion segments/auto: the buckets are planned from the first step's "
-                  "times, the shards are needed before it (give a byte threshold or none)"
-                : NULL;
-        if (why) {
-            if (rank == 0) fprintf(stderr, "dtrain: %s and %s\n", o->shard_flag, why);
-            return 2;
-        }
+    if (o->shard >= DT_SHARD_GRADIENTS &&  // buckets the shards need before the first step
+        (o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO)) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: %s and --fusion segments/auto: the buckets are planned "
+                    "from the first step's times, the shards are needed before it (give a "
+                    "byte threshold or none)\n", o->shard_flag);
+        return 2;
     }
     if (o->resume && !o->checkpoint_dir[0]) {
         if (rank == 0) fprintf(stderr, "dtrain: --resume needs --checkpoint-dir DIR\n");

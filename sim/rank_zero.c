@@ -9,9 +9,13 @@
 //     layers): each layer's parameters allgathered before its forward and again before its
 //     backward, the next layer's gather started before this layer computes (prefetch) and
 //     freed after use, each layer's gradient reduce-scattered as soon as backward completes
-//     it (two buckets at a time); 1.5x the elements of stages 1-2 (§7.2.2). The trainer's
-//     sharded update has SGD and LARS only, so the trainer is given a sharded SGD and the
-//     update of its pieces is priced here with the model's optimizer, as for stages 1-2.
+//     it (two buckets at a time); 1.5x the elements of stages 1-2 (§7.2.2). The trainer is
+//     given a sharded SGD and the update of its pieces is priced here with the model's
+//     optimizer, one kernel over the shard, as for stages 1-2. The trainer's own AdamW and
+//     LAMB (nn/optim_norms.c dt_optim_step_plan) launch a kernel per segment of the pieces
+//     (a tensor's part: no decay on biases and norms, LAMB's ratio per tensor), and LAMB
+//     an allreduce of its norms: running them here would add those launches (and LAMB's
+//     messages) to every simulated gpt step at stages 1-3 and change its figures.
 // Stages 1 and 2 send the same messages and differ in the memory they keep (sim/zero.c).
 // The trainer's stage 1 and 2 (nn/train_shard.c, train_zero.c) are the real-numbers path
 // of those; this one prices them for any optimizer the model device has.

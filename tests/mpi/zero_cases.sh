@@ -42,8 +42,19 @@
 #                   allreduce) on the same buckets, np 3: within 1e-5 (the sums' order
 #                   differs: ranks then micro-batches); the check can tell (no accumulation
 #                   gives other weights)
-#   bad_input       one rank, an unknown stage, --precision bf16, --fusion auto: exit 2, a
-#                   message naming the option, nothing written
+#   half_fp16, half_bf16  mixed precision (--precision fp16 with dynamic loss scaling, bf16)
+#                   at stages 2 and 3, SGD with momentum and AdamW, np 2 and 3: each rank
+#                   steps the fp32 master of its pieces, rounds them to half and gathers
+#                   them; the weights (the fp32 master, gathered at the end) are the plain
+#                   mixed-precision run's bits on the same buckets; bf16 adds stage 1 with
+#                   AdamW; the check can tell (the fp32 run's weights differ)
+#   half_memory     bf16, np 3: the parameters per rank with the half copy counted
+#                   (mem_half_copy_bytes H, the fp32-stored rounded copy and, where the
+#                   convolutions run on half storage, its 2 bytes an element): plain and
+#                   stage 1 4(Ψ+S) + H, stage 2 4Ψ/P + H, stage 3 4Ψ/P + 4S and H = 0
+#                   (each layer's copy gathered, at the peak)
+#   bad_input       one rank, an unknown stage, --fusion auto: exit 2, a message naming the
+#                   option, nothing written
 set -u
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/zero_${CASE}_XXXXXX")
@@ -247,6 +258,58 @@ accumulate)
   save n3 3 --algo ring --shard parameters
   if "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 > /dev/null; then fail "--accumulate 2 gives the weights of no accumulation: the check cannot tell"; fi
   echo "PASS accumulate" ;;
+half_fp16|half_bf16)
+  prec=${CASE#half_}
+  for opt in sgd adamw; do
+    for np in 2 3; do
+      H="--precision $prec --optimizer $opt --algo ring"
+      [ $opt = adamw ] && H="$H --lr 0.01"
+      save $opt.p2.$np $np $H --fusion 100KB
+      save $opt.s2.$np $np $H --fusion 100KB --shard gradients
+      same $opt.s2.$np $opt.p2.$np 0
+      save $opt.p3.$np $np $H --fusion none
+      save $opt.s3.$np $np $H --shard parameters
+      same $opt.s3.$np $opt.p3.$np 0
+      if [ $prec = bf16 ] && [ $opt = adamw ]; then
+        save $opt.p1.$np $np $H
+        save $opt.s1.$np $np $H --shard optimizer
+        same $opt.s1.$np $opt.p1.$np 0
+      fi
+      echo "$prec $opt np $np: the sharded stages give the plain mixed-precision run's bits"
+    done
+  done
+  # the check can tell: the fp32 run's weights are not the half run's
+  save f32 3 --optimizer sgd --algo ring --shard parameters
+  if "$ST_COMPARE" "$W/f32.st" "$W/sgd.s3.3.st" 0 > /dev/null; then fail "fp32 gives $prec's weights: the comparison cannot tell"; fi
+  echo "PASS $CASE" ;;
+half_memory)
+  np=3
+  within() {  # within WHAT GOT WANT SLACK
+    d=$(( $2 - $3 )); [ $d -lt 0 ] && d=$(( -d ))
+    [ $d -le "$4" ] || fail "bf16 np $np $st: $1 $2 B, the closed form $3 B (slack $4 B)"
+  }
+  for st in none optimizer gradients parameters; do
+    flag="--shard $st"; [ $st = none ] && flag=""
+    run $np --algo ring --fusion 50KB --precision bf16 --json $flag > "$W/m.$st" 2>&1 || { cat "$W/m.$st"; fail "bf16 $st"; }
+    psi=$(json "$W/m.$st" trainable_elements); S=$(json "$W/m.$st" buffer_elements)
+    U=$(json "$W/m.$st" shard_units); [ "$U" = 0 ] && U=1
+    pb=$(json "$W/m.$st" mem_params_bytes); pk=$(json "$W/m.$st" mem_params_peak_bytes)
+    hb=$(json "$W/m.$st" mem_half_copy_bytes); um=$(json "$W/m.$st" mem_unit_max_bytes)
+    [ -n "$psi" ] && [ -n "$hb" ] || fail "bf16 $st: no mem_half_copy_bytes in --json"
+    grep -q "^dtrain: memory per rank.*of it the bf16 copy" "$W/m.$st" || fail "bf16 $st: the memory line does not give the half copy"
+    n=$(( psi + S )); part=$(( 4 * psi / np )); slack=$(( 4 * (U + 1) ))
+    case $st in
+    parameters) within half "$hb" 0 0; within params "$pb" $(( part + 4 * S )) $slack
+                # at the peak: two layers' gathered copies, fp32-stored and their half bits
+                [ $(( pk - pb )) -le $(( 3 * um )) ] || fail "stage 3 held $(( pk - pb )) B of gathered parameters, more than two layers of $um B (+ their half bits)"
+                [ $(( pk - pb )) -gt 0 ] || fail "stage 3's peak holds no gathered layer" ;;
+    *)          [ "$hb" = $(( 4 * n )) ] || [ "$hb" = $(( 6 * n )) ] || fail "bf16 $st: the half copy $hb B, neither 4(Ψ+S) = $(( 4 * n )) nor 6(Ψ+S)"
+                if [ $st = gradients ]; then within params "$pb" $(( part + hb )) $slack
+                else within params "$pb" $(( 4 * n + hb )) 0; fi ;;
+    esac
+    echo "bf16 np $np $st: parameters $pb B (peak $pk), of it the half copy $hb B; Ψ = $psi, S = $S"
+  done
+  echo "PASS half_memory" ;;
 bad_input)
   expect() {  # expect NP PATTERN ARGS...: exit 2 with PATTERN on stderr/stdout, nothing written
     np=$1 pat=$2; shift 2
@@ -257,7 +320,7 @@ bad_input)
   expect 1 "--shard gradients needs 2 or more ranks" --shard gradients
   expect 1 "--shard parameters needs 2 or more ranks" --shard parameters
   expect 2 "option --shard: .everything. is not optimizer, gradients or parameters" --shard everything
-  expect 2 "--shard parameters and --precision" --shard parameters --precision bf16
+  expect 1 "--shard gradients needs 2 or more ranks" --shard gradients --precision bf16
   expect 2 "--shard gradients and --fusion segments/auto" --shard gradients --fusion auto
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
