@@ -25,8 +25,8 @@ BYTES=1048572
 RUNS_HANG_HINT="a receive that no send ever meets?"
 for i in $(seq 0 255); do echo "node-$i"; done >"$W/hosts"
 # the simulated runs in the background (the 256-rank ring is most of the grading time),
-# the real ones meanwhile; for CI's mutants (LESSON_STOP_AT_FAIL, lessons/kit/runs.sh) one
-# after the other instead, and none after a run where the mutant's check failed
+# the real ones meanwhile; for CI's mutants (runs_stopping, lessons/kit/runs.sh) one after
+# the other instead, and none after the run that showed the mutant
 smpi_runs() {
   for P in 64 256; do
     [ -z "${RUNS_STOPPED:-}" ] || break
@@ -40,7 +40,7 @@ smpi_runs() {
   done
 }
 : >"$W/smpi_done"
-[ -n "${LESSON_STOP_AT_FAIL:-}" ] || smpi_runs &
+runs_stopping || smpi_runs &
 # part 1 one P after the other; after a hang the larger P are left out (they would hang
 # the same way: a few seconds each)
 labels=()
@@ -57,7 +57,7 @@ for P in 1 2 3 4 5 6 7; do
   labels+=("P=$P")
   runs_stop_at_fail && break
 done
-[ -z "${LESSON_STOP_AT_FAIL:-}" ] || smpi_runs
+! runs_stopping || smpi_runs
 wait
 while read -r label; do labels+=("$label"); done <"$W/smpi_done"
 runs_report "${labels[@]}"

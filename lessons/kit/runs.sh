@@ -15,9 +15,12 @@
 #   runs_stop_at_fail                status 0 when LESSON_STOP_AT_FAIL (run_grader.sh sets it
 #                                    for CI's mutants: the check a mutant must fail) names a
 #                                    check that has failed in a run so far (with it set to
-#                                    "instructor", any check); the runs after it are then left
-#                                    out, with a line saying so: a mutant is caught once its
-#                                    check fails in one run
+#                                    "instructor", any check), or when LESSON_STOP_AT_CRASH is
+#                                    set (CI's crashing mutant) and a run so far crashed or
+#                                    hung; the runs after it are then left out, with a line
+#                                    saying so: a mutant is caught once one run shows it
+#   runs_stopping                    status 0 when either of those is set (a driver that runs
+#                                    some runs side by side runs them one after the other then)
 # RUNS_HANG_HINT (optional): the lesson's guess at why a run hangs, shown after HANG.
 # A run that knows why it hung (its own watchdog: lesson 04's part 1) prints "# hang: ..."
 # lines and exits 124; they are shown under its HANG line instead.
@@ -117,10 +120,24 @@ runs_report() {
   return $bad
 }
 
+runs_stopping() { [ -n "${LESSON_STOP_AT_FAIL:-}${LESSON_STOP_AT_CRASH:-}" ]; }
+
 runs_stop_at_fail() {
-  [ -n "${LESSON_STOP_AT_FAIL:-}" ] || return 1
+  runs_stopping || return 1
   [ -z "${RUNS_STOPPED:-}" ] || return 0
   local f
+  if [ -n "${LESSON_STOP_AT_CRASH:-}" ]; then
+    for f in "$RUNS_W"/*.rc; do
+      [ -f "$f" ] || continue
+      case "$(cat "$f")" in
+        0|1) ;;
+        *) echo "# a run crashed or hung: the runs after it are left out (LESSON_STOP_AT_CRASH)"
+           RUNS_STOPPED=1
+           return 0 ;;
+      esac
+    done
+    return 1
+  fi
   for f in "$RUNS_W"/*.out; do
     [ -f "$f" ] || continue
     if grep -q "^FAIL $LESSON_STOP_AT_FAIL\b" "$f" ||
