@@ -26,6 +26,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "kernels.h"  // dt_f32_to_bf16, dt_bf16_to_f32: the device's own bf16 rounding
+
 // exported by libdnnl beside dnnl_sgemm, not declared in its headers (nn/device_cpu_internal.h)
 dnnl_status_t dnnl_gemm_bf16bf16f32(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N,
                                     dnnl_dim_t K, float alpha, const uint16_t *A,
@@ -188,19 +190,6 @@ static void bf16k_gemm(int ta, int tb, int M, int N, int K, float alpha, const u
 #endif
 
 #ifdef BF16K_X86
-static uint16_t bf16_of(float f) {  // round to nearest even (finite values)
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    x += 0x7FFFu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-static double f_of(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-
 typedef struct {
     const char *what;
     int ta, tb, M, N, K;
@@ -239,9 +228,10 @@ int main(int argc, char **argv) {
         for (int t = 0; t < T; t++) {
             A[t] = malloc(na * 2), B[t] = malloc(nb * IMG * 2);
             C[0][t] = calloc(nc * IMG, 4), C[1][t] = calloc(nc * IMG, 4);
-            for (size_t i = 0; i < na; i++) A[t][i] = bf16_of((float)rand() / RAND_MAX - 0.5f);
+            for (size_t i = 0; i < na; i++)
+                A[t][i] = dt_f32_to_bf16((float)rand() / RAND_MAX - 0.5f);
             for (size_t i = 0; i < nb * IMG; i++)
-                B[t][i] = bf16_of((float)rand() / RAND_MAX - 0.5f);
+                B[t][i] = dt_f32_to_bf16((float)rand() / RAND_MAX - 0.5f);
         }
         double best[2] = {1e30, 1e30};
         for (int r = 0; r < reps; r++)
@@ -273,8 +263,9 @@ int main(int argc, char **argv) {
             int m = rand() % h.M, n = rand() % h.N;
             double sum = 0, abs_sum = 0;
             for (int q = 0; q < h.K; q++) {
-                double p = f_of(h.ta ? A[0][(size_t)q * lda + m] : A[0][(size_t)m * lda + q]) *
-                           f_of(h.tb ? B[0][(size_t)n * ldb + q] : B[0][(size_t)q * ldb + n]);
+                uint16_t a = h.ta ? A[0][(size_t)q * lda + m] : A[0][(size_t)m * lda + q];
+                uint16_t b = h.tb ? B[0][(size_t)n * ldb + q] : B[0][(size_t)q * ldb + n];
+                double p = (double)dt_bf16_to_f32(a) * dt_bf16_to_f32(b);
                 sum += p, abs_sum += fabs(p);
             }
             double bound = h.K * 0x1p-24 * abs_sum + 1e-30;

@@ -8,3 +8,9 @@ dt_lesson(06 SOURCES student_hier.c
 
 # the answer sheet's key runs dtsim (answers_key.sh)
 dt_lesson_answers_needs(06 dtsim)
+
+# the instructor's cases simulate the flat ring over 1024 ranks round by round (~40 s), the
+# check of grade.sh's FLAT_RING_TIME
+if(TEST lesson.06.solution_passes_instructor_cases)
+  set_property(TEST lesson.06.solution_passes_instructor_cases APPEND PROPERTY LABELS slow)
+endif()

@@ -73,9 +73,11 @@ if [ "$librc" -eq 1 ] && [ "$expect" = "--expect-fail" ] && [ "$want" = no_libra
   exit 0
 fi
 # CI's mutants only need their own check to fail: a grade.sh may skip its remaining runs once
-# the check named here has failed (lesson 06's does; its 1024-rank runs take half a minute)
+# the check named here has failed, a crashing one once a run crashed (kit/runs.sh's
+# runs_stop_at_fail, after each run of lessons 03 to 06 and 11)
 [ "$expect" = "--expect-fail" ] && [ -n "$want" ] && export LESSON_STOP_AT_FAIL="$want"
 [ "$expect" = "--expect-instructor-fail" ] && export LESSON_STOP_AT_FAIL=instructor
+[ "$expect" = "--expect-crash" ] && export LESSON_STOP_AT_CRASH=1
 limit=${LESSON_TIMEOUT:-240}
 rc=0
 if [ "$answers_only" = 1 ]; then

@@ -12,6 +12,15 @@
 #   Its status: 0 every check passed; 1 a check failed; 124 a run hung; 3 a run crashed (or
 #   ended before its last check line); lessons/kit/run_grader.sh reports the last two as
 #   such, and counts them in the score.
+#   runs_stop_at_fail                status 0 when LESSON_STOP_AT_FAIL (run_grader.sh sets it
+#                                    for CI's mutants: the check a mutant must fail) names a
+#                                    check that has failed in a run so far (with it set to
+#                                    "instructor", any check), or when LESSON_STOP_AT_CRASH is
+#                                    set (CI's crashing mutant) and a run so far crashed or
+#                                    hung; the runs after it are then left out, with a line
+#                                    saying so: a mutant is caught once one run shows it
+#   runs_stopping                    status 0 when either of those is set (a driver that runs
+#                                    some runs side by side runs them one after the other then)
 # RUNS_HANG_HINT (optional): the lesson's guess at why a run hangs, shown after HANG.
 # A run that knows why it hung (its own watchdog: lesson 04's part 1) prints "# hang: ..."
 # lines and exits 124; they are shown under its HANG line instead.
@@ -111,6 +120,36 @@ runs_report() {
   return $bad
 }
 
+runs_stopping() { [ -n "${LESSON_STOP_AT_FAIL:-}${LESSON_STOP_AT_CRASH:-}" ]; }
+
+runs_stop_at_fail() {
+  runs_stopping || return 1
+  [ -z "${RUNS_STOPPED:-}" ] || return 0
+  local f
+  if [ -n "${LESSON_STOP_AT_CRASH:-}" ]; then
+    for f in "$RUNS_W"/*.rc; do
+      [ -f "$f" ] || continue
+      case "$(cat "$f")" in
+        0|1) ;;
+        *) echo "# a run crashed or hung: the runs after it are left out (LESSON_STOP_AT_CRASH)"
+           RUNS_STOPPED=1
+           return 0 ;;
+      esac
+    done
+    return 1
+  fi
+  for f in "$RUNS_W"/*.out; do
+    [ -f "$f" ] || continue
+    if grep -q "^FAIL $LESSON_STOP_AT_FAIL\b" "$f" ||
+       { [ "$LESSON_STOP_AT_FAIL" = instructor ] && grep -q '^FAIL ' "$f"; }; then
+      echo "# $LESSON_STOP_AT_FAIL failed: the runs after it are left out (LESSON_STOP_AT_FAIL)"
+      RUNS_STOPPED=1
+      return 0
+    fi
+  done
+  return 1
+}
+
 # runs_mpi_smpi "P..." SMPI_P SMPI_CHECK [SMPIRUN_FLAG...] — the whole driver of a lesson
 # whose grader runs under mpirun, then under SMPI (lessons 03 and 11, and their instructor
 # cases): $LESSON_GRADER under mpirun at each P of the list, one after the other, then
@@ -140,9 +179,10 @@ runs_mpi_smpi() {
     run_launch "$label" "$limit" "$MPIRUN" -np "$P" --oversubscribe -x OMP_NUM_THREADS \
         -x OPENBLAS_NUM_THREADS -x DT_LESSON_SEED "$LESSON_GRADER" ${RUNS_ARGS:-} $extra
     labels+=("$label")
+    runs_stop_at_fail && break
   done
   local missing=""
-  if [ "$sp" -gt 0 ]; then
+  if [ "$sp" -gt 0 ] && [ -z "${RUNS_STOPPED:-}" ]; then
     if [ -f "$LESSON_GRADER_SMPI" ] && [ -x "$SMPIRUN" ]; then
       seq 0 $((sp - 1)) | sed 's/^/node-/' >"$RUNS_W/hosts"
       run_launch "P=$sp" "$limit" "$SMPIRUN" -np "$sp" \

@@ -5,13 +5,11 @@
 # from the rows) is the one dtsim prints, with the GPU counts measured and the one not
 # finished; a GPU count beyond them is said to be so. DTSIM = the program; PY = a Python 3.
 set -u
+CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
 MD=$1
-"$PY" - "$DTSIM" "$MD" <<'EOF'
+"$PY" "$CHECKS" "$DTSIM" "$MD" <<'EOF'
 import re, subprocess, sys
 dtsim, md = sys.argv[1], open(sys.argv[2]).read()
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 rows = re.findall(r"^\| (\w+) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| ([-+][0-9.]+) % \|", md, re.M)
 stopped = dict((a, int(g)) for a, g in re.findall(r"^\| (\w+) \| (\d+) \| not (?:finished|run)", md, re.M))
 algos = sorted({r[0] for r in rows})

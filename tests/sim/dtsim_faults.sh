@@ -11,6 +11,7 @@
 #               (Daly 2006), the Monte-Carlo within its interval, more failures cost more,
 #               bad combinations refused with exit 2
 set -u
+CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_faults_${CASE}_XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -38,14 +39,9 @@ stragglers)
       fail "no straggler"
   cmp -s "$W/cv.json" "$W/cv2.json" || fail "the same spec and seed gave other figures"
   cmp -s "$W/cv.json" "$W/cv3.json" && fail "another seed gave the same figures"
-  "$PY" - "$W" <<'EOF' || exit 1
+  "$PY" "$CHECKS" "$W" <<'EOF' || exit 1
 import json, math, random, sys
-w = sys.argv[1]
-def row(n): return json.load(open(f"{w}/{n}.json"))[0]
 fixed, cv, none = row("fixed"), row("cv"), row("none")
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 for name, r in (("fixed", fixed), ("cv", cv)):
     check(abs(r["perfect_iter_s"] - none["iter_s"]) <= 1e-12 * none["iter_s"],
           f"{name}: the perfect cluster it compares with is the run without stragglers")
@@ -78,14 +74,9 @@ goodput)
       >"$W/b.json" || fail "--fail-rate x4"
   "$DTSIM" --gpus 256 --mtbf 0.4 --ckpt-async --json --quiet --seed $SEED \
       >"$W/c.json" || fail "--mtbf --ckpt-async"
-  "$PY" - "$W" <<'EOF' || exit 1
+  "$PY" "$CHECKS" "$W" <<'EOF' || exit 1
 import json, math, sys
-w = sys.argv[1]
-def row(n): return json.load(open(f"{w}/{n}.json"))[0]
 a, b, c = row("a"), row("b"), row("c")
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 # the job's MTBF from the rate, and Daly's expected time recomputed here
 check(abs(a["mtbf_s"] - 3600 / (2e-4 * 256)) <= 1e-9 * a["mtbf_s"], f"MTBF {a['mtbf_s']:.1f} s")
 check(abs(a["ckpt_bytes"] - 8 * a["params"]) < 1, "checkpoint = 8 bytes per parameter")

@@ -25,6 +25,7 @@
 #           size), the same model fitting once sharded (stage 3); a stage on one GPU, an
 #           unknown stage, an image optimizer for a gpt model and the reverse: exit 2
 set -u
+CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_gpt_${CASE}_XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -44,13 +45,8 @@ zero)
     "$DTSIM" $B --shard $s >"$W/sim$s.json" || fail "stage $s (SimGrid)"
     "$DTSIM" $B --shard $s --analytic >"$W/ana$s.json" || fail "stage $s (--analytic)"
   done
-  "$PY" - "$W" <<'PYEOF' || exit 1
+  "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
 import json, sys
-w = sys.argv[1]
-def row(n): return json.load(open(f"{w}/{n}.json"))[0]
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 V, T, L, C = 50257, 1024, 12, 768
 psi = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
 sim = [row(f"sim{s}") for s in range(4)]
@@ -87,13 +83,8 @@ zero3)
   # communication alone
   r=$("$PY" -c "import json; r = json.load(open('$W/s3.json'))[0]; print(4e3 / r['single_gpu_iter_s'])")
   "$DTSIM" $B --shard 3 --gpu-img-s "$r" >"$W/c3.json" || fail "stage 3, communication alone"
-  "$PY" - "$W" <<'PYEOF' || exit 1
+  "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
 import json, sys
-w = sys.argv[1]
-def row(n): return json.load(open(f"{w}/{n}.json"))[0]
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 V, T, L, C, N = 50257, 1024, 12, 768, 8
 psi = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
 s0, s3, a3, c3 = row("s0"), row("s3"), row("a3"), row("c3")
@@ -167,13 +158,10 @@ plan)
       { cat "$W/plan.err"; fail "plan"; }
   flags=$("$PY" -c "import json; print(json.load(open('$W/plan.json'))['ranked'][0]['flags'])")
   "$DTSIM" $flags --analytic --json --quiet >"$W/one.json" || fail "the ranked candidate: $flags"
-  "$PY" - "$W/plan.json" "$W/one.json" <<'PYEOF' || exit 1
+  "$PY" "$CHECKS" "$W/plan.json" "$W/one.json" <<'PYEOF' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
 one = json.load(open(sys.argv[2]))[0]
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 check(d["candidates"] == 2, f"two candidates ({d['candidates']})")
 check(len(d["ranked"]) == 1 and d["ranked"][0].get("shard") == "3", "stage 3 ranked")
 check("--shard 3" in d["ranked"][0]["flags"], "its flags rerun it at stage 3")
@@ -205,16 +193,12 @@ preset)
       { cat "$W/bert8.txt"; fail "not calibrated to 210 sequences/s"; }
   grep -q "gpt2-medium, .*fp16, LAMB, allreduce hier" "$W/bert8.txt" || fail "not the paper's set-up"
   grep -q "tokens/s: .* sequences of 512 tokens" "$W/bert8.txt" || fail "not 512 tokens"
-  "$PY" - "$W" "$PAPERS" <<'PYEOF' || exit 1
+  "$PY" "$CHECKS" "$W" "$PAPERS" <<'PYEOF' || exit 1
 import json, re, sys
-w, papers = sys.argv[1], sys.argv[2]
-def row(g): return json.load(open(f"{w}/bert{g}.json"))[0]
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
+papers = sys.argv[2]
 C, L, V, N_CTX = 1024, 24, 30522, 1024  # gpt2-medium keeps its 1024 positions at 512 tokens
 psi = V * C + N_CTX * C + L * (12 * C * C + 13 * C) + 2 * C
-r8, r256 = row(8), row(256)
+r8, r256 = row("bert8"), row("bert256")
 check(r256["params"] == psi, f"{r256['params']} parameters (closed form {psi}; BERT-Large 340M)")
 m = re.search(r"^\| dle-bert \| 256 \| 49663 \| (\d+) \| ([-+0-9.]+) % \|.*\| ([-+0-9.]+) pt \|$",
               open(papers).read(), re.M)

@@ -17,6 +17,7 @@
 #   confirm  the top 2 confirmed with SimGrid, 2 at a time, with failures: each confirmed
 #            row's simulated time-to-train (with goodput) equals `dtsim --json` of its flags
 set -u
+CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_plan_${CASE}_XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -55,13 +56,10 @@ print(f'{q(t):.4f} {q(c):.3f}')" "$W/free.json" "$SEED")
     2>"$W/budget.err" || { cat "$W/budget.err"; fail "plan --budget"; }
   [ "$(od -An -c -N4 "$W/plan.png" | tr -d ' ')" = "211PNG" ] || fail "--plot wrote no PNG"
   "$DTSIM" plan $SPACE --deadline "$DL" --csv - >"$W/plan.csv" 2>/dev/null || fail "plan --csv -"
-  "$PY" - "$W" "$DTSIM" "$PV" "$PA" "$DL" "$BU" <<'EOF' || exit 1
+  "$PY" "$CHECKS" "$W" "$DTSIM" "$PV" "$PA" "$DL" "$BU" <<'EOF' || exit 1
 import csv, itertools, json, subprocess, sys
 w, dtsim, pv, pa, dl, bu = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
 price = {"v100": pv, "a100": pa}
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 plan, budget = json.load(open(f"{w}/plan.json")), json.load(open(f"{w}/budget.json"))
 mem = {"v100": 16 * 2**30, "a100": 80 * 2**30}  # sim/gpu_profiles.c
 rows, rejected = {}, {}
@@ -157,12 +155,9 @@ inputs)
   "$DTSIM" plan $SPACE --deadline "$DL" >"$W/miss.out" 2>"$W/miss.err"; rc=$?
   [ $rc -eq 2 ] && [ ! -s "$W/miss.out" ] || fail "a deadline nothing meets: exit $rc, stdout $(cat "$W/miss.out")"
   cat "$W/miss.err"
-  "$PY" - "$W" "$DTSIM" "$DL" <<'EOF' || exit 1
+  "$PY" "$CHECKS" "$W" "$DTSIM" "$DL" <<'EOF' || exit 1
 import json, re, subprocess, sys
 w, dtsim, dl = sys.argv[1], sys.argv[2], float(sys.argv[3])
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 node = {8: 30.0, 4: 14.0}
 plan = json.load(open(f"{w}/node.json"))
 check(plan["candidates"] == 2 * 3 * 2 * 2 * 2 * 2, f"{plan['candidates']} candidates: 2 counts x 3 node sizes x 2 algos x 2 topologies x 2 rates x 2 intervals")
@@ -228,12 +223,9 @@ confirm)
     i=$((i + 1))
     "$DTSIM" $flags --json --quiet >"$W/run$i.json" || fail "dtsim $flags"
   done <"$W/flags"
-  "$PY" - "$W" <<'EOF' || exit 1
+  "$PY" "$CHECKS" "$W" <<'EOF' || exit 1
 import json, sys
 w = sys.argv[1]
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 conf = [r for r in json.load(open(f"{w}/plan.json"))["ranked"] if r["confirmed"]]
 for i, r in enumerate(conf, 1):
     d = json.load(open(f"{w}/run{i}.json"))[0]

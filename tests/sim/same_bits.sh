@@ -6,15 +6,16 @@
 # builds dtsim again with the most different settings the project supports and runs the same
 # simulations with each; their JSON, CSV and trace files must be identical byte for byte
 # (JSON and CSV print every real with 17 significant digits, i.e. every bit):
-#   libm   BUILD's own dtsim, with glibc told the CPU has no AVX, AVX2, FMA or AVX-512
-#          (GLIBC_TUNABLES): the libm variants an older CPU runs, SimGrid's included
-#   O0     Debug (-O0), DT_NATIVE=OFF, the compiler's default instruction set
+#   O0     Debug (-O0), DT_NATIVE=OFF, the compiler's default instruction set, run with
+#          glibc told the CPU has no AVX, AVX2, FMA or AVX-512 (GLIBC_TUNABLES): the libm
+#          variants an older CPU runs, SimGrid's included
 #   v3     RelWithDebInfo (-O2), DT_NATIVE=OFF, and a user's CMAKE_C_FLAGS asking for FMA
 #          and contraction (-march=x86-64-v3 -ffp-contract=fast), which the project's
 #          -ffp-contract=off must overrule
 # and the mutant the comparison must catch: v3 with contraction let into the fusion planner
-# and its cost model (DT_CONTRACT_MUTANT), which must change some figure. Where the CPU
-# lacks x86-64-v3, the v3 build and the mutant are skipped, saying so.
+# and its cost model (their objects compiled again with -ffp-contract=fast last, dtsim
+# relinked), which must change some figure. Where the CPU lacks x86-64-v3, the v3 build and
+# the mutant are skipped, saying so.
 #
 # The simulations: the README's default run, notebook 04's fusion table (64 GPUs), lesson
 # 07's runs at 256 GPUs, a dtsim sweep (8 and 64 GPUs), a preset in fp16, dbtree, and one
@@ -65,10 +66,25 @@ same() {
   return 0
 }
 
-# build DIR ARGS...: dtsim configured with ARGS, built (only dtsim and what it needs)
+# MUTANT: the sources the mutant compiles with contraction allowed
+MUTANT="nn/coll/fusion.c nn/coll/coll_cost.c"
+# mutant_objects DIR: the compile commands of MUTANT's objects in the tree DIR that dtsim
+# links (nn/'s libraries), one "cd DIRECTORY && COMMAND" line each, from compile_commands.json
+mutant_objects() {
+  for f in $MUTANT; do
+    awk -v file="$SRC/$f" '
+      /^  "directory": / { d = $0; sub(/^  "directory": "/, "", d); sub(/",$/, "", d) }
+      /^  "command": / { c = $0; sub(/^  "command": "/, "", c); sub(/",$/, "", c); gsub(/\\"/, "\"", c) }
+      /^  "file": / { g = $0; sub(/^  "file": "/, "", g); sub(/",?$/, "", g)
+                      if (g == file && d ~ /\/nn$/) print "cd \"" d "\" && " c }' "$1/compile_commands.json"
+  done
+}
+
+# build DIR ARGS...: dtsim configured with ARGS, built (only dtsim and what it needs; the
+# cuda device, which dtsim does not link, not even looked for)
 build() {
   b=$1; shift
-  cmake -S "$SRC" -B "$b" "$@" >"$b.log" 2>&1 &&
+  cmake -S "$SRC" -B "$b" -DCMAKE_CUDA_COMPILER= "$@" >"$b.log" 2>&1 &&
     cmake --build "$b" -j2 --target dtsim >>"$b.log" 2>&1 ||
     { tail -n 30 "$b.log"; fail "building dtsim in $b ($*)"; }
 }
@@ -76,32 +92,40 @@ build() {
 runs "$BUILD/dtsim" "$WORK/ref"
 echo "ok: the reference runs ($(ls "$WORK/ref" | wc -l) files) from $BUILD"
 
-GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-FMA,-AVX512F runs "$BUILD/dtsim" "$WORK/libm"
-same "$WORK/ref" "$WORK/libm" "glibc's libm for a CPU without AVX/FMA" ||
-  fail "a simulated figure depends on which libm variant the CPU selects"
-echo "ok: the same bits with the libm of a CPU without AVX, FMA or AVX-512"
-
-build "$WORK/O0" -DCMAKE_BUILD_TYPE=Debug -DDT_NATIVE=OFF -DDT_CONTRACT_MUTANT=
-runs "$WORK/O0/dtsim" "$WORK/O0-out"
-same "$WORK/ref" "$WORK/O0-out" "Debug -O0, DT_NATIVE=OFF" ||
-  fail "a simulated figure depends on the optimisation level or DT_NATIVE"
-echo "ok: the same bits from a Debug (-O0) build with DT_NATIVE=OFF"
+build "$WORK/O0" -DCMAKE_BUILD_TYPE=Debug -DDT_NATIVE=OFF
+GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-FMA,-AVX512F runs "$WORK/O0/dtsim" "$WORK/O0-out"
+same "$WORK/ref" "$WORK/O0-out" "Debug -O0, DT_NATIVE=OFF, glibc's libm for a CPU without AVX/FMA" ||
+  fail "a simulated figure depends on the optimisation level, DT_NATIVE or the libm variant" \
+       "the CPU selects"
+echo "ok: the same bits from a Debug (-O0) build with DT_NATIVE=OFF on the libm of a CPU" \
+     "without AVX, FMA or AVX-512"
 
 if ! /lib64/ld-linux-x86-64.so.2 --help 2>/dev/null | grep -q "x86-64-v3 (supported"; then
   echo "SKIPPED (part): this CPU lacks x86-64-v3 (FMA, AVX2): no FMA build or mutant here"
   echo "PASS same_bits"
   exit 0
 fi
-V3="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_NATIVE=OFF"
-build "$WORK/v3" $V3 "-DCMAKE_C_FLAGS=-march=x86-64-v3 -ffp-contract=fast" -DDT_CONTRACT_MUTANT=
+# (an earlier run's mutant objects removed first: make would take them as up to date)
+[ ! -f "$WORK/v3/compile_commands.json" ] ||
+  mutant_objects "$WORK/v3" | sed 's/.* -o \([^ ]*\) .*/\1/' | while read -r o; do rm -f "$WORK/v3/nn/$o"; done
+build "$WORK/v3" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_NATIVE=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+      "-DCMAKE_C_FLAGS=-march=x86-64-v3 -ffp-contract=fast"
 runs "$WORK/v3/dtsim" "$WORK/v3-out"
 same "$WORK/ref" "$WORK/v3-out" "-O2 -march=x86-64-v3 -ffp-contract=fast in CMAKE_C_FLAGS" ||
   fail "a simulated figure depends on FMA contraction or the instruction set"
 echo "ok: the same bits from -O2 -march=x86-64-v3 with the user's -ffp-contract=fast"
 
-build "$WORK/v3" $V3 "-DCMAKE_C_FLAGS=-march=x86-64-v3 -ffp-contract=fast" \
-      "-DDT_CONTRACT_MUTANT=nn/coll/fusion.c;nn/coll/coll_cost.c"
+# the mutant: MUTANT's objects compiled again with the same command and -ffp-contract=fast
+# after the project's -ffp-contract=off (the last one counts), dtsim relinked with them; then
+# removed, so that the next build compiles them as they are
+mutant_objects "$WORK/v3" >"$WORK/mutant.sh"
+[ "$(wc -l <"$WORK/mutant.sh")" -eq 4 ] ||
+  { cat "$WORK/mutant.sh"; fail "expected 4 compile commands of $MUTANT (dtnn, dtnn_smpi)"; }
+sed 's/$/ -ffp-contract=fast/' "$WORK/mutant.sh" | sh -e >"$WORK/mutant.log" 2>&1 &&
+  cmake --build "$WORK/v3" -j2 --target dtsim >>"$WORK/mutant.log" 2>&1 ||
+  { tail -n 30 "$WORK/mutant.log"; fail "building the mutant"; }
 runs "$WORK/v3/dtsim" "$WORK/mutant-out" fusion
+sed 's/.* -o \([^ ]*\) .*/\1/' "$WORK/mutant.sh" | while read -r o; do rm -f "$WORK/v3/nn/$o"; done
 if same "$WORK/mutant-out" "$WORK/ref" "mutant" >/dev/null; then
   fail "the mutant (FMA contraction in nn/coll/fusion.c and coll_cost.c) changed no figure:" \
        "this comparison cannot see contraction"

@@ -26,8 +26,7 @@ runs_next "P=256" 90 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts256" -np 25
     "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 4 --alpha 2e-6 --beta 8e-10 \
     --alpha-intra 1e-7 --beta-intra 1e-11
 # (CI's mutant that only these cases catch, LESSON_STOP_AT_FAIL: once a check has failed,
-# the 40 s of the live flat ring add nothing)
-runs_stop_at_fail
+# runs_next leaves out the 40 s of the live flat ring, which add nothing)
 runs_next "P=1024" 120 "$SMPIRUN" "${smpi[@]}" -hostfile "$RUNS_W/hosts1024" -np 1024 \
     "$LESSON_GRADER_SMPI" --no-data --timing 4194304 --group 8 --alpha 2e-6 --beta 8e-10 \
     --alpha-intra 1e-7 --beta-intra 1e-11 --versus-flat --flat-ring-time "$ring"
