@@ -242,6 +242,14 @@ struct dt_device {
                           int C, int HW, const float *gamma, const float *save_mean,
                           const float *save_invstd, uint16_t *dx, float *dgamma, float *dbeta,
                           int set);
+    // Max pooling with x, y, dy, dx in half storage, argmax as maxpool_forward's; optional as
+    // above (the cpu device has them: each plane widened into thread-local fp32, then the
+    // fp32 op's own loop). Forward: y = the maxima, exact in half (each is an input value).
+    // Backward: dx += dy at argmax, each dx plane summed in fp32 and rounded once.
+    void (*maxpool_forward_h)(dt_device *d, int fmt, const uint16_t *x, int B, int C, int H,
+                              int W, int K, int stride, int pad, uint16_t *y, int32_t *argmax);
+    void (*maxpool_backward_h)(dt_device *d, int fmt, const uint16_t *dy, const int32_t *argmax,
+                               int B, int C, int H, int W, int OH, int OW, uint16_t *dx);
 
     // Convolution on bf16 storage (optional: NULL where a device lacks them; the cpu device
     // has them where it multiplies bf16, nn/device_cpu_half.c). The layer (nn/layer_conv.c

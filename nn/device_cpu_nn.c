@@ -255,6 +255,39 @@ static void pool_row_stride2(const float *xp, int W, int h0, int h1, int K, int 
     }
 }
 
+// The interior output columns [*lo, *hi) of a stride-2 pooling (2*ow - pad >= 0 and
+// 2*ow - pad + K <= W), which pool_row_stride2 takes; an empty range for other strides.
+static void pool_interior(int W, int K, int stride, int pad, int OW, int *lo, int *hi) {
+    *lo = OW, *hi = OW;
+    if (stride == 2 && W - K + pad >= 0) {
+        *lo = (pad + 1) / 2;
+        *hi = (W - K + pad) / 2 + 1;
+        if (*hi > OW) *hi = OW;
+        if (*lo > *hi) *lo = *hi;
+    }
+}
+
+// One (b,c) plane: xp (H,W) -> yp and ap (OH,OW); [lo,hi) from pool_interior
+static void maxpool_plane(const float *xp, int H, int W, int K, int stride, int pad, int OH,
+                          int OW, int lo, int hi, float *yp, int32_t *ap) {
+    for (int oh = 0; oh < OH; oh++) {
+        int h0 = oh * stride - pad, h1 = h0 + K;
+        if (h0 < 0) h0 = 0;
+        if (h1 > H) h1 = H;
+        float *yr = yp + (size_t)oh * OW;
+        int32_t *ar = ap + (size_t)oh * OW;
+        int a = h0 < h1 ? lo : OW, b = h0 < h1 ? hi : OW;  // the row-wise cells [a,b)
+        if (a < b) pool_row_stride2(xp, W, h0, h1, K, pad, a, b, yr, ar);
+        for (int ow = 0; ow < OW; ow++) {
+            if (ow >= a && ow < b) continue;  // done row-wise above
+            int w0 = ow * stride - pad, w1 = w0 + K;
+            if (w0 < 0) w0 = 0;
+            if (w1 > W) w1 = W;
+            pool_window(xp, W, h0, h1, w0, w1, yr + ow, ar + ow);
+        }
+    }
+}
+
 // x (B,C,H,W) -> y (B,C,OH,OW): the max over the window's in-image cells (padding never
 // wins; a NaN wins, as in PyTorch); argmax = h*W + w of the winner in its plane, -1 only
 // for a window entirely in the padding (pad >= K), whose y is -inf. Stride 2 runs the
@@ -263,37 +296,21 @@ static void cpu_maxpool_forward(dt_device *d, const float *x, int B, int C, int 
                                 int K, int stride, int pad, float *y, int32_t *argmax) {
     int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
     if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
-    // interior cells: 2*ow - pad >= 0 and 2*ow - pad + K <= W
-    int lo = OW, hi = OW;
-    if (stride == 2 && W - K + pad >= 0) {
-        lo = (pad + 1) / 2;
-        hi = (W - K + pad) / 2 + 1;
-        if (hi > OW) hi = OW;
-        if (lo > hi) lo = hi;
-    }
+    int lo, hi;
+    pool_interior(W, K, stride, pad, OW, &lo, &hi);
     long planes = (long)B * C;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)planes * OH * OW * K * K > DT_CPU_PAR_MIN)
-    for (long pc = 0; pc < planes; pc++) {
-        const float *xp = x + (size_t)pc * H * W;
-        float *yp = y + (size_t)pc * OH * OW;
-        int32_t *ap = argmax + (size_t)pc * OH * OW;
-        for (int oh = 0; oh < OH; oh++) {
-            int h0 = oh * stride - pad, h1 = h0 + K;
-            if (h0 < 0) h0 = 0;
-            if (h1 > H) h1 = H;
-            float *yr = yp + (size_t)oh * OW;
-            int32_t *ar = ap + (size_t)oh * OW;
-            int a = h0 < h1 ? lo : OW, b = h0 < h1 ? hi : OW;  // the row-wise cells [a,b)
-            if (a < b) pool_row_stride2(xp, W, h0, h1, K, pad, a, b, yr, ar);
-            for (int ow = 0; ow < OW; ow++) {
-                if (ow >= a && ow < b) continue;  // done row-wise above
-                int w0 = ow * stride - pad, w1 = w0 + K;
-                if (w0 < 0) w0 = 0;
-                if (w1 > W) w1 = W;
-                pool_window(xp, W, h0, h1, w0, w1, yr + ow, ar + ow);
-            }
-        }
+    for (long pc = 0; pc < planes; pc++)
+        maxpool_plane(x + (size_t)pc * H * W, H, W, K, stride, pad, OH, OW, lo, hi,
+                      y + (size_t)pc * OH * OW, argmax + (size_t)pc * OH * OW);
+}
+
+// dx plane q (hw) += dy plane g (ohw) at the argmax plane a
+static void maxpool_bw_plane(const float *g, const int32_t *a, size_t ohw, size_t hw,
+                             float *q) {
+    for (size_t i = 0; i < ohw; i++) {
+        if (a[i] >= 0 && (size_t)a[i] < hw) q[a[i]] += g[i];
     }
 }
 
@@ -304,13 +321,57 @@ static void cpu_maxpool_backward(dt_device *d, const float *dy, const int32_t *a
     size_t ohw = (size_t)OH * OW, hw = (size_t)H * W;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)planes * ohw > DT_CPU_PAR_MIN)
-    for (long pc = 0; pc < planes; pc++) {
-        const float *g = dy + (size_t)pc * ohw;
-        const int32_t *a = argmax + (size_t)pc * ohw;
-        float *q = dx + (size_t)pc * hw;
-        for (size_t i = 0; i < ohw; i++) {
-            if (a[i] >= 0 && (size_t)a[i] < hw) q[a[i]] += g[i];
+    for (long pc = 0; pc < planes; pc++)
+        maxpool_bw_plane(dy + (size_t)pc * ohw, argmax + (size_t)pc * ohw, ohw, hw,
+                         dx + (size_t)pc * hw);
+}
+
+// Max pooling on half storage (nn/device.h maxpool_forward_h, maxpool_backward_h): each
+// plane widened into thread-local fp32 and the fp32 primitive's own plane loop run on it,
+// so the bits of the views (nn/net_half.c). Forward narrows the maxima, which are widened
+// halfs, so exactly; backward sums a plane's gradients in fp32 and rounds each dx once. No
+// fp32 copy of the batch goes to memory: on ResNet's 112x112 stem the views path moved
+// about three times the bytes (bench/RESULTS.md).
+static void cpu_maxpool_forward_h(dt_device *d, int fmt, const uint16_t *x, int B, int C,
+                                  int H, int W, int K, int stride, int pad, uint16_t *y,
+                                  int32_t *argmax) {
+    int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+    if (B <= 0 || C <= 0 || OH <= 0 || OW <= 0) return;
+    int lo, hi;
+    pool_interior(W, K, stride, pad, OW, &lo, &hi);
+    long planes = (long)B * C;
+    size_t hw = (size_t)H * W, ohw = (size_t)OH * OW;
+#pragma omp parallel num_threads(d->threads) if ((size_t)planes * ohw * K * K > DT_CPU_PAR_MIN)
+    {
+        float *f = mallocCheck((hw + ohw) * sizeof(float)), *fy = f + hw;
+#pragma omp for schedule(static)
+        for (long pc = 0; pc < planes; pc++) {
+            dt_cpu_widen(d, fmt, x + (size_t)pc * hw, f, hw);
+            maxpool_plane(f, H, W, K, stride, pad, OH, OW, lo, hi, fy,
+                          argmax + (size_t)pc * ohw);
+            dt_cpu_narrow(d, fmt, fy, y + (size_t)pc * ohw, ohw);
         }
+        free(f);
+    }
+}
+
+static void cpu_maxpool_backward_h(dt_device *d, int fmt, const uint16_t *dy,
+                                   const int32_t *argmax, int B, int C, int H, int W, int OH,
+                                   int OW, uint16_t *dx) {
+    long planes = (long)B * C;
+    size_t ohw = (size_t)OH * OW, hw = (size_t)H * W;
+    if (planes <= 0 || ohw == 0 || hw == 0) return;
+#pragma omp parallel num_threads(d->threads) if ((size_t)planes * ohw > DT_CPU_PAR_MIN)
+    {
+        float *q = mallocCheck((hw + ohw) * sizeof(float)), *g = q + hw;
+#pragma omp for schedule(static)
+        for (long pc = 0; pc < planes; pc++) {
+            dt_cpu_widen(d, fmt, dx + (size_t)pc * hw, q, hw);
+            dt_cpu_widen(d, fmt, dy + (size_t)pc * ohw, g, ohw);
+            maxpool_bw_plane(g, argmax + (size_t)pc * ohw, ohw, hw, q);
+            dt_cpu_narrow(d, fmt, q, dx + (size_t)pc * hw, hw);
+        }
+        free(q);
     }
 }
 
@@ -423,6 +484,8 @@ void dt_cpu_install_nn(dt_device *d) {
     d->relu_backward_inplace = cpu_relu_backward_inplace;
     d->maxpool_forward = cpu_maxpool_forward;
     d->maxpool_backward = cpu_maxpool_backward;
+    d->maxpool_forward_h = cpu_maxpool_forward_h;
+    d->maxpool_backward_h = cpu_maxpool_backward_h;
     d->avgpool_forward = cpu_avgpool_forward;
     d->avgpool_backward = cpu_avgpool_backward;
     d->dropout_forward = cpu_dropout_forward;

@@ -14,8 +14,9 @@
 //    is exact in fp32, so a gemm on widened halfs with fp32 accumulation is what a tensor-core
 //    gemm on half inputs computes (up to the order of the sums); while a layer runs,
 //    dev->gemm_half tells the device so, and the cuda device runs exactly that gemm
-//    (cublasGemmEx on half inputs, fp32 compute). Relu, the residual add and batch norm
-//    skip the views where the device has half-storage ops (below): the same bits.
+//    (cublasGemmEx on half inputs, fp32 compute). Relu, the residual add, batch norm and
+//    max pooling skip the views where the device has half-storage ops (below): the same
+//    bits.
 //  - The logits, the softmax and the loss stay fp32, and so do batch-norm's statistics,
 //    computed in fp32 from the widened input (docs/formulas.md, "Mixed precision").
 //  - Gradients w.r.t. the parameters accumulate in fp32 (net->grads), as PyTorch's autocast.
@@ -220,9 +221,10 @@ static void unbind(dt_net *net, const dt_layer *l) {
     }
 }
 
-// ---- relu, the residual add, batch norm and (bf16) conv straight on the half tensors ----
+// ---- relu, the residual add, batch norm, max pooling and (bf16) conv straight on the half
+// tensors ----
 // Where the device has the half-storage ops (nn/device.h relu_forward_h, relu_backward_h,
-// add_h, bn_*_h; im2col_bf16 and the bf16 gemms for a conv without bias) and every tensor
+// add_h, bn_*_h, maxpool_*_h; im2col_bf16 and the bf16 gemms for a conv without bias) and every tensor
 // the layer touches is stored in half, these layers skip the views: the same bits (each op
 // rounds once, as finish() does), a third of the traffic or less. Else (a device without
 // them, the network's fp32 input, an add of a tensor with itself whose two gradients the
@@ -250,6 +252,11 @@ static int direct_forward(dt_net *net, dt_layer *l, int training) {
     }
     if (l->type == DT_LAYER_BN && d->bn_forward_train_h && d->bn_forward_eval_h) {
         dt_bn_forward_h(l, net, training, x);
+        return 1;
+    }
+    if (l->type == DT_LAYER_MAXPOOL && d->maxpool_forward_h) {
+        d->maxpool_forward_h(d, fmt, x, l->B, l->c, l->h, l->w, l->kh, l->stride, l->pad,
+                             l->out_h, (int32_t *)l->aux);
         return 1;
     }
     if (l->type == DT_LAYER_CONV && conv_bf16(net) && !l->has_bias) {
@@ -280,6 +287,11 @@ static int direct_backward(dt_net *net, dt_layer *l) {
     if (l->type == DT_LAYER_ADD && d->add_h && dx2 && l->in != l->in2) {
         if (!l->inplace) add_grad_into_h(net, l, dx, 1);  // in place dx already is dy
         add_grad_into_h(net, l, dx2, 2);
+        return 1;
+    }
+    if (l->type == DT_LAYER_MAXPOOL && d->maxpool_backward_h) {  // never overwrites dx
+        d->maxpool_backward_h(d, (int)net->amp, l->dout_h, (const int32_t *)l->aux, l->B, l->c,
+                              l->h, l->w, l->oh, l->ow, dx);
         return 1;
     }
     uint16_t *x = out_h_of(net, l->in);
