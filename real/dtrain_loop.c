@@ -440,6 +440,7 @@ int dtrain_train(dtrain_run *r) {
     dtrain_slow slow;
     dtrain_slow_attach(&slow, r);  // after the profiler: it then times the slowed layers
     int rc = train_loop(r, &p, r->o->profile[0] ? &prof : NULL);
+    dtrain_slow_report(&slow, r);
     if (!rc && r->o->profile[0]) {
         int failed = dtrain_profile_write(&prof, r, &r->err) ? 2 : 0;
         rc = dtrain_agree(failed, &r->err, r->rank);

@@ -2,6 +2,8 @@
 // FACTOR times as long, by a spin after each of them.
 #include "dtrain_slow.h"
 
+#include <stdio.h>
+
 #include "dt.h"
 
 // Told before each layer's forward and backward, and with layer -1 after each pass
@@ -12,11 +14,16 @@ static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
     s->dev->sync(s->dev);  // the cuda device: the layer's kernels are done
     double t = dt_now_s();
     if (s->slowing) {
-        double until = t + (s->factor - 1) * (t - s->t_prev);
+        // A spin ends late when the rank is preempted in it: the overshoot is owed back by
+        // the next waits, so the waits sum to (F - 1) times the compute, as a slower device's.
+        double want = (s->factor - 1) * (t - s->t_prev) - s->owed_s;
+        s->own_s += t - s->t_prev;
+        double until = t + want;
         while (dt_now_s() < until) {
         }
         double t1 = dt_now_s();
         s->added_s += t1 - t;
+        s->owed_s = (t1 - t) - want;
         t = t1;
     }
     s->slowing = !(layer < 0 && phase == DT_PHASE_BACKWARD);
@@ -25,9 +32,16 @@ static void on_layer(void *ctx, const dt_net *net, int layer, int phase) {
 }
 
 void dtrain_slow_attach(dtrain_slow *s, dtrain_run *r) {
-    *s = (dtrain_slow){r->dev, r->o->slow_factor, dt_now_s(), 0, 0.0, r->net->on_layer,
-                       r->net->on_layer_ctx};
+    *s = (dtrain_slow){r->dev, r->o->slow_factor, dt_now_s(), 0, 0.0, 0.0, 0.0,
+                       r->net->on_layer, r->net->on_layer_ctx};
     if (r->o->slow_rank != r->rank || !(r->o->slow_factor > 1)) return;
     r->net->on_layer = on_layer;
     r->net->on_layer_ctx = s;
+}
+
+void dtrain_slow_report(const dtrain_slow *s, const dtrain_run *r) {
+    if (r->o->slow_rank != r->rank || !(r->o->slow_factor > 1) || !(s->own_s > 0)) return;
+    fprintf(stderr, "dtrain: --slow-rank %d:%g: %.6f s of compute slowed by %.6f s of waits "
+            "(x %.3f)\n", r->rank, s->factor, s->own_s, s->added_s,
+            (s->own_s + s->added_s) / s->own_s);
 }

@@ -18,6 +18,8 @@ typedef struct {
     double t_prev;   // the last layer boundary (CLOCK_MONOTONIC, s)
     int slowing;     // the interval since t_prev is compute to slow down
     double added_s;  // the waits so far, summed
+    double own_s;    // the slowed intervals' own time (before their waits), summed
+    double owed_s;   // how far the waits so far overshot (F - 1) times the compute
     void (*inner)(void *ctx, const dt_net *net, int layer, int phase);  // the hook it wraps
     void *inner_ctx;
 } dtrain_slow;
@@ -25,5 +27,8 @@ typedef struct {
 // On rank o->slow_rank: wraps r->net->on_layer (attach after dtrain --profile's hook, which
 // then times the slowed layers). Elsewhere nothing.
 void dtrain_slow_attach(dtrain_slow *s, dtrain_run *r);
+// On the slowed rank, to stderr (--quiet too: it says what the run measured was made of):
+// the compute it slowed, the waits added, and their ratio, which is the factor asked for.
+void dtrain_slow_report(const dtrain_slow *s, const dtrain_run *r);
 
 #endif
