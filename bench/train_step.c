@@ -23,6 +23,12 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+// The median of v[0..n) (sorts v): the middle one, or the mean of the two middle ones.
+static double median(double *v, int n) {
+    qsort(v, n, sizeof v[0], cmp_double);
+    return 0.5 * (v[(n - 1) / 2] + v[n / 2]);
+}
+
 // OpenBLAS sgemm GFLOP/s on an n x n x n product, median of reps
 static double sgemm_gflops(int n, int reps) {
     float *A = malloc(sizeof(float) * n * n), *B = malloc(sizeof(float) * n * n),
@@ -248,13 +254,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "round %d: dtlab %.2f img/s, PyTorch %.2f img/s\n", r + 1, r_ours[r],
                 r_theirs[r]);
     }
-    qsort(r_ours, rounds, sizeof(double), cmp_double);
-    qsort(r_theirs, rounds, sizeof(double), cmp_double);
-    qsort(r_ratio, rounds, sizeof(double), cmp_double);
-    qsort(r_sgemm, rounds, sizeof(double), cmp_double);
-    double ours = r_ours[rounds / 2], theirs = r_theirs[rounds / 2];
+    double ours = median(r_ours, rounds), theirs = median(r_theirs, rounds);
+    double ratio = median(r_ratio, rounds);
     double step_gflops = dt_net_step_flops(net) * ours / batch / 1e9;
-    double sgemm = r_sgemm[rounds / 2];
+    double sgemm = median(r_sgemm, rounds);
 
     if (cuda) printf("device: %s%s (sgemm column: OpenBLAS on the host)\n", gpu,
                      determ ? ", deterministic fp32" : ", TF32 gemms (and TF32 in PyTorch)");
@@ -266,7 +269,7 @@ int main(int argc, char **argv) {
     printf("| %s | %s | %d | %d | %d | %.2f | ", model, dt_amp_name(amp), batch, size, threads,
            ours);
     if (theirs > 0)
-        printf("%.2f | %.2f |", theirs, r_ratio[rounds / 2]);
+        printf("%.2f | %.2f |", theirs, ratio);
     else
         printf("n/a | n/a |");
     printf(" %.1f | %.1f | %.0f %% |\n", step_gflops, sgemm, 100.0 * step_gflops / sgemm);
