@@ -18,6 +18,16 @@ if(DT_SANITIZE)
     message(STATUS "dtlab: DT_SANITIZE — skipping the simulator (SimGrid switches the ranks' "
                    "stacks itself, which the sanitizers cannot follow)")
   endif()
+  # What a test preloads into MPI ranks next to its own library (LD_PRELOAD replaces the
+  # environment's): the sanitizer's runtime, which must come first in the process's library
+  # list, and tests/sanitize/keep_dl.c (libdt_keep_dl.so, built by tests/CMakeLists.txt),
+  # which .ci/sanitize preloads everywhere else.
+  set(DT_SANITIZE_PRELOAD "")
+  if(DT_SANITIZE MATCHES "address")
+    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                    OUTPUT_VARIABLE _asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
+    set(DT_SANITIZE_PRELOAD "${_asan_rt}:$<TARGET_FILE:dt_keep_dl>:")
+  endif()
   if(DT_HAVE_CUDA)
     set(DT_HAVE_CUDA OFF)
     message(STATUS "dtlab: DT_SANITIZE — skipping the cuda device (nvcc objects are not "

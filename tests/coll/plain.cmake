@@ -8,13 +8,9 @@ if(NOT TARGET dtcoll_mpi)
   return()
 endif()
 # The library to preload. Under -DDT_SANITIZE=address the sanitizer's runtime must come first
-# in the process's library list, so it is preloaded in front of ours.
-set(_preload $<TARGET_FILE:dtcoll_mpi>)
-if(DT_SANITIZE MATCHES "address")
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
-                  OUTPUT_VARIABLE _asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
-  set(_preload "${_asan_rt}:$<TARGET_FILE:dtcoll_mpi>")
-endif()
+# in the process's library list, so it is preloaded in front of ours (DT_SANITIZE_PRELOAD,
+# cmake/dtlab_sanitize.cmake).
+set(_preload "${DT_SANITIZE_PRELOAD}$<TARGET_FILE:dtcoll_mpi>")
 add_executable(plain_allreduce ${CMAKE_CURRENT_LIST_DIR}/plain_allreduce.c)
 target_link_libraries(plain_allreduce PRIVATE MPI::MPI_C m)
 set(_plain_check sh ${CMAKE_CURRENT_LIST_DIR}/plain_check.sh ${MPIRUN_EXECUTABLE})
