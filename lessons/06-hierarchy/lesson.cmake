@@ -13,4 +13,5 @@ dt_lesson_answers_needs(06 dtsim)
 # check of grade.sh's FLAT_RING_TIME
 if(TEST lesson.06.solution_passes_instructor_cases)
   set_property(TEST lesson.06.solution_passes_instructor_cases APPEND PROPERTY LABELS slow)
+  set_property(TEST lesson.06.solution_passes_instructor_cases PROPERTY COST 50)  # started early
 endif()

@@ -13,7 +13,7 @@ if(DT_TORCHVISION_PYTHON)
            COMMAND ${DT_TORCHVISION_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/torch_crosscheck.py
                    $<TARGET_FILE:dt_crosscheck> ${CMAKE_CURRENT_BINARY_DIR}/crosscheck
                    resnet18 alexnet resnet50)
-  set_tests_properties(ref.torch_crosscheck PROPERTIES LABELS ref TIMEOUT 900
+  set_tests_properties(ref.torch_crosscheck PROPERTIES LABELS ref TIMEOUT 900 COST 35
                        ENVIRONMENT "OMP_NUM_THREADS=2;PYTHONWARNINGS=ignore")
 else()
   add_test(NAME ref.torch_crosscheck.SKIPPED COMMAND ${CMAKE_COMMAND} -E echo
