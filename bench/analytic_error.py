@@ -6,7 +6,7 @@ every modelled algorithm and GPU count. Writes bench/ANALYTIC.md.
 usage: bench/analytic_error.py [--dtsim build/dtsim] [--gpus 8,64,256,1024,4096,16384]
        [--algos ring,rhd,dbtree,hier,torus2d] [--out bench/ANALYTIC.md]
        [--header sim/dtsim_analytic_error.h] [--cache FILE.json] [--timeout S]
-       [--keep bench/ANALYTIC.md --rerun ALGO,...]
+       [--keep bench/ANALYTIC.md --rerun ALGO[:GPUS],...]
 --cache keeps each measured row (the simulated figures are the same bits on every run), so a
 long table can be measured one configuration at a time (each under the build lock) and
 written at the end from the cache; --timeout stops a simulation that runs longer and records
@@ -14,7 +14,8 @@ it as not finished with the time it ran. --header writes the per-algorithm error
 `dtsim --analytic` prints (sim/dtsim_analytic.c). --keep FILE --rerun ALGOS measures only
 the algorithms ALGOS and takes every other algorithm's rows from FILE's table as they are
 written there (figures, errors, wall times, reasons): one algorithm's rows remeasured without
-the other simulations (the whole table is half an hour of one core).
+the other simulations (the whole table is half an hour of one core); an item ALGO:GPUS
+remeasures that one row and keeps the algorithm's others.
 Both runs are dtsim's default ResNet-50 on V100s (32 per GPU, hier's nodes of 8, fusion
 segments:2, overlapping backward); the simulated figures are the same bits on every machine,
 so the table is reproducible anywhere.
@@ -66,12 +67,12 @@ KEPT_ROW = re.compile(r"^\| (\w+) \| (\d+) \| (.*) \|$")
 
 
 def kept_rows(path, rerun):
-    """The rows of an earlier table (FILE of --keep) whose algorithm is not rerun, keyed by
-    (algo, gpus), with the figures as the table prints them"""
+    """The rows of an earlier table (FILE of --keep) that are not rerun (rerun(algo, gpus)
+    false), keyed by (algo, gpus), with the figures as the table prints them"""
     rows = {}
     for line in open(path).read().splitlines():
         m = KEPT_ROW.match(line)
-        if not m or m.group(1) in rerun or m.group(1) == "algorithm":
+        if not m or m.group(1) == "algorithm" or rerun(m.group(1), int(m.group(2))):
             continue
         algo, g, cells = m.group(1), int(m.group(2)), m.group(3).split(" | ")
         if cells[0].startswith("not run: "):
@@ -141,22 +142,29 @@ def main():
                     help="ALGO:GPUS=WHY,...: configurations left out, each with the reason")
     ap.add_argument("--keep", default="",
                     help="FILE: an earlier table whose rows are kept but for --rerun's algorithms")
-    ap.add_argument("--rerun", default="", help="ALGO,...: with --keep, the algorithms measured")
+    ap.add_argument("--rerun", default="",
+                    help="ALGO[:GPUS],...: with --keep, the algorithms (or single rows) measured")
     a = ap.parse_args()
     if bool(a.keep) != bool(a.rerun):
         print("analytic_error.py: --keep FILE and --rerun ALGO,... go together (the table whose "
               "rows are kept, the algorithms measured again)", file=sys.stderr)
         sys.exit(2)
-    rerun = set(filter(None, a.rerun.split(",")))
-    unknown = rerun - set(a.algos.split(","))
-    if unknown:
-        print(f"analytic_error.py: --rerun {a.rerun}: {','.join(sorted(unknown))} is not in "
-              f"--algos {a.algos}", file=sys.stderr)
-        sys.exit(2)
-    kept = kept_rows(a.keep, rerun) if a.keep else {}
     gpus = [int(x) for x in a.gpus.split(",")]
+    items = [i.split(":", 1) for i in filter(None, a.rerun.split(","))]
+    bad = [":".join(i) for i in items if i[0] not in a.algos.split(",") or
+           (len(i) == 2 and (not i[1].isdigit() or int(i[1]) not in gpus))]
+    if bad:
+        print(f"analytic_error.py: --rerun {a.rerun}: {','.join(bad)} is not an algorithm of "
+              f"--algos {a.algos} (or ALGO:GPUS with GPUS in --gpus {a.gpus})", file=sys.stderr)
+        sys.exit(2)
+    whole = {i[0] for i in items if len(i) == 1}
+    rows_only = {(i[0], int(i[1])) for i in items if len(i) == 2}
+
+    def rerun(algo, g):
+        return algo in whole or (algo, g) in rows_only
+    kept = kept_rows(a.keep, rerun) if a.keep else {}
     for algo in a.algos.split(",") if a.keep else []:
-        missing = [g for g in gpus if algo not in rerun and (algo, g) not in kept]
+        missing = [g for g in gpus if not rerun(algo, g) and (algo, g) not in kept]
         if missing:  # before any simulation runs
             print(f"analytic_error.py: --keep {a.keep} has no row for {algo} on "
                   f"{','.join(map(str, missing))} GPUs (add {algo} to --rerun)", file=sys.stderr)
@@ -172,7 +180,7 @@ def main():
     rows = []
     for algo in a.algos.split(","):
         for g in gpus:
-            if a.keep and algo not in rerun:
+            if a.keep and not rerun(algo, g):
                 rows.append(kept[(algo, g)])
                 continue
             if (algo, g) in skip:

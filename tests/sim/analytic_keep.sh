@@ -3,8 +3,9 @@
 # remeasures only ALGO: with a stand-in dtsim (fixed figures, an analytic answer 10 % short),
 # every row of the other algorithms comes out as the committed table writes it, byte for byte
 # (a "not run" reason included), ALGO's rows carry the stand-in's figures and -10.0 %, and the
-# stand-in ran once per ALGO row and mode, never for a kept one. A --keep without --rerun, or a
-# --rerun outside --algos, is refused (exit 2, nothing written). PY = a Python 3.
+# stand-in ran once per ALGO row and mode, never for a kept one; --rerun ALGO:GPUS remeasures
+# that one row and keeps every other byte for byte. A --keep without --rerun, a --rerun
+# outside --algos, or GPUS outside --gpus, is refused (exit 2, nothing written). PY = a Python 3.
 set -u
 MD=$1 SCRIPT=$2 DIR=$3
 rm -rf "$DIR" && mkdir -p "$DIR" || exit 1
@@ -40,7 +41,26 @@ h = open(d + "/err.h").read()
 check('{"torus2d", 8, 16384, -10.0, -10.0,' in h and "--keep" in h, "the header has the new range and says what was kept")
 PYEOF
 [ $? -eq 0 ] || exit 1
-for bad in "--keep $MD" "--keep $MD --rerun tree"; do
+# one row: torus2d on 64 GPUs
+rm -f "$DIR/calls"
+"$PY" "$SCRIPT" --dtsim "$DIR/dtsim" --keep "$MD" --rerun torus2d:64 --out "$DIR/R.md" \
+    2>"$DIR/log" || { cat "$DIR/log"; echo "FAIL: the run of --rerun torus2d:64"; exit 1; }
+"$PY" - "$MD" "$DIR" <<'PYEOF'
+import re, sys
+md, d = open(sys.argv[1]).read(), sys.argv[2]
+out, calls = open(d + "/R.md").read(), open(d + "/calls").read().splitlines()
+def check(ok, msg):
+    print(("ok: " if ok else "FAIL: ") + msg)
+    if not ok: sys.exit(1)
+rows = lambda t: [l for l in t.splitlines() if re.match(r"^\| \w+ \| \d+ \|", l) and not l.startswith("| algorithm")]
+old, new = rows(md), rows(out)
+changed = [(o, n) for o, n in zip(old, new) if o != n]
+check(len(old) == len(new) == 30 and len(changed) == 1 and changed[0][1].startswith("| torus2d | 64 | 100.00 | 90.00 | -10.0 % |"),
+      "--rerun torus2d:64: that row remeasured, the other 29 byte for byte")
+check(calls == [c for c in calls if "--gpus 64 --algo torus2d" in c] and len(calls) == 2, f"dtsim ran {len(calls)} times, for torus2d on 64 GPUs only")
+PYEOF
+[ $? -eq 0 ] || exit 1
+for bad in "--keep $MD" "--keep $MD --rerun tree" "--keep $MD --rerun torus2d:65"; do
     # shellcheck disable=SC2086
     "$PY" "$SCRIPT" --dtsim "$DIR/dtsim" $bad --out "$DIR/B.md" 2>"$DIR/log2"
     rc=$?
