@@ -7,6 +7,7 @@
 # that one row and keeps every other byte for byte. A --keep without --rerun, a --rerun
 # outside --algos, or GPUS outside --gpus, is refused (exit 2, nothing written). PY = a Python 3.
 set -u
+# (checks.py: check(ok, msg))
 MD=$1 SCRIPT=$2 DIR=$3
 rm -rf "$DIR" && mkdir -p "$DIR" || exit 1
 cat > "$DIR/dtsim" <<'STUB'
@@ -20,13 +21,10 @@ STUB
 chmod +x "$DIR/dtsim"
 "$PY" "$SCRIPT" --dtsim "$DIR/dtsim" --keep "$MD" --rerun torus2d --out "$DIR/A.md" \
     --header "$DIR/err.h" 2>"$DIR/log" || { cat "$DIR/log"; echo "FAIL: the run"; exit 1; }
-"$PY" - "$MD" "$DIR" <<'PYEOF'
+"$PY" "$(dirname "$0")/checks.py" "$MD" "$DIR" <<'PYEOF'
 import re, sys
 md, d = open(sys.argv[1]).read(), sys.argv[2]
 out, calls = open(d + "/A.md").read(), open(d + "/calls").read().splitlines()
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 rows = lambda t, pat: [l for l in t.splitlines() if re.match(pat, l)]
 old = rows(md, r"^\| (ring|rhd|dbtree|hier) \| \d+ \|")
 new = rows(out, r"^\| (ring|rhd|dbtree|hier) \| \d+ \|")
@@ -45,13 +43,10 @@ PYEOF
 rm -f "$DIR/calls"
 "$PY" "$SCRIPT" --dtsim "$DIR/dtsim" --keep "$MD" --rerun torus2d:64 --out "$DIR/R.md" \
     2>"$DIR/log" || { cat "$DIR/log"; echo "FAIL: the run of --rerun torus2d:64"; exit 1; }
-"$PY" - "$MD" "$DIR" <<'PYEOF'
+"$PY" "$(dirname "$0")/checks.py" "$MD" "$DIR" <<'PYEOF'
 import re, sys
 md, d = open(sys.argv[1]).read(), sys.argv[2]
 out, calls = open(d + "/R.md").read(), open(d + "/calls").read().splitlines()
-def check(ok, msg):
-    print(("ok: " if ok else "FAIL: ") + msg)
-    if not ok: sys.exit(1)
 rows = lambda t: [l for l in t.splitlines() if re.match(r"^\| \w+ \| \d+ \|", l) and not l.startswith("| algorithm")]
 old, new = rows(md), rows(out)
 changed = [(o, n) for o, n in zip(old, new) if o != n]
