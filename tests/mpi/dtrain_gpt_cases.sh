@@ -9,7 +9,10 @@
 #                 nats: the model uses context; the replicas identical; --log and --trace
 #   equivalence   one SGD step of the same global batch of 8 sequences on 1, 2 and 4 ranks
 #                 (a random text made here): the same first loss (to 1e-5, and ln 256 to
-#                 0.1: the initial logits are near 0), the same validation loss, and the same
+#                 0.3: the initial logits are small, but a token's own logit is ~+1 through
+#                 the tied embedding, so a text of repeated letters starts lower: 5.39-5.57
+#                 over 16 seeds; a mean over the wrong count is off by ln 2 or more), the
+#                 same validation loss, and the same
 #                 gradient (the weights after lr 100, to 1e-5 of each tensor); then --clip
 #                 against torch.nn.utils.clip_grad_norm_'s rule computed here with numpy
 #   bad_input     a missing and an empty corpus, --seq-len over the context, a --weights
@@ -69,7 +72,7 @@ equivalence)
     awk -v a="$l" -v b="$l1" -v c="$v" -v d="$v1" 'BEGIN{e=a-b; f=c-d; exit !(e*e < 1e-10*b*b && f*f < 1e-10*d*d)}' || fail "np $np: losses differ from 1 rank's"
     "$ST_COMPARE" "$W/w$np.st" "$W/w1.st" 1e-5 || fail "np $np: the gradient differs from 1 rank's"
   done
-  awk -v a="$l1" 'BEGIN{d=a-log(256); exit !(d < 0.1 && d > -0.1)}' || fail "first loss $l1 is not ln 256 = 5.545 to 0.1"
+  awk -v a="$l1" 'BEGIN{d=a-log(256); exit !(d < 0.3 && d > -0.3)}' || fail "first loss $l1 is not ln 256 = 5.545 to 0.3"
   # the comparison can tell: lr 101 moves the weights 1 % further
   run 2 $A --lr 101 --save-weights "$W/w101.st" > /dev/null 2>&1
   if "$ST_COMPARE" "$W/w101.st" "$W/w1.st" 1e-5 > /dev/null; then fail "lr 101 gives lr 100's weights: the check cannot tell"; fi
