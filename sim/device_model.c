@@ -23,6 +23,7 @@
 static dt_model_ctx *ctx_of(const dt_device *d) { return (dt_model_ctx *)d->ctx; }
 
 double dt_model_act_bytes(const dt_device *d) { return ctx_of(d)->act_bytes; }
+int dt_model_flash(const dt_device *d) { return ctx_of(d)->cfg.flash; }
 
 // the calibration's factor for a kernel launched through handle d: a profile's factor for
 // the current kind, or time_scale; 1 for the allreduce's (unscaled) handle

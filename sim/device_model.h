@@ -38,6 +38,9 @@ typedef struct {
     // theirs): the calibration to a measured single-GPU throughput (dtsim --gpu-img-s,
     // docs/formulas.md)
     double time_scale;
+    // optional: attention as a fused kernel (FlashAttention, Dao et al. 2022): the (B,H,T,T)
+    // scores never reach memory, and backward recomputes them (sim/device_model_gpt.c)
+    int flash;
 } dt_modeldev_config;
 
 // The device; NULL with err set (DT_EXIT_USAGE) if the profile is NULL, the arena too small

@@ -7,7 +7,10 @@
 // fp32 (mixed precision keeps fp32 master weights and moments, Micikevicius et al. 2018).
 // The products of attention (q.k, att.v and their gradients) run as batched gemms (tensor
 // cores: dt_model_charge_gemm), its softmax as a CUDA-core kernel; the att matrix (B,H,T,T) is
-// written and read as the layer keeps it (no fused flash-attention). Not here: any data.
+// written and read as the layer keeps it; or, with dt_modeldev_config.flash, fused
+// (FlashAttention, Dao et al. 2022: tiles of the scores stay on chip, so the att traffic is
+// gone, and backward recomputes q.k and the softmax: 2 of the forward's 4 BCP FLOPs more).
+// Not here: any data.
 #include "device_model_internal.h"
 #include "gpt_cost.h"
 
@@ -57,7 +60,8 @@ static void model_attention_forward(dt_device *d, const float *qkv, int B, int T
     (void)qkv, (void)att, (void)y;
     if (B <= 0 || T <= 0) return;
     dt_seq_cost c = dt_attention_cost(B, T, C, NH);
-    dt_model_charge_gemm(d, c.fwd_gemm_flops, e_of(d) * c.fwd_elems);
+    double scores = dt_model_flash(d) ? (double)B * NH * T * T : 0;
+    dt_model_charge_gemm(d, c.fwd_gemm_flops, e_of(d) * (c.fwd_elems - scores));
     dt_model_charge(d, c.fwd_flops - c.fwd_gemm_flops, 0.0);
 }
 
@@ -67,8 +71,12 @@ static void model_attention_backward(dt_device *d, const float *dy, const float 
     (void)dy, (void)qkv, (void)att, (void)dqkv;
     if (B <= 0 || T <= 0) return;
     dt_seq_cost c = dt_attention_cost(B, T, C, NH);
-    dt_model_charge_gemm(d, c.bwd_gemm_flops, e_of(d) * c.bwd_elems);
-    dt_model_charge(d, c.bwd_flops - c.bwd_gemm_flops, 0.0);
+    int flash = dt_model_flash(d);
+    double scores = flash ? (double)B * NH * T * T : 0;
+    double again = flash ? c.fwd_gemm_flops / 2 : 0;  // q.k recomputed
+    double soft = c.bwd_flops - c.bwd_gemm_flops + (flash ? c.fwd_flops - c.fwd_gemm_flops : 0);
+    dt_model_charge_gemm(d, c.bwd_gemm_flops + again, e_of(d) * (c.bwd_elems - scores));
+    dt_model_charge(d, soft, 0.0);
 }
 
 static void model_gelu_forward(dt_device *d, const float *x, float *y, size_t n) {

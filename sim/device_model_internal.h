@@ -35,6 +35,8 @@ void dt_model_charge(dt_device *d, double flops, double bytes);
 void dt_model_flush(dt_device *d);
 // bytes per activation element of this device (2 or 4)
 double dt_model_act_bytes(const dt_device *d);
+// 1 when attention is modelled fused (dt_modeldev_config.flash)
+int dt_model_flash(const dt_device *d);
 // installs the non-gemm primitives (sim/device_model_nn.c)
 void dt_model_install_nn(dt_device *d);
 // installs the transformer primitives (sim/device_model_gpt.c)

@@ -40,19 +40,33 @@ static int machine_output(const dtsim_opts *o, const dtsim_result *r, int n) {
     return rc;
 }
 
-static int run_single(const dtsim_opts *o) {
+static int run_single(const dtsim_opts *given) {
     dtsim_result r;
+    dtsim_opts *o = mallocCheck(sizeof *o);
+    *o = *given;
     FILE *out = report_stream(o);
+    o->fallback = !o->analytic && !o->cpu;
     int rc = dtsim_prepare(o, &r);  // every refusal before the header
-    if (rc) return rc;
+    if (rc == 3) {  // more than SimGrid can hold here: the cost model answers instead
+        char w[512];
+        snprintf(w, sizeof w, "%s: answered with --analytic instead (its error: "
+                 "bench/ANALYTIC.md); a machine with more memory simulates it", r.simgrid_refused);
+        fprintf(stderr, "dtsim: warning: %s\n", w);
+        dtsim_warn_json(o, w);
+        o->analytic = 1, o->fallback = 0;
+        rc = dtsim_prepare(o, &r);
+    }
+    if (rc) return free(o), rc;
     if (out && !o->quiet) dtsim_print_header(out, o);
     rc = o->coll.algo == DT_ALGO_AUTO ? dtsim_auto(o, &r) : dtsim_simulate(o, &r);
     if (!rc) rc = dtsim_faults_run(o, &r);
-    if (rc) return rc;
+    if (rc) return free(o), rc;
     if (out) dtsim_print_result(out, o, &r, 0);
     if (out) dtsim_faults_report(out, o, &r);
     if (out && o->analytic) dtsim_analytic_note(out, o);
-    return machine_output(o, &r, 1);
+    rc = machine_output(o, &r, 1);
+    free(o);
+    return rc;
 }
 
 // The sweep's configuration of g GPUs and algorithm a: o's cluster with g GPUs. 0, or 2 when
@@ -101,6 +115,8 @@ static int run_sweep(const dtsim_opts *o) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "calibrate")) return dtsim_calibrate_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "plan")) return dtsim_plan_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "calibrations"))
+        return dtsim_calibrations_main(argc - 1, argv + 1);
     dtsim_opts o;
     int rc = dtsim_parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;  // 1: --help was printed

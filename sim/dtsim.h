@@ -15,6 +15,7 @@
 #include "json.h"
 #include "opt_table.h"
 #include "gpu.h"
+#include "gpu_calib.h"
 #include "platform.h"
 #include "profile.h"
 
@@ -33,12 +34,19 @@ typedef struct {
     int global_batch;          // --batch (0: per_gpu_batch × gpus)
     int per_gpu_batch;         // --per-gpu-batch
     int accumulate;            // --accumulate K: micro-batches per step (1)
-    dt_precision prec;         // --precision
+    dt_precision prec;         // --precision: the math (bf16 is DT_PREC_FP16's rate)
+    char prec_name[8];         // --precision as given ("": the GPU's default)
+    int bf16;                  // the half precision is bf16 (printed so; no loss scaling)
     // --gpu-img-s (or the preset's paper figure): one GPU trains gpu_img_s images/s at
     // calib_batch per GPU in calib_prec; 0 = the roofline's own time (docs/formulas.md)
     double gpu_img_s;
     int calib_batch;
     dt_precision calib_prec;
+    // --calib ROW|table|none (sim/gpu_calib.h): the table's row that gpu_img_s came from
+    // (NULL: the user's or the preset's figure, or none); calib_arg as given ("": default)
+    char calib_arg[48];
+    const dt_gpu_calib *calib_row;
+    int calib_fitted;          // the figure is the preset's own paper's (fitted, not held out)
     // --profile FILE: measured seconds per layer kind (and links), sim/profile.h
     int has_profile;
     char profile_path[512];
@@ -49,6 +57,8 @@ typedef struct {
     char optimizer[8];         // --optimizer as given ("": the model's default)
     int shard;                 // --shard: ZeRO stage 0-3 (sim/zero.h, sim/dtsim_gpt.c)
     int seq_len, vocab;        // --seq-len, --vocab: gpt models (0: the model's, or a preset's)
+    int flash;                 // --attention flash (1) | naive (0): fused attention
+    char attention[8];         // --attention as given ("": the GPU's default)
     dt_coll_opts coll;         // --algo --fp16-grads --group --inner --hier-rs --torus
     dt_fusion_opts fusion;     // --fusion
     int overlap;               // --no-overlap
@@ -59,6 +69,10 @@ typedef struct {
     int trace_ranks;           // --trace-ranks
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
     int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
+    int fallback;         // a single run: what SimGrid cannot hold here is answered analytic
+    // the warnings said on stderr, for the JSON's "warnings" (dtsim_warn_json)
+    char warnings[4][480];
+    int n_warnings;
     dtsim_sources src;         // where the cluster's figures came from
     int strict;                // --strict: an implausible figure is an error, not a warning
     double price;              // --price-gpu-hour (0: none)
@@ -110,6 +124,7 @@ typedef struct {
     double auto_iter_s[8];
     char auto_model_pick[16];
     size_t arena;                                  // the rank program's arena (dtsim_prepare)
+    char simgrid_refused[320];                     // why SimGrid cannot run it here ("": can)
     double device_bytes;                           // one modelled GPU's memory need, uncapped
     double iter_p50_s, iter_p95_s, iter_max_s;     // rank 0's timed steps (stragglers)
     double perfect_iter_s, perfect_compute_s;      // --straggler: the cluster without them
@@ -164,6 +179,12 @@ int dtsim_cluster_begin(dtsim_opts *o, const dtsim_cluster_args *a);
 int dtsim_cluster_finish(dtsim_opts *o, const dtsim_cluster_args *a);
 // A preset's paper set-up (its precision, optimizer, allreduce, wire format) where the user
 // chose none; 0, or 2 with a message
+// The run's precision: --precision, the preset's, or the GPU's default (mixed precision on
+// tensor cores: sim/gpu.h), with its source in o->src.prec; 2 with a message for bf16 on a
+// GPU without it
+int dtsim_precision(dtsim_opts *o, const dt_gpu_profile *g, int prec_set, int preset_prec);
+// "fp32", "tf32", "fp16" or "bf16": the run's precision as printed
+const char *dtsim_prec_name(const dtsim_opts *o);
 int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set, int optim_set,
                           int algo_set, int inner_set);
 
@@ -227,12 +248,26 @@ int dtsim_calibrate_main(int argc, char **argv);
 // precision, the links of c) where the user gave none; 2 with a message on a bad file
 int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_set);
 
+// The calibration of one GPU's speed (sim/dtsim_calib.c): --gpu-img-s, a preset's paper
+// figure, --calib ROW|table|none, or by default the table's row for the run's GPU, model
+// family and precision (none: the roofline alone). 0, or 2 with a message.
+int dtsim_calib_choose(dtsim_opts *o, int user_figure);
+// `dtsim calibrations [--csv]`: the table with its provenance; an exit code
+int dtsim_calibrations_main(int argc, char **argv);
+// Keep a warning (already said on stderr) for the JSON's "warnings" array (the first 4)
+void dtsim_warn_json(dtsim_opts *o, const char *msg);
+// What the run's band rests on, for the report: "calibrated (ROW)", "user figure", ...
+const char *dtsim_calib_status(const dtsim_opts *o, char *buf, size_t n);
+
 void dtsim_print_header(FILE *f, const dtsim_opts *o);
 void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int sweep);
 // After a sweep's table: the band of its time-to-train and GPU-hours
 void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n);
 // The error band of time-to-train for o's configuration and what it rests on
-double dtsim_band(const dtsim_opts *o, const char **basis);
+double dtsim_band(const dtsim_opts *o, char *basis, size_t n);
+// The GPU generation of a profile, as bench/HELDOUT.md groups its runs: "pascal" (P100,
+// P40), "volta" (V100), "ampere" (A100), "hopper" (H100, H200)
+const char *dtsim_generation(const char *gpu);
 // --csv PATH (atomic) or "-" (stdout); -1 on error
 int dtsim_write_csv(const dtsim_opts *o, const char *path, const dtsim_result *r, int n);
 void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n);

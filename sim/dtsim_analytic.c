@@ -95,7 +95,7 @@ static int one_step(const dtsim_opts *o, const dtsim_result *r, ready_log *log, 
                     double *fw, double *bw, double *opt_s, dt_net **net_out) {
     dt_error err = {0};
     dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1,
-                             r->time_scale};
+                             r->time_scale, o->flash};
     dt_device *dev = dt_device_model_create(&mc, &err);
     if (!dev) return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
     dt_model_config cfg = dt_model_config_default();
@@ -193,7 +193,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
-    r->band = dtsim_band(o, NULL);
+    r->band = dtsim_band(o, NULL, 0);
     r->wall_s = 0;
     if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net);  // ZeRO's collectives instead
     free(b);

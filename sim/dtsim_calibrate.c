@@ -177,7 +177,7 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
     // overlap within a few % of the step without, in every run). A GPU's copies and NIC
     // run beside its kernels, as dtsim's model device assumes; a cpu rank's do not.
     if (!strcmp(p->device, "cpu")) o->overlap = 0;
-    if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
+    if (!prec_set) o->prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32, o->bf16 = 0;
     if (!prec_set) snprintf(o->src.prec, sizeof o->src.prec, "--profile");
     if (p->intra.beta > 0) {
         c->intra_lat = p->intra.alpha, c->intra_bw = 1 / p->intra.beta;

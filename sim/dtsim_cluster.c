@@ -56,7 +56,7 @@ int dtsim_cluster_begin(dtsim_opts *o, const dtsim_cluster_args *a) {
     SET(topo, "%s", base);
     if (a->gpn) c->gpus_per_node = a->gpn;
     if (a->gpus) c->nodes = (a->gpus + c->gpus_per_node - 1) / c->gpus_per_node;
-    if (a->gpu) snprintf(c->gpu, sizeof c->gpu, "%s", a->gpu);
+    if (a->gpu) snprintf(c->gpu, sizeof c->gpu, "%s", dt_gpu_find(a->gpu)->name);
     const dt_generation *g = dt_generation_find(c->gpu);
     dt_intra_kind kind = c->intra;
     if (a->intra) {
@@ -80,16 +80,17 @@ int dtsim_cluster_begin(dtsim_opts *o, const dtsim_cluster_args *a) {
     }
     c->nic_bw = g->nic_bw;
     SET(nic_bw, "%s generation: %s", g->gpu, g->nic_what);
-    if (g->nic_bw > 12.5e9)  // the generations whose reference node is a DGX of 8 NICs
-        SET(nics, "default; a DGX %s has one per GPU", g->gpu);
+    c->nics = dt_generation_nics(g, c->gpus_per_node);
+    SET(nics, "%s generation: %s", g->gpu, g->nics_what);
     return 0;
 }
 
 // An implausible bandwidth: a warning, or under --strict an error (2)
-static int plausible(const dtsim_opts *o, const char *opt, const char *typed, double bw,
+static int plausible(dtsim_opts *o, const char *opt, const char *typed, double bw,
                      dt_bw_unit unit, int nic) {
     char msg[512];
     if (!typed || !dt_bandwidth_check(opt, typed, bw, unit, nic, msg, sizeof msg)) return 0;
+    if (!o->strict) dtsim_warn_json(o, msg);
     fprintf(stderr, "dtsim: %s%s%s\n", o->strict ? "" : "warning: ", msg,
             o->strict ? " (--strict: refused)" : "");
     return o->strict ? 2 : 0;
@@ -134,4 +135,30 @@ int dtsim_preset_training(const dt_cluster *c, dtsim_opts *o, int prec_set,
         return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
     if (c->fp16_grads) o->coll.wire_f16 = 1;
     return 0;
+}
+
+int dtsim_precision(dtsim_opts *o, const dt_gpu_profile *g, int prec_set, int preset_prec) {
+    if (prec_set) {
+        const char *p = o->prec_name;
+        o->prec = !strcmp(p, "fp32") ? DT_PREC_FP32 : !strcmp(p, "tf32") ? DT_PREC_TF32
+                                                                       : DT_PREC_FP16;
+        o->bf16 = !strcmp(p, "bf16");
+        if (o->bf16 && g && !g->bf16) {
+            fprintf(stderr, "dtsim: option --precision bf16: the %s has no bf16 math (A100 and "
+                            "later have it); its mixed precision is fp16\n", g->name);
+            return 2;
+        }
+        SET(prec, "--precision");
+    } else if (preset_prec) {
+        SET(prec, "preset");
+    } else {
+        o->prec = dt_gpu_default_precision(g, &o->bf16);
+        SET(prec, "%s", o->prec == DT_PREC_FP32 ? "default: no tensor cores"
+            : "default: mixed precision on its tensor cores; --precision fp32 to opt out");
+    }
+    return 0;
+}
+
+const char *dtsim_prec_name(const dtsim_opts *o) {
+    return o->bf16 && o->prec == DT_PREC_FP16 ? "bf16" : dt_precision_name(o->prec);
 }

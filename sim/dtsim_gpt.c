@@ -53,9 +53,13 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
     int preset_model = !strcmp(o->model, o->cluster.model);  // the preset's own network
     if (gpt && preset_model && !o->seq_len) o->seq_len = o->cluster.seq_len;
     if (gpt && preset_model && !o->vocab) o->vocab = o->cluster.vocab;
-    if (!gpt && (o->seq_len || o->vocab))
-        return refuse("--seq-len and --vocab: for the gpt models (an image model's input is "
-                      "its image)");
+    if (!gpt && (o->seq_len || o->vocab || o->attention[0]))
+        return refuse("--seq-len, --vocab and --attention: for the gpt models (an image "
+                      "model's input is its image)");
+    // fused attention where FlashAttention runs (A100 and later); a preset as its source ran
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    o->flash = o->attention[0] ? !strcmp(o->attention, "flash")
+             : gpt && !preset_model && g && g->bf16;
     const dt_gpt_shape *s = gpt ? dt_gpt_find(o->model) : NULL;
     if (s && o->dataset == 1281167 && o->epochs == 90) {  // ImageNet's, the defaults
         o->dataset = GPT_TRAIN_TOKENS / (o->seq_len ? o->seq_len : s->context);  // sequences
@@ -81,7 +85,8 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
 // the next one (sim/zero.h dt_zero3_units: *gathered, elements at the peak).
 static int activation_bytes(const dtsim_opts *o, double *act, double *psi, double *gathered) {
     dt_error err = {0};
-    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1, 0};
+    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1, 0,
+                             o->flash};
     dt_device *dev = dt_device_model_create(&mc, &err);
     dt_net *net = NULL;
     if (dev) {
@@ -98,7 +103,12 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi, doubl
     }
     size_t scratch = 0;
     double bytes = (double)dt_net_activation_bytes(net, &scratch) + (double)scratch;
-    for (int i = 0; i < net->n_layers; i++) bytes += (double)net->layers[i]->aux_bytes;
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        // fused attention keeps its row statistics (B x H x T), not the (B,H,T,T) scores
+        int att = o->flash && l->type == DT_LAYER_ATTENTION;
+        bytes += att ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
+    }
     *act = bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
     *psi = (double)net->n_trainable;
     size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));

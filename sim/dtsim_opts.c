@@ -113,6 +113,21 @@ static int optimizer(const dt_opt *d, const char *what, const char *s, void *v, 
     return 0;
 }
 
+// --precision: fp32 | tf32 | fp16 | bf16 (resolved against the GPU in finish)
+static int precision(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (strcmp(s, "fp32") && strcmp(s, "tf32") && strcmp(s, "fp16") && strcmp(s, "bf16"))
+        return dt_opt_bad(err, what, s, d->want);
+    snprintf(v, d->size, "%s", s);
+    return 0;
+}
+
+// --attention: flash | naive (resolved in sim/dtsim_gpt.c)
+static int attention(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (strcmp(s, "flash") && strcmp(s, "naive")) return dt_opt_bad(err, what, s, d->want);
+    snprintf(v, d->size, "%s", s);
+    return 0;
+}
+
 // --shard: ZeRO's stage by number or name (sim/zero.c)
 static int zero_stage(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     return dt_zero_parse(s, v) ? dt_opt_bad(err, what, s, d->want) : 0;
@@ -171,9 +186,11 @@ static const dt_opt dtsim_table[] = {
     {.name = "accumulate", .arg = "K", .type = DT_OPT_INT, AT(o.accumulate), .lo = 1,
      .hi = 1 << 20, .want = "a positive number of micro-batches",
      .help = "K micro-batches of per-gpu-batch/K per step, one allreduce"},
-    {.name = "precision", .arg = "P", .type = DT_OPT_CHOICE, AT(o.prec),
-     .choices = "fp32|tf32|fp16",
-     .help = "fp32 | tf32 | fp16 (mixed precision; default fp32, or the preset's)"},
+    {.name = "precision", .arg = "P", .type = DT_OPT_CUSTOM, AT(o.prec_name),
+     .parse = precision, .want = "fp32, tf32, fp16 or bf16",
+     .help = "fp32 | tf32 | fp16 | bf16 (fp16, bf16: mixed precision). Default:\n"
+     "mixed precision where the GPU has tensor cores (bf16 on A100\nand later, fp16 on "
+     "V100), fp32 on P100 and P40, or the preset's"},
     {.name = "profile", .arg = "FILE", .type = DT_OPT_STRING, AT(o.profile_path),
      .help = "calibrate from your measurements: `dtsim calibrate` turns a\n`dtrain --profile` "
      "step and `dtcoll-bench --csv` tables into\nFILE; every layer kind then takes its "
@@ -183,6 +200,11 @@ static const dt_opt dtsim_table[] = {
      .help = "calibrate: one GPU trains X images/s at this per-GPU batch and\nprecision (your "
      "framework's measured figure); every modelled\nkernel is scaled to match (default: the "
      "roofline's own, or the\npreset's paper figure; 0 = the roofline's)"},
+    {.name = "calib", .arg = "ROW", .type = DT_OPT_STRING, AT(o.calib_arg),
+     .help = "one GPU's speed from a row of the calibration table (`dtsim\ncalibrations` lists "
+     "them), `table` (the row of the GPU, model\nfamily and precision, also for a preset), or "
+     "`none` (the\nroofline alone). Default: --gpu-img-s, a preset's paper figure,\nelse the "
+     "table's row"},
     {.name = "optimizer", .arg = "lars|sgd", .type = DT_OPT_CUSTOM, AT(o.optimizer),
      .parse = optimizer, .want = "lars or sgd (gpt models: adamw or lamb)",
      .help = "(default lars; gpt models: adamw (default) or lamb)"},
@@ -256,6 +278,12 @@ static const dt_opt dtsim_table[] = {
      "context)"},
     {.name = "vocab", .arg = "V", .type = DT_OPT_INT, AT(o.vocab), .lo = 1, .hi = 1 << 24,
      .want = "a vocabulary size >= 1", .help = "gpt models: vocabulary size (default 50257)"},
+    {.name = "attention", .arg = "KIND", .type = DT_OPT_CUSTOM, AT(o.attention),
+     .parse = attention, .want = "flash or naive",
+     .help = "gpt models: flash (fused: the scores never reach memory,\nbackward recomputes "
+     "them; FlashAttention, Dao et al. 2022) or\nnaive (the (B,H,T,T) scores written and "
+     "kept). Default: flash\non A100 and later (FlashAttention 2 needs them), naive before,\n"
+     "and a preset's as its source ran"},
     {.type = DT_OPT_SECTION, .help = "sweep:"},
     {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = gpu_list,
      .help = "(8,16,32,...,1024)"},
@@ -390,6 +418,7 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
             snprintf(want, sizeof want, "a GPU profile (valid: %s)", dt_gpu_names());
             return dtsim_bad_option("--gpu", gpu, want);
         }
+        gpu = cl->ca.gpu = dt_gpu_find(gpu)->name;  // an alias's profile
         if (strcmp(c->gpu, gpu) && o->calib_batch) {  // the paper measured another GPU
             o->calib_batch = 0;
             if (gpu_img_s >= 0 && gpu_img_s == c->gpu_img_s) gpu_img_s = 0;
@@ -398,10 +427,7 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     ca.gpus = gpus;
     if (dtsim_cluster_begin(o, &ca)) return 2;
     const dt_gpu_profile *gp = dt_gpu_find(c->gpu);
-    snprintf(o->src.prec, sizeof o->src.prec, "%s", prec_set ? "--precision"
-             : preset && c->precision[0] ? "preset"
-             : gp && gp->peak_tf32 > 0 ? "default; its tensor cores: --precision tf32|fp16"
-                                       : "default");
+    if (dtsim_precision(o, gp, prec_set, preset && c->precision[0])) return 2;
     if (o->has_profile) {
         if (img_s_given || o->cpu) {
             fprintf(stderr, "dtsim: --profile calibrates from measurements: not with %s\n",
@@ -450,7 +476,6 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
         if (gpu_img_s == o->cluster.gpu_img_s) gpu_img_s = 0;
     }
     o->gpu_img_s = gpu_img_s > 0 ? gpu_img_s : 0;
-    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
     if (o->gpu_img_s && o->cpu) {
         fprintf(stderr, "dtsim: --gpu-img-s calibrates the modelled GPU; --device cpu computes "
                         "real numbers and models no time\n");
@@ -488,6 +513,9 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !optim_set) o->lars = 0;
     if (dtsim_gpt_check(o, optim_set)) return 2;
+    // one GPU's speed (sim/dtsim_calib.c), once the model's sequence is known
+    if (dtsim_calib_choose(o, img_s_given)) return 2;
+    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
     if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
     if (o->cpu && (o->sweep || o->gpus > 64)) {
         fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "

@@ -62,7 +62,8 @@ static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int acc
                       dt_model_stats *st, size_t *used, size_t *params) {
     dt_error err = {0};
     // nothing touches the arena: reused, only the largest buffer must fit in address space
-    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), prec, NULL, NULL, NULL, 0, 1, 0};
+    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), prec, NULL, NULL, NULL, 0, 1, 0,
+                             o->flash};
     dt_device *dev = dt_device_model_create(&mc, &err);
     if (!dev) {
         fprintf(stderr, "dtsim: %s\n", err.msg);
@@ -113,7 +114,19 @@ static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int acc
 // upload alone allows.
 static int calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r) {
     dt_model_stats cal = *one;
-    if (o->calib_batch != o->per_gpu_batch || o->calib_prec != o->prec || o->accumulate > 1) {
+    const dt_gpu_calib *row = o->calib_row;
+    if (row && (strcmp(row->model, o->model) || row->seq_len != o->seq_len ||
+                row->vocab != o->vocab || o->model_side || o->model_classes)) {
+        // the table's row measured another network: its step, at its batch and precision
+        dtsim_opts *m = mallocCheck(sizeof *m);
+        *m = *o;
+        snprintf(m->model, sizeof m->model, "%s", row->model);
+        m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
+        int rc = single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
+        free(m);
+        if (rc) return rc;
+    } else if (o->calib_batch != o->per_gpu_batch || o->calib_prec != o->prec ||
+               o->accumulate > 1) {
         int rc = single_gpu(o, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
         if (rc) return rc;
     }
@@ -302,7 +315,7 @@ static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena
     ro->lr = o->lr;
     snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
     ro->gpus_per_node = c->gpus_per_node;
-    ro->shard = o->shard, ro->seq_len = o->seq_len, ro->vocab = o->vocab;
+    ro->shard = o->shard, ro->seq_len = o->seq_len, ro->vocab = o->vocab, ro->flash = o->flash;
 }
 
 // ---- running SimGrid ----
@@ -443,7 +456,7 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
-    r->band = dtsim_band(o, NULL);
+    r->band = dtsim_band(o, NULL, 0);
 }
 
 // ---- will it fit? ----
@@ -476,15 +489,19 @@ int dtsim_gpus_that_fit(void) {
 }
 
 // Refuse (exit 2) before simulating a run the kernel would kill half-way: the estimate
-// against the machine's physical memory, and the largest GPU count that fits.
-static int memory_check(const dtsim_opts *o, double ram) {
+// against the machine's physical memory, and the largest GPU count that fits. With
+// o->fallback the reason goes to r->simgrid_refused and the answer is 3 (the caller answers
+// with --analytic instead).
+static int memory_check(const dtsim_opts *o, double ram, dtsim_result *r) {
     double need = memory_estimate_gib(o->gpus), have = ram / 1073741824.0;
     if (ram <= 0 || need <= have) return 0;
     double fits = gpus_fitting(have);
-    fprintf(stderr, "dtsim: simulating %d GPUs needs about %.0f GiB of memory (measured growth: "
-            "bench/DTSIM-SPEED.md), more than this machine's %.1f GiB; about %d GPUs fit "
-            "here: lower --gpus, use a machine with more memory, or --no-memory-check to try "
-            "anyway\n", o->gpus, need, have, (int)fits);
+    snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "simulating %d GPUs needs about "
+             "%.0f GiB of memory (measured growth: bench/DTSIM-SPEED.md), more than this "
+             "machine's %.1f GiB; about %d GPUs fit here", o->gpus, need, have, (int)fits);
+    if (o->fallback) return 3;
+    fprintf(stderr, "dtsim: %s: lower --gpus, use a machine with more memory, --analytic, or "
+            "--no-memory-check to try anyway\n", r->simgrid_refused);
     return 2;
 }
 
@@ -522,16 +539,18 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;
     double ram = ram_bytes();
     if (!o->analytic && ram > 0 && (double)arena > 0.75 * ram) {  // SimGrid maps it whole
-        fprintf(stderr, "dtsim: one modelled GPU's largest buffer is %.1f GiB (%s, %d %s "
-                "per GPU in micro-batches of %d): SimGrid must map twice that, more than "
-                "this machine's %.1f GiB of memory allow; lower --per-gpu-batch or split it "
-                "with --accumulate K\n", max_alloc / 1073741824.0, o->model, o->per_gpu_batch,
-                dtsim_samples(o),
-                o->per_gpu_batch / o->accumulate, ram / 1073741824.0);
+        snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "one modelled GPU's largest "
+                 "buffer is %.1f GiB (%s, %d %s per GPU in micro-batches of %d): SimGrid must "
+                 "map twice that, more than this machine's %.1f GiB of memory allow",
+                 max_alloc / 1073741824.0, o->model, o->per_gpu_batch, dtsim_samples(o),
+                 o->per_gpu_batch / o->accumulate, ram / 1073741824.0);
+        if (o->fallback) return 3;
+        fprintf(stderr, "dtsim: %s; lower --per-gpu-batch, split it with --accumulate K, or "
+                "--analytic\n", r->simgrid_refused);
         return 2;
     }
     // SimGrid's memory for the ranks; --analytic runs no SimGrid, at any count
-    if (!o->no_memory_check && !o->analytic && (rc = memory_check(o, ram))) return rc;
+    if (!o->no_memory_check && !o->analytic && (rc = memory_check(o, ram, r))) return rc;
     r->arena = arena;
     r->device_bytes = (double)used;
     return 0;

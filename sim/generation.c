@@ -24,25 +24,42 @@
 
 #define GBs 1e9
 
-// {nvlink, nvswitch, pcie} in dt_intra_kind's order
+// {nvlink, nvswitch, pcie} in dt_intra_kind's order. NICs of the reference nodes (their
+// compute fabric, storage NICs not counted): DGX-1 (P100 and V100) 4 x EDR InfiniBand; DGX
+// A100 8 x HDR (ConnectX-6), DGX H100 and HGX H200 8 x NDR (ConnectX-7), one per GPU; P40
+// servers one 100 Gb/s NIC (Jia et al. 2018's cluster); H100 PCIe servers, no reference
+// node: one NDR NIC per two GPUs ASSUMED, PCIe 5.0 between the GPUs (NVLink bridges join
+// pairs only). ABCI's 4-V100 nodes have 2 x EDR: the same NIC per two GPUs as DGX-1.
 static const dt_generation gens[] = {
     {"p100", DT_INTRA_NVLINK, DT_INTRA_NVLINK, {20 * GBs, 0, 12 * GBs},
      {"NVLink 1.0, one link per GPU pair (DGX-1 cube-mesh)", NULL, "PCIe 3.0 x16 per node"},
-     12.5 * GBs, "EDR InfiniBand, 100 Gb/s"},
+     12.5 * GBs, "EDR InfiniBand, 100 Gb/s", 4, "DGX-1: 4 x EDR, one per 2 GPUs"},
     {"p40", DT_INTRA_PCIE, DT_INTRA_PCIE, {0, 0, 12 * GBs},
-     {NULL, NULL, "PCIe 3.0 x16 per node"}, 12.5 * GBs, "100 Gb/s (EDR InfiniBand, RoCE)"},
+     {NULL, NULL, "PCIe 3.0 x16 per node"}, 12.5 * GBs, "100 Gb/s (EDR InfiniBand, RoCE)", 1,
+     "one per node (Jia et al. 2018)"},
     {"v100", DT_INTRA_NVLINK, DT_INTRA_NVLINK, {25 * GBs, 150 * GBs, 12 * GBs},
      {"NVLink 2.0, one link per GPU pair (DGX-1 cube-mesh)",
       "NVSwitch of DGX-2, 6 NVLink 2.0 links per GPU", "PCIe 3.0 x16 per node"},
-     12.5 * GBs, "EDR InfiniBand, 100 Gb/s"},
+     12.5 * GBs, "EDR InfiniBand, 100 Gb/s", 4, "DGX-1: 4 x EDR, one per 2 GPUs"},
     {"a100", DT_INTRA_NVSWITCH, DT_INTRA_NVLINK, {100 * GBs, 300 * GBs, 24 * GBs},
      {"NVLink 3, 4 links per GPU pair (4-GPU board, assumed)",
       "NVLink 3 / NVSwitch, 600 GB/s per GPU both directions", "PCIe 4.0 x16 per node"},
-     25 * GBs, "HDR InfiniBand, 200 Gb/s"},
+     25 * GBs, "HDR InfiniBand, 200 Gb/s", 8, "DGX A100: 8 x HDR, one per GPU"},
+    {"a100-40", DT_INTRA_NVSWITCH, DT_INTRA_NVLINK, {100 * GBs, 300 * GBs, 24 * GBs},
+     {"NVLink 3, 4 links per GPU pair (4-GPU board, assumed)",
+      "NVLink 3 / NVSwitch, 600 GB/s per GPU both directions", "PCIe 4.0 x16 per node"},
+     25 * GBs, "HDR InfiniBand, 200 Gb/s", 8, "DGX A100: 8 x HDR, one per GPU"},
     {"h100", DT_INTRA_NVSWITCH, DT_INTRA_NVLINK, {150 * GBs, 450 * GBs, 48 * GBs},
      {"NVLink 4, 6 links per GPU pair (4-GPU board, assumed)",
       "NVLink 4 / NVSwitch, 900 GB/s per GPU both directions", "PCIe 5.0 x16 per node"},
-     50 * GBs, "NDR InfiniBand, 400 Gb/s"},
+     50 * GBs, "NDR InfiniBand, 400 Gb/s", 8, "DGX H100: 8 x NDR, one per GPU"},
+    {"h100-pcie", DT_INTRA_PCIE, DT_INTRA_PCIE, {0, 0, 48 * GBs},
+     {NULL, NULL, "PCIe 5.0 x16 per node"}, 50 * GBs, "NDR InfiniBand, 400 Gb/s", 4,
+     "one per 2 GPUs, assumed (no reference node)"},
+    {"h200", DT_INTRA_NVSWITCH, DT_INTRA_NVLINK, {150 * GBs, 450 * GBs, 48 * GBs},
+     {"NVLink 4, 6 links per GPU pair (4-GPU board, assumed)",
+      "NVLink 4 / NVSwitch, 900 GB/s per GPU both directions", "PCIe 5.0 x16 per node"},
+     50 * GBs, "NDR InfiniBand, 400 Gb/s", 8, "HGX H200: 8 x NDR, one per GPU"},
 };
 
 const dt_generation *dt_generation_find(const char *gpu) {
@@ -53,6 +70,11 @@ const dt_generation *dt_generation_find(const char *gpu) {
 
 dt_intra_kind dt_generation_intra(const dt_generation *g, int gpus_per_node) {
     return gpus_per_node <= 4 ? g->intra_small : g->intra;
+}
+
+int dt_generation_nics(const dt_generation *g, int gpus_per_node) {
+    int n = g->nics8 * gpus_per_node / 8;
+    return n > 0 ? n : 1;
 }
 
 const char *dt_intra_kind_name(dt_intra_kind k) {

@@ -20,12 +20,16 @@ typedef struct {
     const char *intra_what[3];  // the link each figure is (docs/hardware.md)
     double nic_bw;              // bytes/s one direction, the NIC of its era
     const char *nic_what;       // "NDR InfiniBand, 400 Gb/s"
+    int nics8;                  // compute NICs of the reference 8-GPU node (DGX H100: 8)
+    const char *nics_what;      // "DGX H100: 8 ConnectX-7, one per GPU"
 } dt_generation;
 
 // The generation of GPU profile `gpu` (case-insensitive); NULL if unknown.
 const dt_generation *dt_generation_find(const char *gpu);
 // The generation's intra-node link kind for nodes of gpus_per_node GPUs
 dt_intra_kind dt_generation_intra(const dt_generation *g, int gpus_per_node);
+// Its NICs for nodes of gpus_per_node GPUs: the reference node's per GPU, at least one
+int dt_generation_nics(const dt_generation *g, int gpus_per_node);
 const char *dt_intra_kind_name(dt_intra_kind k);  // "NVLink", "NVSwitch", "PCIe"
 
 // The fastest links that exist, the bounds of dt_bandwidth_check: a NIC of 800 Gb/s

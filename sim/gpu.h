@@ -24,11 +24,16 @@ typedef struct {
     double eff_gemm_tf32;     // fraction of peak_tf32 (unused where peak_tf32 is 0)
     double eff_gemm_fp16;     // fraction of peak_fp16
     double host_bw;           // bytes/s host <-> device (PCIe), to_host/from_host
+    int bf16;                 // bf16 tensor-core math (A100 and later) at peak_fp16's rate
 } dt_gpu_profile;
 
-// Lookup by name (case-insensitive: p100, p40, v100, a100, h100); NULL if unknown.
+// Lookup by name (case-insensitive: p100, p40, v100, a100, a100-40, h100, h100-pcie, h200,
+// and the aliases a100-80, h100-sxm); NULL if unknown. The profile's .name is canonical.
 const dt_gpu_profile *dt_gpu_find(const char *name);
-const char *dt_gpu_names(void);  // "p100, p40, v100, a100, h100"
+const char *dt_gpu_names(void);  // "p100, p40, v100, a100 (80GB; a100-80), ..."
+// The precision a GPU is trained in by default: mixed precision where it has tensor cores
+// (fp16 math; *bf16 = 1 where it has bf16, A100 and later), fp32 elsewhere (P100, P40).
+dt_precision dt_gpu_default_precision(const dt_gpu_profile *g, int *bf16);
 
 // Peak FLOP/s of conv/gemm math in precision p (falls back to fp32 where the GPU lacks it)
 double dt_gpu_peak(const dt_gpu_profile *g, dt_precision p);

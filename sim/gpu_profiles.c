@@ -71,21 +71,55 @@ static const dt_gpu_profile profiles[] = {
     {.name = "a100", .full_name = "NVIDIA A100 SXM4 80GB",
      .peak_fp32 = 19.5 * T, .peak_tf32 = 156 * T, .peak_fp16 = 312 * T, .mem_bw = 2000 * G,
      .launch_s = 4e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 24 * G},
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 24 * G, .bf16 = 1},
     {.name = "h100", .full_name = "NVIDIA H100 SXM5 80GB",
      .peak_fp32 = 67 * T, .peak_tf32 = 495 * T, .peak_fp16 = 990 * T, .mem_bw = 3350 * G,
      .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G},
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1},
+    // The variants (docs/hardware.md, "GPU variants"): the same chip with other memory or
+    // another board. A100 SXM4 40GB: HBM2 1555 GB/s; H100 PCIe 80GB: 114 SMs at a lower
+    // clock, 51 / 378 / 756 TFLOP/s dense, HBM2e 2.0 TB/s; H200 SXM 141GB: H100 SXM5's chip
+    // with HBM3e at 4.8 TB/s. Efficiencies as their chip's (A100's, H100's).
+    {.name = "a100-40", .full_name = "NVIDIA A100 SXM4 40GB",
+     .peak_fp32 = 19.5 * T, .peak_tf32 = 156 * T, .peak_fp16 = 312 * T, .mem_bw = 1555 * G,
+     .launch_s = 4e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
+     .eff_mem = 0.90, .mem_bytes = 40 * GIB, .host_bw = 24 * G, .bf16 = 1},
+    {.name = "h100-pcie", .full_name = "NVIDIA H100 PCIe 80GB",
+     .peak_fp32 = 51 * T, .peak_tf32 = 378 * T, .peak_fp16 = 756 * T, .mem_bw = 2000 * G,
+     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1},
+    {.name = "h200", .full_name = "NVIDIA H200 SXM 141GB",
+     .peak_fp32 = 67 * T, .peak_tf32 = 495 * T, .peak_fp16 = 990 * T, .mem_bw = 4800 * G,
+     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
+     .eff_mem = 0.90, .mem_bytes = 141 * GIB, .host_bw = 48 * G, .bf16 = 1},
+};
+
+// Other names a buyer types for the same profile
+static const struct { const char *alias, *name; } aliases[] = {
+    {"a100-80", "a100"}, {"a100-80gb", "a100"}, {"a100-40gb", "a100-40"},
+    {"h100-sxm", "h100"}, {"h100-sxm5", "h100"}, {"h200-sxm", "h200"},
 };
 
 const dt_gpu_profile *dt_gpu_find(const char *name) {
     if (!name) return NULL;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcasecmp(name, aliases[i].alias) == 0) name = aliases[i].name;
     for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
         if (strcasecmp(name, profiles[i].name) == 0) return &profiles[i];
     return NULL;
 }
 
-const char *dt_gpu_names(void) { return "p100, p40, v100, a100, h100"; }
+const char *dt_gpu_names(void) {
+    return "p100, p40, v100, a100 (80GB; a100-80), a100-40, h100 (SXM; h100-sxm), h100-pcie, "
+           "h200";
+}
+
+dt_precision dt_gpu_default_precision(const dt_gpu_profile *g, int *bf16) {
+    *bf16 = 0;
+    if (!g || !(g->peak_fp16 >= 4 * g->peak_fp32)) return DT_PREC_FP32;  // no tensor cores
+    *bf16 = g->bf16;
+    return DT_PREC_FP16;
+}
 
 // Tensor-core TF32 where the GPU has it, else CUDA-core fp32; fp16 as the datasheet gives it
 // (tensor cores on V100/A100/H100, 2x fp32 on P100, 1/64 rate on P40).

@@ -20,7 +20,7 @@ set_target_properties(dtsim_cputime PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_
 # The rank program's own sources, one list for dtsim and for lesson 07's rank programs
 # (lessons/07-fusion-and-overlap/lesson.cmake)
 set(_rank rank.c rank_opts.c rank_result.c device_model.c device_model_nn.c
-    device_model_gpt.c gpu_profiles.c straggler.c rank_zero.c zero.c)
+    device_model_gpt.c gpu_profiles.c gpu_calib.c straggler.c rank_zero.c zero.c)
 list(TRANSFORM _rank PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set_property(GLOBAL PROPERTY DT_RANK_SOURCES ${_rank})
 
@@ -34,7 +34,7 @@ function(dt_add_dtsim name)
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
   add_executable(${name} ${S}/dtsim.c ${S}/dtsim_opts.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c
-                 ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c
+                 ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c ${S}/dtsim_calib.c
                  ${S}/dtsim_plan.c ${S}/dtsim_plan_out.c ${S}/dtsim_plan_plot.c
                  ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${S}/dtsim_gpt.c ${A_SOURCES})
   target_link_libraries(${name} PRIVATE dtsim_core)

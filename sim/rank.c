@@ -139,7 +139,7 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
     }
     map_arena(o);
     dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes, 1,
-                             o->time_scale};
+                             o->time_scale, o->flash};
     if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
     if (dt_straggler_parse(o->straggler, "--straggler", &m->strag, &err))
         return failed(rank, &err, DT_EXIT_USAGE);

@@ -72,6 +72,7 @@ const dt_rank_opt dt_rank_opt_table[] = {
     OPT("shard", DT_RANK_OPT_INT, shard, "ZeRO stage 0-3 (sim/rank_zero.c; 0: plain data parallel)"),
     OPT("seq-len", DT_RANK_OPT_INT, seq_len, "gpt models: tokens per sequence (0: the context)"),
     OPT("vocab", DT_RANK_OPT_INT, vocab, "gpt models: vocabulary size (0: the model's)"),
+    OPT("flash", DT_RANK_OPT_INT, flash, "1: attention fused (FlashAttention: sim/device_model_gpt.c)"),
 };
 const int dt_rank_opt_count = (int)(sizeof dt_rank_opt_table / sizeof *dt_rank_opt_table);
 

@@ -56,6 +56,7 @@ typedef struct {
     int gpus_per_node;
     int shard;               // ZeRO stage (sim/zero.h): 0 plain data parallel, 1-3 sharded
     int seq_len, vocab;      // gpt models: tokens per sequence, vocabulary (0: the model's)
+    int flash;               // 1: attention fused (dt_modeldev_config.flash)
 } dt_rank_opts;
 
 // The arena when none is given: enough for ResNet-50 at batch 32 and then some (bytes)

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""bench/heldout.py — dtsim on published multi-node runs it was never fitted to (bench/HELDOUT.md).
+
+Each run below is configured only from its publication's hardware description (GPU, GPUs per
+node, the link inside a node, NICs and their speed, batch, precision, optimizer, sharding),
+as a dtsim command line with the source. One GPU's speed comes from the calibration table
+(sim/gpu_calib_rows.h: published single-GPU or single-node measurements; `dtsim
+calibrations`), the row dtsim picks by default for the run's GPU, model family and precision:
+nothing is fitted to the run predicted. Each run is scored three ways: held out (that
+default), the roofline alone (`--calib none`), and, for the landmark presets, fitted (the
+preset's own paper figure, in-sample: bench/PAPERS.md).
+
+From the held-out errors it derives the band dtsim prints (sim/dtsim_heldout.h, written
+here): for a run calibrated from the table, the largest error of the held-out runs of its GPU
+generation that were calibrated too (all calibrated runs where its generation has fewer than
+two); for a run on the roofline alone, the largest roofline error of its generation's runs
+(likewise). tests/sim/heldout_band.py recomputes them from the committed table.
+
+usage: bench/heldout.py [--dtsim build/dtsim] [--out bench/HELDOUT.md]
+                        [--header sim/dtsim_heldout.h] [--only ID ...] [-j N]
+       bench/heldout.py --quick   (every command at a small GPU count, for CI: checks that
+                                   each runs and that the calibration chosen is the table's)
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+IMAGENET = 1281167
+
+# Hardware descriptions shared by several runs (each figure's source is in the run's `hw`)
+ABCI = "--preset mikami2018"  # 4 V100 SXM2, NVLink 2.0 (2 links/pair), 2 x EDR, fat tree
+DGX2H = "--gpu v100 --gpus-per-node 16 --intra nvswitch --nics 8 --net-bw 100Gb"
+DGXA100_40 = "--gpu a100-40"   # dtsim's a100-40 node: NVSwitch, 8 x HDR 200 Gb/s (DGX A100)
+MOSAIC_A100_40 = "--gpu a100-40 --nics 8 --net-bw 200Gb"  # 1600 Gb/s per node, RoCE
+BERT = "--model gpt2-medium --vocab 30522 --optimizer lamb --attention naive"  # BERT-Large
+
+MPT = "--vocab 50368 --optimizer adamw --precision bf16 --attention flash"  # seq 2048
+
+# id, generation, what is compared, the published figure, dtsim's arguments, and the sources.
+# unit: "img" images/s in all, "seq" sequences/s in all, "tok" tokens/s per GPU.
+RUNS = [
+    dict(id="goyal2017", gen="pascal", unit="img", pub=90 * IMAGENET / 3600,
+         args="--preset goyal2017", preset=True,
+         src="Goyal et al. 2017, abstract: ResNet-50, 256 P100, batch 8K, 90 epochs in one hour",
+         hw="the preset: 32 Big Basin servers of 8 P100 SXM2, NVLink, 50 Gb/s Ethernet (§4)"),
+    dict(id="cho2017", gen="pascal", unit="img", pub=90 * IMAGENET / 3000,
+         args="--preset cho2017", preset=True,
+         src="Cho et al. 2017 (IBM DDL), abstract: 256 P100, 90 epochs in 50 min",
+         hw="the preset: 64 Minsky servers of 4 P100, NVLink 1.0, InfiniBand (EDR assumed)"),
+    dict(id="akiba2017", gen="pascal", unit="img", pub=90 * IMAGENET / 900,
+         args="--preset akiba2017", preset=True,
+         src="Akiba et al. 2017, abstract: 1024 P100, batch 32K, 90 epochs in 15 min",
+         hw="the preset: PFN MN-1, 128 x 8 P100 PCIe, 2 x FDR InfiniBand, thin tree"),
+    dict(id="jia2018", gen="pascal", unit="img", pub=90 * IMAGENET / 396,
+         args="--preset jia2018", preset=True,
+         src="Jia et al. 2018, abstract: 2048 P40, batch 64K, mixed precision, 6.6 min",
+         hw="the preset: 256 x 8 P40, PCIe, 100 Gb/s RoCE (Mikami et al. 2018, Table 1)"),
+    dict(id="mikami2018", gen="volta", unit="img", pub=90 * IMAGENET / 224,
+         args="--preset mikami2018", preset=True,
+         src="Mikami et al. 2018, abstract: 2176 V100 on ABCI, 90 epochs in 224 s",
+         hw="the preset: ABCI, 544 x 4 V100 SXM2, NVLink 2.0, 2 x EDR InfiniBand"),
+    dict(id="yamazaki2019", gen="volta", unit="img", pub=1.73e6,
+         args=ABCI + " --gpus 2048 --per-gpu-batch 40 --optimizer lars --algo hier",
+         src="Yamazaki et al. 2019 (Fujitsu), abstract: 'over 1.73 million images/sec' on 2048 "
+             "V100 of ABCI, batch 81,920, MXNet, LARS, mixed precision",
+         hw="ABCI as the mikami2018 preset (4 V100, NVLink 2.0, 2 x EDR); allreduce not "
+            "stated: hier (NCCL's hierarchical pattern) assumed"),
+    dict(id="dle-tf-bert128-dgx2h-4n", gen="volta", unit="seq", pub=13192.0,
+         args=DGX2H + " --gpus 64 " + BERT + " --seq-len 128 --per-gpu-batch 1024 "
+              "--accumulate 16 --precision fp16 --algo hier",
+         src="NVIDIA DeepLearningExamples TensorFlow/LanguageModeling/BERT README@9de48bc9, "
+             "multi-node DGX-2H, phase 1: 4 nodes, 64 per GPU x 16 accumulated, 13192 seq/s",
+         hw="DGX-2H: 16 V100 32GB on NVSwitch (6 NVLink 2.0 links per GPU), 8 x EDR "
+            "100 Gb/s (DGX-2 datasheet); TF 19.08, Horovod + NCCL, LAMB"),
+    dict(id="dle-tf-bert512-dgx2h-32n", gen="volta", unit="seq", pub=17059.0,
+         args=DGX2H + " --gpus 512 " + BERT + " --seq-len 512 --per-gpu-batch 64 "
+              "--accumulate 8 --precision fp16 --algo hier",
+         src="the same README, multi-node DGX-2H, phase 2: 32 nodes, 8 per GPU x 8 "
+             "accumulated, 17059 seq/s",
+         hw="as above"),
+    dict(id="dle-bert", gen="ampere", unit="seq", pub=49663.0,
+         args="--preset dle-bert --gpus 256 --per-gpu-batch 128 --accumulate 4", preset=True,
+         src="NVIDIA DeepLearningExamples PyTorch/LanguageModeling/BERT README, 'Pre-training "
+             "NVIDIA DGX A100 (8x A100 80GB) Multi-node Scaling', 32 nodes, phase 2",
+         hw="the preset: 32 DGX A100 80GB, NVSwitch, 8 x HDR 200 Gb/s"),
+    dict(id="dle-tf-bert128-dgxa100-16n", gen="ampere", unit="seq", pub=41144.0,
+         args=DGXA100_40 + " --gpus 128 " + BERT + " --seq-len 128 --per-gpu-batch 512 "
+              "--accumulate 8 --precision fp16 --algo hier",
+         src="NVIDIA DeepLearningExamples TensorFlow/LanguageModeling/BERT README@9de48bc9, "
+             "multi-node DGX A100 40GB, phase 1: 16 nodes, 64 per GPU x 8, 41144 seq/s",
+         hw="DGX A100 40GB: NVSwitch, 8 x HDR 200 Gb/s (DGX A100 datasheet); TF 20.06, "
+            "Horovod + NCCL, LAMB"),
+    dict(id="dle-tf-bert512-dgxa100-16n", gen="ampere", unit="seq", pub=8723.1,
+         args=DGXA100_40 + " --gpus 128 " + BERT + " --seq-len 512 --per-gpu-batch 512 "
+              "--accumulate 32 --precision fp16 --algo hier",
+         src="the same README, phase 2: 16 nodes, 16 per GPU x 32, 8723.1 seq/s",
+         hw="as above"),
+    dict(id="mpt125m-a100-40-128", gen="ampere", unit="tok", pub=123936.0,
+         args=MOSAIC_A100_40 + " --gpus 128 --model gpt3-small " + MPT +
+              " --per-gpu-batch 26 --shard 3",
+         src="mosaicml/llm-foundry scripts/train/benchmarking/README.md@c90b9b31, 'A100 40GB "
+             "with 1600 Gbps node-node interconnect (RoCE)': MPT-125M, 128 GPUs, micro-batch "
+             "26, FSDP FULL_SHARD, no activation checkpointing, 123936 tokens/s per GPU",
+         hw="8 A100 40GB per node (NVSwitch assumed), 1600 Gb/s RoCE per node (8 x 200 Gb/s "
+            "assumed)"),
+    dict(id="mpt350m-a100-40-16", gen="ampere", unit="tok", pub=55413.0,
+         args=MOSAIC_A100_40 + " --gpus 16 --model gpt3-medium " + MPT +
+              " --per-gpu-batch 18 --shard 3",
+         src="the same table: MPT-350M, 16 GPUs, micro-batch 18, FSDP, 55413 tokens/s per GPU",
+         hw="as above"),
+    dict(id="mpt1b-a100-40-64", gen="ampere", unit="tok", pub=19001.0,
+         analytic=True, args=MOSAIC_A100_40 + " --gpus 64 --model gpt3-xl " + MPT +
+              " --per-gpu-batch 10 --shard 3",
+         src="the same table: MPT-1B, 64 GPUs, micro-batch 10, FSDP, 19001 tokens/s per GPU",
+         hw="as above"),
+    dict(id="mlperf3-rn50-dgxh100-64n", gen="hopper", unit="img", pub=50 * IMAGENET / 31.965,
+         args="--gpu h100 --gpus 512 --per-gpu-batch 40 --precision fp16 --optimizer lars "
+              "--algo hier",
+         src="MLPerf Training v3.0, NVIDIA dgxh100_n64 ResNet-50 result log: 64 DGX H100, "
+             "local batch 40, LARS, MXNet 23.04, 50 epochs from run_start to run_stop in "
+             "31.965 s (evaluation included)",
+         hw="DGX H100: 8 H100 SXM5 on NVSwitch, 8 x NDR 400 Gb/s (the submission's system "
+            "description)"),
+    dict(id="mpt1b-h100-128", gen="hopper", unit="tok", pub=44123.0,
+         analytic=True, args="--gpu h100 --gpus 128 --model gpt3-xl " + MPT + " --per-gpu-batch 12 --shard 2",
+         src="mosaicml/llm-foundry benchmarking README@c90b9b31, 'H100 80GB BF16 (Large "
+             "Scale, >= 128 GPUs)': MPT-1B, 128 GPUs, micro-batch 12, SHARD_GRAD_OP, 44123 "
+             "tokens/s per GPU",
+         hw="8 H100 SXM per node on NVSwitch, network not stated: dtsim's H100 node (8 x NDR)"),
+    dict(id="mpt3b-h100-256", gen="hopper", unit="tok", pub=22772.0,
+         analytic=True, args="--gpu h100 --gpus 256 --model gpt3-2.7b " + MPT + " --per-gpu-batch 8 --shard 2",
+         src="the same table: MPT-3B, 256 GPUs, micro-batch 8, SHARD_GRAD_OP, 22772 tokens/s "
+             "per GPU",
+         hw="as above"),
+    dict(id="mpt13b-h100-64", gen="hopper", unit="tok", pub=4800.0,
+         analytic=True, args="--gpu h100 --gpus 64 --model gpt3-13b " + MPT + " --per-gpu-batch 2 --shard 3",
+         src="the same README, 'H100 80GB BF16': MPT-13B, 64 GPUs, micro-batch 2, FSDP "
+             "FULL_SHARD, 4800 tokens/s per GPU",
+         hw="as above"),
+]
+FAST = "--iters 1 --warmup 1 --json --quiet"
+
+
+def run(exe, r, extra, quick):
+    args = r["args"].split() + FAST.split() + extra + (["--analytic"] if r.get("analytic")
+                                                         and not quick else [])
+    if quick:  # the smallest cluster of the same nodes: one or two of them
+        args = [a for a in args]
+        i = args.index("--gpus") if "--gpus" in args else -1
+        gpn = 16 if "DGX" in r["hw"] and "16 V100" in r["hw"] else 4 if r["id"] in (
+            "mikami2018", "yamazaki2019", "cho2017") else 8
+        small = str(2 * gpn)
+        if i >= 0:
+            args[i + 1] = small
+        else:
+            args += ["--gpus", small]
+        args += ["--analytic"]
+    t = time.time()
+    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=3600)
+    if p.returncode:
+        raise SystemExit("bench/heldout.py: %s: dtsim %s: exit %d\n%s" % (
+            r["id"], " ".join(args), p.returncode, p.stderr))
+    j = json.loads(p.stdout)[0]
+    j["_wall"] = time.time() - t
+    j["_cmd"] = "dtsim " + " ".join(a for a in args if a not in ("--json", "--quiet"))
+    return j
+
+
+def measure(j, unit):
+    if unit == "tok":
+        return j["tokens_per_s"] / j["gpus"]
+    return j["images_per_s"]
+
+
+def bands(rows):
+    """{(gen, calibrated): (band, n, basis)} from the rows' held-out and roofline errors."""
+    out = {}
+    gens = sorted({r["gen"] for r in rows})
+    for cal in (1, 0):
+        pool = [(r["gen"], abs(r["err"] if cal else r["err_roof"])) for r in rows
+                if (r["calibrated"] if cal else True)]
+        for g in gens:
+            mine = [e for gg, e in pool if gg == g]
+            if len(mine) >= 2:
+                out[(g, cal)] = (max(mine), len(mine), "its generation's")
+            else:
+                out[(g, cal)] = (max(e for _, e in pool), len(pool), "every generation's")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dtsim", default="build/dtsim")
+    ap.add_argument("--out", default="bench/HELDOUT.md")
+    ap.add_argument("--header", default="sim/dtsim_heldout.h")
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("-j", type=int, default=1)
+    a = ap.parse_args()
+    runs = [r for r in RUNS if not a.only or r["id"] in a.only]
+    jobs = []
+    for r in runs:
+        jobs.append((r, ["--calib", "table"]))  # held out: the table's row, even for a preset
+        jobs.append((r, ["--calib", "none"]))   # the roofline alone
+        if r.get("preset"):
+            jobs.append((r, []))                # the preset's own paper figure: fitted
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
+        res = list(ex.map(lambda jb: run(a.dtsim, jb[0], jb[1], a.quick), jobs))
+    k = 0
+    rows = []
+    for r in runs:
+        held, roof = res[k], res[k + 1]
+        k += 2
+        fit = None
+        if r.get("preset"):
+            fit, k = res[k], k + 1
+        if a.quick:
+            calib = held.get("calibration", "")
+            print("ok: %s: %s (%s)" % (r["id"], calib, held["_cmd"]))
+            continue
+        row = dict(r, held=measure(held, r["unit"]), roof=measure(roof, r["unit"]),
+                   calibration=held["calibration"], calibrated=held["calibration"] !=
+                   "uncalibrated (roofline)", cmd=held["_cmd"], wall=held["_wall"])
+        row["err"] = row["held"] / r["pub"] - 1
+        row["err_roof"] = row["roof"] / r["pub"] - 1
+        if fit:
+            row["fit"] = measure(fit, r["unit"])
+            row["err_fit"] = row["fit"] / r["pub"] - 1
+        rows.append(row)
+    if a.quick:
+        print("PASS heldout quick: %d runs" % len(runs))
+        return
+    write(a, rows, bands(rows), time.time() - t0)
+
+
+def pct(x):
+    return "%+.1f %%" % (100 * x)
+
+
+UNITS = {"img": "images/s", "seq": "sequences/s", "tok": "tokens/s per GPU"}
+
+
+def write(a, rows, b, wall):
+    cal = [abs(r["err"]) for r in rows if r["calibrated"]]
+    allh = [abs(r["err"]) for r in rows]
+    roof = [abs(r["err_roof"]) for r in rows]
+    L = []
+    L.append("# dtsim on held-out runs\n")
+    L.append("Written by `bench/heldout.py --dtsim build/dtsim` (%.0f s here); do not edit by "
+             "hand. Each run is configured from its publication's hardware description only; "
+             "one GPU's speed comes from the calibration table (`dtsim calibrations`: "
+             "published single-GPU and single-node measurements), the row dtsim picks by "
+             "default, never a figure of the run predicted. Scored three ways: **held out** "
+             "(that row), **roofline** (`--calib none`: no measurement at all), and for the "
+             "landmark presets **fitted** (their own paper's figure, in-sample: "
+             "bench/PAPERS.md).\n" % wall)
+    L.append("## Summary\n")
+    L.append("| | runs | median abs. error | largest |")
+    L.append("|---|---|---|---|")
+    L.append("| held out, calibrated from the table | %d | %.1f %% | %.1f %% |" % (
+        len(cal), 100 * statistics.median(cal), 100 * max(cal)))
+    L.append("| held out, all (uncalibrated ones on the roofline) | %d | %.1f %% | %.1f %% |" % (
+        len(allh), 100 * statistics.median(allh), 100 * max(allh)))
+    L.append("| roofline alone (`--calib none`) | %d | %.1f %% | %.1f %% |" % (
+        len(roof), 100 * statistics.median(roof), 100 * max(roof)))
+    fit = [abs(r["err_fit"]) for r in rows if "err_fit" in r]
+    L.append("| fitted (the presets' own figures) | %d | %.1f %% | %.1f %% |\n" % (
+        len(fit), 100 * statistics.median(fit), 100 * max(fit)))
+    L.append("## Runs\n")
+    L.append("| run | generation | published | held out | error | calibration | roofline | "
+             "error | fitted | error |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        L.append("| %s | %s | %.6g %s | %.6g | %s | %s | %.6g | %s | %s | %s |" % (
+            r["id"], r["gen"], r["pub"], UNITS[r["unit"]], r["held"], pct(r["err"]),
+            r["calibration"], r["roof"], pct(r["err_roof"]),
+            "%.6g" % r["fit"] if "fit" in r else "", pct(r["err_fit"]) if "fit" in r else ""))
+    L.append("\n## The band dtsim prints\n")
+    L.append("The band of a run is the largest held-out error of the runs like it: its GPU "
+             "generation, calibrated from the table or on the roofline alone (every "
+             "generation's runs where its own has fewer than two). sim/dtsim_heldout.h "
+             "carries these; tests/sim/heldout_band.py recomputes them from the table above.\n")
+    L.append("| generation | calibrated from the table | runs | on the roofline | runs |")
+    L.append("|---|---|---|---|---|")
+    for g in sorted({k[0] for k in b}):
+        c, u = b[(g, 1)], b[(g, 0)]
+        L.append("| %s | ±%.1f %% (%s) | %d | ±%.1f %% (%s) | %d |" % (
+            g, 100 * c[0], c[2], c[1], 100 * u[0], u[2], u[1]))
+    L.append("\n## Where every run came from\n")
+    for r in rows:
+        L.append("**%s** — %s. Hardware: %s. Command: `%s`.\n" % (r["id"], r["src"], r["hw"],
+                                                               r["cmd"]))
+    with open(a.out + ".tmp", "w") as f:
+        f.write("\n".join(L) + "\n")
+    os.replace(a.out + ".tmp", a.out)
+    H = ["// dtsim_heldout.h — written by bench/heldout.py from bench/HELDOUT.md's runs; do not "
+         "edit by hand.", "// The band of time-to-train: the largest held-out error of the "
+         "runs of a GPU generation,", "// calibrated from the table (1) or on the roofline "
+         "alone (0); `runs` it rests on.", "#ifndef DT_SIM_DTSIM_HELDOUT_H",
+         "#define DT_SIM_DTSIM_HELDOUT_H", "",
+         "static const struct {", "    const char *gen;", "    int calibrated, runs, own;",
+         "    double band;", "} dtsim_heldout[] = {"]
+    for (g, c), (v, n, basis) in sorted(b.items()):
+        H.append('    {"%s", %d, %d, %d, %.4f},' % (g, c, n, basis == "its generation's", v))
+    H += ["};", "", "#endif"]
+    with open(a.header + ".tmp", "w") as f:
+        f.write("\n".join(H) + "\n")
+    os.replace(a.header + ".tmp", a.header)
+    print("bench/heldout.py: %s, %s; held out, calibrated: median %.1f %%, largest %.1f %%" % (
+        a.out, a.header, 100 * statistics.median(cal), 100 * max(cal)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

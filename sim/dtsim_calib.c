@@ -1,0 +1,108 @@
+// dtsim_calib.c — which published figure calibrates a run's GPU (sim/gpu_calib.h): the
+// user's own (--gpu-img-s), a preset's paper figure (fitted: bench/HELDOUT.md scores the
+// presets both ways), a row of the calibration table (--calib ROW, or by default the row of
+// the run's GPU, model family and precision), or none (the roofline alone, --calib none or
+// where the table has no row). And `dtsim calibrations`, the table with its provenance.
+#include <stdio.h>
+#include <string.h>
+
+#include "dtsim.h"
+
+static int transformer(const dtsim_opts *o) { return !strncmp(o->model, "gpt", 3); }
+
+int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
+    const char *a = o->calib_arg;
+    o->calib_row = NULL;
+    if (a[0] && (o->has_profile || o->cpu || user_figure)) {
+        fprintf(stderr, "dtsim: --calib %s: %s already calibrates this run\n", a,
+                o->has_profile ? "--profile" : o->cpu ? "--device cpu (real numbers)"
+                                                      : "--gpu-img-s");
+        return 2;
+    }
+    if (o->has_profile || o->cpu || user_figure) return 0;
+    if (!a[0] && o->gpu_img_s > 0) {  // a preset's paper figure
+        o->calib_fitted = 1;
+        return 0;
+    }
+    o->gpu_img_s = 0, o->calib_batch = 0;  // the roofline unless a row is found
+    if (!strcmp(a, "none")) return 0;
+    const dt_gpu_calib *row;
+    if (!a[0] || !strcmp(a, "table")) {
+        row = dt_gpu_calib_find(o->cluster.gpu, o->model, o->seq_len, o->prec, o->bf16);
+    } else {
+        row = dt_gpu_calib_by_id(a);
+        if (!row) {
+            fprintf(stderr, "dtsim: option --calib: '%s' is not a row of the calibration table "
+                            "(`dtsim calibrations` lists them), table or none\n", a);
+            return 2;
+        }
+        if (strcmp(row->gpu, o->cluster.gpu)) {
+            fprintf(stderr, "dtsim: option --calib %s: that row measured the %s, and this run "
+                            "simulates the %s\n", a, row->gpu, o->cluster.gpu);
+            return 2;
+        }
+        if ((strncmp(row->model, "gpt", 3) == 0) != transformer(o)) {
+            fprintf(stderr, "dtsim: option --calib %s: that row measured %s, a %s, and this "
+                            "run trains %s\n", a, row->model,
+                    transformer(o) ? "CNN" : "transformer", o->model);
+            return 2;
+        }
+    }
+    if (!row) return 0;
+    o->calib_row = row;
+    o->gpu_img_s = row->per_gpu;
+    o->calib_batch = row->batch;
+    o->calib_prec = dt_gpu_calib_prec(row);
+    return 0;
+}
+
+const char *dtsim_calib_status(const dtsim_opts *o, char *buf, size_t n) {
+    if (o->has_profile) snprintf(buf, n, "measured profile");
+    else if (o->calib_row) snprintf(buf, n, "calibrated: %s", o->calib_row->id);
+    else if (o->calib_fitted) snprintf(buf, n, "fitted: the preset's own paper figure");
+    else if (o->gpu_img_s > 0) snprintf(buf, n, "calibrated: --gpu-img-s");
+    else snprintf(buf, n, "uncalibrated (roofline)");
+    return buf;
+}
+
+// `dtsim calibrations [--csv]`
+int dtsim_calibrations_main(int argc, char **argv) {
+    int csv = argc == 2 && !strcmp(argv[1], "--csv");
+    if (argc > 2 || (argc == 2 && !csv)) {
+        if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            printf("usage: dtsim calibrations [--csv]\n"
+                   "The calibration table: published single-GPU and single-node training "
+                   "throughput,\none row per measurement with its source (sim/gpu_calib_rows.h). "
+                   "A run takes the\nfirst row of its GPU, model family (CNN or transformer) and "
+                   "precision; --calib ROW\nchooses another, --calib none the roofline alone.\n");
+            return 0;
+        }
+        fprintf(stderr, "dtsim calibrations: takes only --csv (see dtsim calibrations --help)\n");
+        return 2;
+    }
+    int n;
+    const dt_gpu_calib *r = dt_gpu_calib_rows(&n);
+    if (csv)
+        printf("id,gpu,model,seq_len,vocab,precision,batch_per_gpu,gpus,per_gpu,framework,"
+               "source,date,note\n");
+    else
+        printf("| id | GPU | model | precision | batch/GPU | GPUs | per GPU /s | framework | "
+               "source | date |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; i++) {
+        char model[64];
+        if (r[i].seq_len || r[i].vocab)
+            snprintf(model, sizeof model, "%s (seq %d, vocab %d)", r[i].model, r[i].seq_len,
+                     r[i].vocab);
+        else snprintf(model, sizeof model, "%s", r[i].model);
+        if (csv)
+            printf("%s,%s,%s,%d,%d,%s,%d,%d,%.17g,\"%s\",\"%s\",%s,\"%s\"\n", r[i].id, r[i].gpu,
+                   r[i].model, r[i].seq_len, r[i].vocab, r[i].precision, r[i].batch, r[i].gpus,
+                   r[i].per_gpu, r[i].framework, r[i].source, r[i].date, r[i].note);
+        else
+            printf("| %s | %s | %s | %s | %d | %d | %g | %s | %s%s%s | %s |\n", r[i].id,
+                   r[i].gpu, model, r[i].precision, r[i].batch, r[i].gpus, r[i].per_gpu,
+                   r[i].framework, r[i].source, r[i].note[0] ? "; " : "", r[i].note,
+                   r[i].date);
+    }
+    return 0;
+}

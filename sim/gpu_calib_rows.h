@@ -1,0 +1,96 @@
+// gpu_calib_rows.h — the rows of the calibration table (sim/gpu_calib.h), included once by
+// sim/gpu_calib.c. Data: each row one published measurement, copied from the table its
+// source names (a repository's README at a commit, or a page), never fitted to a multi-node
+// run. In the order a run prefers them: the first row of a GPU, model family (CNN or
+// transformer) and precision is that run's default, so each GPU's own variant and today's
+// frameworks come first. Transformers are modelled on dtsim's GPT shapes: BERT-Large as
+// gpt2-medium's 24 x 1024 with BERT's vocabulary and sequence (causal attention: half of
+// BERT's score FLOPs; its MLM head runs on 15 % of tokens, dtsim's projection on all), MPT-1B
+// as gpt3-xl's 24 x 2048 with MPT's 50,368-token vocabulary. A figure per GPU of 8 (gpus 8)
+// is the node's over 8: its allreduce (FSDP's gathers) is charged to the GPU's kernels.
+// Not found in any source (docs/hardware.md, "Calibration table"): P40 training, H100 PCIe
+// and H200, ResNet-50 on H100 (MLPerf publishes times to accuracy, not images/s), bf16
+// ResNet-50 (the fp16 row stands in).
+#define DLE "NVIDIA/DeepLearningExamples "
+#define RN50_PYT DLE "PyTorch/Classification/ConvNets/resnet50v1.5/README.md@7bdfc81d"
+#define RN50_TF1 DLE "TensorFlow/Classification/ConvNets/resnet50v1.5/README.md@9de48bc9"
+#define RN50_MX DLE "MxNet/Classification/RN50v1.5/README.md@1bd98ac3"
+#define BERT_PYT_A80 DLE "PyTorch/LanguageModeling/BERT/README.md@a07d20a1"
+#define BERT_PYT_V16 DLE "PyTorch/LanguageModeling/BERT/README.md@26c26761"
+#define BERT_TF1 DLE "TensorFlow/LanguageModeling/BERT/README.md@9de48bc9"
+#define MPT "mosaicml/llm-foundry scripts/train/benchmarking/README.md@c90b9b31"
+#define MPT_NOTE "FSDP on 8 GPUs; tokens/s per GPU over 2048 tokens per sequence"
+static const dt_gpu_calib rows[] = {
+    // ---- ResNet-50 v1.5 (training images/s, real ImageNet through DALI) ----
+    {"dle-pyt-rn50-v100-amp", "v100", "resnet50", 0, 0, "fp16", 256, 1, 1200,
+     "PyTorch 21.03 (NGC), AMP", RN50_PYT ", 'Training performance: NVIDIA DGX-1 16GB (8x "
+     "V100 16GB)', 1 GPU", "2021-04", ""},
+    {"dle-pyt-rn50-v100-fp32", "v100", "resnet50", 0, 0, "fp32", 112, 1, 367,
+     "PyTorch 21.03 (NGC)", RN50_PYT ", 'Training performance: NVIDIA DGX-1 16GB (8x V100 "
+     "16GB)', 1 GPU", "2021-04", ""},
+    {"dle-mx-rn50-v100-amp", "v100", "resnet50", 0, 0, "fp16", 192, 1, 1376,
+     "MXNet 20.12 (NGC), AMP", RN50_MX ", 'Training performance: NVIDIA DGX-1 (8x V100 16GB)', "
+     "1 GPU", "2022-12", ""},
+    {"dle-pyt-rn50-a100-amp", "a100", "resnet50", 0, 0, "fp16", 256, 1, 2470,
+     "PyTorch 21.03 (NGC), AMP", RN50_PYT ", 'Training performance: NVIDIA DGX A100 (8x A100 "
+     "80GB)', 1 GPU", "2021-04", ""},
+    {"dle-pyt-rn50-a100-tf32", "a100", "resnet50", 0, 0, "tf32", 256, 1, 938,
+     "PyTorch 21.03 (NGC)", RN50_PYT ", 'Training performance: NVIDIA DGX A100 (8x A100 "
+     "80GB)', 1 GPU", "2021-04", ""},
+    {"dle-mx-rn50-a100-amp", "a100", "resnet50", 0, 0, "fp16", 512, 1, 3410.52,
+     "MXNet 22.10 (NGC), AMP", RN50_MX ", 'Training performance: NVIDIA DGX A100 (8x A100 "
+     "80GB)', 1 GPU", "2022-12", ""},
+    {"dle-tf1-rn50-a100-40-amp", "a100-40", "resnet50", 0, 0, "fp16", 256, 1, 2375,
+     "TensorFlow 1 20.06 (NGC), AMP, XLA", RN50_TF1 ", 'Training performance: NVIDIA DGX A100 "
+     "(8x A100 40GB)', 1 GPU", "2020-11", ""},
+    {"dle-tf1-rn50-a100-40-tf32", "a100-40", "resnet50", 0, 0, "tf32", 256, 1, 909,
+     "TensorFlow 1 20.06 (NGC), XLA", RN50_TF1 ", 'Training performance: NVIDIA DGX A100 (8x "
+     "A100 40GB)', 1 GPU", "2020-11", ""},
+    {"tf-rn50-p100-fp32", "p100", "resnet50", 0, 0, "fp32", 64, 1, 218,
+     "TensorFlow 1.1 tf_cnn_benchmarks (real data)", "tensorflow/tensorflow "
+     "tensorflow/docs_src/performance/benchmarks.md@5984ffef, 'Details for NVIDIA DGX-1 "
+     "(NVIDIA Tesla P100) - Training real data', 1 GPU", "2017-05",
+     "ResNet-50 v1 (the stride on the 1x1 convolution), measured with v1.5"},
+    // ---- transformers (sequences/s) ----
+    {"dle-pyt-bert512-a100-amp", "a100", "gpt2-medium", 512, 30522, "fp16", 32, 1, 210,
+     "PyTorch 21.11 (NGC), AMP, LAMB", BERT_PYT_A80 ", 'Pre-training NVIDIA DGX A100 (8x A100 "
+     "80GB)', phase 2, 1 GPU", "2022-05", "BERT-Large"},
+    {"dle-pyt-bert128-a100-amp", "a100", "gpt2-medium", 128, 30522, "fp16", 256, 1, 580,
+     "PyTorch 21.11 (NGC), AMP, LAMB", BERT_PYT_A80 ", 'Pre-training NVIDIA DGX A100 (8x A100 "
+     "80GB)', phase 1, 1 GPU", "2022-05", "BERT-Large"},
+    {"dle-pyt-bert512-a100-tf32", "a100", "gpt2-medium", 512, 30522, "tf32", 16, 1, 110,
+     "PyTorch 21.11 (NGC), LAMB", BERT_PYT_A80 ", 'Pre-training NVIDIA DGX A100 (8x A100 "
+     "80GB)', phase 2, 1 GPU", "2022-05", "BERT-Large"},
+    {"mpt1b-a100-bf16", "a100", "gpt3-xl", 2048, 50368, "bf16", 14, 8, 20513.0 / 2048,
+     "Composer/llm-foundry, PyTorch FSDP, bf16", MPT ", 'A100 80GB with 1600 Gbps node-node "
+     "interconnect (RoCE)', MPT-1B on 8 GPUs", "2023-10", "MPT-1B; " MPT_NOTE},
+    {"dle-tf1-bert128-a100-40-amp", "a100-40", "gpt2-medium", 128, 30522, "fp16", 64, 1,
+     356.845, "TensorFlow 1 20.06 (NGC), AMP, XLA, LAMB", BERT_TF1 ", 'Pre-training training "
+     "performance: single-node on DGX A100 40GB', phase 1, 1 GPU", "2020-07", "BERT-Large"},
+    {"dle-tf1-bert512-a100-40-amp", "a100-40", "gpt2-medium", 512, 30522, "fp16", 16, 1,
+     70.856, "TensorFlow 1 20.06 (NGC), AMP, XLA, LAMB", BERT_TF1 ", 'Pre-training training "
+     "performance: single-node on DGX A100 40GB', phase 2, 1 GPU", "2020-07", "BERT-Large"},
+    {"dle-tf1-bert128-a100-40-tf32", "a100-40", "gpt2-medium", 128, 30522, "tf32", 64, 1,
+     238.10, "TensorFlow 1 20.06 (NGC), XLA, LAMB", BERT_TF1 ", 'Pre-training training "
+     "performance: single-node on DGX A100 40GB', phase 1, 1 GPU", "2020-07", "BERT-Large"},
+    {"mpt1b-a100-40-bf16", "a100-40", "gpt3-xl", 2048, 50368, "bf16", 8, 8, 19271.0 / 2048,
+     "Composer/llm-foundry, PyTorch FSDP, bf16", MPT ", 'A100 40GB with 1600 Gbps node-node "
+     "interconnect (RoCE)', MPT-1B on 8 GPUs", "2023-10", "MPT-1B; " MPT_NOTE},
+    {"mpt1b-h100-bf16", "h100", "gpt3-xl", 2048, 50368, "bf16", 14, 8, 45455.0 / 2048,
+     "Composer/llm-foundry, PyTorch FSDP, bf16", MPT ", 'H100 80GB BF16', MPT-1B on 8 GPUs",
+     "2023-10", "MPT-1B; " MPT_NOTE},
+    {"dle-pyt-bert128-v100-amp", "v100", "gpt2-medium", 128, 30522, "fp16", 16, 1, 125.44,
+     "PyTorch 19.07 (NGC), AMP, LAMB", BERT_PYT_V16 ", 'Pre-training NVIDIA DGX-1 With 16G', "
+     "phase 1, 1 GPU", "2019-08", "BERT-Large"},
+    {"dle-pyt-bert512-v100-amp", "v100", "gpt2-medium", 512, 30522, "fp16", 4, 1, 26.64,
+     "PyTorch 19.07 (NGC), AMP, LAMB", BERT_PYT_V16 ", 'Pre-training NVIDIA DGX-1 With 16G', "
+     "phase 2, 1 GPU", "2019-08", "BERT-Large"},
+    {"dle-tf1-bert128-v100-amp", "v100", "gpt2-medium", 128, 30522, "fp16", 64, 1, 188.04,
+     "TensorFlow 1 20.06 (NGC), AMP, XLA, LAMB", BERT_TF1 ", 'Pre-training training "
+     "performance: single-node on DGX-2 32GB', phase 1, 1 GPU", "2020-07",
+     "BERT-Large on a V100 32GB SXM3 (DGX-2)"},
+    {"dle-pyt-bert128-v100-fp32", "v100", "gpt2-medium", 128, 30522, "fp32", 8, 1, 33.36,
+     "PyTorch 19.07 (NGC), LAMB", BERT_PYT_V16 ", 'Pre-training NVIDIA DGX-1 With 16G', "
+     "phase 1, 1 GPU", "2019-08", "BERT-Large"},
+};
+#undef DLE
