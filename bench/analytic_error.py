@@ -16,9 +16,10 @@ the algorithms ALGOS and takes every other algorithm's rows from FILE's table as
 written there (figures, errors, wall times, reasons): one algorithm's rows remeasured without
 the other simulations (the whole table is half an hour of one core); an item ALGO:GPUS
 remeasures that one row and keeps the algorithm's others.
-Both runs are dtsim's default ResNet-50 on V100s (32 per GPU, hier's nodes of 8, fusion
-segments:2, overlapping backward); the simulated figures are the same bits on every machine,
-so the table is reproducible anywhere.
+Both runs are ResNet-50 on V100s (32 per GPU, hier's nodes of 8, fusion segments:2,
+overlapping backward) on one EDR NIC per node, in fp32 on the roofline alone (PINNED: dtsim's
+defaults when the table was measured); the simulated figures are the same bits on every
+machine, so the table is reproducible anywhere.
 """
 import argparse
 import json
@@ -28,6 +29,12 @@ import subprocess
 import sys
 import tempfile
 import time
+
+
+# The cluster the table was measured on, dtsim's defaults until its V100 node became a
+# DGX-1 (four EDR NICs) training in mixed precision from the calibration table: pinned, so
+# that every row stays reproducible.
+PINNED = ["--nics", "1", "--precision", "fp32", "--calib", "none"]
 
 
 def run(dtsim, args, timeout=None):
@@ -43,7 +50,7 @@ def run(dtsim, args, timeout=None):
 
 def measure(a, algo, g):
     """One row: the simulation and the analytic answer of algo on g GPUs (or the cache's)"""
-    args = ["--gpus", str(g), "--algo", algo]
+    args = ["--gpus", str(g), "--algo", algo] + PINNED
     t = time.time()
     s = run(a.dtsim, args, a.timeout)
     ts = time.time() - t
@@ -212,8 +219,10 @@ def main():
         "`--analytic` answers a configuration with the pieces the simulation is made of, "
         "without SimGrid: one GPU's step on the model device with each layer's gradient-ready "
         "time, the fusion planner's buckets and one-channel schedule, each bucket priced by "
-        "the α-β-γ cost model (sim/dtsim_analytic.c). dtsim's default ResNet-50 on V100s, "
-        "32 images per GPU, fusion segments:2, overlapping backward. The simulated figures "
+        "the α-β-γ cost model (sim/dtsim_analytic.c). ResNet-50 on V100s with one EDR NIC per "
+        "node, in fp32 on the roofline alone (`--nics 1 --precision fp32 --calib none`: "
+        "dtsim's defaults when the table was measured), 32 images per GPU, fusion segments:2, "
+        "overlapping backward. The simulated figures "
         "are the same bits on every machine; the wall times are this VM's.",
         "",
         "| algorithm | GPUs | simulated iter ms | analytic iter ms | analytic error | "

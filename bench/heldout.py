@@ -178,18 +178,20 @@ def measure(j, unit):
 
 
 def bands(rows):
-    """{(gen, calibrated): (band, n, basis)} from the rows' held-out and roofline errors."""
+    """{(gen, calibrated): (lo, hi, n, basis)} from the rows' held-out and roofline errors as
+    the table prints them (to 0.1 %): the most negative and most positive error, 0 included."""
     out = {}
     gens = sorted({r["gen"] for r in rows})
+    rnd = lambda e: round(e, 3)
     for cal in (1, 0):
-        pool = [(r["gen"], abs(r["err"] if cal else r["err_roof"])) for r in rows
+        pool = [(r["gen"], rnd(r["err"] if cal else r["err_roof"])) for r in rows
                 if (r["calibrated"] if cal else True)]
         for g in gens:
             mine = [e for gg, e in pool if gg == g]
-            if len(mine) >= 2:
-                out[(g, cal)] = (max(mine), len(mine), "its generation's")
-            else:
-                out[(g, cal)] = (max(e for _, e in pool), len(pool), "every generation's")
+            basis = "its generation's"
+            if len(mine) < 2:
+                mine, basis = [e for _, e in pool], "every generation's"
+            out[(g, cal)] = (min(0, min(mine)), max(0, max(mine)), len(mine), basis)
     return out
 
 
@@ -282,16 +284,20 @@ def write(a, rows, b, wall):
             r["calibration"], r["roof"], pct(r["err_roof"]),
             "%.6g" % r["fit"] if "fit" in r else "", pct(r["err_fit"]) if "fit" in r else ""))
     L.append("\n## The band dtsim prints\n")
-    L.append("The band of a run is the largest held-out error of the runs like it: its GPU "
+    L.append("The band of a run spans the held-out errors of the runs like it, from the most "
+             "negative to the most positive (the prediction itself included): its GPU "
              "generation, calibrated from the table or on the roofline alone (every "
-             "generation's runs where its own has fewer than two). sim/dtsim_heldout.h "
-             "carries these; tests/sim/heldout_band.py recomputes them from the table above.\n")
+             "generation's runs where its own has fewer than two). An error of +e on "
+             "throughput means the real run took (1 + e) times the predicted time, so the "
+             "time-to-train printed for a run lies between (1 + low) and (1 + high) times its "
+             "prediction. sim/dtsim_heldout.h carries these; tests/sim/heldout_band.py "
+             "recomputes them from the table above.\n")
     L.append("| generation | calibrated from the table | runs | on the roofline | runs |")
     L.append("|---|---|---|---|---|")
     for g in sorted({k[0] for k in b}):
         c, u = b[(g, 1)], b[(g, 0)]
-        L.append("| %s | ±%.1f %% (%s) | %d | ±%.1f %% (%s) | %d |" % (
-            g, 100 * c[0], c[2], c[1], 100 * u[0], u[2], u[1]))
+        L.append("| %s | %+.1f %% / %+.1f %% (%s) | %d | %+.1f %% / %+.1f %% (%s) | %d |" % (
+            g, 100 * c[0], 100 * c[1], c[3], c[2], 100 * u[0], 100 * u[1], u[3], u[2]))
     L.append("\n## Where every run came from\n")
     for r in rows:
         L.append("**%s** — %s. Hardware: %s. Command: `%s`.\n" % (r["id"], r["src"], r["hw"],
@@ -302,12 +308,14 @@ def write(a, rows, b, wall):
     H = ["// dtsim_heldout.h — written by bench/heldout.py from bench/HELDOUT.md's runs; do not "
          "edit by hand.", "// The band of time-to-train: the largest held-out error of the "
          "runs of a GPU generation,", "// calibrated from the table (1) or on the roofline "
-         "alone (0); `runs` it rests on.", "#ifndef DT_SIM_DTSIM_HELDOUT_H",
-         "#define DT_SIM_DTSIM_HELDOUT_H", "",
+         "alone (0): the most negative and most positive", "// throughput error (0 included) "
+         "of the `runs` it rests on (own: its generation's; else every one's).",
+         "#ifndef DT_SIM_DTSIM_HELDOUT_H", "#define DT_SIM_DTSIM_HELDOUT_H", "",
          "static const struct {", "    const char *gen;", "    int calibrated, runs, own;",
-         "    double band;", "} dtsim_heldout[] = {"]
-    for (g, c), (v, n, basis) in sorted(b.items()):
-        H.append('    {"%s", %d, %d, %d, %.4f},' % (g, c, n, basis == "its generation's", v))
+         "    double lo, hi;", "} dtsim_heldout[] = {"]
+    for (g, c), (lo, hi, n, basis) in sorted(b.items()):
+        H.append('    {"%s", %d, %d, %d, %.3f, %.3f},' % (g, c, n, basis == "its generation's",
+                                                        lo, hi))
     H += ["};", "", "#endif"]
     with open(a.header + ".tmp", "w") as f:
         f.write("\n".join(H) + "\n")

@@ -23,7 +23,7 @@
 // the option ("--nics"), "preset NAME", "h100 generation: <the link>", "profile FILE".
 typedef struct {
     char gpu[48], gpn[48], intra[48], intra_bw[112], intra_lat[48], nics[80], nic_bw[112];
-    char net_lat[48], topo[48], prec[64];
+    char net_lat[48], topo[48], prec[96];
 } dtsim_sources;
 
 typedef struct {
@@ -70,6 +70,7 @@ typedef struct {
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
     int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
     int fallback;         // a single run: what SimGrid cannot hold here is answered analytic
+    int plan_row;         // dtsim plan's candidate: plan itself rejects what does not fit
     // the warnings said on stderr, for the JSON's "warnings" (dtsim_warn_json)
     char warnings[4][480];
     int n_warnings;
@@ -91,7 +92,8 @@ typedef struct {
     double lr;
     // slow GPUs and failures (sim/dtsim_faults.c)
     char straggler[256];        // --straggler SPEC ("": none), drawn from --seed
-    double mtbf_h;              // --mtbf: the job's, hours (0: from the rates, or none)
+    double mtbf_h;              // --job-mtbf: the job's, hours (0: from the rates, or none)
+    double gpu_mtbf_h;          // --mtbf: one GPU's, hours (the job's: / GPUs)
     double fail_gpu_h, fail_node_h;  // --fail-rate, --node-fail-rate: per GPU-/node-hour
     double ckpt_interval_s;     // --ckpt-interval (0: auto, the best goodput)
     double storage_bw, fs_bw;   // --storage-bw per node, --fs-bw shared cap (bytes/s; 0: default)
@@ -115,7 +117,8 @@ typedef struct {
     double comm_bytes;                             // bytes one GPU's collectives send per step
     double images_s, efficiency, epoch_s, train_s;
     double wall_s;                                 // real seconds the simulation took
-    double band;                                   // time-to-train's relative error band
+    double band;                                   // time-to-train's relative error band:
+    double band_lo, band_hi;                       // the real one in [1 + lo, 1 + hi] x it
     double gpu_hours;                              // GPUs x time-to-train
     // --algo auto (sim/dtsim_auto.c): the algorithms simulated, each one's iteration, and
     // the cost model's choice for the whole gradient
@@ -131,6 +134,7 @@ typedef struct {
     // --mtbf / --fail-rate (sim/dtsim_faults.c, sim/goodput.h)
     int has_goodput;
     double mtbf_s, ckpt_bytes, ckpt_interval_s, ckpt_stall_s, ckpt_save_s, restart_total_s;
+    double ckpt_write_bw;                          // bytes/s the checkpoint is written at
     double young_s, daly_s;                        // the classic intervals
     double failures, goodput, wall_train_s;        // expected: closed form
     double mc_wall_s, mc_ci_s;                     // Monte-Carlo: mean, 95 % half-width
@@ -197,7 +201,7 @@ void dtsim_batch_warning(dtsim_opts *o);
 // Slow GPUs and failures (sim/dtsim_faults.c): the rows of their options (into o; given and
 // typed as in dt_opt_table, may be NULL; DTSIM_FAULT_ROWS of them), the check before the
 // header, the perfect cluster's simulation and the goodput after a run, and their report lines.
-#define DTSIM_FAULT_ROWS 10
+#define DTSIM_FAULT_ROWS 11
 dt_opt_table dtsim_fault_table(dtsim_opts *o, unsigned char *given, const char **typed);
 // seconds as "12.3 s", "4m05s" or "2h07m" ("-" when not finite), into buf
 void dtsim_duration(double s, char *buf, size_t n);
@@ -264,7 +268,12 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
 // After a sweep's table: the band of its time-to-train and GPU-hours
 void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n);
 // The error band of time-to-train for o's configuration and what it rests on
-double dtsim_band(const dtsim_opts *o, char *basis, size_t n);
+// The real time-to-train lies in [t (1 + *lo), t (1 + *hi)], lo <= 0 <= hi (each may be
+// NULL, and basis too); returns the larger of -lo and hi. dtsim_band_set fills r's.
+double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double *hi);
+void dtsim_band_set(const dtsim_opts *o, dtsim_result *r);
+// r's band as printed: "±7.1 %" when symmetric, else "-17.6 % / +227.4 %"
+const char *dtsim_band_text(const dtsim_result *r, char *buf, size_t n);
 // The GPU generation of a profile, as bench/HELDOUT.md groups its runs: "pascal" (P100,
 // P40), "volta" (V100), "ampere" (A100), "hopper" (H100, H200)
 const char *dtsim_generation(const char *gpu);

@@ -193,7 +193,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
-    r->band = dtsim_band(o, NULL, 0);
+    dtsim_band_set(o, r);
     r->wall_s = 0;
     if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net);  // ZeRO's collectives instead
     free(b);

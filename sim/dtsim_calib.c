@@ -32,7 +32,7 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
     } else {
         row = dt_gpu_calib_by_id(a);
         if (!row) {
-            fprintf(stderr, "dtsim: option --calib: '%s' is not a row of the calibration table "
+            fprintf(stderr, "dtsim: option --calib %s: not a row of the calibration table "
                             "(`dtsim calibrations` lists them), table or none\n", a);
             return 2;
         }

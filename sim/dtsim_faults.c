@@ -14,11 +14,16 @@
 #include "opt_table.h"
 #include "gpu.h"
 #include "straggler.h"
+#include "zero.h"
 
-// Bytes of a checkpoint per trainable parameter: fp32 weights and the momentum of SGD or
-// LARS (in mixed precision the fp32 master weights; the half copy is rebuilt from them).
-#define CKPT_BYTES_PER_PARAM 8.0
+// A checkpoint holds per trainable parameter the fp32 weights (in mixed precision the fp32
+// master; the half copy is rebuilt from it) and the optimizer's fp32 state: SGD's or LARS's
+// momentum (8 bytes in all), AdamW's or LAMB's two moments (12): sim/zero.h's count.
 #define DEFAULT_STORAGE_BW 2e9  // bytes/s a node writes to the checkpoint store
+// The shared cap of the checkpoint store when --fs-bw is not given: a parallel file system of
+// about one DDN AI400X2-class appliance's write bandwidth (~65-100 GB/s), ASSUMED; a buyer's
+// own store's figure goes in --fs-bw.
+#define DEFAULT_FS_BW 100e9
 #define DEFAULT_RESTART_S 300.0 // relaunch: scheduler, process start, communicator set-up
 #define MC_TRIALS 1000
 
@@ -60,8 +65,11 @@ static const dt_opt fault_rows[] = {
      .parse = straggler, .help = "slow GPUs, simulated: rank:R:F, node:N:F (F times slower),\n"
      "cv:X (every rank, every step: lognormal, mean 1, CV X, seeded\nby --seed); e.g. "
      "node:3:1.3,cv:0.05. Reports the step's median,\np95 and max against the perfect cluster"},
-    {.name = "mtbf", .arg = "HOURS", .type = DT_OPT_REAL, AT(mtbf_h), .lo = 1e-3, .hi = 1e9,
-     .want = "a number of hours > 0", .help = "the job's mean time between failures, or"},
+    {.name = "mtbf", .arg = "HOURS", .type = DT_OPT_REAL, AT(gpu_mtbf_h), .lo = 1e-3,
+     .hi = 1e12, .want = "a number of hours > 0", .help = "one GPU's mean time between "
+     "failures, as vendors and papers\nquote it (the job's: HOURS / GPUs, printed), or"},
+    {.name = "job-mtbf", .arg = "HOURS", .type = DT_OPT_REAL, AT(mtbf_h), .lo = 1e-3,
+     .hi = 1e9, .want = "a number of hours > 0", .help = "the whole job's MTBF, or"},
     {.name = "fail-rate", .arg = "X", .type = DT_OPT_REAL, AT(fail_gpu_h), .lo = 0, .hi = 1,
      .want = "failures per GPU-hour in [0, 1]",
      .help = "failures per GPU-hour (Llama 3: 2e-5) and/or"},
@@ -75,7 +83,8 @@ static const dt_opt fault_rows[] = {
     {.name = "storage-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(storage_bw),
      .parse = bandwidth, .help = "per node, to the checkpoint store (default 2GB/s)"},
     {.name = "fs-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(fs_bw), .parse = bandwidth,
-     .help = "the store's shared cap"},
+     .help = "the store's shared cap (default 100GB/s: a parallel file\nsystem of about one "
+     "appliance, assumed)"},
     {.name = "restart", .arg = "S", .type = DT_OPT_REAL, AT(restart_s), .lo = 0, .hi = 1e7,
      .want = "a number of seconds >= 0",
      .help = "seconds to relaunch, before reading the checkpoint (300)"},
@@ -88,7 +97,7 @@ dt_opt_table dtsim_fault_table(dtsim_opts *o, unsigned char *given, const char *
 }
 
 int dtsim_has_failures(const dtsim_opts *o) {
-    return o->mtbf_h > 0 || o->fail_gpu_h > 0 || o->fail_node_h > 0;
+    return o->mtbf_h > 0 || o->gpu_mtbf_h > 0 || o->fail_gpu_h > 0 || o->fail_node_h > 0;
 }
 
 // Before the header: the straggler's ranks and nodes within the cluster, failure options
@@ -116,13 +125,13 @@ int dtsim_faults_check(const dtsim_opts *o) {
     int ck = o->ckpt_interval_s > 0 || o->storage_bw > 0 || o->fs_bw > 0 || o->restart_s >= 0 ||
              o->ckpt_async;
     if (ck && !dtsim_has_failures(o)) {
-        fprintf(stderr, "dtsim: checkpoint options need a failure rate: --mtbf HOURS, "
-                        "--fail-rate X or --node-fail-rate X\n");
+        fprintf(stderr, "dtsim: checkpoint options need a failure rate: --mtbf HOURS (per "
+                        "GPU), --job-mtbf HOURS, --fail-rate X or --node-fail-rate X\n");
         return 2;
     }
-    if (o->mtbf_h > 0 && (o->fail_gpu_h > 0 || o->fail_node_h > 0)) {
-        fprintf(stderr, "dtsim: --mtbf gives the job's MTBF; --fail-rate and --node-fail-rate "
-                        "derive it: give one or the other\n");
+    if ((o->mtbf_h > 0) + (o->gpu_mtbf_h > 0) + (o->fail_gpu_h > 0 || o->fail_node_h > 0) > 1) {
+        fprintf(stderr, "dtsim: --mtbf (one GPU's), --job-mtbf (the job's) and --fail-rate / "
+                        "--node-fail-rate each give the failure rate: give one or the other\n");
         return 2;
     }
     return 0;
@@ -133,11 +142,15 @@ static void goodput_of(const dtsim_opts *o, dtsim_result *r) {
     int gpn = o->cluster.gpus_per_node > 0 ? o->cluster.gpus_per_node : 1;
     double nodes = ceil((double)r->gpus / gpn);
     r->mtbf_s = o->mtbf_h > 0 ? 3600 * o->mtbf_h
-                              : 3600 / (o->fail_gpu_h * r->gpus + o->fail_node_h * nodes);
-    r->ckpt_bytes = CKPT_BYTES_PER_PARAM * (double)r->params;
+              : o->gpu_mtbf_h > 0 ? 3600 * o->gpu_mtbf_h / r->gpus  // independent GPUs
+              : 3600 / (o->fail_gpu_h * r->gpus + o->fail_node_h * nodes);
+    int moments = dt_zero_moments(dt_sim_optim_kind(o->model, o->lars));
+    r->ckpt_bytes = (4.0 + 4.0 * moments) * (double)r->params;
     // every node writes its share (ranks hold identical copies), up to the shared cap
     double bw = nodes * (o->storage_bw > 0 ? o->storage_bw : DEFAULT_STORAGE_BW);
-    if (o->fs_bw > 0 && o->fs_bw < bw) bw = o->fs_bw;
+    double cap = o->fs_bw > 0 ? o->fs_bw : DEFAULT_FS_BW;
+    if (cap < bw) bw = cap;
+    r->ckpt_write_bw = bw;
     r->ckpt_save_s = r->ckpt_bytes / bw;
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
     double copy = r->ckpt_bytes / r->gpus / (g ? g->host_bw : 12e9);  // its share over PCIe
@@ -208,13 +221,21 @@ void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     duration(w, sizeof w, r->wall_train_s);
     duration(mc, sizeof mc, r->mc_wall_s);
     duration(ci, sizeof ci, r->mc_ci_s);
-    fprintf(f, "failures: MTBF %.2f h for the job; checkpoint %.0f MB (fp32 weights + momentum) "
-               "%s %.3g s; restart %s\n", r->mtbf_s / 3600, r->ckpt_bytes / 1e6,
+    char per[64] = "";
+    if (o->gpu_mtbf_h > 0) snprintf(per, sizeof per, " (%.4g h per GPU / %d GPUs)", o->gpu_mtbf_h,
+                                    r->gpus);
+    int moments = dt_zero_moments(dt_sim_optim_kind(o->model, o->lars));
+    fprintf(f, "failures: MTBF %.2f h for the job%s; checkpoint %.0f MB (fp32 weights + %s) "
+               "written at %.3g GB/s (%s) %s %.3g s; restart %s\n", r->mtbf_s / 3600, per,
+            r->ckpt_bytes / 1e6, moments == 2 ? "two moments" : "momentum",
+            r->ckpt_write_bw / 1e9, o->fs_bw > 0 ? "--fs-bw" : r->ckpt_write_bw >= DEFAULT_FS_BW
+            ? "the default file system's cap, 100 GB/s: --fs-bw" : "--storage-bw per node",
             o->ckpt_async ? "stalls training (copy to host) for" : "blocks training for",
             r->ckpt_stall_s, rs);
     fprintf(f, "  every %s of training (%s; Young %s, Daly %s): %.2f interruptions expected, "
                "goodput %.1f %%\n", iv, o->ckpt_interval_s > 0 ? "--ckpt-interval" : "auto",
             yg, dl, r->failures, 100 * r->goodput);
-    fprintf(f, "  time-to-train with failures: %s ±%.1f %% (Monte-Carlo over %d runs: %s ± %s)\n",
-            w, 100 * r->band, MC_TRIALS, mc, ci);
+    char bt[48];
+    fprintf(f, "  time-to-train with failures: %s %s (Monte-Carlo over %d runs: %s ± %s)\n", w,
+            dtsim_band_text(r, bt, sizeof bt), MC_TRIALS, mc, ci);
 }

@@ -200,7 +200,7 @@ static const dt_opt dtsim_table[] = {
      .help = "calibrate: one GPU trains X images/s at this per-GPU batch and\nprecision (your "
      "framework's measured figure); every modelled\nkernel is scaled to match (default: the "
      "roofline's own, or the\npreset's paper figure; 0 = the roofline's)"},
-    {.name = "calib", .arg = "ROW", .type = DT_OPT_STRING, AT(o.calib_arg),
+    {.name = "calib", .arg = "NAME", .type = DT_OPT_STRING, AT(o.calib_arg),
      .help = "one GPU's speed from a row of the calibration table (`dtsim\ncalibrations` lists "
      "them), `table` (the row of the GPU, model\nfamily and precision, also for a preset), or "
      "`none` (the\nroofline alone). Default: --gpu-img-s, a preset's paper figure,\nelse the "

@@ -272,7 +272,7 @@ static const dt_opt plan_out[] = {
 // dtsim's rows that `dtsim plan` takes as they are (sim/dtsim_opts.c, sim/dtsim_faults.c)
 #define PLAN_DTSIM_ROWS "model,dataset-size,epochs"
 #define PLAN_OUT_ROWS "csv,json,quiet"
-#define PLAN_FAULT_ROWS "mtbf,node-fail-rate,ckpt-async,storage-bw,fs-bw,restart"
+#define PLAN_FAULT_ROWS "mtbf,job-mtbf,node-fail-rate,ckpt-async,storage-bw,fs-bw,restart"
 #define PLAN_TABLES DTSIM_PLAN_TABLES
 
 // The tables in --help's order: p's own rows, dtsim's into scratch, the job rows into p->par
@@ -451,7 +451,9 @@ static void evaluate(const plan_opts *p, plan_row *row) {
         return;
     }
     fflush(stderr);
-    if (dtsim_parse(argc, argv, &o) || dtsim_prepare(&o, &row->a)) {
+    int rc = dtsim_parse(argc, argv, &o);
+    o.plan_row = 1;
+    if (rc || dtsim_prepare(&o, &row->a)) {
         snprintf(row->reason, sizeof row->reason, "refused by dtsim (its message above)");
         return;
     }

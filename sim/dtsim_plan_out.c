@@ -157,8 +157,12 @@ void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_
         if (p->n_frate) fprintf(f, " %9s", r->c.frate);
         if (p->n_ckint) fprintf(f, " %6s", r->c.ckint);
         if (p->n_shard) fprintf(f, " %-10s", r->c.shard);
-        fprintf(f, " %8.3f ±%4.1f%% %10.2f ±%4.1f%% %4.0f%% %5.1f GiB%s %12s %7s%s\n",
-                r->time_s / 3600, 100 * r->a.band, r->cost, 100 * r->a.band,
+        char b[24];
+        if (fabs(r->a.band_lo + r->a.band_hi) < 1e-12)
+            snprintf(b, sizeof b, "±%4.1f%%", 100 * r->a.band_hi);
+        else snprintf(b, sizeof b, "%+.0f/%+.0f%%", 100 * r->a.band_lo, 100 * r->a.band_hi);
+        fprintf(f, " %8.3f %s %10.2f %s %4.0f%% %5.1f GiB%s %12s %7s%s\n",
+                r->time_s / 3600, b, r->cost, b,
                 100 * r->a.efficiency, mem_of(r) / 1073741824.0, gp, sim, d,
                 r->meets ? "" : "  misses");
     }
@@ -259,11 +263,11 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
         dt_json_write_real(&w, "price_gpu_hour", r->price);
         dt_json_write_real(&w, "train_s", r->a.train_s);
         dt_json_write_real(&w, "time_to_train_s", r->time_s);
-        dt_json_write_real(&w, "time_low_s", r->time_s * (1 - r->a.band));
-        dt_json_write_real(&w, "time_high_s", r->time_s * (1 + r->a.band));
+        dt_json_write_real(&w, "time_low_s", r->time_s * (1 + r->a.band_lo));
+        dt_json_write_real(&w, "time_high_s", r->time_s * (1 + r->a.band_hi));
         dt_json_write_real(&w, "cost", r->cost);
-        dt_json_write_real(&w, "cost_low", r->cost * (1 - r->a.band));
-        dt_json_write_real(&w, "cost_high", r->cost * (1 + r->a.band));
+        dt_json_write_real(&w, "cost_low", r->cost * (1 + r->a.band_lo));
+        dt_json_write_real(&w, "cost_high", r->cost * (1 + r->a.band_hi));
         dt_json_write_real(&w, "efficiency", r->a.efficiency);
         dt_json_write_real(&w, "mem_bytes_per_gpu", mem_of(r));
         if (r->a.has_goodput) dt_json_write_real(&w, "goodput", r->a.goodput);

@@ -24,18 +24,18 @@ int plan_plot(const plan_opts *p, const plan_row *rows, int n) {
     double tmin = INFINITY, tmax = 0, cmin = INFINITY, cmax = 0;
     for (int i = 0; i < shown; i++) {
         const plan_row *r = &rows[i];
-        double t = r->time_s / 3600, c = r->cost, b = r->a.band;
+        double t = r->time_s / 3600, c = r->cost, l = r->a.band_lo, h = r->a.band_hi;
         ax[i] = t, ay[i] = c;
         if (r->confirmed > 0) cx[nc] = r->sim_time_s / 3600, cy[nc++] = r->sim_cost;
         // the band: a horizontal bar, a gap, a vertical bar, a gap
-        bx[nb] = t * (1 - b), by[nb++] = c;
-        bx[nb] = t * (1 + b), by[nb++] = c;
+        bx[nb] = t * (1 + l), by[nb++] = c;
+        bx[nb] = t * (1 + h), by[nb++] = c;
         bx[nb] = t, by[nb++] = NAN;
-        bx[nb] = t, by[nb++] = c * (1 - b);
-        bx[nb] = t, by[nb++] = c * (1 + b);
+        bx[nb] = t, by[nb++] = c * (1 + l);
+        bx[nb] = t, by[nb++] = c * (1 + h);
         bx[nb] = t, by[nb++] = NAN;
-        tmin = fmin(tmin, t * (1 - b)), tmax = fmax(tmax, t * (1 + b));
-        cmin = fmin(cmin, c * (1 - b)), cmax = fmax(cmax, c * (1 + b));
+        tmin = fmin(tmin, t * (1 + l)), tmax = fmax(tmax, t * (1 + h));
+        cmin = fmin(cmin, c * (1 + l)), cmax = fmax(cmax, c * (1 + h));
     }
     double dx[2] = {p->deadline_h, p->deadline_h}, dy[2] = {cmin, cmax};
     double ux[2] = {fmin(tmin, p->deadline_h > 0 ? p->deadline_h : tmin), fmax(tmax, p->deadline_h)};

@@ -30,31 +30,47 @@ const char *dtsim_generation(const char *gpu) {
     return "hopper";  // h100, h100-pcie, h200
 }
 
-double dtsim_band(const dtsim_opts *o, char *basis, size_t n) {
-    char tmp[8];
+double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double *hi) {
+    char tmp[160];
+    double l, h;
     if (!basis) basis = tmp, n = sizeof tmp;
+    if (!lo) lo = &l;
+    if (!hi) hi = &h;
     if (o->has_profile) {
         snprintf(basis, n, "measured runs, bench/VALIDATION.md");
-        return BAND_VALIDATION;
+        return *lo = -BAND_VALIDATION, *hi = BAND_VALIDATION;
     }
     if (o->calib_fitted) {
         snprintf(basis, n, "in-sample: the preset's own paper figure, bench/PAPERS.md");
-        return BAND_PAPERS;
+        return *lo = -BAND_PAPERS, *hi = BAND_PAPERS;
     }
     int cal = o->gpu_img_s > 0;  // a table row, or the user's own figure
     const char *gen = dtsim_generation(o->cluster.gpu);
-    for (size_t i = 0; i < sizeof dtsim_heldout / sizeof dtsim_heldout[0]; i++) {
+    size_t k = sizeof dtsim_heldout / sizeof dtsim_heldout[0];
+    for (size_t i = 0; i < k; i++) {
         if (strcmp(dtsim_heldout[i].gen, gen) || dtsim_heldout[i].calibrated != cal) continue;
-        snprintf(basis, n, "held out: the largest error of %d %s runs %s, bench/HELDOUT.md",
+        snprintf(basis, n, "held out: the errors of %d %s runs %s, bench/HELDOUT.md",
                  dtsim_heldout[i].runs, dtsim_heldout[i].own ? gen : "(every generation's)",
                  cal ? "calibrated from the table" : "on the roofline alone");
-        return dtsim_heldout[i].band;
+        *lo = dtsim_heldout[i].lo, *hi = dtsim_heldout[i].hi;
+        return fmax(-*lo, *hi);
     }
-    snprintf(basis, n, "no held-out run measures it: the largest error of bench/HELDOUT.md");
-    double b = 0;
-    for (size_t i = 0; i < sizeof dtsim_heldout / sizeof dtsim_heldout[0]; i++)
-        if (dtsim_heldout[i].band > b) b = dtsim_heldout[i].band;
-    return b;
+    snprintf(basis, n, "no held-out run measures it: the widest of bench/HELDOUT.md");
+    *lo = *hi = 0;
+    for (size_t i = 0; i < k; i++)
+        *lo = fmin(*lo, dtsim_heldout[i].lo), *hi = fmax(*hi, dtsim_heldout[i].hi);
+    return fmax(-*lo, *hi);
+}
+
+void dtsim_band_set(const dtsim_opts *o, dtsim_result *r) {
+    r->band = dtsim_band(o, NULL, 0, &r->band_lo, &r->band_hi);
+}
+
+// "±7.1 %" for a symmetric band, "-17.6 % / +227.4 %" for another
+const char *dtsim_band_text(const dtsim_result *r, char *buf, size_t n) {
+    if (fabs(r->band_lo + r->band_hi) < 1e-12) snprintf(buf, n, "±%.1f %%", 100 * r->band_hi);
+    else snprintf(buf, n, "%+.1f %% / %+.1f %%", 100 * r->band_lo, 100 * r->band_hi);
+    return buf;
 }
 
 // What one GPU's speed rests on, after the time-to-train lines
@@ -172,35 +188,38 @@ static void samples_of(const dtsim_opts *o, char *buf, size_t n) {
 // Time-to-train with its band, GPU-hours (and cost, --price-gpu-hour) with the same band,
 // and what the band does not cover.
 static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
-    char t[32], lo[32], hi[32], basis[160];
-    double b = dtsim_band(o, basis, sizeof basis);
+    char t[32], lo[32], hi[32], basis[160], bt[48];
+    double l = r->band_lo, h = r->band_hi;
+    dtsim_band(o, basis, sizeof basis, NULL, NULL);
+    dtsim_band_text(r, bt, sizeof bt);
     dtsim_duration(r->train_s, t, sizeof t);
-    dtsim_duration(r->train_s * (1 - b), lo, sizeof lo);
-    dtsim_duration(r->train_s * (1 + b), hi, sizeof hi);
+    dtsim_duration(r->train_s * (1 + l), lo, sizeof lo);
+    dtsim_duration(r->train_s * (1 + h), hi, sizeof hi);
     char what[48];
     samples_of(o, what, sizeof what);
-    fprintf(f, "time-to-train: %s ±%.1f %% (%s to %s; %s), %g epochs of %.0f %s%s\n", t,
-            100 * b, lo, hi, basis, o->epochs, o->dataset, what,
+    fprintf(f, "time-to-train: %s %s (%s to %s; %s), %g epochs of %.0f %s%s\n", t, bt, lo, hi,
+            basis, o->epochs, o->dataset, what,
             dtsim_batch_beyond(o, r->global_batch) ? " (if they reach the accuracy at this "
                                                       "batch: see the warning)" : "");
-    fprintf(f, "GPU-hours: %.1f ±%.1f %% (%.1f to %.1f)", r->gpu_hours, 100 * b,
-            r->gpu_hours * (1 - b), r->gpu_hours * (1 + b));
+    fprintf(f, "GPU-hours: %.1f %s (%.1f to %.1f)", r->gpu_hours, bt, r->gpu_hours * (1 + l),
+            r->gpu_hours * (1 + h));
     if (o->price > 0)
         fprintf(f, "; cost at %g per GPU-hour: %.2f (%.2f to %.2f)", o->price,
-                r->gpu_hours * o->price, r->gpu_hours * o->price * (1 - b),
-                r->gpu_hours * o->price * (1 + b));
+                r->gpu_hours * o->price, r->gpu_hours * o->price * (1 + l),
+                r->gpu_hours * o->price * (1 + h));
     fprintf(f, "; two runs closer than the band are a tie\n");
     print_calibration(f, o, r);
 }
 
 void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n) {
-    char basis[160];
-    double b = dtsim_band(o, basis, sizeof basis);
+    char basis[160], bt[48] = "";
+    dtsim_band(o, basis, sizeof basis, NULL, NULL);
+    if (n > 0) dtsim_band_text(&r[0], bt, sizeof bt);
     int beyond = 0;
     for (int i = 0; i < n; i++) beyond |= dtsim_batch_beyond(o, r[i].global_batch);
     char what[48];
     samples_of(o, what, sizeof what);
-    fprintf(f, "train: ±%.1f %% (%s), %g epochs of %.0f %s%s\n", 100 * b, basis, o->epochs,
+    fprintf(f, "train: %s (%s), %g epochs of %.0f %s%s\n", bt, basis, o->epochs,
             o->dataset, what, beyond ? "; some batches beyond the published (see the warning)" : "");
     if (n > 0) print_calibration(f, o, &r[0]);
 }
@@ -304,17 +323,19 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
     dt_json_write_real(w, "time_scale", r->time_scale);
     dt_json_write_int(w, "params", r->params);
     dt_json_write_real(w, "band", r->band);
-    dt_json_write_real(w, "train_s_low", r->train_s * (1 - r->band));
-    dt_json_write_real(w, "train_s_high", r->train_s * (1 + r->band));
+    dt_json_write_real(w, "band_low", r->band_lo);
+    dt_json_write_real(w, "band_high", r->band_hi);
+    dt_json_write_real(w, "train_s_low", r->train_s * (1 + r->band_lo));
+    dt_json_write_real(w, "train_s_high", r->train_s * (1 + r->band_hi));
     dt_json_write_real(w, "gpu_hours", r->gpu_hours);
-    dt_json_write_real(w, "gpu_hours_low", r->gpu_hours * (1 - r->band));
-    dt_json_write_real(w, "gpu_hours_high", r->gpu_hours * (1 + r->band));
+    dt_json_write_real(w, "gpu_hours_low", r->gpu_hours * (1 + r->band_lo));
+    dt_json_write_real(w, "gpu_hours_high", r->gpu_hours * (1 + r->band_hi));
     if (o->price > 0) {
         double cost = r->gpu_hours * o->price;
         dt_json_write_real(w, "price_gpu_hour", o->price);
         dt_json_write_real(w, "cost", cost);
-        dt_json_write_real(w, "cost_low", cost * (1 - r->band));
-        dt_json_write_real(w, "cost_high", cost * (1 + r->band));
+        dt_json_write_real(w, "cost_low", cost * (1 + r->band_lo));
+        dt_json_write_real(w, "cost_high", cost * (1 + r->band_hi));
     }
     dt_json_write_string(w, "band_basis", basis);
     char cal[96];
@@ -355,6 +376,7 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
     if (r->has_goodput) {
         dt_json_write_real(w, "mtbf_s", r->mtbf_s);
         dt_json_write_real(w, "ckpt_bytes", r->ckpt_bytes);
+        dt_json_write_real(w, "ckpt_write_bw", r->ckpt_write_bw);
         dt_json_write_real(w, "ckpt_interval_s", r->ckpt_interval_s);
         dt_json_write_real(w, "ckpt_stall_s", r->ckpt_stall_s);
         dt_json_write_real(w, "restart_s", r->restart_total_s);
@@ -379,7 +401,7 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
 
 void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n) {
     char basis[160];
-    dtsim_band(o, basis, sizeof basis);
+    dtsim_band(o, basis, sizeof basis, NULL, NULL);
     dt_json_writer w;
     dt_json_writer_init(&w, stdout);
     dt_json_begin_array(&w, NULL);

@@ -456,7 +456,7 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
-    r->band = dtsim_band(o, NULL, 0);
+    dtsim_band_set(o, r);
 }
 
 // ---- will it fit? ----
@@ -534,6 +534,18 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
         if ((rc = profile_scales(o, r))) return rc;
         r->single_iter_s = 0;
         for (int k = 0; k < DT_N_KINDS; k++) r->single_iter_s += one.kind_seconds[k] * r->kind_scale[k];
+    }
+    // one modelled GPU's memory (dtsim plan's check; the gpt models' in dtsim_gpt_prepare)
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    if (!o->plan_row && !o->cpu && !o->no_memory_check && !r->has_mem && g &&
+        (double)used > g->mem_bytes) {
+        fprintf(stderr, "dtsim: %s at %d %s per GPU%s needs %.1f GiB of one %s's memory, which "
+                "has %.0f GiB (its weights, gradients, optimizer state and activations; dtsim "
+                "plan refuses the same): lower --per-gpu-batch, split it with --accumulate K, "
+                "or --no-memory-check to simulate anyway\n", o->model, o->per_gpu_batch,
+                dtsim_samples(o), o->accumulate > 1 ? " (in micro-batches)" : "",
+                (double)used / 1073741824.0, g->name, g->mem_bytes / 1073741824.0);
+        return 2;
     }
     size_t arena = used + ARENA_MARGIN, least = 2 * max_alloc + ARENA_MARGIN;
     if (arena > ARENA_CAP) arena = least > ARENA_CAP ? least : ARENA_CAP;

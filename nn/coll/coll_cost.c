@@ -262,8 +262,16 @@ double dt_cost_ps(const dt_coll_opts *o, int p, double bytes) {
     return ps(p, bytes, outer_link(o));
 }
 
+// A ring steps at its slowest edge's pace: inside one node (p <= group) every edge is the
+// node's own link; across nodes some edges cross the network and the rest stay inside, so
+// its link is the worse of the two (a DGX-1 with four EDR NICs: 50 GB/s out of the node,
+// 25 GB/s over one NVLink 2.0 link inside it).
 double dt_cost_ring(const dt_coll_opts *o, int p, double bytes) {
-    return ring(o, p, bytes, outer_link(o));
+    link_t l = outer_link(o), in = intra_link(o);
+    if (o->group > 1 && in.b > 0 && p <= o->group) return ring(o, p, bytes, in);
+    if (o->group > 1 && p > o->group && in.b > l.b) l.b = in.b;
+    if (o->group > 1 && p > o->group && in.a > l.a) l.a = in.a;
+    return ring(o, p, bytes, l);
 }
 
 double dt_cost_rhd(const dt_coll_opts *o, int p, double bytes) {

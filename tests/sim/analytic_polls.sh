@@ -10,7 +10,9 @@ set -u
 import json, subprocess, sys
 dtsim = sys.argv[1]
 def run(*extra):
-    p = subprocess.run([dtsim, "--algo", "dbtree", "--gpus", "32", "--json", "--quiet", *extra],
+    # the cluster it was measured on: one EDR NIC per node, fp32 on the roofline alone
+    p = subprocess.run([dtsim, "--algo", "dbtree", "--gpus", "32", "--nics", "1", "--precision",
+                        "fp32", "--calib", "none", "--json", "--quiet", *extra],
                        capture_output=True, text=True)
     if p.returncode:
         print(p.stderr); print("FAIL: dtsim " + " ".join(extra)); sys.exit(1)

@@ -141,7 +141,7 @@ PYEOF
   grep -q "64 nodes x 8 h100, NVSwitch 450 GB/s 1 us inside a node, 4 x 400 Gb/s (50 GB/s) NIC" "$W/o1" || { cat "$W/o1"; fail "the H100 offer is not described as offered"; }
   grep -q "128 nodes x 4 a100, NVLink 100 GB/s 1 us inside a node, 4 x 200 Gb/s (25 GB/s) NIC" "$W/o2" || { cat "$W/o2"; fail "the A100 offer is not described as offered"; }
   for o in o1 o2; do
-    grep -q "^time-to-train: .* ±[0-9.]* % (.* to .*; held out: the largest error of [0-9]* .* runs .*, bench/HELDOUT.md)" "$W/$o" && grep -q "^GPU-hours: .* ±[0-9.]* %" "$W/$o" ||
+    grep -q "^time-to-train: .* [-+][0-9.]* % / +[0-9.]* % (.* to .*; held out: the errors of [0-9]* .* runs .*, bench/HELDOUT.md)" "$W/$o" && grep -q "^GPU-hours: .* [-+][0-9.]* % / +[0-9.]* %" "$W/$o" ||
       { cat "$W/$o"; fail "$o: no time-to-train or GPU-hours with their band"; }
     ! grep -q "warning" "$W/$o" || { cat "$W/$o"; fail "$o: a warning for a plausible offer"; }
   done
@@ -169,7 +169,7 @@ units)
   W400="dtsim: warning: --net-bw 400: 400 GB/s (3200 Gb/s) per NIC is beyond any NIC that exists (the fastest: 800 Gb/s = 100 GB/s); a plain number is GB/s: if you meant 400 Gb/s (50 GB/s), write 400Gb"
   expect "Gb/s typed as GB/s" 0 "$W400" $R --net-bw 400
   head -1 "$W/e.err" | grep -q -F "$W400" || fail "the warning is not the first line"
-  grep -q "1 x 3200 Gb/s (400 GB/s) NIC" "$W/e.out" || { cat "$W/e.out"; fail "the warned figure is not the one described"; }
+  grep -q "4 x 3200 Gb/s (400 GB/s) NIC" "$W/e.out" || { cat "$W/e.out"; fail "the warned figure is not the one described"; }
   expect "bytes beyond any NIC" 0 "GB is bytes: if you meant 200 Gb/s (25 GB/s), write 200Gb" $R --net-bw 200GB
   expect "bits beyond any NIC" 0 "give one NIC's bandwidth and their count with --nics" $R --net-bw 3200Gb
   expect "beyond NVLink 5" 0 "dtsim: warning: --intra-bw 3600: 3600 GB/s (28800 Gb/s) per direction inside a node is beyond the fastest NVLink (NVLink 5: 900 GB/s one direction, 1.8 TB/s both); a plain number is GB/s: if you meant 3600 Gb/s (450 GB/s), write 3600Gb" $R --intra-bw 3600
@@ -236,15 +236,17 @@ b = r["band"]
 close = lambda a, e: abs(a - e) <= 1e-5 * abs(e)
 assert close(r["gpu_hours"], r["gpus"] * r["train_s"] / 3600), r
 assert close(r["cost"], 2.5 * r["gpu_hours"]), r
+lo, hi = r["band_low"], r["band_high"]
+assert lo <= 0 <= hi and b == max(-lo, hi), r
 for k in ("train_s", "gpu_hours", "cost"):
-    assert close(r[k + "_low"], r[k] * (1 - b)) and close(r[k + "_high"], r[k] * (1 + b)), (k, r)
-assert r["band_basis"].startswith("held out: the largest error of") and r["band_basis"].endswith("bench/HELDOUT.md"), r
+    assert close(r[k + "_low"], r[k] * (1 + lo)) and close(r[k + "_high"], r[k] * (1 + hi)), (k, r)
+assert r["band_basis"].startswith("held out: the errors of") and r["band_basis"].endswith("bench/HELDOUT.md"), r
 assert r["calibration"] == "calibrated: dle-pyt-rn50-v100-amp", r
 assert "DeepLearningExamples" in r["calibration_source"], r
 print("ok: band %.3f (%s); GPU-hours %.3f, cost %.3f" % (b, r["band_basis"], r["gpu_hours"], r["cost"]))
 PYEOF
-  grep -q "^time-to-train: .* ±[0-9.]* % (.* to .*; held out: the largest error of .*, bench/HELDOUT.md), 90 epochs of 1281167 images" "$W/b.err" &&
-    grep -q "^GPU-hours: .* ±[0-9.]* % (.* to .*); cost at 2.5 per GPU-hour: .* (.* to .*); two runs closer than the band are a tie" "$W/b.err" &&
+  grep -q "^time-to-train: .* [-+][0-9.]* % / +[0-9.]* % (.* to .*; held out: the errors of .*, bench/HELDOUT.md), 90 epochs of 1281167 images" "$W/b.err" &&
+    grep -q "^GPU-hours: .* [-+][0-9.]* % / +[0-9.]* % (.* to .*); cost at 2.5 per GPU-hour: .* (.* to .*); two runs closer than the band are a tie" "$W/b.err" &&
     grep -q "^calibrated: dle-pyt-rn50-v100-amp: one v100 trains 1200.0 images/s at 256 per GPU in fp16 (PyTorch 21.03 (NGC), AMP; NVIDIA/DeepLearningExamples" "$W/b.err" ||
     { cat "$W/b.err"; fail "the text lacks the band or the calibration"; }
   # a GPU whose speed the table has no row for says so, and its band is the roofline's
@@ -253,7 +255,7 @@ PYEOF
     grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "h100: not said uncalibrated"; }
   # --calib: a row, table, none; refusals name the option
   "$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib dle-mx-rn50-v100-amp >"$W/c" 2>&1 && grep -q "^calibrated: dle-mx-rn50-v100-amp: one v100 trains 1376.0 images/s at 192" "$W/c" || { cat "$W/c"; fail "--calib ROW"; }
-  for bad in "nosuchrow:is not a row of the calibration table" "dle-pyt-rn50-a100-amp:that row measured the a100, and this run simulates the v100" "dle-pyt-bert128-v100-amp:that row measured gpt2-medium, a transformer, and this run trains resnet20"; do
+  for bad in "nosuchrow:not a row of the calibration table" "dle-pyt-rn50-a100-amp:that row measured the a100, and this run simulates the v100" "dle-pyt-bert128-v100-amp:that row measured gpt2-medium, a transformer, and this run trains resnet20"; do
     out=$("$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib "${bad%%:*}" 2>&1); rc=$?
     [ $rc -eq 2 ] && echo "$out" | grep -q -F "option --calib ${bad%%:*}" && echo "$out" | grep -q -F "${bad#*:}" || { echo "$out"; fail "--calib ${bad%%:*}: exit $rc"; }
   done
@@ -432,8 +434,8 @@ calibration)
   # bad values and --device cpu exit 2.
   X=$(awk -v r="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.1f", 50 + r % 2000 }')
   echo "# --gpu-img-s $X"
-  G="--gpus 16 --gpus-per-node 8 --model resnet20 --per-gpu-batch 64 --iters 1 --json --quiet"
-  "$DTSIM" $G >"$W/raw" 2>&1 || { cat "$W/raw"; fail "uncalibrated run"; }
+  G="--gpus 16 --gpus-per-node 8 --nics 1 --precision fp32 --model resnet20 --per-gpu-batch 64 --iters 1 --json --quiet"
+  "$DTSIM" $G --calib none >"$W/raw" 2>&1 || { cat "$W/raw"; fail "uncalibrated run"; }
   "$DTSIM" $G --gpu-img-s "$X" >"$W/cal" 2>&1 || { cat "$W/cal"; fail "calibrated run"; }
   one=$(num single_gpu_iter_s "$W/cal"); roof=$(num roofline_single_gpu_iter_s "$W/cal"); s=$(num time_scale "$W/cal")
   close "$one" "$(awk -v x="$X" 'BEGIN { printf "%.12g", 64 / x }')" 1e-6 || fail "one GPU: $one s per step, expected 64/$X"
@@ -448,7 +450,7 @@ calibration)
     fail "16 GPUs' compute $cc s is not below $cs: the allreduce's reductions were scaled too"
   echo "ok: one GPU $one s = 64 / $X (roofline $roof s, kernels x $s); 16 GPUs' compute $cc s, just below ($cr - $up) x $s + $up = $cs (the reductions are not scaled)"
   "$DTSIM" --preset goyal2017 --gpus 16 --gpu v100 --iters 1 --warmup 0 >"$W/v100" 2>&1 || { cat "$W/v100"; fail "goyal2017 on v100"; }
-  ! grep -q '^calibrated' "$W/v100" || fail "goyal2017 on a V100 kept the P100 paper's figure"
+  grep -q '^calibrated: dle-pyt-rn50-v100-fp32: one v100 trains 367.0' "$W/v100" || { cat "$W/v100"; fail "goyal2017 on a V100 kept the P100 paper's figure, or did not take the table's V100 fp32 row"; }
   for bad in "--gpu-img-s -5" "--gpu-img-s fast" "--gpu-img-s nan" "--gpu-img-s 100 --device cpu" "--gpu-img-s 1e8"; do
     "$DTSIM" --gpus 16 $bad >"$W/bad" 2>&1; rc=$?
     [ $rc -eq 2 ] || { cat "$W/bad"; fail "'$bad' exited $rc, not 2"; }
@@ -550,10 +552,12 @@ profile)
 coarsen_dbtree)
   # --coarsen-dbtree K: dbtree's pipeline merged K segments per simulated message
   # (nn/coll/coll_coarsen.c; within 1 % of the cost model on an uncontended fabric, tests/coll
-  # coarsened cases). Here on the default fat tree, the allreduce after backward: the option
+  # coarsened cases). Here on a fat tree of one EDR NIC per node (the default node before it
+  # had a DGX-1's four: with four, the simulated dbtree is 26 % under the model, a gap of the
+  # fabric's model, not of the coarsening), the allreduce after backward: the option
   # reaches the ranks (the time moves), the iteration moves by at most 2 %, and the
   # coarsened allreduce stays within 3 % of the α-β-γ model.
-  O="--gpus 32 --algo dbtree --no-overlap --iters 1 --json --quiet"
+  O="--gpus 32 --nics 1 --algo dbtree --no-overlap --iters 1 --json --quiet"
   "$DTSIM" $O >"$W/fine" 2>&1 || { cat "$W/fine"; fail "fine dbtree"; }
   "$DTSIM" $O --coarsen-dbtree 4 >"$W/coarse" 2>&1 || { cat "$W/coarse"; fail "--coarsen-dbtree 4"; }
   a=$(num iter_s "$W/fine"); b=$(num iter_s "$W/coarse"); c=$(num comm_s "$W/coarse"); m=$(num model_comm_s "$W/coarse")
@@ -610,9 +614,17 @@ bad_input)
   # a per-GPU batch whose single largest buffer cannot be mapped: exit 2 before simulating,
   # saying what to change (the whole modelled memory never needs to fit)
   expect2 "absurd per-GPU batch" "lower --per-gpu-batch" --gpus 16 --per-gpu-batch 60000
+  expect2 "a batch beyond the GPU's memory" "dtsim: resnet50 at 2048 images per GPU needs" --gpus 8 --gpu v100 --per-gpu-batch 2048
   # more simulated GPUs than memory holds (the estimate: 2^20 GPUs need ~57 TiB): exit 2
   # before simulating, with the count that fits and the override
-  expect2 "more GPUs than memory holds" "GPUs fit here" --gpus 1048576
+  # (a single run is answered analytically instead, saying so and why, in the JSON too)
+  "$DTSIM" --gpus 1048576 --iters 1 --json >"$W/big.json" 2>"$W/big.err" || { cat "$W/big.err"; fail "1M GPUs: exit $?"; }
+  grep -q "dtsim: warning: simulating 1048576 GPUs needs about .* GiB of memory .* GPUs fit here: answered with --analytic instead" "$W/big.err" ||
+    { cat "$W/big.err"; fail "1M GPUs: no warning that it moved to --analytic"; }
+  "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))[0]; assert r["analytic"] is True and any("answered with --analytic" in w for w in r["warnings"]), r' "$W/big.json" ||
+    fail "1M GPUs: the JSON does not say it is analytic, or lacks the warning"
+  echo "ok: 1M GPUs: answered with --analytic, the warning on stderr and in the JSON"
+  expect2 "more GPUs than memory holds, in a sweep" "GPUs fit here" sweep --sweep-gpus 16,1048576
   # an output that cannot be written is refused before the simulation, not after it
   expect2 "unwritable trace" "no/such/dir/t.json" --gpus 16 --trace "$W/no/such/dir/t.json"
   expect2 "unwritable csv" "no/such/dir/r.csv" --gpus 16 --csv "$W/no/such/dir/r.csv"

@@ -3,8 +3,8 @@
 
 Reads the committed table (bench/HELDOUT.md, "Runs"), recomputes from its errors, on its own,
 the band of each GPU generation calibrated from the table and on the roofline alone (the
-largest absolute error of that generation's runs, or of every generation's where it has fewer
-than two), checks sim/dtsim_heldout.h carries exactly those, and that dtsim's JSON prints
+most negative and most positive error, 0 included, of that generation's runs, or of every
+generation's where it has fewer than two), checks sim/dtsim_heldout.h carries exactly those, and that dtsim's JSON prints
 them: for a run of each generation calibrated by default and with --calib none, a preset on
 its own paper's figure (bench/PAPERS.md's largest time error), and that every held-out run's
 published figure lies inside its own printed band.
@@ -39,21 +39,24 @@ if len(gens) < 4:
 
 want = {}
 for cal in (1, 0):
-    pool = [(r["gen"], abs(r["err"] if cal else r["roof"])) for r in rows if r["cal"] or not cal]
+    pool = [(r["gen"], r["err"] if cal else r["roof"]) for r in rows if r["cal"] or not cal]
     for g in gens:
         mine = [e for gg, e in pool if gg == g]
-        want[(g, cal)] = max(mine) if len(mine) >= 2 else max(e for _, e in pool)
+        if len(mine) < 2:
+            mine = [e for _, e in pool]
+        want[(g, cal)] = (min(0.0, min(mine)), max(0.0, max(mine)))
 
 have = {}
-for m in re.finditer(r'\{"(\w+)", (\d), (\d+), (\d), ([0-9.]+)\}',
+for m in re.finditer(r'\{"(\w+)", (\d), (\d+), (\d), (-?[0-9.]+), (-?[0-9.]+)\}',
                      open(root + "/sim/dtsim_heldout.h").read()):
-    have[(m.group(1), int(m.group(2)))] = float(m.group(5))
+    have[(m.group(1), int(m.group(2)))] = (float(m.group(5)), float(m.group(6)))
 for k, v in want.items():
-    if k not in have or abs(have[k] - v) > 6e-5:  # the header's 4 decimals
-        fail("sim/dtsim_heldout.h: %s %s band %s, the table gives %.4f" % (
+    if k not in have or max(abs(have[k][0] - v[0]), abs(have[k][1] - v[1])) > 1e-9:
+        fail("sim/dtsim_heldout.h: %s %s band %s, the table gives %s" % (
             k[0], "calibrated" if k[1] else "roofline", have.get(k), v))
 print("ok: sim/dtsim_heldout.h = the bands recomputed from bench/HELDOUT.md's %d runs: %s" % (
-    len(rows), ", ".join("%s %s ±%.1f %%" % (g, "cal" if c else "roof", 100 * v)
+    len(rows), ", ".join("%s %s %+.1f/%+.1f %%" % (g, "cal" if c else "roof", 100 * v[0],
+                                                   100 * v[1])
                          for (g, c), v in sorted(want.items()))))
 
 
@@ -73,9 +76,13 @@ for g in gens:
         is_cal = r["calibration"] != "uncalibrated (roofline)"
         if is_cal != bool(cal):
             fail("%s %s: calibration %r" % (GPU[g], extra, r["calibration"]))
-        if abs(r["band"] - want[(g, cal)]) > 6e-5 or "bench/HELDOUT.md" not in r["band_basis"]:
-            fail("%s %s: band %.4f (%s), the table gives %.4f" % (
-                GPU[g], extra, r["band"], r["band_basis"], want[(g, cal)]))
+        lo, hi = want[(g, cal)]
+        if (abs(r["band_low"] - lo) > 1e-12 or abs(r["band_high"] - hi) > 1e-12 or
+                abs(r["band"] - max(-lo, hi)) > 1e-12 or "bench/HELDOUT.md" not in r["band_basis"]
+                or abs(r["train_s_low"] - r["train_s"] * (1 + lo)) > 1e-9 * r["train_s"]
+                or abs(r["train_s_high"] - r["train_s"] * (1 + hi)) > 1e-9 * r["train_s"]):
+            fail("%s %s: band %s to %s (%s), the table gives %s" % (
+                GPU[g], extra, r["band_low"], r["band_high"], r["band_basis"], want[(g, cal)]))
 print("ok: dtsim's JSON band for every generation, calibrated and not, is the table's")
 
 papers = []
@@ -84,13 +91,15 @@ for line in open(root + "/bench/PAPERS.md"):
     if len(c) > 8 and re.match(r"^[a-z]+20\d\d$", c[1]) and c[8].endswith("%"):
         papers.append(abs(float(c[8].replace("%", ""))) / 100)
 r = band(["--preset", "goyal2017", "--gpus", "16"])
-if not (max(papers) <= r["band"] <= max(papers) + 0.005) or "in-sample" not in r["band_basis"]:
+if (not (max(papers) <= r["band"] <= max(papers) + 0.005) or "in-sample" not in r["band_basis"]
+        or r["band_low"] != -r["band"] or r["band_high"] != r["band"]):
     fail("a preset on its paper's figure: band %.4f (%s), PAPERS.md's largest %.4f" % (
         r["band"], r["band_basis"], max(papers)))
 print("ok: a preset on its own paper's figure: ±%.1f %% in-sample (bench/PAPERS.md)" %
       (100 * r["band"]))
 
-inside = [x for x in rows if abs(x["err"]) <= want[(x["gen"], 1 if x["cal"] else 0)] + 1e-9]
+inside = [x for x in rows if want[(x["gen"], 1 if x["cal"] else 0)][0] - 1e-9 <= x["err"] <=
+          want[(x["gen"], 1 if x["cal"] else 0)][1] + 1e-9]
 if len(inside) != len(rows):
     fail("runs outside their own band: %s" % [x["id"] for x in rows if x not in inside])
 print("ok: every held-out run's published figure lies inside the band printed for it")
