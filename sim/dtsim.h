@@ -166,6 +166,9 @@ int dtsim_auto(const dtsim_opts *o, dtsim_result *r);
 dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c);
 // The most GPUs this machine's memory can simulate (the estimate of bench/DTSIM-SPEED.md)
 int dtsim_gpus_that_fit(void);
+// After a SimGrid run's folder is removed: if a signal (SIGINT, SIGTERM, SIGHUP) came during
+// it, end dtsim as that signal would have (sim/dtsim_run.c)
+void dtsim_end_if_signalled(void);
 
 // The cluster of the command line (sim/dtsim_cluster.c): the preset or dtsim's default, the
 // GPU generation's links where the user named none, the user's figures, each figure's source
@@ -174,6 +177,7 @@ typedef struct {
     const char *preset, *gpu, *intra, *topo;
     int gpus, gpn, nics;
     double intra_bw, net_bw, net_lat;   // bytes/s, seconds; 0: not given
+    double oversub;                      // --oversubscription R (R:1); 0: not given
     dt_bw_unit intra_unit, net_unit;
     const char *intra_typed, *net_typed;
 } dtsim_cluster_args;
@@ -246,6 +250,9 @@ int dtsim_plan_tables(dt_opt_table *t);
 int dtsim_calibrate_tables(dt_opt_table *t);
 // `dtsim plan ...` (sim/dtsim_plan.c): argv[0] is "plan"; an exit code
 int dtsim_plan_main(int argc, char **argv);
+// `dtsim plan --offer NAME=FLAGS ...` (sim/dtsim_offers.c): exactly the offers given, each
+// answered by dtsim, with their bands and whether they are tied; an exit code
+int dtsim_offers_main(int argc, char **argv);
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
 int dtsim_calibrate_main(int argc, char **argv);
 // --profile FILE: reads it into o and makes it the run's defaults (model, per-GPU batch,

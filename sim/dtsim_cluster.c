@@ -115,6 +115,15 @@ int dtsim_cluster_finish(dtsim_opts *o, const dtsim_cluster_args *a) {
         c->topo_params[0] = 0;
         SET(topo, "--topology");
     }
+    if (a->oversub > 0) {
+        if (c->topo != DT_TOPO_FAT_TREE) {
+            fprintf(stderr, "dtsim: option --oversubscription: for a fat tree (--topology "
+                            "fat-tree); this cluster's network is not one\n");
+            return 2;
+        }
+        c->oversubscription = a->oversub, c->topo_params[0] = 0;
+        SET(topo, "--oversubscription");
+    }
     if (plausible(o, "--intra-bw", a->intra_typed, a->intra_bw, a->intra_unit, 0) ||
         plausible(o, "--net-bw", a->net_typed, a->net_bw, a->net_unit, 1))
         return 2;

@@ -98,6 +98,18 @@ static int net_bw(const dt_opt *d, const char *what, const char *s, void *v, dt_
     return bandwidth(what, s, &a->net_bw, &a->net_unit, &a->net_typed, err);
 }
 
+// --oversubscription R:1 or R
+static int oversub(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    char buf[32], *colon;
+    snprintf(buf, sizeof buf, "%s", s);
+    if ((colon = strchr(buf, ':'))) {
+        if (strcmp(colon, ":1")) return dt_opt_bad(err, what, s, d->want);
+        *colon = 0;
+    }
+    if (dt_parse_real(buf, 1, 64, v)) return dt_opt_bad(err, what, s, d->want);
+    return 0;
+}
+
 static int micros(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     if (dt_parse_real(s, 0, 1e6, v)) return dt_opt_bad(err, what, s, d->want);
     *(double *)v *= 1e-6;
@@ -174,6 +186,10 @@ static const dt_opt dtsim_table[] = {
      .help = "refuse a bandwidth beyond any link"},
     {.name = "topology", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.topo),
      .help = "flat | fat-tree | torus | dragonfly"},
+    {.name = "oversubscription", .arg = "R:1", .type = DT_OPT_CUSTOM, AT(ca.oversub),
+     .parse = oversub, .want = "a ratio R:1 or R with 1 <= R <= 64 (e.g. 3:1)",
+     .help = "a fat tree's leaves keep 1/R of their nodes' bandwidth towards\nthe spine "
+     "(3:1: a third); default 1:1, non-blocking"},
     {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
      .help = "your own SimGrid platform (ranks on its hosts in turn)"},
     {.type = DT_OPT_SECTION, .help = "training:"},

@@ -506,6 +506,8 @@ static int digit(int *r, int len) {
 }
 
 int dtsim_plan_main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)  // the offers a buyer holds, not a search
+        if (!strcmp(argv[i], "--offer")) return dtsim_offers_main(argc, argv);
     plan_opts p;
     int rc = parse(argc, argv, &p);
     if (rc) return rc == 1 ? 0 : rc;

@@ -6,6 +6,7 @@
 // What the rank program is told is sim/rank_opts.h; what it answers, sim/rank_result.h.
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,15 +238,16 @@ static void preload_speedups(void) {
 // ---- set-up: the run's files, the cluster's cost figures, the rank program's options ----
 
 typedef struct {
-    char dir[32];                  // a fresh temporary directory, /tmp/dtsim_XXXXXX
-    char xml[64], hosts[64];       // the generated platform and hostfile in it
-    char out[64];                  // the rank program's stdout
-    char result[64];               // its result (rank_result.h)
+    char dir[432];                 // a fresh temporary directory, $TMPDIR/dtsim_XXXXXX
+    char xml[448], hosts[448];     // the generated platform and hostfile in it
+    char out[448];                 // the rank program's stdout
+    char result[448];              // its result (rank_result.h)
     const char *platform;          // xml, or the user's --platform file
 } run_files;
 
 static int make_run_files(run_files *f) {
-    snprintf(f->dir, sizeof f->dir, "/tmp/dtsim_XXXXXX");
+    const char *tmp = getenv("TMPDIR");  // the run's folder: $TMPDIR's, else /tmp's
+    snprintf(f->dir, sizeof f->dir, "%.400s/dtsim_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir)) {
         fprintf(stderr, "dtsim: cannot create a temporary directory: %s\n", strerror(errno));
         return 1;
@@ -398,11 +400,32 @@ static arg_list simgrid_command(const dtsim_opts *o, const run_files *f, const d
 }
 
 // Runs the command with stdout to out_path; its exit code (1 if it did not exit).
+// A signal while SimGrid runs (Ctrl-C, a timeout's SIGTERM, a closed terminal): SimGrid's
+// process group is stopped, the caller removes the run's folder, and dtsim then ends as the
+// signal would have ended it (dtsim_end_if_signalled). The one mutable global of dtsim, set by
+// the handler only.
+static volatile sig_atomic_t g_signal;
+static void on_signal(int s) { g_signal = s; }
+static const int g_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+void dtsim_end_if_signalled(void) {
+    if (!g_signal) return;
+    signal(g_signal, SIG_DFL);
+    raise(g_signal);
+}
+
 static int run_simgrid(const arg_list *a, const char *out_path) {
     fflush(stdout);  // or the child would write our buffered lines again
     fflush(stderr);
+    struct sigaction sa, old[3];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;  // no SA_RESTART: waitpid returns on the signal
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &sa, &old[i]);
     pid_t pid = fork();
     if (pid == 0) {
+        for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &old[i], NULL);
+        setpgid(0, 0);  // smpirun and SimGrid: one group, stopped together
         preload_speedups();
         FILE *f = freopen(out_path, "w", stdout);
         (void)f;
@@ -411,9 +434,13 @@ static int run_simgrid(const arg_list *a, const char *out_path) {
                 a->v[0], strerror(errno));
         _exit(127);
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (pid > 0) setpgid(pid, pid);
+    int status = 0, sent = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        if (g_signal && !sent) kill(-pid, SIGTERM), sent = 1;
+    for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &old[i], NULL);
+    if (g_signal) return 128 + g_signal;
+    return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 // ---- the result ----
@@ -601,6 +628,7 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     int missing = access(f.result, F_OK) != 0;  // the rank program did not finish
     int read = missing ? -1 : dt_rank_result_read(f.result, &rr, &err);
     remove_run_files(o, &f);
+    dtsim_end_if_signalled();  // after the folder is gone
     if (missing) {
         fprintf(stderr, "dtsim: the simulation of %d GPUs failed (SimGrid exit %d)\n", o->gpus,
                 code);

@@ -147,6 +147,85 @@ PYEOF
   done
   echo "ok: the offers: $(grep '^GPU-hours' "$W/o1" | cut -d';' -f1) (H100), $(grep '^GPU-hours' "$W/o2" | cut -d';' -f1) (A100)"
   echo "PASS defaults" ;;
+offers)
+  # `dtsim plan --offer NAME=FLAGS`: exactly the offers given, each as dtsim reads its flags
+  # (the JSON's time and cost are those of `dtsim FLAGS --analytic`), with the held-out band;
+  # two offers whose bands overlap are said to be tied, two apart are not; a malformed offer
+  # and one dtsim refuses end with exit 2.
+  H="--gpu h100 --gpus 1024 --net-bw 400Gb --price-gpu-hour 6"
+  A="--gpu a100-40 --gpus 512 --nics 4 --net-bw 200Gb --price-gpu-hour 3"
+  C="--model gpt3-xl --per-gpu-batch 4 --shard 1"
+  "$DTSIM" plan --offer h100="$H" --offer a100="$A" $C --json >"$W/o.json" 2>"$W/o.txt" || { cat "$W/o.txt"; fail "two offers"; }
+  "$DTSIM" $H $C --analytic --json --quiet >"$W/h.json" || fail "the h100 offer alone"
+  "$DTSIM" plan --offer one="$H" --offer same="$H" $C --json >"$W/t.json" 2>"$W/t.txt" || fail "two equal offers"
+  "$PY" - "$W" <<'PYEOF' || fail "offers"
+import json, sys
+w = sys.argv[1]
+o, h, t = json.load(open(w + "/o.json")), json.load(open(w + "/h.json"))[0], json.load(open(w + "/t.json"))
+assert [x["name"] for x in o["offers"]] == ["h100", "a100"], o
+x = o["offers"][0]
+for k in ("train_s", "train_s_low", "train_s_high", "cost", "cost_low", "cost_high", "band_basis", "calibration"):
+    assert x[k] == h[k], (k, x[k], h[k])
+a = o["offers"][1]
+apart = x["train_s_high"] < a["train_s_low"] or a["train_s_high"] < x["train_s_low"] or x["cost_high"] < a["cost_low"] or a["cost_high"] < x["cost_low"]
+assert o["tied"] == (not apart), o
+assert t["tied"] is True, t
+print("ok: h100 %.0f s (%.0f to %.0f), a100 %.0f s; tied: %s; the same offer twice: tied" % (x["train_s"], x["train_s_low"], x["train_s_high"], a["train_s"], o["tied"]))
+PYEOF
+  grep -q "^tied: one and same: their bands overlap" "$W/t.txt" || { cat "$W/t.txt"; fail "two equal offers not said tied"; }
+  grep -q "^h100: band: held out" "$W/o.txt" || { cat "$W/o.txt"; fail "no band basis"; }
+  out=$("$DTSIM" plan --offer nonsense 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q "option --offer: 'nonsense' is not NAME=FLAGS" || { echo "$out"; fail "--offer nonsense: exit $rc"; }
+  out=$("$DTSIM" plan --offer big="--gpu v100 --gpus 8 --per-gpu-batch 4096" 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q "offer big: dtsim refused it" || { echo "$out"; fail "an offer dtsim refuses: exit $rc"; }
+  echo "PASS offers" ;;
+signals)
+  # A run ended from outside while SimGrid works (a timeout's SIGTERM, Ctrl-C's SIGINT) leaves
+  # nothing behind: its folder in $TMPDIR removed, SimGrid's processes gone, and dtsim ends as
+  # the signal ends a program (timeout: 124; killed by SIGINT: 130).
+  mkdir -p "$W/tmp"
+  TMPDIR="$W/tmp" timeout 4 "$DTSIM" --gpus 4096 --iters 1 >/dev/null 2>&1; rc=$?
+  [ $rc -eq 124 ] || fail "timeout: exit $rc, expected 124"
+  [ -z "$(ls -A "$W/tmp")" ] || { ls -la "$W/tmp"; fail "timeout: left $(ls "$W/tmp")"; }
+  TMPDIR="$W/tmp" "$DTSIM" --gpus 4096 --iters 1 >/dev/null 2>&1 &
+  pid=$!
+  sleep 4
+  kill -INT $pid; wait $pid; rc=$?
+  [ $rc -eq 130 ] || fail "SIGINT: exit $rc, expected 130"
+  [ -z "$(ls -A "$W/tmp")" ] || { ls -la "$W/tmp"; fail "SIGINT: left $(ls "$W/tmp")"; }
+  sleep 1
+  ! pgrep -f "smpimain.*$W/tmp" >/dev/null || fail "SimGrid still runs after the signal"
+  echo "ok: timeout and SIGINT during a simulation: exit 124 and 130, nothing left in \$TMPDIR"
+  echo "PASS signals" ;;
+oversubscription)
+  # --oversubscription R:1: a fat tree of two leaves of 16 one-GPU nodes keeps 16/R up links
+  # per leaf. Recursive halving-doubling's first reduce-scatter step and last allgather step
+  # pair every node with one in the other leaf, each sending half the gradient: 16 flows over
+  # 16/R up links, each at 1/R of the NIC. Closed form: the non-blocking allreduce (the α-β-γ
+  # model, which the simulation meets within 1 %) plus 2 (R - 1) β bytes/2.
+  O="--gpus 32 --gpus-per-node 1 --algo rhd --no-overlap --fusion 1GB --precision fp32 --calib none --iters 1 --json --quiet"
+  "$DTSIM" $O >"$W/r1.json" 2>&1 || { cat "$W/r1.json"; fail "non-blocking"; }
+  for R in 2 4; do
+    "$DTSIM" $O --oversubscription "$R:1" >"$W/r$R.json" 2>&1 || { cat "$W/r$R.json"; fail "$R:1"; }
+  done
+  "$PY" - "$W" <<'PYEOF' || fail "oversubscription"
+import json, sys
+w = sys.argv[1]
+r = {R: json.load(open(f"{w}/r{R}.json"))[0] for R in (1, 2, 4)}
+one = r[1]
+assert abs(one["comm_s"] / one["model_comm_s"] - 1) < 0.01, one
+bytes_ = 4 * one["params"]
+beta = 1 / (one["nic_bw_gbs"] * 1e9 * one["nics"])
+for R in (2, 4):
+    want = one["model_comm_s"] + 2 * (R - 1) * beta * bytes_ / 2
+    got = r[R]["comm_s"]
+    assert abs(got / want - 1) < 0.01, (R, got, want)
+    print("ok: %d:1: allreduce %.3f ms, closed form %.3f ms (non-blocking %.3f)" % (R, 1e3 * got, 1e3 * want, 1e3 * one["comm_s"]))
+PYEOF
+  grep -q "fat tree 4:1" "$W/r4.json" || "$DTSIM" --gpus 32 --gpus-per-node 1 --oversubscription 4:1 --iters 1 --analytic 2>&1 | grep -q "fat tree 4:1" || fail "the description lacks 4:1"
+  out=$("$DTSIM" --gpus 16 --topology torus --oversubscription 3:1 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q "option --oversubscription: for a fat tree" || { echo "$out"; fail "a torus oversubscribed: exit $rc"; }
+  echo "PASS oversubscription" ;;
 units)
   # Bandwidths with units (400Gb = 400Gb/s = 400Gbps = 50GB = 50GB/s = 50, GB/s) reach the
   # platform as the same figure; bad units exit 2 naming the fix; a figure beyond any link
