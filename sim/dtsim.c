@@ -40,6 +40,18 @@ static int machine_output(const dtsim_opts *o, const dtsim_result *r, int n) {
     return rc;
 }
 
+// More than SimGrid can hold here (r->simgrid_refused says why): the cost model answers
+// instead, with a warning on stderr and in the JSON; the run prepared again. 0, or an exit code
+static int to_analytic(dtsim_opts *o, dtsim_result *r) {
+    char w[512];
+    snprintf(w, sizeof w, "%s: answered with --analytic instead (its error: bench/ANALYTIC.md); "
+             "a machine with more memory simulates it", r->simgrid_refused);
+    fprintf(stderr, "dtsim: warning: %s\n", w);
+    dtsim_warn_json(o, w);
+    o->analytic = 1, o->fallback = 0;
+    return dtsim_prepare(o, r);
+}
+
 static int run_single(const dtsim_opts *given) {
     dtsim_result r;
     dtsim_opts *o = mallocCheck(sizeof *o);
@@ -47,18 +59,12 @@ static int run_single(const dtsim_opts *given) {
     FILE *out = report_stream(o);
     o->fallback = !o->analytic && !o->cpu;
     int rc = dtsim_prepare(o, &r);  // every refusal before the header
-    if (rc == 3) {  // more than SimGrid can hold here: the cost model answers instead
-        char w[512];
-        snprintf(w, sizeof w, "%s: answered with --analytic instead (its error: "
-                 "bench/ANALYTIC.md); a machine with more memory simulates it", r.simgrid_refused);
-        fprintf(stderr, "dtsim: warning: %s\n", w);
-        dtsim_warn_json(o, w);
-        o->analytic = 1, o->fallback = 0;
-        rc = dtsim_prepare(o, &r);
-    }
+    if (rc == 3) rc = to_analytic(o, &r);
     if (rc) return free(o), rc;
     if (out && !o->quiet) dtsim_print_header(out, o);
     rc = o->coll.algo == DT_ALGO_AUTO ? dtsim_auto(o, &r) : dtsim_simulate(o, &r);
+    if (rc == 3 && !(rc = to_analytic(o, &r)))  // SimGrid outgrew this machine's memory
+        rc = dtsim_simulate(o, &r);
     if (!rc) rc = dtsim_faults_run(o, &r);
     if (rc) return free(o), rc;
     if (out) dtsim_print_result(out, o, &r, 0);

@@ -4,6 +4,7 @@
 // fast and exact (no privatization, no benchmarked host code, no time injected into
 // MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result.
 // What the rank program is told is sim/rank_opts.h; what it answers, sim/rank_result.h.
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device_model.h"
@@ -414,7 +416,34 @@ void dtsim_end_if_signalled(void) {
     raise(g_signal);
 }
 
-static int run_simgrid(const arg_list *a, const char *out_path) {
+// The resident memory of process group g (bytes): every process of it, from /proc
+static double group_rss(pid_t g) {
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    double sum = 0;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[1024];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');  // after the command name: state ppid pgrp ...
+        long pgrp = 0, rss = 0;
+        if (!p || sscanf(p + 2, "%*c %*d %ld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                         "%*d %*d %*d %*d %*u %*u %ld", &pgrp, &rss) != 2 || pgrp != g)
+            continue;
+        sum += (double)rss * (double)sysconf(_SC_PAGESIZE);
+    }
+    if (d) closedir(d);
+    return sum;
+}
+
+#define SIMGRID_MEMORY_SHARE 0.85  // of physical memory SimGrid may hold before it is stopped
+
+static int run_simgrid(const arg_list *a, const char *out_path, double ram, double *peak) {
     fflush(stdout);  // or the child would write our buffered lines again
     fflush(stderr);
     struct sigaction sa, old[3];
@@ -435,11 +464,26 @@ static int run_simgrid(const arg_list *a, const char *out_path) {
         _exit(127);
     }
     if (pid > 0) setpgid(pid, pid);
-    int status = 0, sent = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    // wait, watching SimGrid's memory: stopped before the kernel would kill it (the estimate
+    // of bench/DTSIM-SPEED.md counts GPUs, not a large model's buffers)
+    int status = 0, sent = 0, over = 0;
+    *peak = 0;
+    for (pid_t w = 0; pid > 0 && w != pid;) {
+        w = waitpid(pid, &status, WNOHANG);
+        if (w < 0 && errno != EINTR) break;
         if (g_signal && !sent) kill(-pid, SIGTERM), sent = 1;
+        if (w == 0) {
+            double rss = group_rss(pid);
+            if (rss > *peak) *peak = rss;
+            if (ram > 0 && rss > SIMGRID_MEMORY_SHARE * ram && !sent)
+                kill(-pid, SIGKILL), sent = over = 1;
+            struct timespec ts = {0, 100000000};  // 0.1 s
+            nanosleep(&ts, NULL);
+        }
+    }
     for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &old[i], NULL);
     if (g_signal) return 128 + g_signal;
+    if (over) return -1;
     return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
@@ -618,7 +662,8 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
         DT_ASSERT(at < sizeof ro.kind_scales);
     }
     arg_list cmd = simgrid_command(o, &f, &ro);
-    int code = run_simgrid(&cmd, f.out);
+    double peak;
+    int code = run_simgrid(&cmd, f.out, ram_bytes(), &peak);
     for (int i = 0; i < cmd.n; i++) free(cmd.v[i]);
     free(cmd.v);
 
@@ -629,6 +674,16 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     int read = missing ? -1 : dt_rank_result_read(f.result, &rr, &err);
     remove_run_files(o, &f);
     dtsim_end_if_signalled();  // after the folder is gone
+    if (code == -1) {  // stopped for memory
+        snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "SimGrid needed more than %.0f "
+                 "%% of this machine's %.1f GiB of memory for %d GPUs of %s (stopped at %.1f GiB)",
+                 100 * SIMGRID_MEMORY_SHARE, ram_bytes() / 1073741824.0, o->gpus, o->model,
+                 peak / 1073741824.0);
+        if (o->fallback) return 3;
+        fprintf(stderr, "dtsim: %s: lower --gpus or --per-gpu-batch, or --analytic\n",
+                r->simgrid_refused);
+        return 2;
+    }
     if (missing) {
         fprintf(stderr, "dtsim: the simulation of %d GPUs failed (SimGrid exit %d)\n", o->gpus,
                 code);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dtsim_check.sh RANK_SO DTSIM — lesson 07's planner inside dtsim (grade.sh runs it): ResNet-50
-# on 256 simulated GPUs (dtsim's default cluster: 32 nodes of 8 V100 on NVLink, one 12.5 GB/s
+# on 256 simulated GPUs (the lesson's cluster: 32 nodes of 8 V100 on NVLink, one 12.5 GB/s
 # NIC each, a fat tree, hier allreduce; 32 images per GPU), one iteration after the warm-up
 # step that measures when each gradient is ready. The rank program RANK_SO runs the
 # student's plan_segments / plan_bytes (dtsim_planner.c), DTSIM without it dtlab's planner,
@@ -20,7 +20,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/lesson07_dtsim_XXXXXX")
 trap 'rm -rf "$W"' EXIT
 MARGIN=5  # per cent above the optimum's exposed time that still gets full marks
 GPUS=${DTSIM_CHECK_GPUS:-256} LIMIT=${DTSIM_CHECK_LIMIT:-120}
-FLAGS="--gpus $GPUS --iters 1 --json --quiet"
+FLAGS="--gpus $GPUS --nics 1 --precision fp32 --calib none --iters 1 --json --quiet"  # the lesson's cluster (README)
 num() { sed -n "s/.*\"$1\": *\([-0-9.e+]*\).*/\1/p" "$2" | head -1; }
 
 # sim NAME FUSION [RANK_SO]: one run into $W/NAME.json (stderr: $W/NAME.err); status 0 if

@@ -72,14 +72,23 @@ goodput)
       >"$W/a.json" || fail "--fail-rate"
   "$DTSIM" --gpus 256 --fail-rate 8e-4 --ckpt-interval 2 --json --quiet --seed $SEED \
       >"$W/b.json" || fail "--fail-rate x4"
-  "$DTSIM" --gpus 256 --mtbf 0.4 --ckpt-async --json --quiet --seed $SEED \
+  "$DTSIM" --gpus 256 --mtbf 102.4 --ckpt-async --json --quiet --seed $SEED \
       >"$W/c.json" || fail "--mtbf --ckpt-async"
+  "$DTSIM" --gpus 256 --job-mtbf 0.4 --ckpt-async --json --quiet --seed $SEED \
+      >"$W/d.json" || fail "--job-mtbf --ckpt-async"
+  # a transformer's checkpoint (AdamW: two moments), and a file system's cap at 1024 nodes
+  "$DTSIM" --gpus 16 --model gpt2 --per-gpu-batch 4 --fail-rate 2e-5 --analytic --json --quiet \
+      >"$W/g.json" || fail "gpt2 with failures"
+  "$DTSIM" --gpus 8192 --fail-rate 2e-5 --analytic --json --quiet >"$W/e.json" || fail "8192 GPUs with failures"
   "$PY" "$CHECKS" "$W" <<'EOF' || exit 1
 import json, math, sys
-a, b, c = row("a"), row("b"), row("c")
+a, b, c, jm, g, e = row("a"), row("b"), row("c"), row("d"), row("g"), row("e")
 # the job's MTBF from the rate, and Daly's expected time recomputed here
 check(abs(a["mtbf_s"] - 3600 / (2e-4 * 256)) <= 1e-9 * a["mtbf_s"], f"MTBF {a['mtbf_s']:.1f} s")
-check(abs(a["ckpt_bytes"] - 8 * a["params"]) < 1, "checkpoint = 8 bytes per parameter")
+check(abs(a["ckpt_bytes"] - 8 * a["params"]) < 1, "LARS: checkpoint = fp32 weights + momentum, 8 bytes per parameter")
+check(abs(g["ckpt_bytes"] - 12 * g["params"]) < 1, "AdamW: fp32 weights + two moments, 12 bytes per parameter")
+check(abs(a["ckpt_write_bw"] - 32 * 2e9) < 1, f"32 nodes write at 32 x 2 GB/s: {a['ckpt_write_bw']:.3g}")
+check(abs(e["ckpt_write_bw"] - 100e9) < 1, f"1024 nodes at the file system's 100 GB/s cap: {e['ckpt_write_bw']:.3g}")
 M, C, R, tau, T = a["mtbf_s"], a["ckpt_stall_s"], a["restart_s"], a["ckpt_interval_s"], a["train_s"]
 check(abs(tau - 120) < 1e-9, "--ckpt-interval 2 is 120 s")
 n = math.ceil(T / tau - 1e-9) - 1
@@ -95,12 +104,14 @@ for r, name in ((a, "a"), (b, "b"), (c, "c")):
     check(d <= tol, f"{name}: Monte-Carlo {r['train_with_failures_mc_s']:.2f} s within "
                     f"{tol:.2f} s of the closed form {r['train_with_failures_s']:.2f} s")
 check(b["goodput"] < a["goodput"] < 1, "four times the failures, less goodput")
-check(abs(c["mtbf_s"] - 0.4 * 3600) < 1e-9, "--mtbf 0.4 is 1440 s")
+check(abs(c["mtbf_s"] - 102.4 * 3600 / 256) < 1e-9, "--mtbf 102.4 (one GPU's) on 256 GPUs: the job's 1440 s")
+check(abs(jm["mtbf_s"] - 0.4 * 3600) < 1e-9, "--job-mtbf 0.4 is 1440 s")
 # auto: the interval is the closed form's best, at least as good as Young's
 check(c["ckpt_interval_s"] > 0 and c["young_interval_s"] > 0, "auto interval and Young's")
 EOF
   expect2 "checkpoint option without a failure rate" "need a failure rate" --gpus 64 --ckpt-interval 10
   expect2 "MTBF and a rate" "give one or the other" --gpus 64 --mtbf 3 --fail-rate 1e-5
+  expect2 "two MTBFs" "give one or the other" --gpus 64 --mtbf 3 --job-mtbf 1
   expect2 "bad rate" "failures per GPU-hour" --gpus 64 --fail-rate -1
   expect2 "bad interval" "minutes > 0 or auto" --gpus 64 --mtbf 3 --ckpt-interval 0
   expect2 "bad storage bandwidth" "storage-bw" --gpus 64 --mtbf 3 --storage-bw fast

@@ -41,7 +41,7 @@ static dt_rank_opts unusual_opts(void) {
     o.lr = 0.05, o.momentum = 0.8, o.wd = 1e-4;
     snprintf(o.straggler, sizeof o.straggler, "node:1:1.5,cv:0.05");
     o.gpus_per_node = 4;
-    o.shard = 3, o.seq_len = 512, o.vocab = 30522;
+    o.shard = 3, o.seq_len = 512, o.vocab = 30522, o.flash = 1;
     return o;
 }
 
