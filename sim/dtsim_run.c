@@ -443,6 +443,14 @@ static double group_rss(pid_t g) {
 
 #define SIMGRID_MEMORY_SHARE 0.85  // of physical memory SimGrid may hold before it is stopped
 
+// The bytes SimGrid may hold: DTSIM_MEMORY_LIMIT_GIB when set (a machine shared with other
+// work, and the tests), else SIMGRID_MEMORY_SHARE of ram
+static double simgrid_memory_limit(double ram) {
+    const char *e = getenv("DTSIM_MEMORY_LIMIT_GIB");
+    double g = e && *e ? strtod(e, NULL) : 0;
+    return g > 0 ? g * 1073741824.0 : SIMGRID_MEMORY_SHARE * ram;
+}
+
 static int run_simgrid(const arg_list *a, const char *out_path, double ram, double *peak) {
     fflush(stdout);  // or the child would write our buffered lines again
     fflush(stderr);
@@ -475,7 +483,7 @@ static int run_simgrid(const arg_list *a, const char *out_path, double ram, doub
         if (w == 0) {
             double rss = group_rss(pid);
             if (rss > *peak) *peak = rss;
-            if (ram > 0 && rss > SIMGRID_MEMORY_SHARE * ram && !sent)
+            if (ram > 0 && rss > simgrid_memory_limit(ram) && !sent)
                 kill(-pid, SIGKILL), sent = over = 1;
             struct timespec ts = {0, 100000000};  // 0.1 s
             nanosleep(&ts, NULL);
@@ -675,10 +683,10 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     remove_run_files(o, &f);
     dtsim_end_if_signalled();  // after the folder is gone
     if (code == -1) {  // stopped for memory
-        snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "SimGrid needed more than %.0f "
-                 "%% of this machine's %.1f GiB of memory for %d GPUs of %s (stopped at %.1f GiB)",
-                 100 * SIMGRID_MEMORY_SHARE, ram_bytes() / 1073741824.0, o->gpus, o->model,
-                 peak / 1073741824.0);
+        snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "SimGrid needed more than the "
+                 "%.1f GiB of memory it may use here (of %.1f GiB) for %d GPUs of %s (stopped at "
+                 "%.1f GiB)", simgrid_memory_limit(ram_bytes()) / 1073741824.0,
+                 ram_bytes() / 1073741824.0, o->gpus, o->model, peak / 1073741824.0);
         if (o->fallback) return 3;
         fprintf(stderr, "dtsim: %s: lower --gpus or --per-gpu-batch, or --analytic\n",
                 r->simgrid_refused);
