@@ -166,8 +166,15 @@ int dtsim_auto(const dtsim_opts *o, dtsim_result *r);
 dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c);
 // The most GPUs this machine's memory can simulate (the estimate of bench/DTSIM-SPEED.md)
 int dtsim_gpus_that_fit(void);
-// After a SimGrid run's folder is removed: if a signal (SIGINT, SIGTERM, SIGHUP) came during
-// it, end dtsim as that signal would have (sim/dtsim_run.c)
+// Running SimGrid (sim/dtsim_simgrid.c): the rank program's path (DTSIM_RANK_SO, beside
+// dtsim, or the build's; malloc'ed); smpirun argv with its stdout to out_path, SimGrid's
+// memory watched against dtsim_simgrid_memory_limit(ram) (DTSIM_MEMORY_LIMIT_GIB, else 85 %
+// of ram): its exit code, -1 when stopped for memory (*peak: the most it held, bytes), 128 +
+// the signal when one came; and after the run's folder is removed, the end dtsim_simgrid_run's
+// signal would have made (SIGINT, SIGTERM, SIGHUP), or nothing
+char *dtsim_rank_program_path(void);
+double dtsim_simgrid_memory_limit(double ram);
+int dtsim_simgrid_run(char *const *argv, const char *out_path, double ram, double *peak);
 void dtsim_end_if_signalled(void);
 
 // The cluster of the command line (sim/dtsim_cluster.c): the preset or dtsim's default, the

@@ -2,18 +2,16 @@
 // no SimGrid: one GPU has nobody to talk to), the platform and hostfile in a temporary
 // directory, SimGrid's smpirun on the rank program (sim/rank.c) with the options that make it
 // fast and exact (no privatization, no benchmarked host code, no time injected into
-// MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result.
-// What the rank program is told is sim/rank_opts.h; what it answers, sim/rank_result.h.
-#include <dirent.h>
+// MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result;
+// the checks before it (one GPU's memory, SimGrid's). What the rank program is told is
+// sim/rank_opts.h; what it answers, sim/rank_result.h; running SimGrid, sim/dtsim_simgrid.c.
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "device_model.h"
@@ -181,62 +179,6 @@ static int auto_coarsen(int gpus) {
     return (int)((gpus + rounds - 1) / rounds);
 }
 
-// A file installed next to the dtsim executable, else the build's copy.
-static char *beside_dtsim(const char *name, const char *fallback) {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            strcpy(slash + 1, name);
-            if (access(self, R_OK) == 0) return strdup(self);
-        }
-    }
-    return strdup(fallback);
-}
-
-static char *rank_program_path(void) {
-    const char *env = getenv("DTSIM_RANK_SO");
-    if (env && *env) return strdup(env);
-    return beside_dtsim("dtsim_rank.so", DT_RANK_SO);
-}
-
-// SimGrid runs with two libraries preloaded, each only for speed (same results without):
-// - sim/cputime_shim.c (its comment says why); DTSIM_CPUTIME_SHIM=0 turns it off, a path
-//   replaces it;
-// - jemalloc, where the build found it (DT_MALLOC_SO): SimGrid allocates and frees several
-//   small objects per simulated message, and with glibc's malloc a 4096-GPU rhd run took
-//   1.5x as long (bench/DTSIM-SPEED.md, 2026-11-27 "a faster malloc"); DTSIM_MALLOC=0 turns
-//   it off, a path replaces it (another allocator, e.g. mimalloc).
-static void preload(const char *var, const char *name, const char *fallback) {
-    const char *env = getenv(var);
-    if (env && !strcmp(env, "0")) return;
-    if (!(env && *env) && !fallback) return;
-    char *lib = env && *env ? strdup(env)
-                : name      ? beside_dtsim(name, fallback)
-                            : strdup(fallback);
-    if (access(lib, R_OK) == 0) {
-        const char *old = getenv("LD_PRELOAD");
-        char *v = mallocCheck(strlen(lib) + (old ? strlen(old) : 0) + 2);
-        sprintf(v, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
-        setenv("LD_PRELOAD", v, 1);
-        free(v);
-    } else if (env && *env) {
-        fprintf(stderr, "dtsim: %s=%s: cannot read it; running without it (slower, same "
-                "results)\n", var, env);
-    }
-    free(lib);
-}
-
-static void preload_speedups(void) {
-    preload("DTSIM_CPUTIME_SHIM", "dtsim_cputime.so", DT_CPUTIME_SO);
-    preload("DTSIM_MALLOC", NULL, DT_MALLOC_SO);  // a system library, not one beside dtsim
-    if (getenv("DTSIM_VERBOSE"))
-        fprintf(stderr, "dtsim: SimGrid runs with LD_PRELOAD=%s\n",
-                getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
-}
-
 // ---- set-up: the run's files, the cluster's cost figures, the rank program's options ----
 
 typedef struct {
@@ -387,7 +329,7 @@ static arg_list simgrid_command(const dtsim_opts *o, const run_files *f, const d
     arg_list a = {NULL, 0, 32 + dt_rank_opt_count};  // smpirun's take about 20
     a.v = callocCheck((size_t)a.cap, sizeof *a.v);
     smpirun_args(o, f, ro->coll.algo, &a);
-    char *rank_so = rank_program_path();
+    char *rank_so = dtsim_rank_program_path();
     push(&a, "%s", rank_so);
     free(rank_so);
     DT_ASSERT(a.n + dt_rank_opt_count < a.cap);
@@ -402,99 +344,6 @@ static arg_list simgrid_command(const dtsim_opts *o, const run_files *f, const d
 }
 
 // Runs the command with stdout to out_path; its exit code (1 if it did not exit).
-// A signal while SimGrid runs (Ctrl-C, a timeout's SIGTERM, a closed terminal): SimGrid's
-// process group is stopped, the caller removes the run's folder, and dtsim then ends as the
-// signal would have ended it (dtsim_end_if_signalled). The one mutable global of dtsim, set by
-// the handler only.
-static volatile sig_atomic_t g_signal;
-static void on_signal(int s) { g_signal = s; }
-static const int g_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-
-void dtsim_end_if_signalled(void) {
-    if (!g_signal) return;
-    signal(g_signal, SIG_DFL);
-    raise(g_signal);
-}
-
-// The resident memory of process group g (bytes): every process of it, from /proc
-static double group_rss(pid_t g) {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    double sum = 0;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[1024];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        const char *p = strrchr(buf, ')');  // after the command name: state ppid pgrp ...
-        long pgrp = 0, rss = 0;
-        if (!p || sscanf(p + 2, "%*c %*d %ld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                         "%*d %*d %*d %*d %*u %*u %ld", &pgrp, &rss) != 2 || pgrp != g)
-            continue;
-        sum += (double)rss * (double)sysconf(_SC_PAGESIZE);
-    }
-    if (d) closedir(d);
-    return sum;
-}
-
-#define SIMGRID_MEMORY_SHARE 0.85  // of physical memory SimGrid may hold before it is stopped
-
-// The bytes SimGrid may hold: DTSIM_MEMORY_LIMIT_GIB when set (a machine shared with other
-// work, and the tests), else SIMGRID_MEMORY_SHARE of ram
-static double simgrid_memory_limit(double ram) {
-    const char *e = getenv("DTSIM_MEMORY_LIMIT_GIB");
-    double g = e && *e ? strtod(e, NULL) : 0;
-    return g > 0 ? g * 1073741824.0 : SIMGRID_MEMORY_SHARE * ram;
-}
-
-static int run_simgrid(const arg_list *a, const char *out_path, double ram, double *peak) {
-    fflush(stdout);  // or the child would write our buffered lines again
-    fflush(stderr);
-    struct sigaction sa, old[3];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;  // no SA_RESTART: waitpid returns on the signal
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &sa, &old[i]);
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &old[i], NULL);
-        setpgid(0, 0);  // smpirun and SimGrid: one group, stopped together
-        preload_speedups();
-        FILE *f = freopen(out_path, "w", stdout);
-        (void)f;
-        execvp(a->v[0], a->v);
-        fprintf(stderr, "dtsim: cannot run %s: %s (install simgrid, or set DTSIM_SMPIRUN)\n",
-                a->v[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid > 0) setpgid(pid, pid);
-    // wait, watching SimGrid's memory: stopped before the kernel would kill it (the estimate
-    // of bench/DTSIM-SPEED.md counts GPUs, not a large model's buffers)
-    int status = 0, sent = 0, over = 0;
-    *peak = 0;
-    for (pid_t w = 0; pid > 0 && w != pid;) {
-        w = waitpid(pid, &status, WNOHANG);
-        if (w < 0 && errno != EINTR) break;
-        if (g_signal && !sent) kill(-pid, SIGTERM), sent = 1;
-        if (w == 0) {
-            double rss = group_rss(pid);
-            if (rss > *peak) *peak = rss;
-            if (ram > 0 && rss > simgrid_memory_limit(ram) && !sent)
-                kill(-pid, SIGKILL), sent = over = 1;
-            struct timespec ts = {0, 100000000};  // 0.1 s
-            nanosleep(&ts, NULL);
-        }
-    }
-    for (int i = 0; i < 3; i++) sigaction(g_sigs[i], &old[i], NULL);
-    if (g_signal) return 128 + g_signal;
-    if (over) return -1;
-    return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 // ---- the result ----
 
 // --device cpu: the real losses rank 0 printed ("step N loss L", "epoch E train_loss L").
@@ -671,7 +520,7 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     }
     arg_list cmd = simgrid_command(o, &f, &ro);
     double peak;
-    int code = run_simgrid(&cmd, f.out, ram_bytes(), &peak);
+    int code = dtsim_simgrid_run(cmd.v, f.out, ram_bytes(), &peak);
     for (int i = 0; i < cmd.n; i++) free(cmd.v[i]);
     free(cmd.v);
 
@@ -685,7 +534,7 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     if (code == -1) {  // stopped for memory
         snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "SimGrid needed more than the "
                  "%.1f GiB of memory it may use here (of %.1f GiB) for %d GPUs of %s (stopped at "
-                 "%.1f GiB)", simgrid_memory_limit(ram_bytes()) / 1073741824.0,
+                 "%.1f GiB)", dtsim_simgrid_memory_limit(ram_bytes()) / 1073741824.0,
                  ram_bytes() / 1073741824.0, o->gpus, o->model, peak / 1073741824.0);
         if (o->fallback) return 3;
         fprintf(stderr, "dtsim: %s: lower --gpus or --per-gpu-batch, or --analytic\n",
