@@ -134,9 +134,10 @@ int dtsim_offers_main(int argc, char **argv) {
             const char *v = argv[++i], *eq = strchr(v, '=');
             if (!eq || eq == v || eq - v >= (long)sizeof of[0].name || !eq[1] ||
                 strlen(eq + 1) >= sizeof of[0].flags) {
-                fprintf(stderr, "dtsim plan: option --offer: '%s' is not NAME=FLAGS (a name, "
-                        "then dtsim's options for that offer, e.g. h100=\"--gpu h100 --gpus 1024 "
-                        "--price-gpu-hour 6\")\n", v);
+                fprintf(stderr, "dtsim plan: option --offer: '%s' is not NAME=FLAGS: a name "
+                        "(under 32 characters), then dtsim's options for that offer, e.g. "
+                        "h100=\"--gpu h100 --gpus 1024 --price-gpu-hour 6\" (see dtsim plan "
+                        "--help)\n", v);
                 return 2;
             }
             if (n == MAX_OFFERS) {
@@ -152,7 +153,8 @@ int dtsim_offers_main(int argc, char **argv) {
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--offer")) {
-            fprintf(stderr, "dtsim plan: option --offer needs NAME=FLAGS\n");
+            fprintf(stderr, "dtsim plan: unknown option or missing value: --offer (see dtsim "
+                            "plan --help)\n");
             return 2;
         } else if (nc < MAX_ARGS - 8) {
             common[nc++] = argv[i];

@@ -256,8 +256,26 @@ static const dt_opt plan_ranges[] = {
     {.type = DT_OPT_SECTION, .help = "failures, the same for every candidate (dtsim's):"},
 };
 
+// --offer NAME=FLAGS: its shape checked here; sim/dtsim_offers.c answers the offers
+static int offer_shape(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    const char *eq = strchr(s, '=');
+    (void)v;
+    if (!eq || eq == s || eq - s >= 32 || !eq[1] || strlen(eq + 1) >= 512)
+        return dt_opt_bad(err, what, s, d->want);
+    return 0;
+}
+
 static const dt_opt plan_out[] = {
     {.name = "straggler", .arg = "SPEC", .type = DT_OPT_CUSTOM, .parse = no_straggler},
+    {.type = DT_OPT_SECTION, .help = "the offers a buyer holds, instead of a search:"},
+    {.name = "offer", .arg = "NAME=FLAGS", .type = DT_OPT_CUSTOM, .parse = offer_shape,
+     .want = "NAME=FLAGS: a name (under 32 characters), then dtsim's options for that offer",
+     .help = "one offer, as dtsim's flags (give it again for each offer):\ne.g. "
+     "h100=\"--gpu h100 --gpus 1024 --price-gpu-hour 6\"; the flags\noutside --offer go to "
+     "every offer. Each is answered by dtsim\n(--analytic), with its time-to-train and cost, "
+     "their held-out\nbands, and whether two offers are tied within them"},
+    {.name = "simulate", .type = DT_OPT_SWITCH, AT(simulate),
+     .help = "--offer: answer each offer with SimGrid, not --analytic"},
     {.type = DT_OPT_SECTION, .help = "output:"},
     {.name = "confirm", .arg = "K", .type = DT_OPT_INT, AT(confirm), .lo = 0, .hi = 64,
      .want = "0..64", .help = "simulate the top K with SimGrid (3; 0: none)"},
@@ -506,8 +524,12 @@ static int digit(int *r, int len) {
 }
 
 int dtsim_plan_main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)  // the offers a buyer holds, not a search
-        if (!strcmp(argv[i], "--offer")) return dtsim_offers_main(argc, argv);
+    int offers = 0, help = 0;  // the offers a buyer holds, not a search
+    for (int i = 1; i < argc; i++) {
+        offers |= !strcmp(argv[i], "--offer");
+        help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    }
+    if (offers && !help) return dtsim_offers_main(argc, argv);
     plan_opts p;
     int rc = parse(argc, argv, &p);
     if (rc) return rc == 1 ? 0 : rc;

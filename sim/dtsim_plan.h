@@ -54,6 +54,7 @@ typedef struct {
     char fault_args[16][2][64];
     int n_fault;
     int confirm, top, json, quiet;
+    int simulate;           // --simulate: --offer answered by SimGrid (sim/dtsim_offers.c)
     dtsim_jobs_opts par;        // -j, --slurm, --slice, --gather (sim/dtsim_jobs.h)
     char csv[512], plot[512];
     int csv_stdout;
