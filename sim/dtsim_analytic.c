@@ -223,6 +223,11 @@ static void error_line(FILE *f, dt_algo a, int gpus) {
 }
 
 void dtsim_analytic_note(FILE *f, const dtsim_opts *o) {
+    if (o->shard > 0)  // sim/dtsim_gpt.c, dtsim_gpt_analytic: nothing overlapped
+        fprintf(f, "analytic, ZeRO stage %d: the compute, then every collective one after "
+                   "another: a bound on the step from above (the trainer's one-layer prefetch "
+                   "hides some of them in SimGrid, FSDP's streams more: bench/HELDOUT.md's MPT "
+                   "runs on H100 are 35-49 %% slower than published)\n", o->shard);
     fprintf(f, "analytic: the cost model, the roofline and the fusion schedule without SimGrid; "
                "its difference from the simulation (bench/ANALYTIC.md):\n");
     if (!o->sweep) {

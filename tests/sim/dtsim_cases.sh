@@ -257,6 +257,10 @@ units)
   W400="dtsim: warning: --net-bw 400: 400 GB/s (3200 Gb/s) per NIC is beyond any NIC that exists (the fastest: 800 Gb/s = 100 GB/s); a plain number is GB/s: if you meant 400 Gb/s (50 GB/s), write 400Gb"
   expect "Gb/s typed as GB/s" 0 "$W400" $R --net-bw 400
   head -1 "$W/e.err" | grep -q -F "$W400" || fail "the warning is not the first line"
+  "$DTSIM" $R --net-bw 400 --json --quiet >"$W/w.json" 2>/dev/null || fail "--net-bw 400 --json"
+  "$PY" -c 'import json,sys; w=json.load(open(sys.argv[1]))[0]["warnings"]; assert len(w) == 1 and w[0].startswith("--net-bw 400: 400 GB/s (3200 Gb/s) per NIC is beyond any NIC that exists"), w' "$W/w.json" ||
+    fail "the JSON's warnings lack the bandwidth warning"
+  echo "ok: the warning is in the JSON's warnings too"
   grep -q "4 x 3200 Gb/s (400 GB/s) NIC" "$W/e.out" || { cat "$W/e.out"; fail "the warned figure is not the one described"; }
   expect "bytes beyond any NIC" 0 "GB is bytes: if you meant 200 Gb/s (25 GB/s), write 200Gb" $R --net-bw 200GB
   expect "bits beyond any NIC" 0 "give one NIC's bandwidth and their count with --nics" $R --net-bw 3200Gb
