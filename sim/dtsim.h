@@ -260,6 +260,8 @@ int dtsim_plan_main(int argc, char **argv);
 // `dtsim plan --offer NAME=FLAGS ...` (sim/dtsim_offers.c): exactly the offers given, each
 // answered by dtsim, with their bands and whether they are tied; an exit code
 int dtsim_offers_main(int argc, char **argv);
+// The check of one --offer value for dtsim plan's option table (a dt_opt parse function)
+int dtsim_offer_shape(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err);
 // `dtsim calibrate ...` (sim/dtsim_calibrate.c): argv[0] is "calibrate"; an exit code
 int dtsim_calibrate_main(int argc, char **argv);
 // --profile FILE: reads it into o and makes it the run's defaults (model, per-GPU batch,

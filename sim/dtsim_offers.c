@@ -15,6 +15,7 @@
 
 #include "dtsim.h"
 #include "json.h"
+#include "opt_table.h"
 
 extern char **environ;
 
@@ -118,6 +119,15 @@ static int answer(offer *f, char **common, int nc, int simulate) {
 }
 
 // 1 when two offers' bands overlap: in time, and in cost where both are priced
+// --offer NAME=FLAGS as dtsim plan's table reads it: its shape only (the offer is answered below)
+int dtsim_offer_shape(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    const char *eq = strchr(s, '=');
+    (void)v;
+    if (!eq || eq == s || eq - s >= 32 || !eq[1] || strlen(eq + 1) >= 512)
+        return dt_opt_bad(err, what, s, d->want);
+    return 0;
+}
+
 static int tied(const offer *a, const offer *b) {
     int t = a->lo_s <= b->hi_s && b->lo_s <= a->hi_s;
     if (isnan(a->cost) || isnan(b->cost)) return t;

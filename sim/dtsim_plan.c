@@ -256,19 +256,10 @@ static const dt_opt plan_ranges[] = {
     {.type = DT_OPT_SECTION, .help = "failures, the same for every candidate (dtsim's):"},
 };
 
-// --offer NAME=FLAGS: its shape checked here; sim/dtsim_offers.c answers the offers
-static int offer_shape(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    const char *eq = strchr(s, '=');
-    (void)v;
-    if (!eq || eq == s || eq - s >= 32 || !eq[1] || strlen(eq + 1) >= 512)
-        return dt_opt_bad(err, what, s, d->want);
-    return 0;
-}
-
 static const dt_opt plan_out[] = {
     {.name = "straggler", .arg = "SPEC", .type = DT_OPT_CUSTOM, .parse = no_straggler},
     {.type = DT_OPT_SECTION, .help = "the offers a buyer holds, instead of a search:"},
-    {.name = "offer", .arg = "NAME=FLAGS", .type = DT_OPT_CUSTOM, .parse = offer_shape,
+    {.name = "offer", .arg = "NAME=FLAGS", .type = DT_OPT_CUSTOM, .parse = dtsim_offer_shape,
      .want = "NAME=FLAGS: a name (under 32 characters), then dtsim's options for that offer",
      .help = "one offer, as dtsim's flags (give it again for each offer):\ne.g. "
      "h100=\"--gpu h100 --gpus 1024 --price-gpu-hour 6\"; the flags\noutside --offer go to "
@@ -491,31 +482,6 @@ static void evaluate(const plan_opts *p, plan_row *row) {
                  (!(p->budget > 0) || row->cost <= p->budget);
 }
 
-static const plan_opts *g_sort_plan;  // qsort's comparator has no context argument
-
-// Feasible before rejected; meeting the targets before not; then by cost (or by time
-// under a budget alone); among those that miss, the nearest miss first; then the flags
-static int by_rank(const void *x, const void *y) {
-    const plan_row *a = x, *b = y;
-    const plan_opts *p = g_sort_plan;
-    int fa = !a->reason[0], fb = !b->reason[0];
-    if (fa != fb) return fb - fa;
-    if (!fa) return strcmp(a->flags, b->flags);
-    if (a->meets != b->meets) return b->meets - a->meets;
-    double ka, kb;
-    if (!a->meets) {  // the relative miss of the worse-missed target
-        double d = p->deadline_h > 0 ? 3600 * p->deadline_h : INFINITY;
-        double u = p->budget > 0 ? p->budget : INFINITY;
-        ka = fmax(a->time_s / d, a->cost / u), kb = fmax(b->time_s / d, b->cost / u);
-    } else if (p->budget > 0 && !(p->deadline_h > 0)) {
-        ka = a->time_s, kb = b->time_s;
-    } else {
-        ka = a->cost, kb = b->cost;
-    }
-    if (ka != kb) return ka < kb ? -1 : 1;
-    return strcmp(a->flags, b->flags);
-}
-
 // The next digit of *r in base len (and *r without it)
 static int digit(int *r, int len) {
     int v = *r % len;
@@ -556,8 +522,7 @@ int dtsim_plan_main(int argc, char **argv) {
         evaluate(&p, &rows[i]);
     }
     int i;
-    g_sort_plan = &p;
-    qsort(rows, (size_t)n, sizeof *rows, by_rank);
+    plan_rank(&p, rows, n);
     int feasible = 0, meeting = 0;
     for (i = 0; i < n; i++) feasible += !rows[i].reason[0], meeting += rows[i].meets;
     if (!feasible) {

@@ -68,6 +68,9 @@ int plan_argv(const plan_opts *p, const plan_cand *c, int analytic, char store[]
 // (sim/dtsim_jobs.h), progress on stderr; 0 or an exit code
 int plan_confirm(const plan_opts *p, plan_row *rows, int k);
 // The ranked table (rows[0..n) ranked; rejected after them, n_all in all) on f
+// The rows in the order they are shown: feasible before rejected, meeting the targets
+// first, then by cost (by time under a budget alone), the nearest misses next
+void plan_rank(const plan_opts *p, plan_row *rows, int n);
 void plan_print(FILE *f, const plan_opts *p, const plan_row *rows, int n, int n_all);
 int plan_write_csv(const plan_opts *p, const plan_row *rows, int n, int n_all);
 void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all);

@@ -293,3 +293,33 @@ void plan_print_json(const plan_opts *p, const plan_row *rows, int n, int n_all)
     dt_json_end_object(&w);
     fflush(stdout);
 }
+
+static const plan_opts *g_sort_plan;  // qsort's comparator has no context argument
+
+// Feasible before rejected; meeting the targets before not; then by cost (or by time
+// under a budget alone); among those that miss, the nearest miss first; then the flags
+static int by_rank(const void *x, const void *y) {
+    const plan_row *a = x, *b = y;
+    const plan_opts *p = g_sort_plan;
+    int fa = !a->reason[0], fb = !b->reason[0];
+    if (fa != fb) return fb - fa;
+    if (!fa) return strcmp(a->flags, b->flags);
+    if (a->meets != b->meets) return b->meets - a->meets;
+    double ka, kb;
+    if (!a->meets) {  // the relative miss of the worse-missed target
+        double d = p->deadline_h > 0 ? 3600 * p->deadline_h : INFINITY;
+        double u = p->budget > 0 ? p->budget : INFINITY;
+        ka = fmax(a->time_s / d, a->cost / u), kb = fmax(b->time_s / d, b->cost / u);
+    } else if (p->budget > 0 && !(p->deadline_h > 0)) {
+        ka = a->time_s, kb = b->time_s;
+    } else {
+        ka = a->cost, kb = b->cost;
+    }
+    if (ka != kb) return ka < kb ? -1 : 1;
+    return strcmp(a->flags, b->flags);
+}
+
+void plan_rank(const plan_opts *p, plan_row *rows, int n) {
+    g_sort_plan = p;
+    qsort(rows, (size_t)n, sizeof *rows, by_rank);
+}
