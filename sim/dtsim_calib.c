@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "dtsim.h"
-
-static int transformer(const dtsim_opts *o) { return !strncmp(o->model, "gpt", 3); }
+#include "zero.h"
 
 int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
     const char *a = o->calib_arg;
@@ -41,10 +40,10 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
                             "simulates the %s\n", a, row->gpu, o->cluster.gpu);
             return 2;
         }
-        if ((strncmp(row->model, "gpt", 3) == 0) != transformer(o)) {
+        if (dt_sim_is_gpt(row->model) != dt_sim_is_gpt(o->model)) {
             fprintf(stderr, "dtsim: option --calib %s: that row measured %s, a %s, and this "
                             "run trains %s\n", a, row->model,
-                    transformer(o) ? "CNN" : "transformer", o->model);
+                    dt_sim_is_gpt(o->model) ? "CNN" : "transformer", o->model);
             return 2;
         }
     }

@@ -12,6 +12,7 @@
 #include "dtsim.h"
 #include "json.h"
 #include "plot.h"
+#include "zero.h"
 #include "dtsim_heldout.h"
 
 // The error band of time-to-train (and so of GPU-hours and cost), what was measured, never
@@ -81,7 +82,7 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
         fprintf(f, "calibrated: %s: one %s trains %.1f %s/s at %d per GPU in %s (%s; %s, %s%s%s;"
                    " `dtsim calibrations`); the roofline alone gives %.1f, so every modelled "
                    "kernel takes x%.3f\n", c->id, c->gpu, c->per_gpu,
-                strncmp(c->model, "gpt", 3) ? "images" : "sequences", c->batch, c->precision,
+                dt_sim_is_gpt(c->model) ? "sequences" : "images", c->batch, c->precision,
                 c->framework, c->source, c->date, c->note[0] ? "; " : "", c->note,
                 r->calib_roofline_img_s, r->time_scale);
     else if (o->gpu_img_s > 0)
@@ -94,7 +95,7 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
         fprintf(f, "uncalibrated (roofline): the calibration table has no %s %s row for a %s "
                    "(`dtsim calibrations`); --gpu-img-s X gives your own measurement\n",
                 o->cluster.gpu, dtsim_prec_name(o),
-                strncmp(o->model, "gpt", 3) ? "CNN" : "transformer");
+                dt_sim_is_gpt(o->model) ? "transformer" : "CNN");
 }
 
 // The largest global batch at which ResNet-50 is published to reach its accuracy in 90

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "gpu_calib.h"
+#include "zero.h"
 
 #include "gpu_calib_rows.h"
 
@@ -33,8 +34,6 @@ dt_precision dt_gpu_calib_prec(const dt_gpu_calib *c) {
          : !strcmp(c->precision, "tf32") ? DT_PREC_TF32 : DT_PREC_FP16;
 }
 
-static int is_transformer(const char *model) { return !strncmp(model, "gpt", 3); }
-
 // A row's likeness to the run: the same half precision (fp16 or bf16) counts most, then the
 // same network, then the same sequence length; the first row of the highest wins.
 static int likeness(const dt_gpu_calib *c, const char *model, int seq_len, int bf16) {
@@ -46,10 +45,10 @@ static int likeness(const dt_gpu_calib *c, const char *model, int seq_len, int b
 const dt_gpu_calib *dt_gpu_calib_find(const char *gpu, const char *model, int seq_len,
                                       dt_precision prec, int bf16) {
     const dt_gpu_calib *best = NULL;
-    int transformer = model && is_transformer(model), most = -1;
+    int transformer = model && dt_sim_is_gpt(model), most = -1;
     for (size_t i = 0; gpu && i < sizeof rows / sizeof rows[0]; i++) {
         const dt_gpu_calib *c = &rows[i];
-        if (strcasecmp(c->gpu, gpu) || is_transformer(c->model) != transformer ||
+        if (strcasecmp(c->gpu, gpu) || dt_sim_is_gpt(c->model) != transformer ||
             dt_gpu_calib_prec(c) != prec)
             continue;
         int l = likeness(c, model, seq_len, bf16);
