@@ -228,9 +228,11 @@ void dtsim_faults_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 int dtsim_gpt_check(dtsim_opts *o, int optim_set);
 int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r);
 // (opt_s: the whole model's optimizer step, seconds, of which a stage keeps 1/N; net: the
-// network the step was priced on, whose layers are stage 3's units)
+// network the step was priced on, whose layers are stage 3's units; ev: its backward's n_ev
+// ready events; fw, bw: its forward's and backward's seconds)
 int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
-                       const struct dt_net *net);
+                       const struct dt_net *net, const dt_grad_event *ev, int n_ev, double fw,
+                       double bw);
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 // Tokens per sample: the model's context (or --seq-len) for a gpt model, whose samples are
 // whole sequences; 0 for an image model

@@ -195,7 +195,7 @@ int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->gpu_hours = o->gpus * r->train_s / 3600;
     dtsim_band_set(o, r);
     r->wall_s = 0;
-    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net);  // ZeRO's collectives instead
+    if (o->shard > 0) rc = dtsim_gpt_analytic(o, r, opt_s, net, log.ev, log.n, fw, bw);  // ZeRO's collectives instead
     free(b);
 out:
     free(log.ev);
@@ -223,11 +223,14 @@ static void error_line(FILE *f, dt_algo a, int gpus) {
 }
 
 void dtsim_analytic_note(FILE *f, const dtsim_opts *o) {
-    if (o->shard > 0)  // sim/dtsim_gpt.c, dtsim_gpt_analytic: nothing overlapped
-        fprintf(f, "analytic, ZeRO stage %d: the compute, then every collective one after "
-                   "another: a bound on the step from above (the trainer's one-layer prefetch "
-                   "hides some of them in SimGrid, FSDP's streams more: bench/HELDOUT.md's MPT "
-                   "runs on H100 are 35-49 %% slower than published)\n", o->shard);
+    if (o->shard > 0 && o->shard < 3)  // sim/dtsim_gpt.c, dtsim_gpt_analytic
+        fprintf(f, "analytic, ZeRO stage %d: the compute, then the reduce-scatter and the "
+                   "allgather of the whole model, as the simulation runs them\n", o->shard);
+    if (o->shard >= 3)
+        fprintf(f, "analytic, ZeRO stage 3: each layer's gathers and reduce-scatter on one "
+                   "channel that progresses while the layers compute, as NCCL's stream does "
+                   "under FSDP; SimGrid's trainer moves them only when it polls, so its step "
+                   "is longer (docs/formulas.md)\n");
     fprintf(f, "analytic: the cost model, the roofline and the fusion schedule without SimGrid; "
                "its difference from the simulation (bench/ANALYTIC.md):\n");
     if (!o->sweep) {

@@ -149,39 +149,95 @@ int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r) {
     return 2;
 }
 
-// --analytic under a stage: the step's compute with the optimizer on 1/N of the parameters,
-// then the stage's collectives one after the other, each half of a ring allreduce's price
-// (α-β-γ, nn/coll/coll_cost.c): stages 1-2 a reduce-scatter and an allgather of the whole
-// model, as the simulated step runs them (sim/rank_zero.c); stage 3 per layer unit its
-// allgathers (sim/zero.h dt_zero3_units: two, a tied unit more) and a reduce-scatter, the
-// trainer's schedule with nothing overlapping: the no-overlap bound of the simulated step,
-// whose prefetch hides part of it behind the layers' compute.
-int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
-                       const dt_net *net) {
+// Stage 3's step on one link, the trainer's schedule (nn/train_zero.c) with the collectives
+// progressing while the layers compute (as NCCL's stream does, and as the stage-0 analytic
+// lets a ring's rounds run: what it leaves out is the simulation's polls). Unit k computes
+// f[k] forward and b[k] backward; its gather costs g[k], its reduce-scatter s[k], one after
+// another on one channel in the order they are issued:
+//   forward, units 0..n-1: unit k starts when its gather is done and unit k-1 has computed;
+//     as it starts, unit k+1's gather is issued (one unit of prefetch);
+//   backward, units n-1..0: the same with the units' second gathers (the first issued when
+//     forward ends), and unit k's reduce-scatter issued when its backward is done;
+//   the step ends when the last unit has computed and the channel is idle.
+// A tied unit's extra gather (the head's: gathers[k] > 2) is added whole, unhidden.
+static double zero3_timeline(int n, const double *f, const double *b, const double *g,
+                             const double *s, const int *gathers) {
+    double ch = g[0], c = 0, extra = 0;  // the channel's free time, the compute's
+    double *done = callocCheck((size_t)n + 1, sizeof(double));
+    done[0] = g[0];
+    for (int k = 0; k < n; k++) {
+        double start = fmax(c, done[k]);
+        if (k + 1 < n) done[k + 1] = ch = fmax(ch, start) + g[k + 1];
+        c = start + f[k];
+        if (gathers[k] > 2) extra += (gathers[k] - 2) * g[k];
+    }
+    c += extra;
+    done[n - 1] = ch = fmax(ch, c) + g[n - 1];  // backward's first unit, issued at forward's end
+    for (int k = n - 1; k >= 0; k--) {
+        double start = fmax(c, done[k]);
+        if (k > 0) done[k - 1] = ch = fmax(ch, start) + g[k - 1];
+        c = start + b[k];
+        ch = fmax(ch, c) + s[k];
+    }
+    free(done);
+    return fmax(c, ch);
+}
+
+// --analytic under a stage: the step's compute with the optimizer on 1/N of the parameters
+// and the stage's collectives, each half of a ring allreduce's price (α-β-γ,
+// nn/coll/coll_cost.c). Stages 1-2: a reduce-scatter and an allgather of the whole model
+// after backward, as the simulated step runs them (sim/rank_zero.c), nothing overlapped.
+// Stage 3: per layer unit its allgathers (sim/zero.h dt_zero3_units: two, a tied unit more)
+// and a reduce-scatter, on zero3_timeline's one channel beside the layers' compute: unit k's
+// backward is the time between the ready events (ev, seconds since backward began) that
+// carry its elements, its forward fw in the same proportions.
+int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s, const dt_net *net,
+                       const dt_grad_event *ev, int n_ev, double fw, double bw) {
     dt_coll_opts co = dtsim_coll_for(o, &o->cluster);
     dt_error err = {0};
     if (dt_coll_opts_resolve(&co, o->gpus, &err)) return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
     double wire = co.wire_f16 ? 2 : 4, bytes = (double)r->params * wire;
     double half = o->gpus > 1 ? dt_coll_cost(DT_ALGO_RING, &co, o->gpus, bytes) / 2 : 0;
     double comm = 2 * half, f = o->gpus > 1 ? (o->gpus - 1.0) / o->gpus : 0;
+    double step = r->compute_s + comm;  // stages 1-2: one after another
     r->buckets = 1;
     r->comm_bytes = 2 * bytes * f;  // what a GPU sends: a ring's (N-1)/N of each
     if (o->shard >= 3 && o->gpus > 1) {
         size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
         int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
         double peak;
-        r->buckets = dt_zero3_units(net, lo, gathers, &peak);
+        int n = r->buckets = dt_zero3_units(net, lo, gathers, &peak);
+        double *uf = callocCheck(4 * (size_t)n + 4, sizeof(double));
+        double *ub = uf + n + 1, *ug = ub + n + 1, *us = ug + n + 1;
         comm = r->comm_bytes = 0;
-        for (int k = 0; k < r->buckets; k++) {
-            double b = (double)(lo[k + 1] - lo[k]) * wire;
-            comm += (gathers[k] + 1) * dt_coll_cost(DT_ALGO_RING, &co, o->gpus, b) / 2;
-            r->comm_bytes += (gathers[k] + 1) * b * f;
+        for (int k = 0; k < n; k++) {
+            double u = (double)(lo[k + 1] - lo[k]) * wire;
+            ug[k] = us[k] = dt_coll_cost(DT_ALGO_RING, &co, o->gpus, u) / 2;
+            comm += (gathers[k] + 1) * ug[k];
+            r->comm_bytes += (gathers[k] + 1) * u * f;
         }
-        free(lo), free(gathers);
+        double prev = 0, spread = 0;
+        for (int i = 0; i < n_ev; i++) {  // each event's time over the units it completes
+            double dt = ev[i].ready - prev, len = (double)(ev[i].hi - ev[i].lo);
+            if (len <= 0) continue;  // its time goes to the next event with elements
+            prev = ev[i].ready;
+            for (int k = 0; k < n; k++) {
+                double a = fmax((double)lo[k], (double)ev[i].lo);
+                double z = fmin((double)lo[k + 1], (double)ev[i].hi);
+                if (z > a) ub[k] += dt * (z - a) / len;
+            }
+        }
+        ub[0] += bw - prev;  // what runs after the last gradient (the embedding's)
+        for (int k = 0; k < n; k++) spread += ub[k];
+        for (int k = 0; k < n; k++) uf[k] = spread > 0 ? fw * ub[k] / spread : fw / n;
+        step = r->compute_s - fw - bw + zero3_timeline(n, uf, ub, ug, us, gathers);
+        free(uf), free(lo), free(gathers);
     }
     r->compute_s += opt_s / o->gpus - opt_s;
-    r->comm_s = r->exposed_s = r->model_comm_s = comm;
-    r->iter_s = r->compute_s + comm;
+    step += opt_s / o->gpus - opt_s;
+    r->comm_s = r->model_comm_s = comm;
+    r->exposed_s = step - r->compute_s;
+    r->iter_s = step;
     r->iter_p50_s = r->iter_p95_s = r->iter_max_s = r->iter_s;
     snprintf(r->algo, sizeof r->algo, "ring");
     r->images_s = o->per_gpu_batch * (double)o->gpus / r->iter_s;
