@@ -1,4 +1,4 @@
-# real/coll.cmake — libdtcoll_mpi.so (real/dtcoll_mpi.c, real/dtcoll_mpi_wait.c): dtlab's
+# real/coll.cmake — libdtcoll_mpi.so (real/dtcoll_mpi*.c): dtlab's
 # allreduce algorithms under any MPI program through the MPI profiling interface (mpirun -x
 # LD_PRELOAD=...). Built from nn/coll's sources compiled again, position-independent and with
 # hidden visibility, so the library exports only its MPI_* functions and needs no libdtnn (no
@@ -9,6 +9,7 @@ if(DT_HAVE_MPI)
   find_package(Threads REQUIRED)  # the library's lock (MPI_THREAD_MULTIPLE)
   add_library(dtcoll_mpi SHARED ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi.c
                                 ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_wait.c
+                                ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_block.c
                                 ${CMAKE_CURRENT_LIST_DIR}/dtcoll_mpi_rsag.c ${DTCOLL_MPI_CORE}
                                 ${PROJECT_SOURCE_DIR}/nn/dt.c
                                 # the allreduce options' table (coll_cli.c: DTCOLL_ALGO, ...)

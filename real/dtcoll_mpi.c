@@ -5,7 +5,8 @@
 // thread level; every other call, and every other type, operation or inter-communicator,
 // goes to PMPI unchanged. This file: configuration, the per-communicator state, the two
 // allreduces, MPI_Comm_free / MPI_Comm_disconnect and MPI_Finalize. Our requests and every
-// MPI completion call: dtcoll_mpi_wait.c. Not here: the algorithms (nn/coll).
+// MPI completion call: dtcoll_mpi_wait.c; progress while the program blocks elsewhere:
+// dtcoll_mpi_block.c. Not here: the algorithms (nn/coll).
 //
 // Environment (read once, at the first intercepted call; the same on every rank):
 //   DTCOLL_ALGO     mpi ps ring rhd dbtree hier torus2d auto (default ring); an unknown name
@@ -185,23 +186,34 @@ void dtc_reap(void) {
     }
 }
 
-// A dt_coll on a fresh split of comm (see "The library's communicators" above).
+// A dt_coll on a fresh split of comm (see "The library's communicators" above), or NULL when
+// the MPI library could not make its communicators (it has run out): the split's errors are
+// returned on the library's own (MPI_ERRORS_RETURN); an error on the application's comm goes
+// to its handler, as the application's own calls' would.
 static dt_coll *make_coll(MPI_Comm comm, int wire_f16, MPI_Comm *base) {
     int r, p;
     PMPI_Comm_rank(comm, &r);
     PMPI_Comm_size(comm, &p);
-    PMPI_Comm_split(comm, 0, r, base);
+    if (PMPI_Comm_split(comm, 0, r, base) != MPI_SUCCESS || *base == MPI_COMM_NULL) {
+        *base = MPI_COMM_NULL;
+        return NULL;
+    }
+    PMPI_Comm_set_errhandler(*base, MPI_ERRORS_RETURN);
     dt_coll_opts o = g.opts;
     o.wire_f16 = wire_f16;
     o.share_comm = 1;
+    o.symmetric_comms = 1;  // every rank as many communicators, made by all (coll_opts.h)
     if (o.group > p) o.group = p;
-    dt_error err;
+    dt_error err = {0};
     dt_coll *c = dt_coll_create(*base, NULL, &o, &err);
-    if (!c) usage_abort(comm, err.msg);
+    if (!c && err.code == DT_EXIT_USAGE) usage_abort(comm, err.msg);
     return c;
 }
 
 // Collective over comm; called without the lock (dtc_depth raised: nn/coll's calls to PMPI).
+// Every rank learns whether all of them got their communicators (one PMPI_Allreduce); if
+// any did not, each frees what it made and the communicator's calls go to PMPI everywhere,
+// with one line from its rank 0.
 static dtc_comm *new_state(MPI_Comm comm) {
     dtc_comm *s = callocCheck(1, sizeof *s);
     s->comm = comm;
@@ -210,12 +222,26 @@ static dtc_comm *new_state(MPI_Comm comm) {
     if (s->inter) return s;
     dtc_depth++;
     s->c32 = make_coll(comm, g.opts.wire_f16, &s->base[0]);
-    s->c64 = g.opts.wire_f16 ? make_coll(comm, 0, &s->base[1]) : s->c32;
-    dtc_depth--;
+    s->c64 = !g.opts.wire_f16 ? s->c32 : s->c32 ? make_coll(comm, 0, &s->base[1]) : NULL;
+    int ok = s->c32 && s->c64;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     int r, p;
     PMPI_Comm_rank(comm, &r);
     PMPI_Comm_size(comm, &p);
-    if (g.verbose && r == 0) {
+    if (!ok) {
+        if (s->c64 && s->c64 != s->c32) dt_coll_free(s->c64);
+        dt_coll_free(s->c32);
+        s->c32 = s->c64 = NULL;
+        for (int i = 0; i < 2; i++)
+            if (s->base[i] != MPI_COMM_NULL) PMPI_Comm_free(&s->base[i]);
+        s->fallback = 1;
+        if (r == 0)
+            fprintf(stderr, "dtcoll: the MPI library could not make the communicators this "
+                    "library needs for a communicator of %d ranks (it has run out of them); "
+                    "its allreduces go to the MPI library's own\n", p);
+    }
+    dtc_depth--;
+    if (g.verbose && r == 0 && !s->fallback) {
         const dt_coll_opts *ro = dt_coll_get_opts(s->c32);
         printf("dtcoll: MPI_Allreduce via %s on %d ranks (fp16 wire %s, group %d, inner %s, "
                "thread level %s)\n", dt_algo_name(ro->algo), p, ro->wire_f16 ? "on" : "off",
@@ -248,7 +274,7 @@ int dtc_ours(void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
         g.states = *s;
         dtc_unlock();
     }
-    if ((*s)->inter) return 0;
+    if ((*s)->inter || (*s)->fallback) return 0;
     *t = dt == MPI_FLOAT ? DT_F32 : DT_F64;
     *c = *t == DT_F32 ? (*s)->c32 : (*s)->c64;
     return 1;
@@ -266,8 +292,11 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
-    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t)) {
+        int in = dtc_block_enter(), rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+        dtc_block_leave(in);
+        return rc;
+    }
     to_recvbuf(sendbuf, recvbuf, count, t);
     dt_error err;
     dtc_lock();
@@ -340,6 +369,7 @@ DTC_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm) {
 // never waited for, on communicators it freed or not), then every state is freed.
 DTC_EXPORT int MPI_Finalize(void) {
     if (dtc_depth) return PMPI_Finalize();
+    dtc_progress_stop();
     dtc_lock();
     dtc_drain();
     for (dtc_comm *s = g.states; s; s = s->next)

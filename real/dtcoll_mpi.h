@@ -17,6 +17,8 @@ typedef struct dtc_comm {
     MPI_Comm comm;          // the application's handle (valid while `freed` is 0)
     atomic_int freed;       // set by the attribute's delete callback (MPI_Comm_free)
     int inter;              // an inter-communicator: every call on it passes to PMPI
+    int fallback;           // the MPI library could not give ours their communicators on
+                            // some rank: every rank passes this one's calls to PMPI
     MPI_Comm base[2];       // the library's own copies of comm (MPI_Comm_split: no
                             // attribute of the application's is copied onto them)
     dt_coll *c32, *c64;     // for MPI_FLOAT and MPI_DOUBLE (the same one unless fp16 wire)
@@ -46,6 +48,20 @@ void dtc_track(dt_coll_req *r, dtc_comm *s, MPI_Request *greq);
 int dtc_step(void);
 // Every one of ours to completion (MPI_Finalize).
 void dtc_drain(void);
+// Without the lock: one dtc_step with the lock held just for it (at MPI_THREAD_MULTIPLE
+// then a yield to the other threads); how many of ours remain.
+int dtc_poll(void);
+// Without the lock: wait for the MPI library's request *req, advancing ours meanwhile.
+int dtc_wait_polling(MPI_Request *req, MPI_Status *st);
+
+// ---- dtcoll_mpi_block.c ----
+
+// Around a blocking collective passed to PMPI: at MPI_THREAD_MULTIPLE, while any of ours is
+// in flight, the progress thread advances them until dtc_block_leave. Returns what to pass it.
+int dtc_block_enter(void);
+void dtc_block_leave(int entered);
+// MPI_Finalize, before anything else: the progress thread ends (joined).
+void dtc_progress_stop(void);
 
 // ---- dtcoll_mpi.c ----
 

@@ -17,8 +17,8 @@
 // MPI_Request_free of an active request of ours (MPI-3.1 §5.12 calls this erroneous for a
 // nonblocking collective; Open MPI's own tolerate it): the allreduce goes on, advanced by any
 // of the calls above, and completes at MPI_Finalize at the latest. MPI_Cancel: see cancel_fn.
-// Limit: a rank blocked in a call not intercepted here (MPI_Recv, MPI_Barrier, ...) does not
-// advance its allreduces.
+// The blocking point-to-point calls and the blocking collectives advance them too
+// (dtcoll_mpi_block.c).
 #include "dtcoll_mpi.h"
 
 #include <sched.h>
@@ -108,8 +108,7 @@ static void finish_if_alone(const MPI_Request *reqs, int n) {
     dtc_unlock();
 }
 
-// One step of ours with the lock held just for it; how many remain.
-static int poll_ours(void) {
+int dtc_poll(void) {
     dtc_lock();
     int left = dtc_step();
     dtc_unlock();
@@ -117,8 +116,16 @@ static int poll_ours(void) {
     return left;
 }
 
+int dtc_wait_polling(MPI_Request *req, MPI_Status *st) {
+    for (;;) {
+        int left = dtc_poll(), flag = 0, rc = PMPI_Test(req, &flag, st);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        if (!left) return PMPI_Wait(req, st);
+    }
+}
+
 static void advance(void) {
-    if (!dtc_depth && atomic_load(&dtc_inflight)) poll_ours();
+    if (!dtc_depth && atomic_load(&dtc_inflight)) dtc_poll();
 }
 
 // ---- the nonblocking calls: advance, then the MPI library answers ----
@@ -158,18 +165,14 @@ DTC_EXPORT int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status
 DTC_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st) {
     if (dtc_depth || !atomic_load(&dtc_inflight)) return PMPI_Wait(req, st);
     finish_if_alone(req, 1);
-    for (;;) {
-        int left = poll_ours(), flag = 0, rc = PMPI_Test(req, &flag, st);
-        if (rc != MPI_SUCCESS || flag) return rc;
-        if (!left) return PMPI_Wait(req, st);
-    }
+    return dtc_wait_polling(req, st);
 }
 
 DTC_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
     if (dtc_depth || !atomic_load(&dtc_inflight)) return PMPI_Waitall(n, reqs, sts);
     finish_if_alone(reqs, n);  // all of reqs must complete anyway
     for (;;) {
-        int left = poll_ours(), flag = 0, rc = PMPI_Testall(n, reqs, &flag, sts);
+        int left = dtc_poll(), flag = 0, rc = PMPI_Testall(n, reqs, &flag, sts);
         if (rc != MPI_SUCCESS || flag) return rc;
         if (!left) return PMPI_Waitall(n, reqs, sts);
     }
@@ -178,7 +181,7 @@ DTC_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
 DTC_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st) {
     if (dtc_depth || !atomic_load(&dtc_inflight)) return PMPI_Waitany(n, reqs, idx, st);
     for (;;) {
-        int left = poll_ours(), flag = 0, rc = PMPI_Testany(n, reqs, idx, &flag, st);
+        int left = dtc_poll(), flag = 0, rc = PMPI_Testany(n, reqs, idx, &flag, st);
         if (rc != MPI_SUCCESS || flag) return rc;
         if (!left) return PMPI_Waitany(n, reqs, idx, st);
     }
@@ -187,7 +190,7 @@ DTC_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st) 
 DTC_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *n_out, int idx[], MPI_Status sts[]) {
     if (dtc_depth || !atomic_load(&dtc_inflight)) return PMPI_Waitsome(n, reqs, n_out, idx, sts);
     for (;;) {
-        int left = poll_ours(), rc = PMPI_Testsome(n, reqs, n_out, idx, sts);
+        int left = dtc_poll(), rc = PMPI_Testsome(n, reqs, n_out, idx, sts);
         if (rc != MPI_SUCCESS || *n_out != 0) return rc;  // MPI_UNDEFINED: none active
         if (!left) return PMPI_Waitsome(n, reqs, n_out, idx, sts);
     }

@@ -103,6 +103,14 @@ typedef struct {
     // duplicates of MPI_COMM_WORLD cost SimGrid memory for every rank. The caller keeps the
     // communicator until dt_coll_free.
     int share_comm;
+    // sub-communicators only for `algo` (every entry's under auto), each made by every rank
+    // with MPI_Comm_split (the ranks outside a span get one of their own, kept unused), so
+    // that every rank holds as many communicators as every other and they run out of them
+    // together; a split that fails makes dt_coll_create fail (DT_EXIT_RUNTIME) instead of
+    // aborting. For libdtcoll_mpi.so under other people's programs; the default (0) builds
+    // every entry's with MPI_Comm_create_group, by the members alone (what SMPI can afford
+    // at 16K simulated ranks).
+    int symmetric_comms;
     dt_cost_params cost;
 } dt_coll_opts;
 

@@ -363,6 +363,7 @@ void dt_coll_free(dt_coll *c) {
     for (int i = 0; i < DT_COMM_COUNT; i++) {
         if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
+        if (c->spare[i] != MPI_COMM_NULL) MPI_Comm_free(&c->spare[i]);
     }
     free(c);
 }

@@ -75,3 +75,33 @@ add_test(NAME ${t}
                  ${MPIRUN_EXECUTABLE} ${_preload} $<TARGET_FILE:preload_defects>)
 set_tests_properties(${t} PROPERTIES LABELS "coll;mpi;preload" ENVIRONMENT "${DT_COLL_ENV}"
                      TIMEOUT 60)
+
+# A rank blocked in point-to-point (MPI_Recv, MPI_Probe, MPI_Mprobe, MPI_Sendrecv(_replace),
+# MPI_Ssend, a rendezvous MPI_Send) while its MPI_Iallreduce is in flight, for a peer that
+# sends only after its own wait (preload_blocking.c), np 2 and 3; at MPI_THREAD_MULTIPLE also
+# blocked in MPI_Barrier and MPI_Bcast (the library's progress thread). Each hung before.
+add_executable(preload_blocking ${CMAKE_CURRENT_LIST_DIR}/preload_blocking.c)
+target_link_libraries(preload_blocking PRIVATE MPI::MPI_C)
+set(_pre_tests "")
+foreach(np 2 3)
+  _preload_test(blocked_in_point_to_point_progresses_every_algorithm ${np} "${_algos}" 1
+                $<TARGET_FILE:preload_blocking>)
+  _preload_test(blocked_in_p2p_and_collectives_thread_multiple_every_algorithm ${np}
+                "${_algos}" 1 $<TARGET_FILE:preload_blocking> multiple)
+endforeach()
+set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
+                     ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 900 SKIP_RETURN_CODE 77 PROCESSORS 2)
+
+# Communicators until the MPI library runs out (preload_comms.c), np 3: every rank's
+# MPI_Comm_dup fails at the same one, after at least 16,000 (the library's communicators are
+# made by every rank alike: real/dtcoll_mpi.c, nn/coll/coll.c make_comms_symmetric). It hung
+# before (one rank in ompi_comm_nextcid).
+add_executable(preload_comms ${CMAKE_CURRENT_LIST_DIR}/preload_comms.c)
+target_link_libraries(preload_comms PRIVATE MPI::MPI_C)
+set(_pre_tests "")
+# hier and torus2d (ring's one communicator more per communicator reaches 32,766 in 90 s
+# here: docs/allreduce.md has each algorithm's count)
+_preload_test(communicators_run_out_on_every_rank_hier_torus2d 3 "hier torus2d" 1
+              $<TARGET_FILE:preload_comms> 16000)
+set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload;slow"
+                     ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 1200 SKIP_RETURN_CODE 77 PROCESSORS 2)
