@@ -292,11 +292,8 @@ DTC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     dtc_comm *s;
     dt_coll *c;
     dt_dtype t;
-    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t)) {
-        int in = dtc_block_enter(), rc = PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
-        dtc_block_leave(in);
-        return rc;
-    }
+    if (!dtc_ours(recvbuf, count, dt, op, comm, &s, &c, &t))
+        DTC_BLOCKING(PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm));
     to_recvbuf(sendbuf, recvbuf, count, t);
     dt_error err;
     dtc_lock();

@@ -60,6 +60,14 @@ int dtc_wait_polling(MPI_Request *req, MPI_Status *st);
 // in flight, the progress thread advances them until dtc_block_leave. Returns what to pass it.
 int dtc_block_enter(void);
 void dtc_block_leave(int entered);
+// `return call;` for a blocking collective passed to PMPI, inside enter and leave
+#define DTC_BLOCKING(call)             \
+    do {                               \
+        int in_ = dtc_block_enter();   \
+        int rc_ = call;                \
+        dtc_block_leave(in_);          \
+        return rc_;                    \
+    } while (0)
 // MPI_Finalize, before anything else: the progress thread ends (joined).
 void dtc_progress_stop(void);
 

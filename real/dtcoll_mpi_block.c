@@ -74,14 +74,6 @@ void dtc_progress_stop(void) {
     if (join) pthread_join(pth, NULL);
 }
 
-#define COLLECTIVE(call)               \
-    do {                               \
-        int in_ = dtc_block_enter();   \
-        int rc_ = call;                \
-        dtc_block_leave(in_);          \
-        return rc_;                    \
-    } while (0)
-
 // ---- point-to-point: the nonblocking form, and a wait that advances ours ----
 
 DTC_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
@@ -193,72 +185,72 @@ DTC_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *m, 
 
 // ---- blocking collectives: the progress thread while inside (MPI_THREAD_MULTIPLE) ----
 
-DTC_EXPORT int MPI_Barrier(MPI_Comm comm) { COLLECTIVE(PMPI_Barrier(comm)); }
+DTC_EXPORT int MPI_Barrier(MPI_Comm comm) { DTC_BLOCKING(PMPI_Barrier(comm)); }
 
 DTC_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Bcast(buf, count, dt, root, comm));
+    DTC_BLOCKING(PMPI_Bcast(buf, count, dt, root, comm));
 }
 
 DTC_EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           int root, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
+    DTC_BLOCKING(PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm));
 }
 
 DTC_EXPORT int MPI_Gather(const void *sbuf, int sc, MPI_Datatype sdt, void *rbuf, int rc,
                           MPI_Datatype rdt, int root, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Gather(sbuf, sc, sdt, rbuf, rc, rdt, root, comm));
+    DTC_BLOCKING(PMPI_Gather(sbuf, sc, sdt, rbuf, rc, rdt, root, comm));
 }
 
 DTC_EXPORT int MPI_Gatherv(const void *sbuf, int sc, MPI_Datatype sdt, void *rbuf,
                            const int rcs[], const int displs[], MPI_Datatype rdt, int root,
                            MPI_Comm comm) {
-    COLLECTIVE(PMPI_Gatherv(sbuf, sc, sdt, rbuf, rcs, displs, rdt, root, comm));
+    DTC_BLOCKING(PMPI_Gatherv(sbuf, sc, sdt, rbuf, rcs, displs, rdt, root, comm));
 }
 
 DTC_EXPORT int MPI_Scatter(const void *sbuf, int sc, MPI_Datatype sdt, void *rbuf, int rc,
                            MPI_Datatype rdt, int root, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Scatter(sbuf, sc, sdt, rbuf, rc, rdt, root, comm));
+    DTC_BLOCKING(PMPI_Scatter(sbuf, sc, sdt, rbuf, rc, rdt, root, comm));
 }
 
 DTC_EXPORT int MPI_Scatterv(const void *sbuf, const int scs[], const int displs[],
                             MPI_Datatype sdt, void *rbuf, int rc, MPI_Datatype rdt, int root,
                             MPI_Comm comm) {
-    COLLECTIVE(PMPI_Scatterv(sbuf, scs, displs, sdt, rbuf, rc, rdt, root, comm));
+    DTC_BLOCKING(PMPI_Scatterv(sbuf, scs, displs, sdt, rbuf, rc, rdt, root, comm));
 }
 
 DTC_EXPORT int MPI_Allgatherv(const void *sbuf, int sc, MPI_Datatype sdt, void *rbuf,
                               const int rcs[], const int displs[], MPI_Datatype rdt,
                               MPI_Comm comm) {
-    COLLECTIVE(PMPI_Allgatherv(sbuf, sc, sdt, rbuf, rcs, displs, rdt, comm));
+    DTC_BLOCKING(PMPI_Allgatherv(sbuf, sc, sdt, rbuf, rcs, displs, rdt, comm));
 }
 
 DTC_EXPORT int MPI_Alltoall(const void *sbuf, int sc, MPI_Datatype sdt, void *rbuf, int rc,
                             MPI_Datatype rdt, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Alltoall(sbuf, sc, sdt, rbuf, rc, rdt, comm));
+    DTC_BLOCKING(PMPI_Alltoall(sbuf, sc, sdt, rbuf, rc, rdt, comm));
 }
 
 DTC_EXPORT int MPI_Alltoallv(const void *sbuf, const int scs[], const int sdispls[],
                              MPI_Datatype sdt, void *rbuf, const int rcs[], const int rdispls[],
                              MPI_Datatype rdt, MPI_Comm comm) {
-    COLLECTIVE(PMPI_Alltoallv(sbuf, scs, sdispls, sdt, rbuf, rcs, rdispls, rdt, comm));
+    DTC_BLOCKING(PMPI_Alltoallv(sbuf, scs, sdispls, sdt, rbuf, rcs, rdispls, rdt, comm));
 }
 
 DTC_EXPORT int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm) {
-    COLLECTIVE(PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
+    DTC_BLOCKING(PMPI_Scan(sbuf, rbuf, count, dt, op, comm));
 }
 
 DTC_EXPORT int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           MPI_Comm comm) {
-    COLLECTIVE(PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
+    DTC_BLOCKING(PMPI_Exscan(sbuf, rbuf, count, dt, op, comm));
 }
 
-DTC_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) { COLLECTIVE(PMPI_Comm_dup(comm, out)); }
+DTC_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) { DTC_BLOCKING(PMPI_Comm_dup(comm, out)); }
 
 DTC_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out) {
-    COLLECTIVE(PMPI_Comm_split(comm, color, key, out));
+    DTC_BLOCKING(PMPI_Comm_split(comm, color, key, out));
 }
 
 DTC_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group g, MPI_Comm *out) {
-    COLLECTIVE(PMPI_Comm_create(comm, g, out));
+    DTC_BLOCKING(PMPI_Comm_create(comm, g, out));
 }

@@ -55,12 +55,7 @@ DTC_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
     dt_coll *c;
     dt_dtype t;
     if (!dtc_ours(recvbuf, recvcount, dt, op, comm, &s, &c, &t) || mpi_algo(c))
-    {
-        int in = dtc_block_enter();
-        int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
-        dtc_block_leave(in);
-        return rc;
-    }
+        DTC_BLOCKING(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm));
     reduce_scatter(sendbuf, recvbuf, (size_t)recvcount * (size_t)dt_coll_size(c), NULL, s, c,
                    t, comm);
     return MPI_SUCCESS;
@@ -83,11 +78,7 @@ DTC_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int 
     // (a count of 0 for this rank is fine: recvbuf may then be anything, even NULL)
     void *rb = recvbuf ? recvbuf : (void *)recvcounts;
     if (bad || n == 0 || !dtc_ours(rb, 1, dt, op, comm, &s, &c, &t) || mpi_algo(c))
-    {
-        int in = dtc_block_enter(), rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
-        dtc_block_leave(in);
-        return rc;
-    }
+        DTC_BLOCKING(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm));
     size_t *counts = mallocCheck((size_t)p * sizeof(size_t));
     for (int i = 0; i < p; i++) counts[i] = (size_t)recvcounts[i];
     char spare[16];
@@ -105,12 +96,8 @@ DTC_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     int same = sendbuf == MPI_IN_PLACE || (sendtype == recvtype && sendcount == recvcount);
     if (!same || !dtc_ours(recvbuf, recvcount, recvtype, MPI_SUM, comm, &s, &c, &t) ||
         mpi_algo(c))
-    {
-        int in = dtc_block_enter();
-        int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        dtc_block_leave(in);
-        return rc;
-    }
+        DTC_BLOCKING(
+            PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
     c = s->c64;  // full precision (the same context as c unless DTCOLL_FP16)
     int r = dt_coll_rank(c), p = dt_coll_size(c);
     size_t es = esize(t), m = (size_t)recvcount;

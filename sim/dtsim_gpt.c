@@ -152,16 +152,17 @@ int dtsim_gpt_prepare(const dtsim_opts *o, dtsim_result *r) {
 // Stage 3's step on one link, the trainer's schedule (nn/train_zero.c) with the collectives
 // progressing while the layers compute (as NCCL's stream does, and as the stage-0 analytic
 // lets a ring's rounds run: what it leaves out is the simulation's polls). Unit k computes
-// f[k] forward and b[k] backward; its gather costs g[k], its reduce-scatter s[k], one after
-// another on one channel in the order they are issued:
+// f[k] forward and b[k] backward; its gather and its reduce-scatter cost h[k] each (half a
+// ring allreduce), one after another on one channel in the order they are issued:
 //   forward, units 0..n-1: unit k starts when its gather is done and unit k-1 has computed;
 //     as it starts, unit k+1's gather is issued (one unit of prefetch);
 //   backward, units n-1..0: the same with the units' second gathers (the first issued when
 //     forward ends), and unit k's reduce-scatter issued when its backward is done;
 //   the step ends when the last unit has computed and the channel is idle.
 // A tied unit's extra gather (the head's: gathers[k] > 2) is added whole, unhidden.
-static double zero3_timeline(int n, const double *f, const double *b, const double *g,
-                             const double *s, const int *gathers) {
+static double zero3_timeline(int n, const double *f, const double *b, const double *h,
+                             const int *gathers) {
+    const double *g = h, *s = h;
     double ch = g[0], c = 0, extra = 0;  // the channel's free time, the compute's
     double *done = callocCheck((size_t)n + 1, sizeof(double));
     done[0] = g[0];
@@ -207,13 +208,13 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s, const
         int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
         double peak;
         int n = r->buckets = dt_zero3_units(net, lo, gathers, &peak);
-        double *uf = callocCheck(4 * (size_t)n + 4, sizeof(double));
-        double *ub = uf + n + 1, *ug = ub + n + 1, *us = ug + n + 1;
+        double *uf = callocCheck(3 * (size_t)n + 3, sizeof(double));
+        double *ub = uf + n + 1, *uh = ub + n + 1;
         comm = r->comm_bytes = 0;
         for (int k = 0; k < n; k++) {
             double u = (double)(lo[k + 1] - lo[k]) * wire;
-            ug[k] = us[k] = dt_coll_cost(DT_ALGO_RING, &co, o->gpus, u) / 2;
-            comm += (gathers[k] + 1) * ug[k];
+            uh[k] = dt_coll_cost(DT_ALGO_RING, &co, o->gpus, u) / 2;
+            comm += (gathers[k] + 1) * uh[k];
             r->comm_bytes += (gathers[k] + 1) * u * f;
         }
         double prev = 0, spread = 0;
@@ -230,7 +231,7 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s, const
         ub[0] += bw - prev;  // what runs after the last gradient (the embedding's)
         for (int k = 0; k < n; k++) spread += ub[k];
         for (int k = 0; k < n; k++) uf[k] = spread > 0 ? fw * ub[k] / spread : fw / n;
-        step = r->compute_s - fw - bw + zero3_timeline(n, uf, ub, ug, us, gathers);
+        step = r->compute_s - fw - bw + zero3_timeline(n, uf, ub, uh, gathers);
         free(uf), free(lo), free(gathers);
     }
     r->compute_s += opt_s / o->gpus - opt_s;
