@@ -32,10 +32,11 @@
 //    MPI-3.1 §6.4.3) and the state is freed with its last one (dtc_reap), at the latest in
 //    MPI_Finalize.
 //  - The library's communicators are MPI_Comm_split copies of the application's, made once
-//    per state (base); nn/coll uses base itself (share_comm) and makes its sub-communicators
-//    from it. MPI copies attributes only in MPI_Comm_dup and MPI_Comm_idup (MPI-3.1 §6.7.2),
-//    and Open MPI 4.1's MPI_Comm_create_group copies them too: so the application's copy
-//    callbacks never see the library's communicators. Under fp16 wire a second dt_coll on a
+//    per state (base); nn/coll uses base itself (share_comm) and makes no communicator of
+//    its own (one_comm: hier's and torus2d's sub-groups are addressed by their ranks in
+//    base), so every rank holds the same communicators and they run out on all together.
+//    MPI copies attributes only in MPI_Comm_dup and MPI_Comm_idup (MPI-3.1 §6.7.2): so the
+//    application's copy callbacks never see the library's communicators. Under fp16 wire a second dt_coll on a
 //    second base serves MPI_DOUBLE (two contexts on one communicator would reuse tags).
 //  - Threads: one lock (dtc_lock) around the library's state and every nn/coll call; a
 //    thread-local depth counter sends the MPI calls nn/coll makes back to PMPI. No call
@@ -202,7 +203,7 @@ static dt_coll *make_coll(MPI_Comm comm, int wire_f16, MPI_Comm *base) {
     dt_coll_opts o = g.opts;
     o.wire_f16 = wire_f16;
     o.share_comm = 1;
-    o.symmetric_comms = 1;  // every rank as many communicators, made by all (coll_opts.h)
+    o.one_comm = 1;  // no communicator of nn/coll's own (coll_opts.h)
     if (o.group > p) o.group = p;
     dt_error err = {0};
     dt_coll *c = dt_coll_create(*base, NULL, &o, &err);
@@ -211,9 +212,13 @@ static dt_coll *make_coll(MPI_Comm comm, int wire_f16, MPI_Comm *base) {
 }
 
 // Collective over comm; called without the lock (dtc_depth raised: nn/coll's calls to PMPI).
-// Every rank learns whether all of them got their communicators (one PMPI_Allreduce); if
-// any did not, each frees what it made and the communicator's calls go to PMPI everywhere,
-// with one line from its rank 0.
+// The library's one communicator per context is the split's (nn/coll makes none: one_comm),
+// and the MPI library agrees on a new communicator's context id among all the ranks inside
+// MPI_Comm_split: when it has none left, the split fails on every rank alike (and when the
+// ranks' own communicators differ so that one rank runs out first, the MPI library's split
+// fails or hangs as the program's own MPI_Comm_dup would). So every rank sees the same
+// outcome without a word: if the split failed, it frees what it made and the communicator's
+// calls go to PMPI, with one line from its rank 0.
 static dtc_comm *new_state(MPI_Comm comm) {
     dtc_comm *s = callocCheck(1, sizeof *s);
     s->comm = comm;
@@ -224,7 +229,6 @@ static dtc_comm *new_state(MPI_Comm comm) {
     s->c32 = make_coll(comm, g.opts.wire_f16, &s->base[0]);
     s->c64 = !g.opts.wire_f16 ? s->c32 : s->c32 ? make_coll(comm, 0, &s->base[1]) : NULL;
     int ok = s->c32 && s->c64;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     int r, p;
     PMPI_Comm_rank(comm, &r);
     PMPI_Comm_size(comm, &p);

@@ -146,43 +146,19 @@ static void make_comms(dt_coll *c, int r, int p) {
     }
 }
 
-// symmetric_comms: for the entries `algo` can run (all under auto), every kind of
-// sub-communicator any rank is in, made by every rank in one MPI_Comm_split of the whole
-// (color: this rank's span's first rank, or p outside every span of the kind); 0, or -1
-// with err when the MPI library could not make one (the ones made stay, for dt_coll_free).
-static int make_comms_symmetric(dt_coll *c, int r, int p, dt_error *err) {
+// one_comm: every sub-group this rank is in, by its place in the caller's communicator
+// (no MPI call: the runner sends there, coll_run.c)
+static void spans_in_one_comm(dt_coll *c, int r, int p) {
     for (int i = 0, n = dt_algo_count(); i < n; i++) {
         dt_algo_def d;
         dt_comm_span spans[DT_MAX_SPANS];
-        if (c->o.algo != DT_ALGO_AUTO && i != (int)c->o.algo) continue;
         if (dt_algo_get((dt_algo)i, &d) || !d.comms) continue;
-        int want[DT_COMM_COUNT] = {0};
-        for (int rr = 0; rr < p; rr++)
-            for (int k = 0, ns = d.comms(&c->o, rr, p, spans); k < ns; k++)
-                want[spans[k].which] = 1;
-        int ns = d.comms(&c->o, r, p, spans);
-        for (int w = 0; w < DT_COMM_COUNT; w++) {
-            if (!want[w] || c->comms[w] != MPI_COMM_NULL || c->spare[w] != MPI_COMM_NULL)
-                continue;
-            int color = p;
-            for (int k = 0; k < ns; k++)
-                if (spans[k].which == w) color = spans[k].first;
-            MPI_Comm out = MPI_COMM_NULL;
-            int rc = MPI_Comm_split(c->comms[DT_COMM_ALL], color, r, &out);
-            if (rc != MPI_SUCCESS || out == MPI_COMM_NULL)
-                return dt_fail(err, DT_EXIT_RUNTIME, "allreduce: the MPI library could not "
-                               "make a sub-communicator for %s (MPI_Comm_split: error %d)",
-                               d.name, rc);
-            if (color == p) {
-                c->spare[w] = out;
-                continue;
-            }
-            c->comms[w] = out;
-            MPI_Comm_rank(out, &c->rank[w]);
-            MPI_Comm_size(out, &c->size[w]);
+        for (int k = 0, ns = d.comms(&c->o, r, p, spans); k < ns; k++) {
+            const dt_comm_span *sp = &spans[k];
+            c->first[sp->which] = sp->first, c->stride[sp->which] = sp->stride;
+            c->rank[sp->which] = (r - sp->first) / sp->stride, c->size[sp->which] = sp->count;
         }
     }
-    return 0;
 }
 
 int dt_coll_opts_resolve(dt_coll_opts *o, int p, dt_error *err) {
@@ -200,17 +176,12 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     dt_coll *c = callocCheck(1, sizeof *c);
     c->dev = dev;
     c->o = ro;
-    for (int i = 0; i < DT_COMM_COUNT; i++)
-        c->comms[i] = c->spare[i] = MPI_COMM_NULL, c->rank[i] = -1;
+    for (int i = 0; i < DT_COMM_COUNT; i++) c->comms[i] = MPI_COMM_NULL, c->rank[i] = -1;
     if (ro.share_comm) c->comms[DT_COMM_ALL] = comm;
     else MPI_Comm_dup(comm, &c->comms[DT_COMM_ALL]);
     c->rank[DT_COMM_ALL] = r, c->size[DT_COMM_ALL] = p;
-    if (!ro.symmetric_comms) {
-        make_comms(c, r, p);
-    } else if (make_comms_symmetric(c, r, p, err)) {
-        dt_coll_free(c);
-        return NULL;
-    }
+    if (ro.one_comm) spans_in_one_comm(c, r, p);
+    else make_comms(c, r, p);
     c->tag_ub = 32767;
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(c->comms[DT_COMM_ALL], MPI_TAG_UB, &ub, &flag);

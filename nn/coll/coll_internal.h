@@ -19,7 +19,8 @@ struct dt_coll {
     MPI_Comm comms[DT_COMM_COUNT];  // the caller's communicator (or a duplicate), sub-groups of it
     int rank[DT_COMM_COUNT];        // this rank in each (-1 where MPI_COMM_NULL)
     int size[DT_COMM_COUNT];        // their sizes (0 where MPI_COMM_NULL)
-    MPI_Comm spare[DT_COMM_COUNT];  // symmetric_comms: the split's part for a non-member
+    int first[DT_COMM_COUNT];       // one_comm: a sub-group's rank 0 in the caller's comm
+    int stride[DT_COMM_COUNT];      //   and the step between its ranks there
     dt_device *dev;
     dt_coll_opts o;                 // resolved
     int tag_ub;                     // largest tag the MPI allows

@@ -103,14 +103,15 @@ typedef struct {
     // duplicates of MPI_COMM_WORLD cost SimGrid memory for every rank. The caller keeps the
     // communicator until dt_coll_free.
     int share_comm;
-    // sub-communicators only for `algo` (every entry's under auto), each made by every rank
-    // with MPI_Comm_split (the ranks outside a span get one of their own, kept unused), so
-    // that every rank holds as many communicators as every other and they run out of them
-    // together; a split that fails makes dt_coll_create fail (DT_EXIT_RUNTIME) instead of
-    // aborting. For libdtcoll_mpi.so under other people's programs; the default (0) builds
-    // every entry's with MPI_Comm_create_group, by the members alone (what SMPI can afford
-    // at 16K simulated ranks).
-    int symmetric_comms;
+    // no sub-communicator: every message goes on the caller's communicator, a sub-group's
+    // rank j addressed as the caller's rank first + j * stride (its dt_comm_span), so the
+    // library makes no communicator of its own and every rank uses the same ones (they
+    // never run out on one rank before another). Messages of one request between two ranks
+    // keep their order (MPI's non-overtaking rule, and every algorithm posts its rounds in
+    // the same order on both sides). For libdtcoll_mpi.so under other people's programs;
+    // the default (0) makes each sub-group a communicator with MPI_Comm_create_group, by its
+    // members alone.
+    int one_comm;
     dt_cost_params cost;
 } dt_coll_opts;
 

@@ -150,6 +150,7 @@ static void setup_runners(dt_coll_req *r, int stage) {
         r->run[lane] = (dt_run){
             .lane = &r->s.lanes[lane], .buf = r->buf, .esize = r->esize, .type = type,
             .wsize = r->wsize, .comms = c->comms, .tag = r->tag + lane,
+            .first = c->o.one_comm ? c->first : NULL, .stride = c->stride,
             .reqs = r->reqs + (size_t)lane * r->max_reqs, .max_reqs = r->max_reqs,
             .tmp = r->scratch + tmp_off[lane],
             .stage = r->wire16 ? r->scratch + stage_off[lane] : NULL,
@@ -363,7 +364,6 @@ void dt_coll_free(dt_coll *c) {
     for (int i = 0; i < DT_COMM_COUNT; i++) {
         if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free
         if (c->comms[i] != MPI_COMM_NULL) MPI_Comm_free(&c->comms[i]);
-        if (c->spare[i] != MPI_COMM_NULL) MPI_Comm_free(&c->spare[i]);
     }
     free(c);
 }

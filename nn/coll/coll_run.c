@@ -41,12 +41,15 @@ static void add(dt_run *x, char *y, const char *src, size_t n) {
 static int post_op(dt_run *x, const dt_op *op, char *p, MPI_Request *q) {
     int nq = 0;
     MPI_Comm comm = x->comms[op->comm];
+    int peer = op->peer;
+    if (x->first && op->comm != DT_COMM_ALL)  // one_comm: the sub-group's rank in the whole
+        comm = x->comms[DT_COMM_ALL], peer = x->first[op->comm] + peer * x->stride[op->comm];
     for (size_t done = 0; done < op->count; done += DT_MSG_MAX) {
         int c = (int)(op->count - done < DT_MSG_MAX ? op->count - done : DT_MSG_MAX);
         char *pp = p + done * x->wsize;
         if (op->kind == DT_OP_NATIVE) x->hooks->post_other(x, op, pp, c, &q[nq++]);
-        else if (is_recv(op)) MPI_Irecv(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
-        else MPI_Isend(pp, c, x->type, op->peer, x->tag, comm, &q[nq++]);
+        else if (is_recv(op)) MPI_Irecv(pp, c, x->type, peer, x->tag, comm, &q[nq++]);
+        else MPI_Isend(pp, c, x->type, peer, x->tag, comm, &q[nq++]);
         if (x->sent && op->kind == DT_OP_SEND) *x->sent += (uint64_t)c * x->wsize;
     }
     return nq;

@@ -47,6 +47,7 @@ struct dt_run {
     MPI_Datatype type;     // an element on the wire (MPI_FLOAT, MPI_DOUBLE, MPI_UINT16_T)
     size_t wsize;          // its bytes
     const MPI_Comm *comms; // by DT_COMM_*
+    const int *first, *stride;  // one_comm (coll_opts.h): sub-groups in comms[DT_COMM_ALL]
     int tag;
     MPI_Request *reqs;     // max_reqs of them, MPI_REQUEST_NULL when not in use
     int max_reqs;
