@@ -105,3 +105,17 @@ _preload_test(communicators_run_out_on_every_rank_hier 3 "hier" 1
               $<TARGET_FILE:preload_comms> 32000)
 set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload;slow"
                      ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 1200 SKIP_RETURN_CODE 77 PROCESSORS 2)
+
+# float and double sums through the library the way MPICH's allreduce tests drive an MPI
+# library (preload_shapes.c): 10 counts from 1 to 300,000, six communicator shapes (world, a
+# duplicate, even/odd, reversed, halves, all but the last), in place or not, blocking or
+# not, exact against PMPI_Allreduce; at least 4 communicators taken over per run
+add_executable(preload_shapes ${CMAKE_CURRENT_LIST_DIR}/preload_shapes.c)
+target_link_libraries(preload_shapes PRIVATE MPI::MPI_C)
+set(_pre_tests "")
+foreach(np 3 4)
+  _preload_test(float_double_sums_many_counts_and_shapes_every_algorithm ${np} "${_algos}" 4
+                $<TARGET_FILE:preload_shapes>)
+endforeach()
+set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
+                     ENVIRONMENT "${DT_COLL_ENV}" TIMEOUT 900 SKIP_RETURN_CODE 77 PROCESSORS 2)
