@@ -99,14 +99,19 @@ set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload"
 # (one rank in ompi_comm_nextcid); the others reach the same count by the same path (docs/
 # allreduce.md). About 90 s here (the MPI library's own communicator ids slow down as they
 # fill): a hang is 600 s.
-add_executable(preload_comms ${CMAKE_CURRENT_LIST_DIR}/preload_comms.c)
-target_link_libraries(preload_comms PRIVATE MPI::MPI_C)
-set(_pre_tests "")
-_preload_test(communicators_run_out_on_every_rank_hier 3 "hier" 1
-              $<TARGET_FILE:preload_comms> 32000)
-set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload;slow"
-                     ENVIRONMENT "${DT_COLL_ENV};PRELOAD_TIMEOUT=600" TIMEOUT 1200
-                     SKIP_RETURN_CODE 77 PROCESSORS 2)
+# Not in the sanitized build: Open MPI 4.1's own failing MPI_Comm_dup reads a request it has
+# freed (ompi_comm_request_return, then libnbc's progress), which AddressSanitizer reports
+# with or without the library preloaded.
+if(NOT DT_SANITIZE)
+  add_executable(preload_comms ${CMAKE_CURRENT_LIST_DIR}/preload_comms.c)
+  target_link_libraries(preload_comms PRIVATE MPI::MPI_C)
+  set(_pre_tests "")
+  _preload_test(communicators_run_out_on_every_rank_hier 3 "hier" 1
+                $<TARGET_FILE:preload_comms> 32000)
+  set_tests_properties(${_pre_tests} PROPERTIES LABELS "coll;mpi;preload;slow"
+                       ENVIRONMENT "${DT_COLL_ENV};PRELOAD_TIMEOUT=600" TIMEOUT 1200
+                       SKIP_RETURN_CODE 77 PROCESSORS 2)
+endif()
 
 # float and double sums through the library the way MPICH's allreduce tests drive an MPI
 # library (preload_shapes.c): 10 counts from 1 to 300,000, six communicator shapes (world, a
