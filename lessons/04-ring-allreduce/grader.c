@@ -171,9 +171,11 @@ static void explain(uint64_t seed, int P, int r, size_t n, size_t i, size_t gi, 
     int m[8] = {0};
     long combos = 1;
     for (int q = 0; q < P; q++) combos *= 3;
-    for (long code = 0; P <= 7 && code < combos; code++) {
+    // no rank's value at all (code 0) last: a 0 that is one rank's input of 0 is that rank's
+    // value alone, not "the sum without" the others
+    for (long k = 1; P <= 7 && k <= combos; k++) {
+        long code = k % combos, x = code;
         double s = 0;
-        long x = code;
         for (int q = 0; q < P; q++, x /= 3) m[q] = (int)(x % 3), s += m[q] * input(seed, 0, q, gi);
         if (s != got) continue;
         int terms = 0, twice = -1, missing = -1, one = -1;
