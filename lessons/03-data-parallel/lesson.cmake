@@ -2,5 +2,5 @@
 # mpirun at P = 1..4 and under smpirun at P = 8 (grade.sh).
 dt_lesson(03 SOURCES data_parallel.c GRADER grader.c MPI SMPI)
 
-# the answer sheet's key runs dtsim (answers_key.sh)
+# the answer sheet's key runs dtsim (instructor/answers_key.sh)
 dt_lesson_answers_needs(03 dtsim)

@@ -6,7 +6,7 @@ dt_lesson(06 SOURCES student_hier.c
           GRADER grader.c schedule_check.c ../kit/schedule_check.c ../kit/timing.c registry.c
           MPI SMPI)
 
-# the answer sheet's key runs dtsim (answers_key.sh)
+# the answer sheet's key runs dtsim (instructor/answers_key.sh)
 dt_lesson_answers_needs(06 dtsim)
 
 # the instructor's cases simulate the flat ring over 1024 ranks round by round (~40 s), the

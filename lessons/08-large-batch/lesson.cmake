@@ -5,5 +5,5 @@
 dt_lesson(08 SOURCES large_batch.c GRADER grader.c)
 dt_lesson_program(08 trust DIR ${CMAKE_CURRENT_LIST_DIR} SOURCES large_batch.c)
 
-# the answer sheet's key runs trust (answers_key.sh)
+# the answer sheet's key runs trust (instructor/answers_key.sh)
 dt_lesson_answers_needs(08 student_trust)

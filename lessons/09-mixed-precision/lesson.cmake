@@ -5,5 +5,5 @@
 dt_lesson(09 SOURCES half.c GRADER grader.c)
 dt_lesson_program(09 underflow DIR ${CMAKE_CURRENT_LIST_DIR} SOURCES half.c)
 
-# the answer sheet's key runs underflow (answers_key.sh)
+# the answer sheet's key runs underflow (instructor/answers_key.sh)
 dt_lesson_answers_needs(09 student_underflow)

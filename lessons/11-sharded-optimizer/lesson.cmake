@@ -1,7 +1,7 @@
 # lesson 11 — sharded optimizer state (ZeRO stage 1): the step on the ring's two halves
 # (sharded.c), graded under mpirun at P = 1..4 and under smpirun at P = 16 (grade.sh).
 dt_lesson(11 SOURCES sharded.c GRADER grader.c MPI SMPI)
-dt_lesson_answers_needs(11 dtrain dtsim)  # the answer sheet's key runs them (answers_key.sh)
+dt_lesson_answers_needs(11 dtrain dtsim)  # the answer sheet's key runs them (instructor/answers_key.sh)
 
 # The student's step inside the real system: every variant's dtrain
 # (build/lessons/11/<variant>/dtrain, target lesson11_<variant>_dtrain) is dtrain linked with

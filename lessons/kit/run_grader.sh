@@ -16,8 +16,10 @@
 # --expect-instructor-fail [REGEX] (CI, with LESSON_INSTRUCTOR=1): exit 0 when every public
 # check passed and an instructor check failed cleanly (a bug only the instructor's cases
 # catch), its FAIL line matching REGEX when given.
-# A lesson with answers_key.sh: after the grade, its answer sheet (kit/answers.py), one check
-# per answer; LESSON_ANSWERS_ONLY=1 (CI, a mutant of the sheet) grades the sheet alone.
+# A lesson with an answer sheet (answers_form.txt): after the grade, the sheet (kit/answers.py),
+# one check per answer against instructor/answers_key.sh; in a handout (no key) only the
+# sheet's form, whose numbers never count as passed; LESSON_ANSWERS_ONLY=1 (CI, a mutant of
+# the sheet) grades the sheet alone.
 # LESSON_INSTRUCTOR=1 (lessons/grade NN --instructor): after the public grade, the lesson's
 # instructor-only cases (instructor/grade.sh), checks named instructor.<check>;
 # LESSON_SKIP_PUBLIC=1 with it (CI) runs those alone.
@@ -91,10 +93,12 @@ else
   timeout -k 5 "$limit" "$LESSON_GRADER" 2>&1 | tee -a "$out"
   rc=${PIPESTATUS[0]}
 fi
-# The answer sheet (a lesson with answers_key.sh): the variant's answers.txt against the
-# key that script computes with dtlab's tools (kit/answers.py), one check per answer, in the
-# same score. Keys computed with the student's own code use the variant's programs (a
-# mutant's: the solution's).
+# The answer sheet (a lesson with answers_form.txt, or its key): the variant's answers.txt
+# against the key instructor/answers_key.sh computes with dtlab's tools (kit/answers.py),
+# one check per answer, in the same score. Keys computed with the student's own code use
+# the variant's programs (a mutant's: the solution's). In a handout, which has no key, the
+# sheet's form alone: an answer that is not a number fails, a number is left to the
+# instructor (never a PASS).
 # CI's mutants of the code (--expect-fail CHECK, --expect-crash, --expect-instructor-fail)
 # carry the solution's sheet and need only their own check: their sheet is not graded.
 sheet_too=1
@@ -102,7 +106,8 @@ case "$expect" in
   --expect-fail) [ -n "$want" ] && [ "${want#answer_}" = "$want" ] && sheet_too=0 ;;
   --expect-crash|--expect-instructor-fail) sheet_too=0 ;;
 esac
-if [ -f "$LESSON_DIR/answers_key.sh" ] && [ "${LESSON_SKIP_PUBLIC:-0}" != 1 ] && [ "$sheet_too" = 1 ]; then
+if { [ -f "$LESSON_DIR/answers_form.txt" ] || [ -f "$LESSON_DIR/instructor/answers_key.sh" ]; } &&
+   [ "${LESSON_SKIP_PUBLIC:-0}" != 1 ] && [ "$sheet_too" = 1 ]; then
   case "$variant" in
     student) sheet="$LESSON_DIR/answers.txt" ;;
     solution) sheet="$LESSON_DIR/solution/answers.txt" ;;
