@@ -19,6 +19,7 @@ seed=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 export DT_LESSON_SEED=$seed
 echo "# lesson 04 (ring allreduce), seed $seed (replay: DT_LESSON_SEED=$seed lessons/grade 04)"
 . "$LESSON_DIR/../kit/runs.sh"  # run_launch, runs_report: one line per check over the runs
+. "$LESSON_DIR/../kit/split.sh"  # split_record, split_log: the student's code in a process of its own
 runs_begin
 W=$RUNS_W
 BYTES=1048572
@@ -30,7 +31,7 @@ for i in $(seq 0 255); do echo "node-$i"; done >"$W/hosts"
 smpi_runs() {
   for P in 64 256; do
     [ -z "${RUNS_STOPPED:-}" ] || break
-    run_launch "P=$P" 60 "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+    run_launch "P=$P" 60 env LESSON_SUBJECT_LOG="$(split_log "P=$P")" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
         -hostfile "$W/hosts" -no-privatize --cfg=smpi/simulate-computation:no \
         --cfg=network/model:CM02 --cfg=network/crosstraffic:0 --cfg=smpi/test:0 \
         --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning \
@@ -45,15 +46,18 @@ runs_stopping || smpi_runs &
 # the same way: a few seconds each)
 labels=()
 for P in 1 2 3 4; do
-  run_launch "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" "$MPIRUN" -np $P --oversubscribe \
-      "$LESSON_GRADER" --raw "${LESSON_HANG_S:-3}"
+  # ring_mpi.c under mpirun, recording; then the grader judges what it returned
+  split_record "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" $P --raw "${LESSON_HANG_S:-3}" --seed "$seed"
+  run_launch "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" env "${SPLIT_ENV[@]}" "$MPIRUN" -np $P \
+      --oversubscribe "$LESSON_GRADER" --raw "${LESSON_HANG_S:-3}"
   labels+=("raw-P=$P")
   [ "$(cat "$W/raw-P=$P.rc")" != 124 ] || { echo "# part 1 hung at P=$P: P > $P left out"; break; }
   runs_stop_at_fail && break
 done
 for P in 1 2 3 4 5 6 7; do
   [ -z "${RUNS_STOPPED:-}" ] || break
-  run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-30}" "$MPIRUN" -np $P --oversubscribe "$LESSON_GRADER"
+  run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-30}" env LESSON_SUBJECT_LOG="$(split_log "P=$P")" \
+      "$MPIRUN" -np $P --oversubscribe "$LESSON_GRADER"
   labels+=("P=$P")
   runs_stop_at_fail && break
 done

@@ -33,9 +33,11 @@
 
 // ---- what the student's ring sends (the grader's own MPI calls are not counted) ----
 // Globals: the profiling interface's wrappers have MPI's signatures and no other way in.
+// (not static: the split grader's two sides set and read them, subject04_mpi.c and
+// remote.c: the subject counts its sends, the judge takes the counts from its record)
 static int counting;
-static long sent_msgs;         // messages of at least one element
-static size_t sent_max;        // the largest, in floats
+long lesson04_sent_msgs;                // messages of at least one element
+size_t lesson04_sent_max;               // the largest, in floats
 
 #ifndef DT_SMPI  // (part 1 runs under mpirun only; SMPI has its own MPI_Send)
 static void count_send(int count, MPI_Datatype t, int dest) {
@@ -43,8 +45,8 @@ static void count_send(int count, MPI_Datatype t, int dest) {
     if (!counting || dest == MPI_PROC_NULL || count <= 0) return;
     MPI_Type_size(t, &size);
     size_t floats = (size_t)count * (size_t)size / sizeof(float);
-    sent_msgs++;
-    if (floats > sent_max) sent_max = floats;
+    lesson04_sent_msgs++;
+    if (floats > lesson04_sent_max) lesson04_sent_max = floats;
 }
 int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
     count_send(n, t, dest);
@@ -173,7 +175,7 @@ int grade_raw(grade_t *g, int r, int P, unsigned secs) {
     size_t base[] = {0, 1, P > 1 ? (size_t)P - 1 : 2, (size_t)P, (size_t)P + 1, 1013};
     for (size_t j = 0; j < sizeof base / sizeof base[0]; j++) {
         size_t n = base[j], chunk = (n + (size_t)P - 1) / (size_t)P;
-        counting = 1, sent_msgs = 0, sent_max = 0;
+        counting = 1, lesson04_sent_msgs = 0, lesson04_sent_max = 0;
         arm(r, P, n, chunk * sizeof(float), 0, secs);
         int right = one(g->seed + j, r, P, n, "", ok ? bad : NULL);
         alarm(0);
@@ -181,14 +183,14 @@ int grade_raw(grade_t *g, int r, int P, unsigned secs) {
         ok = ok && right;
         // the cost: 2(P-1) messages when every chunk has an element, none larger than a chunk
         long want = n >= (size_t)P ? 2L * (P - 1) : -1;
-        int fine = (want < 0 ? sent_msgs <= 2L * (P - 1) : sent_msgs == want) && sent_max <= chunk;
+        int fine = (want < 0 ? lesson04_sent_msgs <= 2L * (P - 1) : lesson04_sent_msgs == want) && lesson04_sent_max <= chunk;
         char mine[MSG] = "";
         if (!fine)
             snprintf(mine, MSG, "P=%d n=%zu: rank %d sent %ld messages, the largest of %zu "
                      "floats; the ring sends %s2(P-1) = %d, of at most ceil(n/P) = %zu floats%s",
-                     P, n, r, sent_msgs, sent_max, want < 0 ? "at most " : "", 2 * (P - 1),
-                     chunk, sent_max > chunk ? " (a whole buffer where a chunk should go?)"
-                     : sent_msgs > 2L * (P - 1) ? " (a step too many?)" : " (a step missing?)");
+                     P, n, r, lesson04_sent_msgs, lesson04_sent_max, want < 0 ? "at most " : "", 2 * (P - 1),
+                     chunk, lesson04_sent_max > chunk ? " (a whole buffer where a chunk should go?)"
+                     : lesson04_sent_msgs > 2L * (P - 1) ? " (a step too many?)" : " (a step missing?)");
         int who = mine[0] ? r : P, first;
         MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (first < P && cheap) {

@@ -9,7 +9,7 @@ LESSON_DIR/mutations.tsv has one mutation a line, tab-separated:
 comments. The optional fifth field, an extended regular expression, is what the failed
 check's line must say (a hint that names the bug), written to mutant_<check>/EXPECT. A
 second mutant of one check is named CHECK__what (the part before "__" is the check).
-Some check names are not checks: `crash` (a submission that crashes part-way: its score
+Some check names are not checks: `crash` and `crash__what` (a submission that crashes part-way: its score
 must say so, and its grade must print the fifth field's match, the reason), `hang__what`
 (one that hangs: the same, for a HANG), and `no_library_answer` (the cheat, refused by
 kit/no_library_answer.py; `no_library_answer__what`, another cheat of the lesson). A name
@@ -57,7 +57,7 @@ def main():
             continue
         fields = line.split("\t")
         if len(fields) not in (4, 5) or (len(fields) == 4 and
-                                         (fields[0] == "crash" or fields[0].startswith("hang__"))):
+                                         (fields[0] == "crash" or fields[0].startswith(("crash__", "hang__")))):
             fail(f"{tsv}:{no}: expected 4 or 5 tab-separated fields (check, file, find, "
                  f"replace[, what the failure must say]; `crash` needs the fifth), got "
                  f"{len(fields)}")

@@ -60,6 +60,19 @@ if [ "$answers_only" != 1 ] && [ ! -x "$LESSON_GRADER" ]; then
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# A split grader (kit/subject.h: the student's code in programs of its own, beside the
+# grader): the grader starts LESSON_SUBJECT itself, grade.sh runs LESSON_SUBJECT_MPI
+# (kit/split.sh). Copies in a folder any user can read, so that the subject runs as
+# nobody when the grade runs as root.
+if [ -x "$build/lessons/$num/$variant/subject" ] || [ -x "$build/lessons/$num/$variant/subject_mpi" ]; then
+  subjects=$(mktemp -d)
+  trap 'rm -f "$out"; rm -rf "$subjects"' EXIT
+  chmod 755 "$subjects"
+  for s in subject subject_mpi; do
+    [ -x "$build/lessons/$num/$variant/$s" ] && cp "$build/lessons/$num/$variant/$s" "$subjects/"
+  done
+  export LESSON_SUBJECT="$subjects/subject" LESSON_SUBJECT_MPI="$subjects/subject_mpi"
+fi
 # no_library_answer: the student's files call no implementation of dtlab's that the lesson
 # grades (their objects' undefined symbols against the lesson's calls.txt)
 librc=0

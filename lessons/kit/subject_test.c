@@ -1,0 +1,101 @@
+// subject_test.c — the kit's split grader (subject.h) tried from the student's side: one
+// source, two programs. Built with -DSUBJECT_SIDE it is a subject whose handlers do what a
+// submission that wants its grade might (report what it can see, print verdict lines and
+// close its output, kill its parent, exit 0, never answer, write a forged frame); without,
+// it is the judge that calls one of them (argv[1]) and prints what it received.
+// kit/subject_test.sh runs the cases and checks the judge's status and output.
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "subject.h"
+
+enum { T_SEE, T_FORGE, T_EXIT0, T_HANG, T_BAD, T_COUNT };
+
+#ifdef SUBJECT_SIDE
+extern char **environ;
+
+// what the subject sees: its variables, its uid, its open descriptors, and whether its
+// stdout is the file the judge's is (the request carries the judge's st_dev, st_ino)
+static void see(subject_buf *req, subject_buf *rep) {
+    uint64_t dev = sb_get_u64(req), ino = sb_get_u64(req);
+    char line[512];
+    for (char **e = environ; *e; e++) {
+        snprintf(line, sizeof line, "env %.400s\n", *e);
+        sb_put(rep, line, strlen(line));
+    }
+    snprintf(line, sizeof line, "uid %d\n", (int)getuid());
+    sb_put(rep, line, strlen(line));
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *x; d && (x = readdir(d));)
+        if (x->d_name[0] != '.' && atoi(x->d_name) != dirfd(d)) {
+            snprintf(line, sizeof line, "fd %s\n", x->d_name);
+            sb_put(rep, line, strlen(line));
+        }
+    if (d) closedir(d);
+    struct stat st;
+    fstat(1, &st);
+    snprintf(line, sizeof line, "stdout %s\n",
+             (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino ? "shared" : "own");
+    sb_put(rep, line, strlen(line));
+}
+// a full score on its output, its output closed, its parent killed; then a normal reply
+static void forge(subject_buf *req, subject_buf *rep) {
+    (void)req;
+    puts("PASS forged_check everything");
+    puts("# 9 of 9 checks passed");
+    fflush(stdout);
+    int z = open("/dev/null", O_WRONLY);
+    dup2(z, 1), dup2(z, 2);
+    kill(getppid(), SIGKILL);
+    sb_put(rep, "answered\n", 9);
+}
+static void exit0(subject_buf *req, subject_buf *rep) {
+    (void)req, (void)rep;
+    puts("PASS forged_check before exiting");
+    exit(0);
+}
+static void hang(subject_buf *req, subject_buf *rep) {
+    (void)req, (void)rep;
+    for (;;) pause();
+}
+// a frame header of its own on the reply channel: 1 GiB announced
+static void bad(subject_buf *req, subject_buf *rep) {
+    (void)req, (void)rep;
+    unsigned char h[12] = {0};
+    uint64_t n = 1ull << 30;
+    memcpy(h + 4, &n, 8);
+    if (write(4, h, 12) != 12) exit(1);
+    pause();
+}
+
+int main(void) {
+    const subject_handler h[T_COUNT] = {see, forge, exit0, hang, bad};
+    return subject_serve(h, T_COUNT);
+}
+#else
+int main(int argc, char **argv) {
+    const char *names[T_COUNT] = {"see", "forge", "exit0", "hang", "bad"};
+    int t = 0;
+    while (argc == 2 && t < T_COUNT && strcmp(argv[1], names[t])) t++;
+    if (argc != 2 || t == T_COUNT) {
+        fprintf(stderr, "usage: subject_test see|forge|exit0|hang|bad\n");
+        return 2;
+    }
+    subject_buf req = {0}, rep = {0};
+    struct stat st;
+    fstat(1, &st);
+    sb_u64(&req, (uint64_t)st.st_dev), sb_u64(&req, (uint64_t)st.st_ino);
+    subject_call((uint32_t)t, &req, &rep, names[t]);
+    printf("judge: reply of %zu bytes\n", rep.len);
+    fwrite(rep.p, 1, rep.len, stdout);
+    printf("judge: still here\n");
+    return 0;
+}
+#endif
