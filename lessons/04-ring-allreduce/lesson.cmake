@@ -15,7 +15,8 @@
 function(lesson04_subjects variant t libs)
   set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
   set(kit ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../kit)
-  add_executable(${t}_subject ${dir}/subject04.c ${kit}/subject.c $<TARGET_OBJECTS:${t}_files>)
+  add_executable(${t}_subject ${dir}/subject04.c ${kit}/subject.c ${kit}/subject_lane.c
+                 $<TARGET_OBJECTS:${t}_files>)
   add_executable(${t}_subject_mpi ${dir}/subject04_mpi.c ${dir}/grader_mpi.c ${kit}/subject.c
                  $<TARGET_OBJECTS:${t}_files>)
   target_link_options(${t}_subject_mpi PRIVATE -Wl,--wrap=student_ring_mpi)
@@ -30,7 +31,7 @@ function(lesson04_subjects variant t libs)
   add_dependencies(${t} ${t}_subject ${t}_subject_mpi)  # building the grader builds them
 endfunction()
 dt_lesson(04 SOURCES ring_mpi.c ring.c GRADER grader.c grader_mpi.c schedule_play.c registry.c
-          JUDGE remote.c MPI SMPI)
+          JUDGE remote.c ../kit/subject_lane.c MPI SMPI)
 dt_lesson_answers_needs(04 dtsim)  # the answer sheet's key runs it (answers_key.sh)
 
 # The same ring in the real system: dtrain and dtsim built with the lesson's registry and a

@@ -13,18 +13,13 @@
 #include <stdio.h>
 
 #include "../kit/subject.h"
+#include "../kit/subject_lane.h"
 #include "student_ring.h"
 #include "student_ring_mpi.h"
 #include "subject04.h"
 
 extern long lesson04_sent_msgs;  // grader_mpi.c: what the cost check reads
 extern size_t lesson04_sent_max;
-
-static void malformed(const char *what) {
-    printf("grader: the submission's process returned a malformed reply to %s: a crash, "
-           "whatever it printed (its replies are data, never verdicts)\n", what);
-    subject_stop(3);
-}
 
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     subject_buf req = {0}, rep = {0};
@@ -34,18 +29,7 @@ void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     snprintf(what, sizeof what, "student_ring(comm=%d, r=%d, p=%d, off=%zu, n=%zu)", comm, r, p,
              off, n);
     subject_call(SUBJECT04_RING, &req, &rep, what);
-    uint64_t rounds = sb_get_u64(&rep), total = 0;
-    for (uint64_t k = 0; k < rounds && !rep.bad; k++) {
-        uint64_t ops = sb_get_u64(&rep);
-        if ((total += ops) > SUBJECT04_MAX_OPS) malformed(what);
-        dt_lane_round(l);
-        for (uint64_t j = 0; j < ops && !rep.bad; j++) {
-            subject04_op o;
-            sb_get(&rep, &o, sizeof o);
-            dt_lane_op(l, o.kind, o.comm, o.peer, (size_t)o.off, (size_t)o.count);
-        }
-    }
-    if (rep.bad || rep.at != rep.len || rounds > SUBJECT04_MAX_OPS) malformed(what);
+    lane_receive(&rep, l, what);
     sb_free(&req), sb_free(&rep);
 }
 
@@ -56,10 +40,10 @@ void student_ring_mpi(float *x, size_t n, MPI_Comm comm) {
     snprintf(what, sizeof what, "student_ring_mpi(n=%zu) on rank %d", n, r);
     subject_buf b = {0};
     if (replay_next(r, SUBJECT04_RING_MPI, &b)) replay_missing(what, r == 0);
-    if (sb_get_u64(&b) != n) malformed(what);
+    if (sb_get_u64(&b) != n) subject_malformed(what);
     sb_get(&b, x, n * sizeof(float));
     lesson04_sent_msgs = (long)sb_get_u64(&b);
     lesson04_sent_max = (size_t)sb_get_u64(&b);
-    if (b.bad || b.at != b.len) malformed(what);
+    if (b.bad || b.at != b.len) subject_malformed(what);
     sb_free(&b);
 }

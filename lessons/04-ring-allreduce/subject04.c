@@ -5,6 +5,7 @@
 // only what ring.c calls (the lane's building blocks: the link drops the rest, so dtlab's
 // own ring is not in this process to be reached).
 #include "../kit/subject.h"
+#include "../kit/subject_lane.h"
 #include "student_ring.h"
 #include "subject04.h"
 
@@ -14,17 +15,8 @@ static void serve_ring(subject_buf *req, subject_buf *reply) {
     if (req->bad) exit(2);
     dt_lane l = {0};
     student_ring(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
-    sb_u64(reply, (uint64_t)(l.n_rounds > 0 ? l.n_rounds : 0));
-    for (int k = 0; k < l.n_rounds; k++) {
-        int lo = l.round_start[k], hi = l.round_start[k + 1];
-        sb_u64(reply, (uint64_t)(hi > lo ? hi - lo : 0));
-        for (int j = lo; j < hi; j++) {
-            const dt_op *o = &l.ops[j];
-            subject04_op w = {o->kind, o->comm, o->peer, o->off, o->count};
-            sb_put(reply, &w, sizeof w);
-        }
-    }
-    free(l.ops), free(l.round_start), free(l.key), free(l.delay);
+    lane_send(reply, &l);
+    lane_release(&l);
 }
 
 int main(void) {

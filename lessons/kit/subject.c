@@ -227,6 +227,12 @@ static void spawn(void) {
     atexit(srv_exit);
 }
 
+void subject_malformed(const char *what) {
+    printf("grader: the submission's process returned a malformed reply to %s: a crash, "
+           "whatever it printed (its replies are data, never verdicts)\n", what);
+    subject_stop(3);
+}
+
 // The server stopped answering: say how it ended, with its log's last lines.
 static void server_failed(int rc, const char *what) {
     if (rc == -2) {

@@ -62,6 +62,8 @@ void subject_call(uint32_t fn, const subject_buf *req, subject_buf *reply, const
 // Ends the judge with `status` (3: a crash of the submission, 124: a hang), its output
 // flushed and its subject stopped.
 void subject_stop(int status) __attribute__((noreturn));
+// A reply that is not what `what` returns (too short, too long, out of range): status 3.
+void subject_malformed(const char *what) __attribute__((noreturn));
 
 // ---- the server's side ----
 // fn (tag of the request) -> handler, which reads the request and writes the reply.
