@@ -7,12 +7,14 @@
 # fortunes-min is the text corpus dtrain trains the gpt models on (docs/dtrain.md);
 # python3-pandas, python3-nbclient and python3-ipykernel run notebooks/ headless in the tests;
 # python3-mpi4py and its source distribution's test suite (below) try libdtcoll_mpi.so under
-# an outside client (tests/coll/preload_mpi4py.sh).
+# an outside client (tests/coll/preload_mpi4py.sh); similarity-tester (sim_c) is the batch
+# grader's similarity report (lessons/grade NN --submissions, lessons/kit/similarity.py).
 set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev libopenmpi-dev openmpi-bin
       libsimgrid-dev libjemalloc2 libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
       dataset-fashion-mnist fortunes-min python3 python3-torchvision python3-matplotlib
-      python3-pandas python3-nbclient python3-ipykernel python3-mpi4py python3-pip"
+      python3-pandas python3-nbclient python3-ipykernel python3-mpi4py python3-pip
+      similarity-tester"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
