@@ -72,6 +72,8 @@ if [ -x "$build/lessons/$num/$variant/subject" ] || [ -x "$build/lessons/$num/$v
     [ -x "$build/lessons/$num/$variant/$s" ] && cp "$build/lessons/$num/$variant/$s" "$subjects/"
   done
   export LESSON_SUBJECT="$subjects/subject" LESSON_SUBJECT_MPI="$subjects/subject_mpi"
+  # what the subject prints (shown indented when it crashes; grade.sh may give each run its own)
+  export LESSON_SUBJECT_LOG=${LESSON_SUBJECT_LOG:-$subjects/subject.log}
 fi
 # no_library_answer: the student's files call no implementation of dtlab's that the lesson
 # grades (their objects' undefined symbols against the lesson's calls.txt)

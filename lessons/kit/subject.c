@@ -136,14 +136,19 @@ static void log_tail(const char *prefix_note) {
 }
 
 // ---- the judge's side of a server subject ----
-// One server per process: SMPI's ranks share it (they run one at a time).
-static struct {
+// One server per slot and process: SMPI's ranks share slot 0 (they run one at a time);
+// ranks whose calls call back into a collective take a slot each (subject_call_cb).
+typedef struct {
     pid_t pid;
     int to, from;
-} srv = {0, -1, -1};
+} server;
+static server srvs[SUBJECT_MAX_SLOTS];
 
+static void srv_kill_one(server *v) {
+    if (v->pid > 0) kill(-v->pid, SIGKILL), kill(v->pid, SIGKILL);
+}
 static void srv_kill(void) {
-    if (srv.pid > 0) kill(-srv.pid, SIGKILL), kill(srv.pid, SIGKILL);
+    for (int i = 0; i < SUBJECT_MAX_SLOTS; i++) srv_kill_one(&srvs[i]);
 }
 
 // The judge stops with this status (3: the submission crashed, 124: it hung), its subject
@@ -154,12 +159,15 @@ void subject_stop(int status) {
     srv_kill();
     _exit(status);
 }
-static void srv_exit(void) {  // the judge is done: the server is not needed any more
-    if (srv.pid <= 0) return;
-    close(srv.to);
-    srv_kill();
-    waitpid(srv.pid, NULL, 0);
-    srv.pid = 0;
+static void srv_exit(void) {  // the judge is done: the servers are not needed any more
+    for (int i = 0; i < SUBJECT_MAX_SLOTS; i++) {
+        server *v = &srvs[i];
+        if (v->pid <= 0) continue;
+        close(v->to);
+        srv_kill_one(v);
+        waitpid(v->pid, NULL, 0);
+        v->pid = 0;
+    }
 }
 
 // The environment a subject gets: nothing of the grader's (its seed, its variables, the
@@ -182,7 +190,7 @@ static char **subject_env(void) {
     return env;
 }
 
-static void spawn(void) {
+static void spawn(server *v) {
     const char *exe = getenv("LESSON_SUBJECT");
     if (!exe || !*exe) {
         printf("grader: LESSON_SUBJECT (the program that runs the student's code) is not set: "
@@ -223,8 +231,9 @@ static void spawn(void) {
         subject_stop(3);
     }
     signal(SIGPIPE, SIG_IGN);
-    srv.pid = pid, srv.to = a[1], srv.from = b[0];
-    atexit(srv_exit);
+    v->pid = pid, v->to = a[1], v->from = b[0];
+    static int registered;
+    if (!registered++) atexit(srv_exit);
 }
 
 void subject_malformed(const char *what) {
@@ -234,20 +243,20 @@ void subject_malformed(const char *what) {
 }
 
 // The server stopped answering: say how it ended, with its log's last lines.
-static void server_failed(int rc, const char *what) {
+static void server_failed(server *v, int rc, const char *what) {
     if (rc == -2) {
         printf("# hang: %s did not return within %s s: the submission's process was stopped "
                "(an endless loop, or a wait for something that never comes?)\n", what,
                getenv("LESSON_SUBJECT_TIMEOUT") ? getenv("LESSON_SUBJECT_TIMEOUT") : "10");
         subject_stop(124);
     }
-    if (rc == -3) srv_kill();
+    if (rc == -3) srv_kill_one(v);
     // the end of its channel: wait a moment for it to exit on its own, then stop it
     int st = 0;
     pid_t w = 0;
-    for (int i = 0; i < 50 && (w = waitpid(srv.pid, &st, WNOHANG)) == 0; i++) usleep(20000);
-    if (w == 0) srv_kill(), waitpid(srv.pid, &st, 0);
-    srv.pid = 0;
+    for (int i = 0; i < 50 && (w = waitpid(v->pid, &st, WNOHANG)) == 0; i++) usleep(20000);
+    if (w == 0) srv_kill_one(v), waitpid(v->pid, &st, 0);
+    v->pid = 0;
     char how[160];
     if (rc == -3)
         snprintf(how, sizeof how, "returned a malformed reply (a frame over %u bytes)",
@@ -264,17 +273,39 @@ static void server_failed(int rc, const char *what) {
     subject_stop(3);
 }
 
-void subject_call(uint32_t fn, const subject_buf *req, subject_buf *reply, const char *what) {
-    if (!srv.pid) spawn();
-    if (put_frame(srv.to, fn, req)) server_failed(-1, what);
+// The request, then frames until the reply (tag 0): a frame of tag t >= 1 is the
+// subject's call back into the grader, answered by callbacks[t - 1] in this process.
+void subject_call_cb(int slot, uint32_t fn, const subject_buf *req, subject_buf *reply,
+                     const char *what, const subject_handler *callbacks, int n_callbacks) {
+    if (slot < 0 || slot >= SUBJECT_MAX_SLOTS) {
+        printf("grader: subject slot %d out of range (0..%d)\n", slot, SUBJECT_MAX_SLOTS - 1);
+        subject_stop(3);
+    }
+    server *v = &srvs[slot];
+    if (!v->pid) spawn(v);
+    if (put_frame(v->to, fn, req)) server_failed(v, -1, what);
     const char *t = getenv("LESSON_SUBJECT_TIMEOUT");
     double secs = t && atof(t) > 0 ? atof(t) : 10;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint32_t tag;
-    int rc = get_frame(srv.from, &tag, reply, ts.tv_sec + ts.tv_nsec * 1e-9 + secs);
-    if (rc) server_failed(rc, what);
-    reply->at = 0;
+    subject_buf back = {0};
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint32_t tag;
+        int rc = get_frame(v->from, &tag, reply, ts.tv_sec + ts.tv_nsec * 1e-9 + secs);
+        if (rc) server_failed(v, rc, what);
+        reply->at = 0;
+        if (tag == 0) break;
+        if (tag > (uint32_t)n_callbacks) subject_malformed(what);
+        back.len = back.at = 0, back.bad = 0;
+        callbacks[tag - 1](reply, &back);
+        if (reply->bad) subject_malformed(what);
+        if (put_frame(v->to, 0, &back)) server_failed(v, -1, what);
+    }
+    sb_free(&back);
+}
+
+void subject_call(uint32_t fn, const subject_buf *req, subject_buf *reply, const char *what) {
+    subject_call_cb(0, fn, req, reply, what, NULL, 0);
 }
 
 // ---- the server's side ----
@@ -292,6 +323,12 @@ int subject_serve(const subject_handler *h, int n) {
         h[tag](&req, &reply);
         if (put_frame(4, 0, &reply)) return 0;
     }
+}
+
+void subject_callback(uint32_t fn, const subject_buf *req, subject_buf *reply) {
+    uint32_t tag;
+    if (put_frame(4, fn + 1, req) || get_frame(3, &tag, reply, 0) || tag != 0) exit(0);
+    reply->at = 0;
 }
 
 // ---- records (under mpirun) ----

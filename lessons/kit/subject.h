@@ -50,6 +50,10 @@ int sb_get(subject_buf *b, void *x, size_t n);  // 0, or -1 (and b->bad) past th
 uint64_t sb_get_u64(subject_buf *b);
 void sb_free(subject_buf *b);
 
+// fn (tag of a request) -> handler, which reads the request and writes the reply: the
+// server's functions (subject_serve), and the judge's callbacks (subject_call_cb).
+typedef void (*subject_handler)(subject_buf *req, subject_buf *reply);
+
 // ---- the judge's side of a server subject ----
 // The server is LESSON_SUBJECT (an executable: run_grader.sh sets it), started on the
 // first call and shared by the calls of this process (SMPI's ranks included); its output
@@ -59,17 +63,28 @@ void sb_free(subject_buf *b);
 // status 3 after saying how (its exit status or signal, its log's last lines). `what`
 // names the call in those messages ("student_ring(r=0, p=4, n=13)").
 void subject_call(uint32_t fn, const subject_buf *req, subject_buf *reply, const char *what);
+
+// The same, for a student's function that calls back into the grader (07's overlap starts
+// allreduces with the grader's library, 11's sharded step runs its reduce-scatter there):
+// while it runs, the subject may send requests of tag t >= 1 (subject_callback), each
+// answered by callbacks[t - 1] in the judge before the call goes on. `slot` picks the
+// server, one per slot: SMPI's ranks, which share the judge's process, need one each
+// (slot = the rank) when a callback blocks in a collective that the others must enter.
+#define SUBJECT_MAX_SLOTS 256
+void subject_call_cb(int slot, uint32_t fn, const subject_buf *req, subject_buf *reply,
+                     const char *what, const subject_handler *callbacks, int n_callbacks);
 // Ends the judge with `status` (3: a crash of the submission, 124: a hang), its output
 // flushed and its subject stopped.
 void subject_stop(int status) __attribute__((noreturn));
 // A reply that is not what `what` returns (too short, too long, out of range): status 3.
 void subject_malformed(const char *what) __attribute__((noreturn));
 
+
 // ---- the server's side ----
-// fn (tag of the request) -> handler, which reads the request and writes the reply.
-typedef void (*subject_handler)(subject_buf *req, subject_buf *reply);
 // Serves requests on descriptors 3 (in) and 4 (out) until the judge closes the pipe.
 int subject_serve(const subject_handler *handlers, int n);
+// Inside a handler: asks the judge's callback fn (0-based) and waits for its answer.
+void subject_callback(uint32_t fn, const subject_buf *req, subject_buf *reply);
 
 // ---- a recording subject (under mpirun) and its replay in the judge ----
 // The recording subject appends one frame per call to LESSON_RECORDS/rank-R; the judge's

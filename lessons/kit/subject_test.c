@@ -16,7 +16,7 @@
 
 #include "subject.h"
 
-enum { T_SEE, T_FORGE, T_EXIT0, T_HANG, T_BAD, T_COUNT };
+enum { T_SEE, T_FORGE, T_EXIT0, T_HANG, T_BAD, T_CALLBACK, T_COUNT };
 
 #ifdef SUBJECT_SIDE
 extern char **environ;
@@ -75,24 +75,43 @@ static void bad(subject_buf *req, subject_buf *rep) {
     pause();
 }
 
+// asks the judge twice (its callback doubles a number) before it replies: 3 -> 6 -> 12
+static void callback(subject_buf *req, subject_buf *rep) {
+    (void)req;
+    subject_buf q = {0}, a = {0};
+    uint64_t v = 3;
+    for (int i = 0; i < 2; i++) {
+        q.len = 0;
+        sb_u64(&q, v);
+        subject_callback(0, &q, &a);
+        v = sb_get_u64(&a);
+    }
+    char line[64];
+    snprintf(line, sizeof line, "callbacks gave %llu\n", (unsigned long long)v);
+    sb_put(rep, line, strlen(line));
+}
+
 int main(void) {
-    const subject_handler h[T_COUNT] = {see, forge, exit0, hang, bad};
+    const subject_handler h[T_COUNT] = {see, forge, exit0, hang, bad, callback};
     return subject_serve(h, T_COUNT);
 }
 #else
+static void doubler(subject_buf *req, subject_buf *rep) { sb_u64(rep, 2 * sb_get_u64(req)); }
+
 int main(int argc, char **argv) {
-    const char *names[T_COUNT] = {"see", "forge", "exit0", "hang", "bad"};
+    const char *names[T_COUNT] = {"see", "forge", "exit0", "hang", "bad", "callback"};
     int t = 0;
     while (argc == 2 && t < T_COUNT && strcmp(argv[1], names[t])) t++;
     if (argc != 2 || t == T_COUNT) {
-        fprintf(stderr, "usage: subject_test see|forge|exit0|hang|bad\n");
+        fprintf(stderr, "usage: subject_test see|forge|exit0|hang|bad|callback\n");
         return 2;
     }
     subject_buf req = {0}, rep = {0};
     struct stat st;
     fstat(1, &st);
     sb_u64(&req, (uint64_t)st.st_dev), sb_u64(&req, (uint64_t)st.st_ino);
-    subject_call((uint32_t)t, &req, &rep, names[t]);
+    const subject_handler cb[1] = {doubler};
+    subject_call_cb(t == T_CALLBACK ? 7 : 0, (uint32_t)t, &req, &rep, names[t], cb, 1);
     printf("judge: reply of %zu bytes\n", rep.len);
     fwrite(rep.p, 1, rep.len, stdout);
     printf("judge: still here\n");

@@ -50,4 +50,7 @@ check no_reply_is_a_hang $? "exit $rc: $(tail -c 300 "$w/out")"
 rc=$(run bad)
 [ "$rc" -eq 3 ] && grep -q 'malformed reply' "$w/out"
 check forged_frame_is_refused $? "exit $rc: $(tail -c 300 "$w/out")"
+rc=$(run callback)
+[ "$rc" -eq 0 ] && grep -q '^callbacks gave 12$' "$w/out"
+check callbacks_answered_by_the_judge $? "exit $rc: $(tail -c 300 "$w/out")"
 exit $bad
