@@ -3,6 +3,8 @@
 // weights. The grader is linked with -Wl,--wrap=dt_allreduce_start, so each call the
 // student's code makes lands in __wrap_dt_allreduce_start first: it notes which bucket it
 // is and how many of backward's events had been reported, then calls the library.
+#include <float.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,61 @@ static void step(dt_net *net, uint64_t seed, int rank, ready_ctx *r) {
     free(x), free(y);
 }
 
+// What the overlapped step left in the gradient, when it is not the plain step's bits: this
+// rank's own gradient (nothing summed), the sum over the ranks added in another order (MPI's
+// own allreduce, or buckets split or merged: float sums in another order differ in their
+// last bits), or the mean. Collective (every rank calls it): the float64 sum of the ranks'
+// own gradients is the reference, within the rounding a float sum of p terms may show.
+typedef enum { GOT_PLAIN, GOT_OWN, GOT_SUM_OTHER_ORDER, GOT_MEAN, GOT_OTHER } got_t;
+static got_t what_got(const float *with, const float *without, const float *own, size_t n) {
+    int p;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    double *sum = malloc(2 * n * sizeof *sum);  // [0, n): the sum; [n, 2n): the sum of |x|
+    for (size_t i = 0; i < n; i++) sum[i] = own[i], sum[n + i] = fabs((double)own[i]);
+    MPI_Allreduce(MPI_IN_PLACE, sum, (int)(2 * n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    int is_own = !memcmp(with, own, n * sizeof *with);
+    int is_plain = !memcmp(with, without, n * sizeof *with), is_sum = 1, is_mean = 1;
+    for (size_t i = 0; i < n && (is_sum || is_mean); i++) {
+        double tol = 4.0 * p * FLT_EPSILON * sum[n + i] + FLT_MIN;
+        if (fabs(with[i] - sum[i]) > tol) is_sum = 0;
+        if (fabs((double)with[i] * p - sum[i]) > tol * p) is_mean = 0;
+    }
+    free(sum);
+    return is_own ? GOT_OWN : is_plain ? GOT_PLAIN : is_sum ? GOT_SUM_OTHER_ORDER
+           : is_mean && p > 1 ? GOT_MEAN : GOT_OTHER;
+}
+
+// The bit check's hint after "... reduced one by one after backward": what the gradient is.
+static const char *bits_story(got_t got, int starts) {
+    switch (got) {
+    case GOT_OWN:
+        return starts == 0 ? " (no allreduce was started: the gradient is this rank's own)"
+                           : " (the gradient is this rank's own: the allreduces started never "
+                             "reached it: not waited for in overlap_finish?)";
+    case GOT_SUM_OTHER_ORDER:
+        return starts == 0 ? " (every element is the sum over the ranks, added in another order "
+                             "than dtlab's allreduce: no bucket went through dt_allreduce_start, "
+                             "so MPI or another path summed them, and float sums in another "
+                             "order differ in their last bits)"
+                           : " (every element is the sum over the ranks, added in another order "
+                             "than dtlab's allreduce: float sums in another order differ in "
+                             "their last bits; each bucket must be one dt_allreduce_start of "
+                             "exactly its elements)";
+    case GOT_MEAN:
+        return " (the mean over the ranks: the plain step sums)";
+    default:
+        return "";
+    }
+}
+
+// The early check's hint when dt_allreduce_start was never called: whether anything summed.
+static const char *no_start_story(got_t got) {
+    return got == GOT_OWN ? "no allreduce was started at all (the gradient is this rank's own)"
+           : "dt_allreduce_start was never called, yet the gradient was summed over the ranks "
+             "(another call did it: each bucket must start with dt_allreduce_start, whose "
+             "calls the grader watches)";
+}
+
 // One plan: the overlapped step against the plain one. ok[3] are and-ed.
 static void one_plan(dt_net *net, dt_coll *c, const dt_bucket *plan, int nb, const char *label,
                      uint64_t seed, int ok[3], char hint[3][900]) {
@@ -103,6 +160,7 @@ static void one_plan(dt_net *net, dt_coll *c, const dt_bucket *plan, int nb, con
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     size_t n = net->n_trainable;
     float *with = malloc(n * sizeof *with), *without = malloc(n * sizeof *without);
+    float *own = malloc(n * sizeof *own);
     overlap_state s;
     memset(&s, 0, sizeof s);
     s.coll = c, s.grads = net->grads, s.plan = plan, s.n_buckets = nb;
@@ -117,6 +175,7 @@ static void one_plan(dt_net *net, dt_coll *c, const dt_bucket *plan, int nb, con
     watch.plan = NULL;
     memcpy(with, net->grads, n * sizeof *with);
     step(net, seed, rank, NULL);  // the same step, then the buckets one by one
+    memcpy(own, net->grads, n * sizeof *own);
     dt_error err;
     for (int j = 0; j < nb; j++)
         if (dt_allreduce(c, net->grads + plan[j].lo, plan[j].hi - plan[j].lo, DT_F32, &err)) {
@@ -124,11 +183,12 @@ static void one_plan(dt_net *net, dt_coll *c, const dt_bucket *plan, int nb, con
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     memcpy(without, net->grads, n * sizeof *without);
+    got_t got = what_got(with, without, own, n);
     // (a) too early, or not a bucket; (b) each bucket once, in order, in its own event's call
     int mine[3] = {watch.first_bad < 0 && watch.starts > 0, 1, 1};
     if (mine[0] == 0 && rank == 0 && ok[0])
         snprintf(hint[0], sizeof hint[0], "%s, rank 0: %s", label, watch.starts == 0
-                 ? "no allreduce was started at all" : watch.why);
+                 ? no_start_story(got) : watch.why);
     for (int j = 0; j < nb && mine[1]; j++)
         if (watch.started_at[j] != plan[j].last_event + 1 || !watch.order_ok) {
             mine[1] = 0;
@@ -150,15 +210,14 @@ static void one_plan(dt_net *net, dt_coll *c, const dt_bucket *plan, int nb, con
     if (!mine[2] && rank == 0 && ok[2])
         snprintf(hint[2], sizeof hint[2], "%s, rank 0: gradient element %zu is %.9g with "
                  "overlap, %.9g when the same buckets are reduced one by one after backward%s",
-                 label, bad, with[bad], without[bad], watch.starts == 0 ? " (no allreduce was "
-                 "started: the gradient is this rank's own)" : "");
+                 label, bad, with[bad], without[bad], bits_story(got, watch.starts));
     MPI_Allreduce(MPI_IN_PLACE, mine, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     for (int k = 0; k < 3; k++) {
         if (!mine[k] && ok[k] && rank == 0 && !hint[k][0])
             snprintf(hint[k], sizeof hint[k], "%s: it failed on another rank", label);
         ok[k] &= mine[k];
     }
-    free(with), free(without);
+    free(with), free(without), free(own);
 }
 
 static double cost_model(void *ctx, size_t bytes) {  // only the plan's times use it
