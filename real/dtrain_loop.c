@@ -189,12 +189,15 @@ static void print_banner(const dtrain_run *r) {
            : tr->loss_scaling ? "dynamic loss scaling" : "loss scaling off (--loss-scale off)");
 }
 
-// --json: the run's summary on one line.
+// --json: the run's summary on one line. train_loss is the mean step loss of the last epoch
+// that ran: over the steps it ran when --max-steps stopped the run inside it (that epoch
+// has no line of its own; its steps are still counted), else the last epoch line's.
 static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, int same,
                                double total, const dt_trainer_memory *m) {
     const dtrain_opts *o = r->o;
     const dt_trainer *tr = &r->tr;
     const epoch_stats *e = &p->last;
+    double train_loss = p->n_loss > 0 ? p->loss_sum / (double)p->n_loss : e->train_loss;
     printf("{\"model\": \"%s\", \"ranks\": %d, \"global_batch\": %d, \"epochs\": %lld, "
            "\"steps\": %lld, \"seconds\": %.3f, \"images_per_s\": %.2f, \"train_loss\": "
            "%.6f, \"test_top1\": %.6f, \"test_loss\": %.6f, \"replicas_identical\": %s, "
@@ -204,7 +207,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, "
            "\"seq_len\": %d, \"tokens_per_s\": %.2f, ",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
-           total, p->steps_run * (double)o->global_batch / total, e->train_loss,
+           total, p->steps_run * (double)o->global_batch / total, train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
            isnan(e->test_loss) ? -1.0 : e->test_loss, same ? "true" : "false",
            dt_algo_name(o->coll.algo), tr->n_buckets, tr->overlap ? "true" : "false",

@@ -230,5 +230,35 @@ sigint)
   ls "$W/ck" | grep -v '^checkpoint.safetensors$' && fail "temporary files left behind"
   run 2 $SYN --synthetic-examples 480 --model resnet8 --batch 16 --epochs 200 --eval-every 0 --checkpoint-dir "$W/ck" --resume --max-steps 1 >"$W/out2" 2>&1 || { cat "$W/out" "$W/out2"; fail "checkpoint not resumable after Ctrl-C"; }
   echo "PASS sigint: exit $rc, checkpoint intact" ;;
+max_steps_mid_epoch)
+  # --json's train_loss when --max-steps stops the run inside an epoch (4 steps of 8 images
+  # an epoch): the mean loss of the steps that ran, not 0 (the epoch never ended, so it has
+  # no line). Runs of k = 1, 2, 3 steps (mid-epoch) and of 4 (the epoch's end: --log's row)
+  # from one seed take the same first steps, so each step's own loss follows from the means,
+  # l_k = k m_k - (k-1) m_(k-1): every one must be a cross-entropy (> 0, < 20), and the
+  # 4-step run's mean is its CSV row's. Then the same on 2 ranks at k = 3.
+  A="$SYN --synthetic-examples 32 --model smallcnn --dropout 0 --batch 8 --epochs 1 --eval-every 0 --json"
+  loss() { sed -n 's/.*"train_loss": *\([-0-9.e+naifNAIF]*\).*/\1/p' "$1"; }
+  : >"$W/means"
+  for k in 1 2 3 4; do
+    run 1 $A --max-steps $k --log "$W/l$k.csv" >"$W/o$k" 2>&1 || { cat "$W/o$k"; fail "--max-steps $k exited $?"; }
+    loss "$W/o$k" >>"$W/means"
+  done
+  c=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "train_loss") k = i } NR == 2 { print $k }' "$W/l4.csv")
+  [ "$(wc -l <"$W/l3.csv")" -le 1 ] || fail "a mid-epoch run wrote an epoch row: $(cat "$W/l3.csv")"
+  echo "# train_loss over 1, 2, 3, 4 steps: $(cat "$W/means" | tr '\n' ' '); the epoch's CSV row: $c"
+  awk -v c="$c" '{ m[NR] = $1 } END {
+    bad = ""
+    if (NR != 4) bad = " " NR " of 4 runs reported a train_loss;"
+    for (k = 1; k <= 3; k++) if (!(m[k] + 0 > 0 && m[k] + 0 < 20)) bad = bad " the mean over " k " step(s) is " m[k] ";"
+    for (k = 2; k <= 4; k++) { l = k * m[k] - (k - 1) * m[k - 1]
+      if (!(l > 0 && l < 20)) bad = bad " the loss of step " k " would be " l ";" }
+    d = m[4] - c; if (d < 0) d = -d
+    if (d > 2e-6) bad = bad " the 4-step run reports " m[4] ", its CSV row " c ";"
+    if (bad != "") { print bad; exit 1 } }' "$W/means" || fail "train_loss is not the mean of the steps that ran"
+  run 2 $A --max-steps 3 >"$W/p2" 2>&1 || { cat "$W/p2"; fail "2 ranks exited $?"; }
+  l=$(loss "$W/p2")
+  awk -v l="$l" 'BEGIN { exit !(l + 0 > 0 && l + 0 < 20) }' || fail "2 ranks, 3 of 4 steps: train_loss $l"
+  echo "PASS max_steps_mid_epoch: train_loss $(head -3 "$W/means" | tr '\n' ' ')over 1-3 of 4 steps, $l on 2 ranks" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
