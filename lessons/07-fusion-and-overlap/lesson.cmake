@@ -2,14 +2,31 @@
 # segments by the cost model) and the overlap of each bucket's allreduce with backward,
 # graded on random backward passes and on a real network under mpirun (grade.sh). The
 # grader intercepts the student's dt_allreduce_start calls (-Wl,--wrap).
+# The grader is split (lessons/kit/subject.h): remote07.c stands in for student_fusion.c in
+# the grader and in the dtsim rank program below; the student's file runs in
+# build/lessons/07/<variant>/subject (subject07.c), which reaches the grader's cost model
+# and allreduce library only by asking it.
+function(lesson07_subjects variant t libs)
+  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
+  add_executable(${t}_subject ${dir}/subject07.c ${dir}/../kit/subject.c
+                 $<TARGET_OBJECTS:${t}_files>)
+  target_include_directories(${t}_subject PRIVATE ${dir})
+  target_link_libraries(${t}_subject PRIVATE dtnn m)
+  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
+  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
+                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/07/${variant})
+  add_dependencies(${t} ${t}_subject)
+endfunction()
 dt_lesson(07 SOURCES student_fusion.c
           GRADER grader.c grader_overlap.c
+          JUDGE remote07.c
           LINK_OPTIONS -Wl,--wrap=dt_allreduce_start
           MPI)
 
-# The planner inside dtsim: each variant's student_fusion.c in a rank program of its own,
-# build/lessons/07/<variant>/dtsim_rank.so, linked with -Wl,--wrap=dt_fusion_plan so that
-# the trainer's call (nn/train_comm.c) runs plan_segments / plan_bytes (dtsim_planner.c);
+# The planner inside dtsim: a rank program per variant, build/lessons/07/<variant>/dtsim_rank.so,
+# linked with -Wl,--wrap=dt_fusion_plan so that the trainer's call (nn/train_comm.c) runs
+# plan_segments / plan_bytes (dtsim_planner.c), which ask the variant's subject
+# (remote07.c; LESSON_SUBJECT names it: lessons/grade sets it);
 # build/dtsim runs it when DTSIM_RANK_SO names it (dtsim_check.sh: grade.sh's checks in simulated
 # time at 256 GPUs). dtsim's sources are compiled once for all variants; each variant adds
 # two files and a link. `lessons/grade 07` builds it with the grader.
@@ -35,20 +52,11 @@ foreach(v IN LISTS l07_variants)
   if(NOT TARGET lesson07_${v} OR v STREQUAL "mutant_no_library_answer")
     continue()
   endif()
-  set(src ${L07})
-  if(v STREQUAL "solution")
-    set(src ${L07}/solution)
-  elseif(v MATCHES "^mutant_")
-    set(src ${DT_LESSONS_BIN}/07/${v})
-  endif()
   set(t lesson07_${v}_dtsim_rank)
-  dt_add_smpi_program(${t} SOURCES $<TARGET_OBJECTS:lesson07_dtsim_objs> ${src}/student_fusion.c
-                      ${L07}/dtsim_planner.c)
+  dt_add_smpi_program(${t} SOURCES $<TARGET_OBJECTS:lesson07_dtsim_objs> ${L07}/remote07.c
+                      ${L07}/../kit/subject.c ${L07}/dtsim_planner.c)
   target_include_directories(${t} PRIVATE ${L07})
   target_link_options(${t} PRIVATE -Wl,--wrap=dt_fusion_plan)
-  if(v MATCHES "^mutant_")
-    target_compile_options(${t} PRIVATE -w)
-  endif()
   set_target_properties(${t} PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/07/${v})
   add_dependencies(lesson07_${v} ${t} dtsim)  # lessons/grade 07 builds both
@@ -63,5 +71,6 @@ if(EXISTS ${L07}/instructor/answers_key.sh AND TARGET lesson07_mutant_crash_dtsi
            COMMAND sh -c "out=$(DT_BUILD=\"$1\" bash \"$0\" \"$1/lessons/07/mutant_crash\") || exit 1; echo \"$out\"; echo \"$out\" | grep -Eq 'gave no plan in dtsim \\(.*(Segmentation fault|Aborted|double free|free\\(\\)|signal [0-9])'"
                    ${L07}/instructor/answers_key.sh ${CMAKE_BINARY_DIR})
   set_tests_properties(lesson.07.answer_key_names_a_dtsim_crash PROPERTIES
-    LABELS "lesson;lesson07;answers" TIMEOUT 60)
+    LABELS "lesson;lesson07;answers" TIMEOUT 60
+    ENVIRONMENT "LESSON_SUBJECT=${DT_LESSONS_BIN}/07/mutant_crash/subject")
 endif()

@@ -197,6 +197,8 @@ static void spawn(server *v) {
                "grade with lessons/grade, which sets it\n");
         subject_stop(3);
     }
+    static char abs_exe[4096];  // the child runs in /: a relative path would not resolve there
+    if (realpath(exe, abs_exe)) exe = abs_exe;
     const char *log = getenv("LESSON_SUBJECT_LOG");
     int lfd = open(log && *log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int a[2], b[2];
@@ -270,6 +272,10 @@ static void server_failed(server *v, int rc, const char *what) {
     log_tail("grader: what the submission's process printed last:");
     printf("grader: the submission's process (the student's code) %s during %s: a crash, "
            "whatever it printed (its output is never a verdict)\n", how, what);
+#ifdef DT_SMPI  // a rank program of dtsim's (lesson 07): dtsim shows SimGrid's stderr, not stdout
+    fprintf(stderr, "grader: the submission's process (the student's code) %s during %s\n", how,
+            what);
+#endif
     subject_stop(3);
 }
 
