@@ -10,16 +10,25 @@
 # LESSON_RUN_TIMEOUT seconds, 30 by default) is reported as such, with what it printed, and
 # the score says so; after a hang the other runs are left out (a healthy run takes a
 # second or two). Exit 0: every check passed; 1: some failed; 3 or 124: a run crashed or hung.
+# The grader is split (lessons/kit/subject.h): each run's grader starts its own subject
+# (LESSON_SUBJECT: student_rhd.c in a process of its own), whose output goes to the run's
+# log (kit/split.sh's split_log), shown only when the subject crashes or hangs.
 set -u
 : "${LESSON_GRADER:?}" "${LESSON_GRADER_SMPI:?}" "${MPIRUN:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(date +%s)$((RANDOM % 1000))}
 . "$LESSON_DIR/../kit/runs.sh"        # run_launch, runs_report
 . "$LESSON_DIR/../kit/runs_smpi.sh"    # SMPI_TIMING, runs_next: no run after a hang
+. "$LESSON_DIR/../kit/split.sh"        # split_log: the student's code in a process of its own
+# split_next LABEL LIMIT CMD...: runs_next with the run's own subject log in its environment
+# rather than on its command line, so that the runs of one kind keep one command (runs.sh's
+# runs_kind: a check that a crashed run never reached, where a run of its kind did, is no PASS)
+split_next() { LESSON_SUBJECT_LOG=$(split_log "$1") runs_next "$@"; }
 runs_begin
 RUNS_HANG_HINT="an endless loop in student_rhd (a mask that never reaches its bound?), or ranks waiting for each other"
 limit=${LESSON_RUN_TIMEOUT:-30}
 for np in 1 2 3 4 5 6 7 8; do
-  runs_next "P=$np" "$limit" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" --large 100003
+  split_next "P=$np" "$limit" "$MPIRUN" --quiet -np "$np" --oversubscribe "$LESSON_GRADER" \
+      --large 100003
 done
 
 for i in $(seq 0 1023); do echo "node-$i"; done > "$RUNS_W/hosts"
@@ -31,7 +40,7 @@ for case in "64 --no-data --timing 4194304 --versus-ring 65536" \
             "96 --large 20011 --timing 4194304" "256 --no-data --versus-ring 65536"; do
   set -- $case
   np=$1; shift
-  runs_next "P=$np" "$limit" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+  split_next "P=$np" "$limit" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
       -hostfile "$RUNS_W/hosts" -no-privatize "${SMPI_TIMING[@]}" \
       -np "$np" "$LESSON_GRADER_SMPI" "$@" --alpha 2e-6 --beta 8e-10
 done

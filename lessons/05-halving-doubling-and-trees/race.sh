@@ -12,8 +12,10 @@
 # switch: α = 2 µs, β = 0.8 ns/B between hosts; 0.1 µs and 100 GB/s inside one), timed as
 # tests/coll/CMakeLists.txt's DT_SMPI_TIMING does. Runs the grader that `lessons/grade 05`
 # built from your student_rhd.c (VARIANT=solution for the reference; BUILD=dir for another
-# build directory).
+# build directory). The grader asks for your schedules a process of its own that runs your
+# student_rhd.c (the variant's `subject`, lessons/kit/subject.h), as `lessons/grade 05` does.
 set -eu
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"  # (for --help, after the cd below)
 cd "$(dirname "$0")/../.."
 P=1024 K=1 SIZES=64K,256K,1M,4M,16M coarsen=()
 while [ $# -gt 0 ]; do
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
     --ranks) P=$2; shift 2 ;;
     --per-node) K=$2; shift 2 ;;
     --coarsen) coarsen=(--coarsen "$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$self"; exit 0 ;;
     *) SIZES=$1; shift ;;
   esac
 done
@@ -35,10 +37,21 @@ if [ $((P % K)) -ne 0 ] || [ $((P / K)) -gt 1024 ]; then
   echo "race.sh: $P ranks do not fill whole hosts of $K on the 1024 hosts" >&2
   exit 2
 fi
+subject="$build/lessons/05/${VARIANT:-student}/subject"
+if [ ! -x "$subject" ]; then
+  echo "race.sh: $subject is not built: run lessons/grade 05 first" >&2
+  exit 2
+fi
 SMPIRUN=smpirun
 [ -f "$build/lessons/kit.env" ] && . "$build/lessons/kit.env"
-hosts=$(mktemp)
-trap '{ set +x; } 2>/dev/null; rm -f "$hosts"' EXIT
+# the subject copied into a folder any user can read (as run_grader.sh does): run as root,
+# the grader starts it as nobody; its output goes to a log, shown if it crashes
+work=$(mktemp -d)
+trap '{ set +x; } 2>/dev/null; rm -rf "$work"' EXIT
+chmod 755 "$work"
+cp "$subject" "$work/subject"
+export LESSON_SUBJECT="$work/subject" LESSON_SUBJECT_LOG="$work/subject.log"
+hosts="$work/hosts"
 for h in $(seq 0 $((P / K - 1))); do
   for _ in $(seq "$K"); do echo "node-$h"; done
 done > "$hosts"

@@ -7,19 +7,24 @@
 # schedules checked for a 1.2 GB buffer too, 300,000,001 floats: --large, with --no-data
 # the schedule checks' largest count, never run), where block offsets computed in int
 # (b·n/p') overflow (public: at most 100,003 floats). One line per check over both runs
-# (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>.
+# (lessons/kit/runs.sh); run_grader.sh names them instructor.<check>. Each run's grader asks
+# its own subject (student_rhd.c in a process of its own, lessons/kit/subject.h), its output
+# in the run's log (kit/split.sh).
 set -u
 : "${LESSON_GRADER_SMPI:?}" "${SMPIRUN:?}" "${DT_SOURCE:?}"
 export DT_LESSON_SEED=${DT_LESSON_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 . "$LESSON_DIR/../kit/runs.sh"
+. "$LESSON_DIR/../kit/split.sh"  # split_log: the subject's log of a run
+# split_launch LABEL LIMIT CMD...: run_launch with the run's own subject log in its environment
+split_launch() { LESSON_SUBJECT_LOG=$(split_log "$1") run_launch "$@"; }
 runs_begin
 RUNS_HANG_HINT="an endless loop in student_rhd, or ranks waiting for each other"
 for i in $(seq 0 255); do echo "node-$i"; done >"$RUNS_W/hosts"
 . "$LESSON_DIR/../kit/runs_smpi.sh"  # SMPI_TIMING: DT_SMPI_TIMING's flags
 smpi=(-platform "$DT_SOURCE/tests/coll/flat1024.xml" -hostfile "$RUNS_W/hosts" -no-privatize
       "${SMPI_TIMING[@]}")
-run_launch "P=40" 90 "$SMPIRUN" "${smpi[@]}" -np 40 "$LESSON_GRADER_SMPI" --large 20021 \
+split_launch "P=40" 90 "$SMPIRUN" "${smpi[@]}" -np 40 "$LESSON_GRADER_SMPI" --large 20021 \
     --timing 1048576 --alpha 2e-6 --beta 8e-10
-run_launch "P=200" 90 "$SMPIRUN" "${smpi[@]}" -np 200 "$LESSON_GRADER_SMPI" --no-data \
+split_launch "P=200" 90 "$SMPIRUN" "${smpi[@]}" -np 200 "$LESSON_GRADER_SMPI" --no-data \
     --large 300000001 --timing 262144 --alpha 2e-6 --beta 8e-10
 runs_report "P=40" "P=200"
