@@ -15,11 +15,16 @@
 // five), a sweep over all 2^32 floats in steps of 257 bit patterns, every exponent (public:
 // 400,000 drawn from 2^-30 .. 2^17), the loss scaler at PyTorch GradScaler's defaults (S from
 // 65536, interval 2000) over 200,000 steps, and the wire sum of 64 ranks' gradients.
+// The grader is split (lessons/kit/subject.h): half.c runs in a process of its own
+// (subject09.c); the checks that call a function thousands of times hand it a whole array
+// (to_half_each, from_half_each, scaler_steps: remote.c, one request per million), the
+// others call remote.c's stubs of the student's own functions.
 #include <math.h>
 #include <string.h>
 
 #include "../kit/grade.h"
 #include "half.h"
+#include "subject09.h"
 
 static int instructor;  // --instructor: the cases above (set once in main)
 
@@ -64,8 +69,12 @@ static float bits_to_float(uint32_t b) {
 }
 
 static void check_from_half(grade_t *g) {
+    static uint16_t codes[65536];
+    static float vals[65536];
+    for (int h = 0; h < 65536; h++) codes[h] = (uint16_t)h;
+    from_half_each(codes, vals, 65536);
     for (int h = 0; h < 65536; h++) {
-        float got = from_half((uint16_t)h);
+        float got = vals[h];
         double want = ref_decode((uint16_t)h);
         int ok = isnan(want) ? isnan(got) != 0 : (double)got == want && !signbit(got) == !signbit(want);
         if (!ok) {
@@ -78,12 +87,19 @@ static void check_from_half(grade_t *g) {
 }
 
 static void check_round_trip(grade_t *g) {
+    static float x[65536];
+    static uint16_t code[65536], got[65536];
+    size_t n = 0;
     for (int h = 0; h < 65536; h++) {
         if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaNs: their own check
-        uint16_t got = to_half((float)ref_decode((uint16_t)h));
-        if (got != h) {
+        x[n] = (float)ref_decode((uint16_t)h), code[n++] = (uint16_t)h;
+    }
+    to_half_each(x, got, n);
+    for (size_t i = 0; i < n; i++) {
+        int h = code[i];
+        if (got[i] != h) {
             grade_check(g, 0, "to_half_round_trips_every_half", "to_half(%.9g) = 0x%04x, expected "
-                        "0x%04x (the value IS that half)", ref_decode((uint16_t)h), got, h);
+                        "0x%04x (the value IS that half)", ref_decode((uint16_t)h), got[i], h);
             return;
         }
     }
@@ -91,12 +107,17 @@ static void check_round_trip(grade_t *g) {
 }
 
 static void check_ties(grade_t *g) {
+    static float mids[2 * NFIN];
+    static uint16_t gots[2 * NFIN];
+    for (int k = 0; k < NFIN; k++)  // exact in float: neighbours have 11 significant bits,
+        for (int s = 0; s < 2; s++)  // their midpoint 12
+            mids[2 * k + s] = (float)((table[k] + table[k + 1]) / 2) * (s ? -1.0f : 1.0f);
+    to_half_each(mids, gots, 2 * NFIN);
     for (int k = 0; k < NFIN; k++)
         for (int s = 0; s < 2; s++) {
-            // exact in float: neighbours have 11 significant bits, their midpoint 12
-            float mid = (float)((table[k] + table[k + 1]) / 2) * (s ? -1.0f : 1.0f);
+            float mid = mids[2 * k + s];
             uint16_t want = (uint16_t)((s ? 0x8000 : 0) | (k % 2 == 0 ? k : k + 1));
-            uint16_t got = to_half(mid);
+            uint16_t got = gots[2 * k + s];
             if (got != want) {
                 grade_check(g, 0, "to_half_ties_to_even", "to_half(%.9g), halfway between 0x%04x "
                             "and 0x%04x: 0x%04x, expected the even 0x%04x", (double)mid, k, k + 1,
@@ -107,23 +128,42 @@ static void check_ties(grade_t *g) {
     grade_check(g, 1, "to_half_ties_to_even", "all 63,488 midpoints, both signs");
 }
 
-static void check_random(grade_t *g, uint64_t seed) {
-    if (instructor) {  // every 257th bit pattern, NaN left to check_nan
-        for (uint64_t b = seed % 257; b < (1ull << 32); b += 257) {
-            float x = bits_to_float((uint32_t)b);
-            if (isnan(x)) continue;
-            uint16_t want = ref_encode(x), got = to_half(x);
-            if (got != want)
-                return (void)grade_check(g, 0, "to_half_rounds_to_nearest_random", "to_half(%.9g) "
-                                         "(bits 0x%08x) = 0x%04x, expected 0x%04x, the nearest "
-                                         "half", (double)x, (unsigned)b, got, want);
+// The instructor's sweep: every 257th bit pattern of all 2^32 floats, NaN left to
+// check_nan, LESSON09_CHUNK floats a pass.
+static void check_sweep(grade_t *g, uint64_t seed) {
+    float *x = malloc(LESSON09_CHUNK * sizeof *x);
+    uint16_t *got = malloc(LESSON09_CHUNK * sizeof *got);
+    for (uint64_t b = seed % 257; b < (1ull << 32);) {
+        size_t n = 0;
+        for (; b < (1ull << 32) && n < LESSON09_CHUNK; b += 257)
+            if (!isnan(x[n] = bits_to_float((uint32_t)b))) n++;
+        to_half_each(x, got, n);
+        for (size_t i = 0; i < n; i++) {
+            uint16_t want = ref_encode(x[i]);
+            uint32_t bits;
+            memcpy(&bits, &x[i], sizeof bits);
+            if (got[i] != want) {
+                grade_check(g, 0, "to_half_rounds_to_nearest_random", "to_half(%.9g) (bits "
+                            "0x%08x) = 0x%04x, expected 0x%04x, the nearest half", (double)x[i],
+                            (unsigned)bits, got[i], want);
+                free(x), free(got);
+                return;
+            }
         }
-        grade_check(g, 1, "to_half_rounds_to_nearest_random", "16.7 million floats, every 257th "
-                    "bit pattern");
-        return;
     }
+    free(x), free(got);
+    grade_check(g, 1, "to_half_rounds_to_nearest_random", "16.7 million floats, every 257th "
+                "bit pattern");
+}
+
+#define NRANDOM 400000
+
+static void check_random(grade_t *g, uint64_t seed) {
+    if (instructor) return check_sweep(g, seed);
+    static float xs[NRANDOM];
+    static uint16_t got[NRANDOM];
     uint64_t r = seed ^ 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < 400000; i++) {
+    for (int i = 0; i < NRANDOM; i++) {
         // exponents 2^-30 .. 2^17 (float biased 97 .. 144): subnormal halves, normals and
         // overflow; a random mantissa; a fifth of them one float ulp from a midpoint
         uint32_t b = (uint32_t)(grade_next(&r) & 0x807fffffu) | (uint32_t)grade_int(&r, 97, 144) << 23;
@@ -133,11 +173,16 @@ static void check_random(grade_t *g, uint64_t seed) {
             float mid = (float)((table[k] + table[k + 1]) / 2);
             x = grade_int(&r, 0, 1) ? nextafterf(mid, INFINITY) : nextafterf(mid, 0.0f);
         }
-        uint16_t want = ref_encode(x), got = to_half(x);
-        if (got != want) {
+        xs[i] = x;
+    }
+    to_half_each(xs, got, NRANDOM);
+    for (int i = 0; i < NRANDOM; i++) {
+        float x = xs[i];
+        uint16_t want = ref_encode(x);
+        if (got[i] != want) {
             grade_check(g, 0, "to_half_rounds_to_nearest_random", "to_half(%.9g) = 0x%04x "
-                        "(%.9g), expected 0x%04x (%.9g), the nearest half", (double)x, got,
-                        ref_decode(got), want, ref_decode(want));
+                        "(%.9g), expected 0x%04x (%.9g), the nearest half", (double)x, got[i],
+                        ref_decode(got[i]), want, ref_decode(want));
             return;
         }
     }
@@ -192,20 +237,38 @@ static void check_subnormals(grade_t *g) {
         grade_check(g, 1, "to_half_subnormals_and_signed_zero", "ties, carries and signs near 0");
 }
 
+// The NaN bit patterns, public: five; instructor: every one, each sign's in turn, in passes
+// of LESSON09_CHUNK (their bits moved by memcpy: a signalling NaN stays one on its way).
+static uint32_t nan_bits(size_t i) {
+    static const uint32_t nans[] = {0x7fc00000u, 0x7f800001u, 0xffc00000u, 0x7fffffffu,
+                                    0xff800100u};
+    return instructor ? (i & 1 ? 0xff800000u : 0x7f800000u) | (uint32_t)(i / 2 + 1) : nans[i];
+}
+
 static void check_nan(grade_t *g) {
-    const uint32_t nans[] = {0x7fc00000u, 0x7f800001u, 0xffc00000u, 0x7fffffffu, 0xff800100u};
-    size_t count = instructor ? 2 * ((size_t)1 << 23) - 2 : sizeof nans / sizeof nans[0];
-    for (size_t i = 0; i < count; i++) {  // instructor: every NaN, each sign's in turn
-        uint32_t b = instructor ? (i & 1 ? 0xff800000u : 0x7f800000u) | (uint32_t)(i / 2 + 1)
-                                : nans[i];
-        uint16_t h = to_half(bits_to_float(b));
-        int ok = (h & 0x7c00) == 0x7c00 && (h & 0x200) && (h >> 15) == (b >> 31);
-        if (!ok) {
-            grade_check(g, 0, "to_half_nan_stays_nan", "to_half(NaN 0x%08x) = 0x%04x, expected a "
-                        "quiet NaN half (0x7e00 set) with the same sign", b, h);
-            return;
+    size_t count = instructor ? 2 * ((size_t)1 << 23) - 2 : 5;
+    float *x = malloc(LESSON09_CHUNK * sizeof *x);
+    uint16_t *got = malloc(LESSON09_CHUNK * sizeof *got);
+    for (size_t at = 0; at < count; at += LESSON09_CHUNK) {
+        size_t n = count - at < LESSON09_CHUNK ? count - at : LESSON09_CHUNK;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t b = nan_bits(at + i);
+            memcpy(&x[i], &b, sizeof b);
+        }
+        to_half_each(x, got, n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t b = nan_bits(at + i);
+            uint16_t h = got[i];
+            int ok = (h & 0x7c00) == 0x7c00 && (h & 0x200) && (h >> 15) == (b >> 31);
+            if (!ok) {
+                grade_check(g, 0, "to_half_nan_stays_nan", "to_half(NaN 0x%08x) = 0x%04x, "
+                            "expected a quiet NaN half (0x7e00 set) with the same sign", b, h);
+                free(x), free(got);
+                return;
+            }
         }
     }
+    free(x), free(got);
     grade_check(g, 1, "to_half_nan_stays_nan", "%s", instructor ? "all 16,777,214 NaNs"
                 : "quiet and signalling, both signs");
 }
@@ -273,24 +336,33 @@ static void check_scaler_sequence(grade_t *g, uint64_t seed) {
     int steps = 3000, odds = 20;  // an overflow 1 step in odds
     if (instructor)  // GradScaler's defaults; clean runs long enough to double S often
         s = ref = (scaler){65536.0f, 2000, 0, 0}, steps = 200000, odds = 4000;
+    // the whole sequence in one request: the overflows drawn first, then every step's
+    // return and state compared with the reference's in order
+    unsigned char *overflow = malloc((size_t)steps);
+    int *got = malloc((size_t)steps * sizeof *got);
+    scaler *after = malloc((size_t)steps * sizeof *after);
+    for (int i = 0; i < steps; i++) overflow[i] = grade_int(&r, 0, odds - 1) == 0;
+    scaler_steps(&s, overflow, (size_t)steps, got, after);
     for (int i = 0; i < steps; i++) {
-        int overflow = grade_int(&r, 0, odds - 1) == 0;
-        int got = scaler_step(&s, overflow), want = ref_step(&ref, overflow);
-        if (got != want || !same(&s, &ref)) {
+        int want = ref_step(&ref, overflow[i]);
+        const scaler *a = &after[i];
+        if (got[i] != want || !same(a, &ref)) {
             grade_check(g, 0, "scaler_matches_reference_sequence", "step %d (%s, interval %d): "
                         "return %d, S = %g, good %d, skipped %ld; expected %d, %g, %d, %ld", i,
-                        overflow ? "overflow" : "clean", s.interval, got, s.scale, s.good,
-                        s.skipped, want, ref.scale, ref.good, ref.skipped);
+                        overflow[i] ? "overflow" : "clean", a->interval, got[i], a->scale,
+                        a->good, a->skipped, want, ref.scale, ref.good, ref.skipped);
+            free(overflow), free(got), free(after);
             return;
         }
     }
+    free(overflow), free(got), free(after);
     grade_check(g, 1, "scaler_matches_reference_sequence", "%d random steps, 1 in %d overflows, "
                 "interval %d, S at the end %g", steps, odds, s.interval, s.scale);
 }
 
 // ---- fp16 on the wire ----
 
-#define GUARD 4
+#define GUARD LESSON09_GUARD  // sentinels past n (they travel to the subject too)
 
 static void check_wire(grade_t *g, uint64_t seed) {
     uint64_t r = seed ^ 0x3173;
