@@ -313,6 +313,17 @@ def main():
     own_sources = {os.path.realpath(src) for src, _ in files}
     linked = {line.split(" ")[0] for line in nm(["--defined-only", "-g"], grader)}
     linked -= copied_in(grader)
+    # A split grader (kit/subject.h) holds none of the student's objects, and its subjects
+    # only what they call: what dtlab defines is every subject's and the library's whole
+    # archive too, so that a call of any dtlab function is seen, linked anywhere or not
+    build = os.environ.get("DT_BUILD") or os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(grader)))))
+    for extra in (os.path.join(os.path.dirname(grader), "subject"),
+                  os.path.join(os.path.dirname(grader), "subject_mpi"),
+                  os.path.join(build, "nn", "libdtnn.a")):
+        if os.path.isfile(extra):
+            linked |= ({line.split(" ")[0] for line in nm(["--defined-only", "-g"], extra)}
+                       - (set() if extra.endswith(".a") else copied_in(extra)))
     problems, used, named = [], set(), set()
     for src, obj in files:
         name = os.path.basename(src)

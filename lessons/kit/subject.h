@@ -73,6 +73,9 @@ void subject_call(uint32_t fn, const subject_buf *req, subject_buf *reply, const
 #define SUBJECT_MAX_SLOTS 256
 void subject_call_cb(int slot, uint32_t fn, const subject_buf *req, subject_buf *reply,
                      const char *what, const subject_handler *callbacks, int n_callbacks);
+// Inside a callback, before anything that may let another SMPI rank run: the slot of the
+// call it answers (a static of the judge's would hold whichever rank called last).
+int subject_callback_slot(void);
 // Ends the judge with `status` (3: a crash of the submission, 124: a hang), its output
 // flushed and its subject stopped.
 void subject_stop(int status) __attribute__((noreturn));

@@ -23,6 +23,11 @@ PASTED = "#define CAT(a, b, c) a##b##c\n" \
     "int CAT(P, MPI_All, reduce)(const void *, void *, int, void *, void *, comm_t);\n"
 
 CASES = [
+    ("a dtlab function only the split grader's subject defines, lesson 11",
+     "11-sharded-optimizer",
+     {"sharded.c": "int dt_optim_config_default(void);\n"
+                   "int step(void) { return dt_optim_config_default(); }\n"},
+     1, [r"^FAIL no_library_answer: sharded.c calls dt_optim_config_default"], {}),
     # (name, lesson folder, {file: source}, expect rc, [regexes the output must match],
     #  {text: how many times the output may name it})
     ("plain ring passes", "04-ring-allreduce",
@@ -139,6 +144,12 @@ def main():
         with open(grader + ".c", "w", encoding="utf-8") as f:
             f.write("int main(void) { return 0; }\n")
         subprocess.run(["cc", grader + ".c", "-o", grader], check=True)
+        # a split grader's subject beside it (kit/subject.h): what it defines is dtlab's too
+        subject = os.path.join(tmp, "subject")
+        with open(subject + ".c", "w", encoding="utf-8") as f:
+            f.write("int dt_optim_config_default(void) { return 0; }\n"
+                    "int main(void) { return dt_optim_config_default(); }\n")
+        subprocess.run(["cc", subject + ".c", "-o", subject], check=True)
         for i, (name, lesson, files, want_rc, regexes, counts) in enumerate(CASES):
             work = os.path.join(tmp, f"case{i}")
             os.makedirs(work)
