@@ -31,7 +31,8 @@ for i in $(seq 0 255); do echo "node-$i"; done >"$W/hosts"
 smpi_runs() {
   for P in 64 256; do
     [ -z "${RUNS_STOPPED:-}" ] || break
-    run_launch "P=$P" 60 env LESSON_SUBJECT_LOG="$(split_log "P=$P")" "$SMPIRUN" -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
+    LESSON_SUBJECT_LOG=$(split_log "P=$P") run_launch "P=$P" 60 "$SMPIRUN" \
+        -platform "$DT_SOURCE/tests/coll/flat1024.xml" \
         -hostfile "$W/hosts" -no-privatize --cfg=smpi/simulate-computation:no \
         --cfg=network/model:CM02 --cfg=network/crosstraffic:0 --cfg=smpi/test:0 \
         --cfg=smpi/send-is-detached-thresh:0 --log=root.thres:warning \
@@ -48,15 +49,18 @@ labels=()
 for P in 1 2 3 4; do
   # ring_mpi.c under mpirun, recording; then the grader judges what it returned
   split_record "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" $P --raw "${LESSON_HANG_S:-3}" --seed "$seed"
-  run_launch "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" env "${SPLIT_ENV[@]}" "$MPIRUN" -np $P \
-      --oversubscribe "$LESSON_GRADER" --raw "${LESSON_HANG_S:-3}"
+  # (its records and log in the environment, not on the command line: runs.sh tells runs of
+  # one kind by their commands)
+  (export "${SPLIT_ENV[@]}"
+   run_launch "raw-P=$P" "${LESSON_RUN_TIMEOUT:-30}" "$MPIRUN" -np $P --oversubscribe \
+       "$LESSON_GRADER" --raw "${LESSON_HANG_S:-3}")
   labels+=("raw-P=$P")
   [ "$(cat "$W/raw-P=$P.rc")" != 124 ] || { echo "# part 1 hung at P=$P: P > $P left out"; break; }
   runs_stop_at_fail && break
 done
 for P in 1 2 3 4 5 6 7; do
   [ -z "${RUNS_STOPPED:-}" ] || break
-  run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-30}" env LESSON_SUBJECT_LOG="$(split_log "P=$P")" \
+  LESSON_SUBJECT_LOG=$(split_log "P=$P") run_launch "P=$P" "${LESSON_RUN_TIMEOUT:-30}" \
       "$MPIRUN" -np $P --oversubscribe "$LESSON_GRADER"
   labels+=("P=$P")
   runs_stop_at_fail && break

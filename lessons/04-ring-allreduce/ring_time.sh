@@ -23,8 +23,14 @@ so="$build/lessons/04/$variant/grader_smpi.so"
 flag=""
 [ "$variant" = solution ] && flag=" --solution"
 [ -f "$so" ] || { echo "ring_time.sh: $so is not built (lessons/grade 04$flag builds it)" >&2; exit 2; }
-hosts=$(mktemp)
-trap 'rm -f "$hosts"' EXIT
+# the grader asks the student's ring of a subject program (lessons/kit/subject.h), copied
+# into a folder any user can read, as run_grader.sh does (as root it runs as nobody)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+cp "$build/lessons/04/$variant/subject" "$work/subject" || exit 2
+export LESSON_SUBJECT="$work/subject" LESSON_SUBJECT_LOG="$work/subject.log"
+hosts="$work/hosts"
 for i in $(seq 0 $((P - 1))); do echo "node-$i"; done >"$hosts"
 echo "# latency = 2(P-1)α, bandwidth = 2(P-1)/P·nβ (α = 2e-6 s, β = 8e-10 s/B), in seconds"
 printf "%6s %10s %11s %11s %11s %8s\n" ranks bytes simulated latency bandwidth "latency%"

@@ -7,9 +7,10 @@
 #       nothing of the grader's), with an empty environment but for what MPI needs, under
 #       `timeout LIMIT`; its records go to $RUNS_W/<label>.rec/, its output to
 #       <label>.sublog, its status to <label>.subrc. Then SPLIT_ENV holds what the judge's
-#       run needs: run_launch LABEL LIMIT env "${SPLIT_ENV[@]}" $MPIRUN ... $LESSON_GRADER.
+#       run needs, for its environment (not its command line: runs.sh tells the runs of one
+#       kind by their commands): (export "${SPLIT_ENV[@]}"; run_launch LABEL LIMIT ...).
 #   split_log LABEL   the subject's log for a judge that starts its own server subject
-#       (LESSON_SUBJECT): run_launch LABEL LIMIT env LESSON_SUBJECT_LOG="$(split_log L)" ...
+#       (LESSON_SUBJECT): LESSON_SUBJECT_LOG=$(split_log L) run_launch L LIMIT ...
 # Needs runs.sh (runs_begin, runs_key) sourced first.
 
 split_log() { printf '%s/%s.sublog' "$RUNS_W" "$(runs_key "$1")"; }
