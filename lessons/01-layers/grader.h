@@ -172,7 +172,10 @@ static inline void adds_case(check_acc *a, const char *fn, const char *tensor,
 void grade_conv(grade_t *g, dt_device *d, check_acc *adds);
 void grade_bn(grade_t *g, dt_device *d, check_acc *adds);
 void grade_xent(grade_t *g, check_acc *adds);
-// --time: the student's im2col, gemm and col2im on ResNet-50 layer shapes (grader_time.c)
+// --time: the student's im2col, gemm and col2im on ResNet-50 layer shapes (grader_time.c,
+// run by the subject, subject01.c, where the student's code is)
 int time_conv(dt_device *d, int argc, char **argv);
+// The grader's --time: runs the subject with the same arguments in its place (remote01.c)
+int time_conv_exec(int argc, char **argv);
 
 #endif
