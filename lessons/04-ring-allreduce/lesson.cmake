@@ -5,33 +5,17 @@
 # mpirun (P = 1..7, against MPI_Allreduce and dtlab's ring) and under SMPI (64 and 256 ranks,
 # simulated time against the closed form); grade.sh drives it.
 # The grader is split (lessons/kit/subject.h): it is linked with remote.c in place of the
-# student's files, which run in two programs of their own per variant (below), so that
+# student's files, which run in two programs of their own per variant, so that
 # the process that prints the verdicts never holds the student's code.
 #   subject      ring.c in a server the grader asks for each rank's schedule (subject04.c),
 #                linked with only what ring.c calls of dtlab's library (--gc-sections:
 #                dtlab's own ring is not in the process, to be reached by its address)
 #   subject_mpi  ring_mpi.c under mpirun, recording what each call returned (subject04_mpi.c
 #                and grader_mpi.c's sequence of calls), replayed by the grader's --raw runs
-function(lesson04_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  set(kit ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../kit)
-  add_executable(${t}_subject ${dir}/subject04.c ${kit}/subject.c ${kit}/subject_lane.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  add_executable(${t}_subject_mpi ${dir}/subject04_mpi.c ${dir}/grader_mpi.c ${kit}/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_link_options(${t}_subject_mpi PRIVATE -Wl,--wrap=student_ring_mpi)
-  foreach(x ${t}_subject ${t}_subject_mpi)
-    target_include_directories(${x} PRIVATE ${dir})
-    target_link_libraries(${x} PRIVATE dtnn MPI::MPI_C)
-    target_link_options(${x} PRIVATE -Wl,--gc-sections)
-    string(REPLACE "${t}_" "" name ${x})
-    set_target_properties(${x} PROPERTIES OUTPUT_NAME ${name}
-                          RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/04/${variant})
-  endforeach()
-  add_dependencies(${t} ${t}_subject ${t}_subject_mpi)  # building the grader builds them
-endfunction()
 dt_lesson(04 SOURCES ring_mpi.c ring.c GRADER grader.c grader_mpi.c schedule_play.c registry.c
-          JUDGE remote.c ../kit/subject_lane.c MPI SMPI)
+          JUDGE remote.c ../kit/subject_lane.c SUBJECT subject04.c ../kit/subject_lane.c
+          SUBJECT_MPI subject04_mpi.c grader_mpi.c
+          SUBJECT_MPI_LINK_OPTIONS -Wl,--wrap=student_ring_mpi MPI SMPI)
 dt_lesson_answers_needs(04 dtsim)  # the answer sheet's key runs it (answers_key.sh)
 
 # The same ring in the real system: dtrain and dtsim built with the lesson's registry and a

@@ -9,21 +9,9 @@
 #             (subject06.c), linked with only what student_hier.c calls of dtlab's library
 #             (--gc-sections: the ring calls.txt allows is there; dtlab's own binomial
 #             trees, hier and torus are not, to be reached by their addresses)
-function(lesson06_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  set(kit ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../kit)
-  add_executable(${t}_subject ${dir}/subject06.c ${kit}/subject.c ${kit}/subject_lane.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn MPI::MPI_C ${libs})
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/06/${variant})
-  add_dependencies(${t} ${t}_subject)  # building the grader builds it
-endfunction()
 dt_lesson(06 SOURCES student_hier.c
           GRADER grader.c schedule_check.c ../kit/schedule_check.c ../kit/timing.c registry.c
-          JUDGE remote.c ../kit/subject_lane.c MPI SMPI)
+          JUDGE remote.c ../kit/subject_lane.c SUBJECT subject06.c ../kit/subject_lane.c MPI SMPI)
 
 # the answer sheet's key runs dtsim (instructor/answers_key.sh)
 dt_lesson_answers_needs(06 dtsim)

@@ -6,20 +6,9 @@
 # the grader and in the dtsim rank program below; the student's file runs in
 # build/lessons/07/<variant>/subject (subject07.c), which reaches the grader's cost model
 # and allreduce library only by asking it.
-function(lesson07_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  add_executable(${t}_subject ${dir}/subject07.c ${dir}/../kit/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn m)
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/07/${variant})
-  add_dependencies(${t} ${t}_subject)
-endfunction()
 dt_lesson(07 SOURCES student_fusion.c
           GRADER grader.c grader_overlap.c
-          JUDGE remote07.c
+          JUDGE remote07.c SUBJECT subject07.c
           LINK_OPTIONS -Wl,--wrap=dt_allreduce_start
           MPI)
 

@@ -10,18 +10,7 @@
 #            (--gc-sections: dtlab's own schedule is not in the process)
 # The experiment's program (trust) is the student's code and dtlab's alone, as before: it
 # grades nothing (the answer key reads its output).
-function(lesson08_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  add_executable(${t}_subject ${dir}/subject08.c ${dir}/../kit/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn m ${libs})
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/08/${variant})
-  add_dependencies(${t} ${t}_subject)  # building the grader builds it
-endfunction()
-dt_lesson(08 SOURCES large_batch.c GRADER grader.c JUDGE remote.c)
+dt_lesson(08 SOURCES large_batch.c GRADER grader.c JUDGE remote.c SUBJECT subject08.c)
 dt_lesson_program(08 trust DIR ${CMAKE_CURRENT_LIST_DIR} SOURCES large_batch.c)
 
 # the answer sheet's key runs trust (instructor/answers_key.sh)

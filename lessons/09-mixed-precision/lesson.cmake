@@ -11,18 +11,7 @@
 #            (--gc-sections)
 # The experiment's program (underflow) is the student's code and dtlab's alone, as before:
 # it grades nothing (the answer key reads its output).
-function(lesson09_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  add_executable(${t}_subject ${dir}/subject09.c ${dir}/../kit/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn m ${libs})
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/09/${variant})
-  add_dependencies(${t} ${t}_subject)  # building the grader builds it
-endfunction()
-dt_lesson(09 SOURCES half.c GRADER grader.c JUDGE remote.c)
+dt_lesson(09 SOURCES half.c GRADER grader.c JUDGE remote.c SUBJECT subject09.c)
 dt_lesson_program(09 underflow DIR ${CMAKE_CURRENT_LIST_DIR} SOURCES half.c)
 
 # the answer sheet's key runs underflow (instructor/answers_key.sh)

@@ -7,19 +7,8 @@
 #   subject  answers.c in a server that returns offer_flags and the seven numbers
 #            (subject10.c), linked with only what answers.c uses of dtlab's library
 #            (--gc-sections)
-function(lesson10_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  add_executable(${t}_subject ${dir}/subject10.c ${dir}/../kit/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn m ${libs})
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/10/${variant})
-  add_dependencies(${t} ${t}_subject)  # building the grader builds it
-endfunction()
 if(TARGET dtsim)
-  dt_lesson(10 SOURCES answers.c GRADER grader.c JUDGE remote.c)
+  dt_lesson(10 SOURCES answers.c GRADER grader.c JUDGE remote.c SUBJECT subject10.c)
   foreach(t lesson10_student lesson10_solution)  # `lessons/grade 10` needs dtsim built
     if(TARGET ${t})
       add_dependencies(${t} dtsim)

@@ -3,18 +3,7 @@
 # The grader is split (lessons/kit/subject.h): remote11.c stands in for sharded.c; the
 # student's file runs in build/lessons/11/<variant>/subject (subject11.c) on a mirror of the
 # grader's net, reaching the grader's device and collectives only by asking it.
-function(lesson11_subjects variant t libs)
-  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  add_executable(${t}_subject ${dir}/subject11.c ${dir}/../kit/subject.c
-                 $<TARGET_OBJECTS:${t}_files>)
-  target_include_directories(${t}_subject PRIVATE ${dir})
-  target_link_libraries(${t}_subject PRIVATE dtnn m)
-  target_link_options(${t}_subject PRIVATE -Wl,--gc-sections)
-  set_target_properties(${t}_subject PROPERTIES OUTPUT_NAME subject
-                        RUNTIME_OUTPUT_DIRECTORY ${DT_LESSONS_BIN}/11/${variant})
-  add_dependencies(${t} ${t}_subject)
-endfunction()
-dt_lesson(11 SOURCES sharded.c GRADER grader.c JUDGE remote11.c MPI SMPI)
+dt_lesson(11 SOURCES sharded.c GRADER grader.c JUDGE remote11.c SUBJECT subject11.c MPI SMPI)
 dt_lesson_answers_needs(11 dtrain dtsim)  # the answer sheet's key runs them (instructor/answers_key.sh)
 
 # The student's step inside the real system: every variant's dtrain
