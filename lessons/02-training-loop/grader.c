@@ -3,13 +3,16 @@
 // consecutive steps with the momentum buffer carried, for random lr, momentum, weight
 // decay and sizes, with and without Nesterov, including momentum 0, weight decay 0 and the
 // first-step rule. Part 2 (grader_train.c) grades the training loop. Every run draws fresh
-// inputs from the printed seed (DT_LESSON_SEED=N replays it).
+// inputs from the printed seed (DT_LESSON_SEED=N replays it). The grader is split
+// (lessons/kit/subject.h): sgd.c and train_loop.c run in another process (subject02.c),
+// which remote02.c's functions of the same names ask.
 #include <string.h>
 
 #include "grader.h"
+#include "subject02.h"
 
 #define STEPS 5     // consecutive steps per case: the momentum buffer is carried
-#define GUARD 8     // sentinel elements after each buffer
+#define GUARD LESSON02_GUARD  // sentinel elements after each buffer (subject02.h)
 #define SENTINEL 12345.0f
 #define TOL 1e-5    // float32 against float64 after STEPS steps, relative to 1 + |want|
 
