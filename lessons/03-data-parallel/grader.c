@@ -13,6 +13,14 @@
 // rank draws the same global data; DT_LESSON_SEED=N replays). Every rank initialises its
 // replica with a DIFFERENT seed, so a missing broadcast shows.
 //
+// The grader is split (subject03.h): it runs twice per run, with the same seed and
+// arguments. First as the recording, with the student's data_parallel.c, as another user,
+// its verdicts quiet, writing what each call of the student's functions returned to a
+// record per rank (subject03_mpi.c); then as the judge, which prints the verdicts and
+// holds none of the student's code: its data_parallel.c is remote.c, which reads the
+// records back. Both make the same calls in the same order, since the judge's results are
+// the recording's.
+//
 // No writable globals or static locals here either: under SMPI every rank runs this code
 // in the same process.
 #include <math.h>
@@ -26,6 +34,7 @@
 #include "coll/coll_cost.h"
 #include "data_parallel.h"
 #include "kernels.h"
+#include "subject03.h"
 
 #ifdef DT_SMPI
 #define WORLD "smpi"
@@ -480,6 +489,7 @@ static void check_time(ctx_t *c) {
     double se[2] = {MPI_Wtime(), 0};
     data_parallel_step(net, opt, x, y, 0.01f, c->comm);
     se[1] = MPI_Wtime();
+    lesson03_step_span(c->wrank, se);  // recorded, or (the judge) the recording's read back
     MPI_Allreduce(MPI_IN_PLACE, se, 2, MPI_DOUBLE, MPI_MAX, c->comm);
     double t = se[1] - se[0];
     dt_coll_opts o = dt_coll_opts_default();
@@ -508,20 +518,36 @@ static void check_time(ctx_t *c) {
 }
 #endif
 
+// The arguments: `--groups K` (the instructor's cases: the world split into K data-parallel
+// groups), and in the recording `--seed S` (the judge's seed: grade_begin takes it from
+// DT_LESSON_SEED, which the recording's empty environment does not hold). 0, or -1 when
+// they are not that.
+static int parse_args(int argc, char **argv, ctx_t *c, unsigned long long *seed) {
+    int have_seed = 0, have_groups = 0;
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 == argc) return -1;
+        if (!strcmp(argv[i], "--groups")) c->groups = atoi(argv[i + 1]), have_groups = 1;
+        else if (!strcmp(argv[i], "--seed")) *seed = strtoull(argv[i + 1], NULL, 10), have_seed = 1;
+        else return -1;
+    }
+    if (have_seed != lesson03_recording()) return -1;
+    return !have_groups || (c->groups >= 1 && c->wsize >= 2 * c->groups) ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ctx_t c = {.comm = MPI_COMM_WORLD, .groups = 1};
     MPI_Comm_rank(MPI_COMM_WORLD, &c.wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.wsize);
-    // `--groups K` (the instructor's cases): the world split into K data-parallel groups,
-    // world rank w in group w % K (strided, as the data-parallel groups of a model- or
-    // pipeline-parallel layout are), and the student's functions get the group's comm. A
-    // function that talks on MPI_COMM_WORLD instead of its comm then mixes the groups.
-    if (argc == 3 && !strcmp(argv[1], "--groups")) c.groups = atoi(argv[2]);
-    if (argc != 1 && !(argc == 3 && c.groups >= 1 && c.wsize >= 2 * c.groups)) {
+    int recording = lesson03_recording();
+    unsigned long long seed = 0;
+    // `--groups K`: world rank w in group w % K (strided, as the data-parallel groups of a
+    // model- or pipeline-parallel layout are), and the student's functions get the group's
+    // comm. A function that talks on MPI_COMM_WORLD instead of its comm then mixes the groups.
+    if (parse_args(argc, argv, &c, &seed)) {
         if (c.wrank == 0)
-            fprintf(stderr, "grader: usage: grader [--groups K] (K >= 1, at least 2 ranks a "
-                    "group: %d ranks)\n", c.wsize);
+            fprintf(stderr, "grader: usage: grader [--groups K]%s (K >= 1, at least 2 ranks a "
+                    "group: %d ranks)\n", recording ? " --seed S" : "", c.wsize);
         MPI_Finalize();
         return 2;
     }
@@ -533,12 +559,15 @@ int main(int argc, char **argv) {
     }
     MPI_Comm_rank(c.comm, &c.rank);
     MPI_Comm_size(c.comm, &c.size);
-    c.g = grade_begin("03 data-parallel", c.wrank != 0);
-    unsigned long long seed = c.g.seed;  // every rank draws the same global data
+    if (recording)  // quiet: the recording prints no verdict
+        c.g = (grade_t){.quiet = 1, .seed = seed};
+    else
+        c.g = grade_begin("03 data-parallel", c.wrank != 0);
+    seed = c.g.seed;  // every rank draws the same global data
     MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     // each group its own data and weights (the seed printed replays all of them)
     c.g.seed = seed + (unsigned long long)(c.wrank % c.groups) * 0x9E3779B97F4A7C15ull;
-    if (c.wrank == 0) {
+    if (c.wrank == 0 && !recording) {
         printf("# %s, P = %d ranks\n", c.where, c.size);
         fflush(stdout);
     }
@@ -556,5 +585,5 @@ int main(int argc, char **argv) {
     c.dev->destroy(c.dev);
     if (c.groups > 1) MPI_Comm_free(&c.comm);
     MPI_Finalize();
-    return rc;
+    return recording ? 0 : rc;  // the recording's status says only whether it ran to its end
 }
