@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -351,7 +352,17 @@ static FILE *open_record(int rank, const char *mode) {
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
-    return fopen(path, mode);
+    if (mode[0] == 'w') return fopen(path, mode);
+    // the judge reads what the subject (another user) wrote: a plain file, never a link to
+    // one of the judge's (O_NOFOLLOW), nor a fifo that would block it
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, 0);
+    return fdopen(fd, mode);
 }
 
 void record_put(int rank, uint32_t tag, const subject_buf *b) {
