@@ -43,7 +43,8 @@ route, and transcribing the reference, are covered elsewhere: the grading proces
 (the student's code run apart from the library's) and the similarity report.
 Each refused name is reported once, however many rules or files name it.
 Prints one line: "FAIL no_library_answer: <file> calls <symbol> (<why>); write your own",
-or "# no_library_answer: ..." when nothing is refused. Exit 0 (nothing refused), 1
+or "PASS no_library_answer ..." when nothing is refused (a check like the others, so that
+the score's denominator is the same whether it passes or not). Exit 0 (nothing refused), 1
 (refused), 2 (a missing file or a malformed calls.txt: a message names it).
 """
 import os
@@ -335,7 +336,7 @@ def main():
                 named.add(what)
                 problems.append((name, what, why))
     if not problems:
-        print(f"# {CHECK}: your files use of dtlab only what lesson {num} allows"
+        print(f"PASS {CHECK} your files use of dtlab only what lesson {num} allows"
               f" ({', '.join(sorted(used)) or 'nothing'})")
         return 0
     name, sym, why = problems[0]
