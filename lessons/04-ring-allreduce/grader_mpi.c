@@ -6,7 +6,9 @@
 //   mpi_ring_sends_2p_minus_2_messages_of_n_over_p  the ring's cost: every rank sends
 //       2(P-1) messages (fewer only when chunks are empty), none of more than ceil(n/P)
 //       floats, counted by the profiling interface (MPI 4.0 §15.2, PMPI_: the wrappers
-//       below are what the student's MPI_Send, MPI_Isend, MPI_Sendrecv, ... call).
+//       below are what the student's MPI_Send, MPI_Isend, MPI_Sendrecv, ... call), each
+//       carrying a partial sum of the ranks' values (carries_partial_sums: not dummy sends
+//       beside values found another way, through files or shared memory).
 //   mpi_ring_completes_beyond_the_eager_limit  (P >= 2) the same with messages of 1 KiB,
 //       2 KiB, 4000 B, 4 KiB, 8 KiB, 64 KiB, 1 MiB. Open MPI delivers a message up to its
 //       eager limit (shared memory: 4 KiB, header included) at once; above it MPI_Send waits
@@ -25,6 +27,7 @@
 
 #include "../kit/grade.h"
 #include "student_ring_mpi.h"
+#include "subject04.h"
 
 #define CHECK_MPI_EXACT "mpi_ring_equals_mpi_allreduce"
 #define CHECK_MPI_COST "mpi_ring_sends_2p_minus_2_messages_of_n_over_p"
@@ -38,42 +41,58 @@
 static int counting;
 long lesson04_sent_msgs;                // messages of at least one element
 size_t lesson04_sent_max;               // the largest, in floats
+// and what each carried (its first LESSON04_KEPT floats): a message of the right size that
+// carries no partial sum of the ranks' values is not the ring's (carries_partial_sums)
+lesson04_msg lesson04_sent[LESSON04_MAX_MSGS];
+int lesson04_n_sent;
+
+void lesson04_forget_sends(void) {
+    for (int i = 0; i < lesson04_n_sent; i++) free(lesson04_sent[i].v);
+    lesson04_n_sent = 0, lesson04_sent_msgs = 0, lesson04_sent_max = 0;
+}
 
 #ifndef DT_SMPI  // (part 1 runs under mpirun only; SMPI has its own MPI_Send)
-static void count_send(int count, MPI_Datatype t, int dest) {
+static void count_send(const void *b, int count, MPI_Datatype t, int dest) {
     int size = 0;
     if (!counting || dest == MPI_PROC_NULL || count <= 0) return;
     MPI_Type_size(t, &size);
     size_t floats = (size_t)count * (size_t)size / sizeof(float);
     lesson04_sent_msgs++;
     if (floats > lesson04_sent_max) lesson04_sent_max = floats;
+    if (lesson04_n_sent < LESSON04_MAX_MSGS) {
+        lesson04_msg *m = &lesson04_sent[lesson04_n_sent++];
+        m->count = floats, m->kept = floats < LESSON04_KEPT ? floats : LESSON04_KEPT;
+        m->v = malloc((m->kept + 1) * sizeof(float));
+        if (t == MPI_FLOAT) memcpy(m->v, b, m->kept * sizeof(float));
+        else m->kept = LESSON04_NOT_FLOAT;  // (its bytes are not read: a derived type's gaps)
+    }
 }
 int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
-    count_send(n, t, dest);
+    count_send(b, n, t, dest);
     return PMPI_Send(b, n, t, dest, tag, c);
 }
 int MPI_Ssend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
-    count_send(n, t, dest);
+    count_send(b, n, t, dest);
     return PMPI_Ssend(b, n, t, dest, tag, c);
 }
 int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c,
               MPI_Request *q) {
-    count_send(n, t, dest);
+    count_send(b, n, t, dest);
     return PMPI_Isend(b, n, t, dest, tag, c, q);
 }
 int MPI_Issend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c,
                MPI_Request *q) {
-    count_send(n, t, dest);
+    count_send(b, n, t, dest);
     return PMPI_Issend(b, n, t, dest, tag, c, q);
 }
 int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype st, int dest, int stag, void *rb, int rn,
                  MPI_Datatype rt, int src, int rtag, MPI_Comm c, MPI_Status *s) {
-    count_send(sn, st, dest);
+    count_send(sb, sn, st, dest);
     return PMPI_Sendrecv(sb, sn, st, dest, stag, rb, rn, rt, src, rtag, c, s);
 }
 int MPI_Sendrecv_replace(void *b, int n, MPI_Datatype t, int dest, int stag, int src,
                          int rtag, MPI_Comm c, MPI_Status *s) {
-    count_send(n, t, dest);
+    count_send(b, n, t, dest);
     return PMPI_Sendrecv_replace(b, n, t, dest, stag, src, rtag, c, s);
 }
 #endif
@@ -168,6 +187,51 @@ static int one(uint64_t seed, int r, int P, size_t n, const char *what, char *ba
     return 0;
 }
 
+// Did every message rank r sent carry a partial sum of the ranks' values: consecutive
+// elements of the sum over an arc of the ring that holds r (its own value, and those it
+// received and added: the reduce-scatter's chunk so far, the allgather's complete sums),
+// either way round? The values are integers, so each such sum is exact in any order. A
+// message of the right size that carries anything else (values found another way, and
+// dummy sends to make up the count) is not the ring's. Why not, in why.
+static int carries_partial_sums(uint64_t seed, int r, int P, size_t n, char *why) {
+    float *sum = malloc((n + 1) * sizeof(float));
+    int ok = 1;
+    for (int k = 0; k < lesson04_n_sent && ok; k++) {
+        const lesson04_msg *m = &lesson04_sent[k];
+        if (m->kept == LESSON04_NOT_FLOAT) {
+            ok = 0;
+            snprintf(why, MSG, "P=%d n=%zu: rank %d's message %d (%zu floats' worth) is not sent "
+                     "as MPI_FLOAT: the grader reads what each message of the ring carries (send "
+                     "the floats as MPI_FLOAT)", P, n, r, k + 1, m->count);
+            break;
+        }
+        int found = 0;
+        for (int dir = -1; dir <= 1 && !found; dir += 2)
+            for (int len = 1; len <= P && !found && m->count <= n; len++) {
+                if (dir == 1 && len == P) break;  // (the whole ring: done the other way)
+                for (size_t i = 0; i < n; i++) {
+                    float s = 0;
+                    for (int a = 0; a < len; a++) s += value(seed, ((r + dir * a) % P + P) % P, i);
+                    sum[i] = s;
+                }
+                for (size_t o = 0; o + m->count <= n && !found; o++) {
+                    size_t i = 0;
+                    while (i < m->kept && sum[o + i] == m->v[i]) i++;
+                    found = i == m->kept;
+                }
+            }
+        if (!found) {
+            ok = 0;
+            snprintf(why, MSG, "P=%d n=%zu: rank %d's message %d (%zu floats, first %g) is no "
+                     "partial sum of the ranks' values over any range: the ring sends what it "
+                     "received and added (its own chunk first), and copies complete sums on",
+                     P, n, r, k + 1, m->count, m->kept ? (double)m->v[0] : 0.0);
+        }
+    }
+    free(sum);
+    return ok;
+}
+
 int grade_raw(grade_t *g, int r, int P, unsigned secs) {
     signal(SIGALRM, on_alarm);
     char bad[MSG] = "", cost[MSG] = "";
@@ -175,7 +239,8 @@ int grade_raw(grade_t *g, int r, int P, unsigned secs) {
     size_t base[] = {0, 1, P > 1 ? (size_t)P - 1 : 2, (size_t)P, (size_t)P + 1, 1013};
     for (size_t j = 0; j < sizeof base / sizeof base[0]; j++) {
         size_t n = base[j], chunk = (n + (size_t)P - 1) / (size_t)P;
-        counting = 1, lesson04_sent_msgs = 0, lesson04_sent_max = 0;
+        lesson04_forget_sends();
+        counting = 1;
         arm(r, P, n, chunk * sizeof(float), 0, secs);
         int right = one(g->seed + j, r, P, n, "", ok ? bad : NULL);
         alarm(0);
@@ -191,6 +256,7 @@ int grade_raw(grade_t *g, int r, int P, unsigned secs) {
                      P, n, r, lesson04_sent_msgs, lesson04_sent_max, want < 0 ? "at most " : "", 2 * (P - 1),
                      chunk, lesson04_sent_max > chunk ? " (a whole buffer where a chunk should go?)"
                      : lesson04_sent_msgs > 2L * (P - 1) ? " (a step too many?)" : " (a step missing?)");
+        if (fine && !carries_partial_sums(g->seed + j, r, P, n, mine)) fine = 0;
         int who = mine[0] ? r : P, first;
         MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (first < P && cheap) {

@@ -8,9 +8,11 @@
 //                     runner (and the checks) then run in this process.
 //   student_ring_mpi  reads back what the recording run of ring_mpi.c returned on this rank
 //                     (subject04_mpi.c under mpirun, before this run): the buffer after
-//                     each call, and the sends the profiling interface counted there.
+//                     each call, and the sends the profiling interface counted there (and
+//                     what each carried).
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../kit/subject.h"
 #include "../kit/subject_lane.h"
@@ -18,8 +20,6 @@
 #include "student_ring_mpi.h"
 #include "subject04.h"
 
-extern long lesson04_sent_msgs;  // grader_mpi.c: what the cost check reads
-extern size_t lesson04_sent_max;
 
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
     subject_buf req = {0}, rep = {0};
@@ -44,6 +44,17 @@ void student_ring_mpi(float *x, size_t n, MPI_Comm comm) {
     sb_get(&b, x, n * sizeof(float));
     lesson04_sent_msgs = (long)sb_get_u64(&b);
     lesson04_sent_max = (size_t)sb_get_u64(&b);
+    uint64_t sent = sb_get_u64(&b);
+    if (sent > LESSON04_MAX_MSGS) subject_malformed(what);
+    for (uint64_t k = 0; k < sent && !b.bad; k++) {
+        lesson04_msg *m = &lesson04_sent[lesson04_n_sent];
+        m->count = (size_t)sb_get_u64(&b), m->kept = (size_t)sb_get_u64(&b);
+        int floats = m->kept != LESSON04_NOT_FLOAT;
+        if (floats && (m->kept > LESSON04_KEPT || m->kept > m->count)) subject_malformed(what);
+        m->v = malloc(((floats ? m->kept : 0) + 1) * sizeof(float));
+        if (floats) sb_get(&b, m->v, m->kept * sizeof(float));
+        lesson04_n_sent++;
+    }
     if (b.bad || b.at != b.len) subject_malformed(what);
     sb_free(&b);
 }

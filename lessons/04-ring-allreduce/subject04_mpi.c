@@ -1,8 +1,8 @@
 // subject04_mpi.c — the run of lesson 04's ring_mpi.c (part 1) under mpirun, recording
 // (lessons/kit/subject.h): grader_mpi.c's own sequence of calls (the same counts, the same
 // inputs from the seed given as --seed, the same watchdog and profiling-interface counts),
-// with its verdicts kept quiet, and after each call of student_ring_mpi the buffer and the
-// counts written to this rank's record. The grader then replays the records (remote.c) and
+// with its verdicts kept quiet, and after each call of student_ring_mpi the buffer, the
+// counts and what each send carried written to this rank's record. The grader then replays the records (remote.c) and
 // judges them in a process of its own. student_ring_mpi is wrapped at link time
 // (-Wl,--wrap=student_ring_mpi), so that grader_mpi.c runs unchanged.
 #include <mpi.h>
@@ -15,8 +15,6 @@
 #include "subject04.h"
 
 int grade_raw(grade_t *g, int r, int P, unsigned secs);
-extern long lesson04_sent_msgs;
-extern size_t lesson04_sent_max;
 void __real_student_ring_mpi(float *x, size_t n, MPI_Comm comm);
 
 void __wrap_student_ring_mpi(float *x, size_t n, MPI_Comm comm);
@@ -29,6 +27,12 @@ void __wrap_student_ring_mpi(float *x, size_t n, MPI_Comm comm) {
     sb_put(&b, x, n * sizeof(float));
     sb_u64(&b, (uint64_t)lesson04_sent_msgs);
     sb_u64(&b, (uint64_t)lesson04_sent_max);
+    sb_u64(&b, (uint64_t)lesson04_n_sent);
+    for (int k = 0; k < lesson04_n_sent; k++) {
+        size_t kept = lesson04_sent[k].kept;
+        sb_u64(&b, lesson04_sent[k].count), sb_u64(&b, kept);
+        if (kept != LESSON04_NOT_FLOAT) sb_put(&b, lesson04_sent[k].v, kept * sizeof(float));
+    }
     record_put(r, SUBJECT04_RING_MPI, &b);
     sb_free(&b);
 }
