@@ -200,6 +200,11 @@ static void spawn(server *v) {
     }
     static char abs_exe[4096];  // the child runs in /: a relative path would not resolve there
     if (realpath(exe, abs_exe)) exe = abs_exe;
+    if (access(exe, X_OK)) {
+        printf("grader: LESSON_SUBJECT=%s is not a program this grader can run (%s): build "
+               "the lesson with lessons/grade, which sets it\n", exe, strerror(errno));
+        subject_stop(2);
+    }
     const char *log = getenv("LESSON_SUBJECT_LOG");
     int lfd = open(log && *log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int a[2], b[2];
