@@ -368,7 +368,7 @@ struct dt_device {
 
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the
-    // latency that a coarsened allreduce schedule folds away, nn/coll/coll_sched.c).
+    // latency that a coarsened allreduce schedule folds away, nn/coll/coll_ring.c).
     void (*delay)(dt_device *d, double seconds);
 };
 

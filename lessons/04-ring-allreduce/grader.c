@@ -22,7 +22,7 @@
 //       the rounding of P-1 float additions: ranks agreeing on a wrong result fail) —
 //       each element summed once, on one rank, then copied.
 //   sums_in_the_same_order_as_dtlab_ring  the same random floats through dtlab's own ring
-//       (algo ring, nn/coll/coll_sched.c): the same bits, so dtrain --algo student trains
+//       (algo ring, nn/coll/coll_ring.c): the same bits, so dtrain --algo student trains
 //       loss for loss like --algo ring.
 // Under smpirun (grade.sh: --timing BYTES at P = 64 and 256 on tests/coll/flat1024.xml):
 //   schedule_messages_match_and_cannot_deadlock, as above, for that count

@@ -11,7 +11,7 @@
 //   dt_lane_op(l, DT_OP_RECV_COPY, comm, peer, o, k) receive k elements into [o, o+k)
 //   dt_chunk_lo(n, q, b)                      where block b of n elements split in q starts
 // Offsets are absolute (add `off`); an op of 0 elements is dropped, on both ends alike.
-// The built-in ring, dt_sched_ring_rs / dt_sched_ring_ag in nn/coll/coll_sched.c, is a
+// The built-in ring, dt_sched_ring_rs / dt_sched_ring_ag in nn/coll/coll_ring.c, is a
 // worked example of the same tools (docs/architecture.md, "Reading the ring allreduce").
 #include "student_rhd.h"
 

@@ -9,11 +9,51 @@
 //   every group, allgather in the group: every NIC carries 1/s of the buffer.
 //   torus2d (Mikami et al. 2018 §3.2): the same three phases on an X×Y grid, the rings
 //   along X (a row: X consecutive ranks) and the allreduce along Y (a column).
-// Not here: the flat algorithms (coll_sched.c), the trees (coll_tree.c).
+//   The binomial reduce and broadcast (MPICH's) that hier runs inside a group are here too.
+// Lesson 06 builds this file (lessons/06-hierarchy): a student handout ships it compiled, not
+// as source (lessons/components.txt). Not here: the flat algorithms (coll_sched.c,
+// coll_ring.c, coll_rhd.c), the trees (coll_tree.c).
 #include <string.h>
 
 #include "coll_cost.h"
 #include "coll_sched.h"
+
+// ---- binomial trees (MPICH's reduce and broadcast): ⌈lg p⌉ rounds of whole messages,
+// lg p·(α + nβ) each way; the reduce adds lg p·nγ at the root.
+void dt_sched_binomial_reduce(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
+    for (int mask = 1; mask < p; mask <<= 1) {
+        dt_lane_round(l);
+        if (r & mask) {
+            dt_lane_op(l, DT_OP_SEND, comm, r - mask, off, n);
+            break;
+        }
+        if (r + mask < p) dt_lane_op(l, DT_OP_RECV_ADD, comm, r + mask, off, n);
+    }
+    dt_lane_close(l);
+}
+
+void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, size_t n,
+                             int quant) {
+    int mask = 1;
+    while (mask < p) {
+        if (r & mask) {
+            dt_lane_round(l);
+            dt_lane_op(l, DT_OP_RECV_COPY, comm, r - mask, off, n);
+            break;
+        }
+        mask <<= 1;
+    }
+    if (r == 0 && quant) {  // the root rounds its copy to what goes on the wire
+        dt_lane_round(l);
+        dt_lane_op(l, DT_OP_QUANT, comm, 0, off, n);
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (r + mask >= p) continue;
+        dt_lane_round(l);
+        dt_lane_op(l, DT_OP_SEND, comm, r + mask, off, n);
+    }
+    dt_lane_close(l);
+}
 
 // rhd's short-message path where the cost model takes it, on the links it costs rhd with
 // as `outer`'s part (coll_cost.c)

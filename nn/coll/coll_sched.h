@@ -69,7 +69,8 @@ static inline size_t dt_chunk_lo(size_t n, int p, int i) {
     return (size_t)((unsigned __int128)n * (unsigned)i / (unsigned)p);
 }
 
-// The algorithms (coll_sched.c, coll_tree.c, coll_hier.c) append their rounds to lane l for
+// The algorithms (coll_sched.c: ps; coll_ring.c; coll_rhd.c; coll_tree.c; coll_hier.c:
+// the binomial trees, hier, torus2d) append their rounds to lane l for
 // the buffer range [off, off+n) over communicator `comm` (rank r of p). `quant` is set
 // when the wire is fp16 (the allgather phases then round the owner's chunk first).
 void dt_sched_ps(dt_lane *l, int comm, int r, int p, size_t off, size_t n, int quant);

@@ -96,10 +96,10 @@ CASES = [
                    "int f(void) { return fopen(\"/proc/self/maps\", \"r\") != 0; }\n",
       "other.c": "// /proc/self/mem, in a comment only\nint g(void) { return '\"'; }\n"},
      1, [r"^FAIL no_library_answer: sharded.c uses \"/proc/self/maps\""], {"other.c": 0}),
-    ("(c) #include of dtlab's coll_sched.c with #define renames", "04-ring-allreduce",
+    ("(c) #include of dtlab's coll_ring.c with #define renames", "04-ring-allreduce",
      {"ring.c": "#define dt_sched_ring my_ring\n#define dt_sched_ring_rs my_rs\n"
-                "#define dt_sched_ring_ag my_ag\n#include \"coll/coll_sched.c\"\n"},
-     1, [r"^FAIL no_library_answer: ring.c includes nn/coll/coll_sched.c \(dtlab's own source"],
+                "#define dt_sched_ring_ag my_ag\n#include \"coll/coll_ring.c\"\n"},
+     1, [r"^FAIL no_library_answer: ring.c includes nn/coll/coll_ring.c \(dtlab's own source"],
      {}),
     ("(c) a .c outside the repository's library, and the student's own file", "07-fusion-and-overlap",
      {"student_fusion.c": "#include \"HELPER\"\nint f(void) { return helper(); }\n"},
