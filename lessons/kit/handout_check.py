@@ -38,6 +38,7 @@ def check(ok, what):
 
 
 def handout(repo, *args, cwd=None):
+    # the lessons' components ship compiled, from BUILD's reference/ (main() sets DTLAB_BUILD)
     return subprocess.run([os.path.join(repo, "lessons", "handout"), *args],
                           capture_output=True, text=True, timeout=120, cwd=cwd)
 
@@ -194,6 +195,7 @@ def main():
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     repo, build, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
+    os.environ["DTLAB_BUILD"] = build  # the lessons' components, compiled (lessons/handout)
     runs = {"hints-default": lambda w: hints_default(repo, w), "hints-0": lambda w: hints_0(repo, w),
             "hints-bad": lambda w: hints_bad(repo, w), "sheet": lambda w: sheet(repo, build, w),
             "solution": lambda w: solution(repo, w)}

@@ -1,0 +1,53 @@
+# cmake/dtlab_reference_copy.cmake — cmake -DOUT=dir -DSRC=repo -DLISTS=objects.cmake -P this:
+# copies the lessons' components' objects (cmake/dtlab_reference.cmake) to
+# OUT/<world>/<path under nn/>.o and writes OUT/manifest.txt, a line per file: its path and
+# the SHA-256 of the source compiled (lessons/handout ships the objects only when that is
+# the file at the commit it hands out).
+include(${LISTS})
+file(REMOVE_RECURSE ${OUT}/host ${OUT}/smpi ${OUT}/dtcoll)
+
+# the object of source `rel` (a path under nn/) among `objs`: the one named .../<rel>.o
+function(pick objs rel out)
+  set(found "")
+  foreach(o ${objs})
+    string(LENGTH "${o}" lo)
+    string(LENGTH "/${rel}.o" lr)
+    if(lo GREATER lr)
+      math(EXPR at "${lo} - ${lr}")
+      string(SUBSTRING "${o}" ${at} -1 tail)
+      if(tail STREQUAL "/${rel}.o")
+        set(found ${o})
+      endif()
+    endif()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+set(manifest "")
+foreach(f ${FILES})
+  string(REGEX REPLACE "^nn/" "" rel ${f})
+  set(kernel 0)
+  foreach(k ${KERNEL_FILES})
+    if(k MATCHES "/src/${rel}$")
+      set(kernel 1)
+    endif()
+  endforeach()
+  foreach(world host smpi dtcoll)
+    set(objs ${OBJS_${world}})
+    if(kernel AND NOT world STREQUAL "dtcoll")
+      set(objs ${OBJS_kernels_${world}})
+    endif()
+    pick("${objs}" "${rel}" o)
+    if(o STREQUAL "")
+      if(world STREQUAL "dtcoll")
+        continue()  # libdtcoll_mpi.so holds nn/coll's files only
+      endif()
+      message(FATAL_ERROR "dtlab_reference: no ${world} object of ${f}")
+    endif()
+    string(REGEX REPLACE "\\.c$" ".o" dest ${rel})
+    configure_file(${o} ${OUT}/${world}/${dest} COPYONLY)
+  endforeach()
+  file(SHA256 ${SRC}/${f} sha)
+  string(APPEND manifest "${f} ${sha}\n")
+endforeach()
+file(WRITE ${OUT}/manifest.txt "${manifest}")
