@@ -3,8 +3,13 @@
 // own slice of the global batch, the gradients are summed over the ranks and divided by P,
 // and every rank applies the same update, so the P replicas stay identical and follow the
 // run of one big minibatch (Goyal et al. 2017, §2.1: "the mean over the minibatch of
-// size kn"). The trainer (train.c, train_comm.c) is the one part of nn/ outside coll/ that
-// calls MPI.
+// size kn"). The trainer is the one part of nn/ outside coll/ that calls MPI (the gradients
+// themselves go through coll/): train.c (rank 0's weights broadcast at init, the ranks'
+// agreement on the network, the loss, the fp16 overflow flag), train_comm.c (the agreement
+// on the allreduce, rank 0's ready times broadcast for the bucket plan, MPI_Wtime),
+// train_shard.c and train_zero.c (MPI_Wtime only), train_zero_setup.c (the agreement on the
+// stage), train_state.c (MPI_Gatherv of a sharded optimizer state) and train_trace.c (the
+// agreement that every rank wrote its part).
 // The gradients go through the allreduce library (coll/coll.h) in fusion buckets
 // (coll/fusion.h): with overlap on, a bucket's allreduce starts during backward as soon as its
 // last gradient exists (the dt_grad_ready_fn hook of dt_net_backward) and every allreduce in

@@ -189,12 +189,14 @@ static const dt_opt dtrain_table[] = {
     {.name = "quiet", .type = DT_OPT_SWITCH, AT(quiet), .help = "no live progress line"},
     {.name = "shard-optimizer", .type = DT_OPT_SWITCH, AT(shard_optimizer),
      .help = "ZeRO stage 1: reduce-scatter the gradient, each rank keeps\nand steps the "
-     "momentum of its 1/P shard, allgather the\nparameters (2 or more ranks)"},
+     "optimizer state (momentum, Adam's moments) of\nits 1/P shard, allgather the parameters "
+     "(2 or more ranks)"},
     {.name = "shard", .arg = "STAGE", .type = DT_OPT_CUSTOM, WHOLE, .parse = shard,
      .want = "optimizer, gradients or parameters",
      .help = "ZeRO: optimizer (= --shard-optimizer), gradients (+ each\nbucket reduce-scattered, "
      "1/P of the gradient kept) or\nparameters (+ each layer's parameters gathered before "
-     "its\nforward and backward, 1/P kept); SGD or LARS, fp32"},
+     "its\nforward and backward, 1/P kept); SGD, LARS, AdamW or LAMB,\nfp32, fp16 or bf16; 2 or "
+     "more ranks, no --fp16-grads;\ngradients and parameters: --fusion a byte threshold or none"},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
      .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
      "memory in chunks)"},

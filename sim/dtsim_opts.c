@@ -280,9 +280,9 @@ static const dt_opt dtsim_table[] = {
     {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
      .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
     {.type = DT_OPT_SECTION, .help = "transformers and sharded data parallel (ZeRO, Rajbhandari "
-     "et al. 2020): --model gpt2 or gpt2-medium,\ngpt2-large, gpt2-xl, gpt3-small ... "
-     "gpt3-175b: one sample is a sequence of the model's context\n(1024 or 2048 tokens); "
-     "time-to-train is one pass over GPT-3's 300B tokens"},
+     "et al. 2020): --model gpt2-tiny, gpt2,\ngpt2-medium ... gpt2-xl, gpt3-small ... "
+     "gpt3-175b: one sample is a sequence of the model's context\n(gpt2-tiny 64 tokens, GPT-2 "
+     "1024, GPT-3 2048); time-to-train is one pass over GPT-3's 300B tokens"},
     {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard), .parse = zero_stage,
      .want = "0|none, 1|optimizer, 2|gradients or 3|parameters",
      .help = "ZeRO stage: 0|none (default), 1|optimizer, 2|gradients,\n3|parameters: the model "
@@ -291,9 +291,10 @@ static const dt_opt dtsim_table[] = {
      "refused"},
     {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(o.seq_len), .lo = 1, .hi = 1 << 20,
      .want = "a number of tokens >= 1", .help = "gpt models: tokens per sequence (default the "
-     "context)"},
+     "context, or a\npreset's)"},
     {.name = "vocab", .arg = "V", .type = DT_OPT_INT, AT(o.vocab), .lo = 1, .hi = 1 << 24,
-     .want = "a vocabulary size >= 1", .help = "gpt models: vocabulary size (default 50257)"},
+     .want = "a vocabulary size >= 1", .help = "gpt models: vocabulary size (default the "
+     "model's, 50257 or\ngpt2-tiny's 256, or a preset's)"},
     {.name = "attention", .arg = "KIND", .type = DT_OPT_CUSTOM, AT(o.attention),
      .parse = attention, .want = "flash or naive",
      .help = "gpt models: flash (fused: the scores never reach memory,\nbackward recomputes "
