@@ -4,7 +4,7 @@
 // fast and exact (no privatization, no benchmarked host code, no time injected into
 // MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result;
 // the checks before it (one GPU's memory, SimGrid's). What the rank program is told is
-// sim/rank_opts.h; what it answers, sim/rank_result.h; running SimGrid, sim/dtsim_simgrid.c.
+// sim/rank_run.h; what it answers, sim/rank_result.h; running SimGrid, sim/dtsim_simgrid.c.
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,8 +18,8 @@
 #include "dtsim.h"
 #include "net.h"
 #include "optim.h"
-#include "rank_opts.h"
 #include "rank_result.h"
+#include "rank_run.h"
 #include "zero.h"
 
 #ifndef DT_SMPIRUN
@@ -179,12 +179,13 @@ static int auto_coarsen(int gpus) {
     return (int)((gpus + rounds - 1) / rounds);
 }
 
-// ---- set-up: the run's files, the cluster's cost figures, the rank program's options ----
+// ---- set-up: the run's files, the cluster's cost figures, the rank program's run ----
 
 typedef struct {
     char dir[432];                 // a fresh temporary directory, $TMPDIR/dtsim_XXXXXX
     char xml[448], hosts[448];     // the generated platform and hostfile in it
-    char out[448];                 // the rank program's stdout
+    char run[448];                 // what the rank program is told (rank_run.h)
+    char out[448];                 // its stdout
     char result[448];              // its result (rank_result.h)
     const char *platform;          // xml, or the user's --platform file
 } run_files;
@@ -198,6 +199,7 @@ static int make_run_files(run_files *f) {
     }
     snprintf(f->xml, sizeof f->xml, "%s/platform.xml", f->dir);
     snprintf(f->hosts, sizeof f->hosts, "%s/hostfile", f->dir);
+    snprintf(f->run, sizeof f->run, "%s/rank_run.bin", f->dir);
     snprintf(f->out, sizeof f->out, "%s/rank.out", f->dir);
     snprintf(f->result, sizeof f->result, "%s/result.json", f->dir);
     f->platform = f->xml;
@@ -234,34 +236,55 @@ dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c) {
     return co;
 }
 
-// Everything the rank program is told (sim/rank_opts.h).
-static void rank_opts_for(const dtsim_opts *o, const dt_cluster *c, size_t arena,
-                          const run_files *f, dt_rank_opts *ro) {
-    dt_rank_opts_default(ro);
-    snprintf(ro->model, sizeof ro->model, "%s", o->model);
-    snprintf(ro->gpu, sizeof ro->gpu, "%s", c->gpu);
-    ro->prec = o->prec;
-    ro->batch = o->per_gpu_batch;
-    ro->accumulate = o->accumulate;
-    ro->iters = o->iters, ro->warmup = o->warmup;
-    ro->lars = o->lars;
-    ro->coll = dtsim_coll_for(o, c);
-    ro->fusion = o->fusion;
-    ro->overlap = o->overlap;
-    ro->arena = arena;
-    snprintf(ro->trace, sizeof ro->trace, "%s", o->trace);
-    ro->trace_ranks = o->trace_ranks;
-    ro->progress = !o->quiet && isatty(STDERR_FILENO) && !o->cpu;
-    snprintf(ro->result, sizeof ro->result, "%s", f->result);
-    ro->cpu = o->cpu;
-    ro->image_size = o->image_size, ro->classes = o->classes;
-    ro->model_side = o->model_side, ro->model_classes = o->model_classes;
-    ro->synthetic_n = o->synthetic_n;
-    ro->seed = o->seed;
-    ro->lr = o->lr;
-    snprintf(ro->straggler, sizeof ro->straggler, "%s", o->straggler);
-    ro->gpus_per_node = c->gpus_per_node;
-    ro->shard = o->shard, ro->seq_len = o->seq_len, ro->vocab = o->vocab, ro->flash = o->flash;
+// A real to 9 significant digits: the rank program's figures were so rounded on the command
+// line it was once given, and every committed simulated figure was computed with them
+// (tests/sim/same_bits.sh holds those bits).
+static double digits9(double x) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.9g", x);
+    return strtod(buf, NULL);
+}
+
+// Everything the rank program is told (sim/rank_run.h), into its file: 0, or 2 with a
+// message.
+static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_files *f) {
+    const dt_cluster *c = &o->cluster;
+    dt_rank_run *run = callocCheck(1, sizeof *run);
+    snprintf(run->model, sizeof run->model, "%s", o->model);
+    snprintf(run->gpu, sizeof run->gpu, "%s", c->gpu);
+    run->prec = o->prec;
+    run->batch = o->per_gpu_batch;
+    run->accumulate = o->accumulate;
+    run->iters = o->iters, run->warmup = o->warmup;
+    run->lars = o->lars;
+    run->model_side = o->model_side, run->model_classes = o->model_classes;
+    run->seq_len = o->seq_len, run->vocab = o->vocab, run->flash = o->flash;
+    run->shard = o->shard;
+    run->coll = dtsim_coll_for(o, c);
+    dt_cost_params *k = &run->coll.cost;
+    k->alpha = digits9(k->alpha), k->beta = digits9(k->beta), k->gamma = digits9(k->gamma);
+    k->alpha_intra = digits9(k->alpha_intra), k->beta_intra = digits9(k->beta_intra);
+    k->share = digits9(k->share);
+    run->fusion = o->fusion;
+    run->overlap = o->overlap;
+    run->arena = r->arena;
+    run->time_scale = digits9(r->time_scale);
+    for (int i = 0; o->has_profile && i < DT_N_KINDS; i++)
+        run->kind_scale[run->n_kind_scales++] = digits9(r->kind_scale[i]);
+    dt_error err = {0};
+    int rc = dt_straggler_parse(o->straggler, "--straggler", &run->straggler, &err);
+    run->seed = o->seed;
+    run->gpus_per_node = c->gpus_per_node;
+    run->cpu = o->cpu;
+    snprintf(run->trace, sizeof run->trace, "%s", o->trace);
+    snprintf(run->result, sizeof run->result, "%s", f->result);
+    run->progress = !o->quiet && isatty(STDERR_FILENO) && !o->cpu;
+    run->rank = (dt_rank_settings){o->trace_ranks, o->image_size, o->classes, o->synthetic_n,
+                                   o->lr, 0.9, 5e-4};
+    if (!rc) rc = dt_rank_run_write(f->run, run, &err);
+    free(run);
+    if (rc) fprintf(stderr, "dtsim: %s\n", err.msg);
+    return rc ? 2 : 0;
 }
 
 // ---- running SimGrid ----
@@ -324,19 +347,16 @@ static void smpirun_args(const dtsim_opts *o, const run_files *f, dt_algo algo, 
              getenv("DTSIM_SMPI_ALLREDUCE") ? getenv("DTSIM_SMPI_ALLREDUCE") : "lr");
 }
 
-// The whole command: smpirun's arguments, the rank program, its options.
-static arg_list simgrid_command(const dtsim_opts *o, const run_files *f, const dt_rank_opts *ro) {
-    arg_list a = {NULL, 0, 32 + dt_rank_opt_count};  // smpirun's take about 20
+// The whole command: smpirun's arguments, the rank program, its run description.
+static arg_list simgrid_command(const dtsim_opts *o, const run_files *f) {
+    arg_list a = {NULL, 0, 32};  // smpirun's take about 20
     a.v = callocCheck((size_t)a.cap, sizeof *a.v);
-    smpirun_args(o, f, ro->coll.algo, &a);
+    smpirun_args(o, f, o->coll.algo, &a);
     char *rank_so = dtsim_rank_program_path();
     push(&a, "%s", rank_so);
     free(rank_so);
-    DT_ASSERT(a.n + dt_rank_opt_count < a.cap);
-    dt_rank_opts_to_argv(ro, a.v + a.n);
-    a.n += dt_rank_opt_count;
-    a.v[a.n] = NULL;
-    if (getenv("DTSIM_VERBOSE")) {  // the exact SimGrid command, to rerun it by hand
+    push(&a, "%s", f->run);
+    if (getenv("DTSIM_VERBOSE")) {  // the exact SimGrid command, to rerun it by hand (--keep)
         for (int i = 0; i < a.n; i++) fprintf(stderr, "%s%s", i ? " " : "dtsim: running ", a.v[i]);
         fprintf(stderr, "\n");
     }
@@ -508,17 +528,11 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
         remove_run_files(o, &f);
         return rc;
     }
-    dt_rank_opts ro;
-    rank_opts_for(o, c, r->arena, &f, &ro);
-    ro.time_scale = r->time_scale;
-    if (o->has_profile) {
-        size_t at = 0;
-        for (int k = 0; k < DT_N_KINDS && at < sizeof ro.kind_scales; k++)
-            at += (size_t)snprintf(ro.kind_scales + at, sizeof ro.kind_scales - at, "%s%.9g",
-                                   k ? "," : "", r->kind_scale[k]);
-        DT_ASSERT(at < sizeof ro.kind_scales);
+    if ((rc = write_rank_run(o, r, &f))) {
+        remove_run_files(o, &f);
+        return rc;
     }
-    arg_list cmd = simgrid_command(o, &f, &ro);
+    arg_list cmd = simgrid_command(o, &f);
     double peak;
     int code = dtsim_simgrid_run(cmd.v, f.out, ram_bytes(), &peak);
     for (int i = 0; i < cmd.n; i++) free(cmd.v[i]);

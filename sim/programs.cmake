@@ -15,11 +15,11 @@ set_target_properties(dtsim_cputime PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_
 # The launcher <dir>/dtsim (target <target>) and its rank program <dir>/dtsim_rank.so (target
 # <target>_rank), both with SOURCES added: e.g. a registry of allreduce algorithms with more
 # entries (lessons/04-ring-allreduce: --algo student), which the launcher parses and the rank
-# program runs. rank_opts.c and rank_result.c, what the launcher and the rank program say to
+# program runs. rank_run.c and rank_result.c, what the launcher and the rank program say to
 # each other, are compiled into both (the launcher has them from dtsim_core).
 # The rank program's own sources, one list for dtsim and for lesson 07's rank programs
 # (lessons/07-fusion-and-overlap/lesson.cmake)
-set(_rank rank.c rank_opts.c rank_result.c device_model.c device_model_nn.c
+set(_rank rank.c rank_run.c rank_result.c device_model.c device_model_nn.c
     device_model_gpt.c gpu_profiles.c gpu_calib.c straggler.c rank_zero.c zero.c)
 list(TRANSFORM _rank PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set_property(GLOBAL PROPERTY DT_RANK_SOURCES ${_rank})

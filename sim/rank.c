@@ -16,9 +16,9 @@
 // dtrain's synthetic data, sharded as dtrain's loader shards it, so a simulated run and a
 // real `mpirun dtrain` with the same seed print the same losses ("step N loss L", rank 0).
 //
-// dtsim (sim/dtsim_run.c) launches it; the user never does. Its arguments are the table of
-// sim/rank_opts.h (--usage lists them); rank 0 writes its result as JSON to --result
-// (sim/rank_result.h); --trace writes a Chrome trace (nn/train_trace.h).
+// dtsim (sim/dtsim_run.c) launches it; the user never does. Its one argument is the path of
+// the run description dtsim wrote (sim/rank_run.h); rank 0 writes its result as JSON where
+// that says (sim/rank_result.h), and the first ranks a Chrome trace (nn/train_trace.h).
 #include <math.h>
 #include <mpi.h>
 #include <simgrid/host.h>
@@ -34,8 +34,8 @@
 #include "device_model.h"
 #include "net.h"
 #include "optim.h"
-#include "rank_opts.h"
 #include "rank_result.h"
+#include "rank_run.h"
 #include "rank_zero.h"
 #include "straggler.h"
 #include "train_trace.h"
@@ -82,7 +82,6 @@ typedef struct {
     dt_trainer tr;
     int32_t *y;          // the host batch's labels (its images: the arena); never read
     dt_trace *trace;     // NULL: this rank is not traced
-    dt_straggler strag;  // slow GPUs (o->straggler): this rank's factor, step by step
 } model_run;
 
 typedef struct {
@@ -92,71 +91,53 @@ typedef struct {
 } iter_stats;
 
 // The process's arena: the first rank to arrive maps it, the others share it.
-static void map_arena(const dt_rank_opts *o) {
+static void map_arena(const dt_rank_run *run) {
     if (g_arena) return;
     // whole shared-malloc blocks: SimGrid 3.32 failed runs ("Link failure") when the region
     // ended in a partial block
     size_t block = DT_RANK_SHARED_BLOCK;
-    g_arena_bytes = o->arena ? o->arena : DT_RANK_DEFAULT_ARENA;
+    g_arena_bytes = run->arena ? run->arena : DT_RANK_DEFAULT_ARENA;
     g_arena_bytes = (g_arena_bytes + block - 1) / block * block;
     g_arena = SMPI_SHARED_MALLOC(g_arena_bytes);
 }
 
-// A profile's factors, "f0,f1,...", one per layer kind (dtsim --profile).
-static int set_kind_scales(dt_device *dev, const char *list, dt_error *err) {
-    double f[DT_MODEL_MAX_KINDS];
-    int n = 0;
-    for (const char *s = list; *s && n < DT_MODEL_MAX_KINDS;) {
-        char *end;
-        f[n] = strtod(s, &end);
-        if (end == s || !isfinite(f[n]) || f[n] <= 0) break;
-        n++;
-        s = *end == ',' ? end + 1 : end;
-        if (!*end) return dt_device_model_set_kind_scales(dev, f, n), 0;
-    }
-    return dt_fail(err, DT_EXIT_USAGE, "--kind-scales '%.40s': expected positive factors, "
-                   "comma-separated", list);
-}
-
 // The modeled GPU, the network on it, the optimizer and the trainer with its allreduce.
 // The micro-batch must be a whole number of images (dtsim checks it too).
-static int check_accumulate(const dt_rank_opts *o, int rank) {
-    if (o->accumulate >= 1 && o->batch % o->accumulate == 0) return 0;
+static int check_accumulate(const dt_rank_run *run, int rank) {
+    if (run->accumulate >= 1 && run->batch % run->accumulate == 0) return 0;
     dt_error err = {0};
-    dt_fail(&err, DT_EXIT_USAGE, "accumulate %d does not divide the batch %d", o->accumulate,
-            o->batch);
+    dt_fail(&err, DT_EXIT_USAGE, "accumulate %d does not divide the batch %d", run->accumulate,
+            run->batch);
     return failed(rank, &err, DT_EXIT_USAGE);
 }
 
-static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
+static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
     dt_error err = {0};
     memset(m, 0, sizeof *m);
-    if (check_accumulate(o, rank)) return DT_EXIT_USAGE;
-    const dt_gpu_profile *gpu = dt_gpu_find(o->gpu);
+    if (check_accumulate(run, rank)) return DT_EXIT_USAGE;
+    const dt_gpu_profile *gpu = dt_gpu_find(run->gpu);
     if (!gpu) {
-        dt_fail(&err, DT_EXIT_USAGE, "unknown GPU '%s' (valid: %s)", o->gpu, dt_gpu_names());
+        dt_fail(&err, DT_EXIT_USAGE, "unknown GPU '%s' (valid: %s)", run->gpu, dt_gpu_names());
         return failed(rank, &err, DT_EXIT_USAGE);
     }
-    map_arena(o);
-    dt_modeldev_config mc = {gpu, o->prec, advance, NULL, g_arena, g_arena_bytes, 1,
-                             o->time_scale, o->flash};
+    map_arena(run);
+    dt_modeldev_config mc = {gpu, run->prec, advance, NULL, g_arena, g_arena_bytes, 1,
+                             run->time_scale, run->flash};
     if (!(m->dev = dt_device_model_create(&mc, &err))) return failed(rank, &err, DT_EXIT_USAGE);
-    if (dt_straggler_parse(o->straggler, "--straggler", &m->strag, &err))
-        return failed(rank, &err, DT_EXIT_USAGE);
-    if (o->kind_scales[0] && set_kind_scales(m->dev, o->kind_scales, &err))
-        return failed(rank, &err, DT_EXIT_USAGE);
+    if (run->n_kind_scales)  // a profile's factor per layer kind (dtsim --profile)
+        dt_device_model_set_kind_scales(m->dev, run->kind_scale, run->n_kind_scales);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->batch / o->accumulate;  // the micro-batch (dtsim checked that it divides)
+    cfg.batch = run->batch / run->accumulate;  // the micro-batch (dtsim checked that it divides)
     // the model's own input, or the shape a profile measured (dtsim --profile)
-    dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
+    dt_model_shape(run->model, run->model_side, run->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
-    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
-    if (!(m->net = dt_model_create(o->model, m->dev, &cfg, &err)))
+    cfg.seq_len = run->seq_len, cfg.vocab = run->vocab;  // gpt models (0: the model's)
+    if (!(m->net = dt_model_create(run->model, m->dev, &cfg, &err)))
         return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
-    m->opt = dt_rank_zero_optim(m->net, o->shard, rank, P, dt_sim_optim_kind(o->model, o->lars),
-                                &err);
-    dt_coll_opts co = o->coll;
+    m->opt = dt_rank_zero_optim(m->net, run->shard, rank, P,
+                                dt_sim_optim_kind(run->model, run->lars), &err);
+    dt_coll_opts co = run->coll;
     co.share_comm = 1;  // no duplicate of MPI_COMM_WORLD per rank (bench/DTSIM-SPEED.md)
     if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
         dt_dbtree_links_of(&g_dbt, P, co.group);
@@ -166,34 +147,34 @@ static int model_setup(const dt_rank_opts *o, int rank, int P, model_run *m) {
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->comm_dev = dt_device_model_unscaled(m->dev);
     m->tr.comm_dev = m->comm_dev;
-    if (dt_trainer_set_comm(&m->tr, &co, &o->fusion, o->overlap, &err) ||
-        dt_trainer_set_accumulate(&m->tr, o->accumulate, &err) ||
-        dt_rank_zero_setup(&m->tr, o->shard, &err))  // stage 3: the trainer's own
+    if (dt_trainer_set_comm(&m->tr, &co, &run->fusion, run->overlap, &err) ||
+        dt_trainer_set_accumulate(&m->tr, run->accumulate, &err) ||
+        dt_rank_zero_setup(&m->tr, run->shard, &err))  // stage 3: the trainer's own
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
-    m->y = callocCheck((size_t)o->batch, sizeof(int32_t));
-    m->trace = o->trace[0] && rank < o->trace_ranks ? dt_trace_new(rank) : NULL;
+    m->y = callocCheck((size_t)run->batch, sizeof(int32_t));
+    m->trace = run->trace[0] && rank < run->rank.trace_ranks ? dt_trace_new(rank) : NULL;
     m->tr.layer_times = m->trace != NULL;  // the trace draws every layer's kernels
     return 0;
 }
 
 // Warm-up steps, then timed ones, all ranks starting together; the timed ones summed.
-static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int P) {
+static iter_stats model_loop(const dt_rank_run *run, model_run *m, int rank, int P) {
     iter_stats sum = {0};
-    sum.steps = callocCheck((size_t)o->iters, sizeof(double));
-    int steps = o->warmup + o->iters;
+    sum.steps = callocCheck((size_t)run->iters, sizeof(double));
+    int steps = run->warmup + run->iters;
     for (int it = 0; it < steps; it++) {
-        int timed = it >= o->warmup;
+        int timed = it >= run->warmup;
         MPI_Barrier(MPI_COMM_WORLD);
-        if (dt_straggler_any(&m->strag))
-            dt_device_model_set_slowdown(m->dev, dt_straggler_factor(&m->strag, o->seed, rank,
-                                                                     o->gpus_per_node, it));
+        if (dt_straggler_any(&run->straggler))  // slow GPUs: this rank's factor, step by step
+            dt_device_model_set_slowdown(m->dev, dt_straggler_factor(&run->straggler, run->seed,
+                                                                     rank, run->gpus_per_node, it));
         dt_device_model_reset_stats(m->dev);
         uint64_t sent = dt_rank_zero_bytes_sent(&m->tr);
         double t0 = MPI_Wtime();
         // the host batch is the arena: its bytes are charged as a copy to the GPU, never
         // read; and any learning rate does, as the model device computes nothing
-        if (o->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
-            dt_rank_zero_step(&m->tr, dt_sim_optim_kind(o->model, o->lars), o->shard, g_arena,
+        if (run->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
+            dt_rank_zero_step(&m->tr, dt_sim_optim_kind(run->model, run->lars), run->shard, g_arena,
                               m->y);
         else
             dt_train_step(&m->tr, g_arena, m->y, 0.1f);
@@ -202,16 +183,16 @@ static iter_stats model_loop(const dt_rank_opts *o, model_run *m, int rank, int 
         dt_model_stats ms = dt_device_model_stats(m->dev);
         if (m->trace && timed) dt_trace_step(m->trace, &m->tr, t0, MPI_Wtime());
         if (timed) {
-            sum.steps[it - o->warmup] = t;
+            sum.steps[it - run->warmup] = t;
             sum.iter += t, sum.compute += ms.seconds;
             sum.comm += m->tr.last_comm, sum.exposed += t - ms.seconds;
             sum.bytes += (double)(dt_rank_zero_bytes_sent(&m->tr) - sent);
         }
-        if (o->progress && rank == 0)
+        if (run->progress && rank == 0)
             fprintf(stderr, "\r[dtsim] %d GPUs: iteration %d/%d (%s) simulated %.4f s   ", P,
                     it + 1, steps, timed ? "timed" : "warm-up", t);
     }
-    if (o->progress && rank == 0) fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
+    if (run->progress && rank == 0) fprintf(stderr, "\r%*s\r", PROGRESS_WIDTH, "");
     return sum;
 }
 
@@ -249,22 +230,23 @@ static void step_percentiles(double *t, int n, dt_rank_result *r) {
     r->iter_max_s = t[n - 1];
 }
 
-static int write_result(const dt_rank_opts *o, const dt_rank_result *r) {
+static int write_result(const dt_rank_run *run, const dt_rank_result *r) {
     dt_error err = {0};
-    if (!dt_rank_result_write(o->result, r, &err)) return 0;
+    if (!dt_rank_result_write(run->result, r, &err)) return 0;
     fprintf(stderr, "dtsim: %s\n", err.msg);
     return 1;
 }
 
 // The slowest rank's averages to rank 0, the trace (collective), rank 0's result.
-static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *sum, int rank,
+static int model_report(const dt_rank_run *run, model_run *m, const iter_stats *sum, int rank,
                         int P) {
-    double v[5] = {sum->iter / o->iters, sum->compute / o->iters, sum->comm / o->iters,
-                   sum->exposed / o->iters, sum->bytes / o->iters};
+    double v[5] = {sum->iter / run->iters, sum->compute / run->iters, sum->comm / run->iters,
+                   sum->exposed / run->iters, sum->bytes / run->iters};
     double mx[5];
     MPI_Reduce(v, mx, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     dt_error terr;
-    if (o->trace[0] && dt_trace_write(m->trace, o->trace, rank, o->trace_ranks, "dtsim", &terr))
+    if (run->trace[0] &&
+        dt_trace_write(m->trace, run->trace, rank, run->rank.trace_ranks, "dtsim", &terr))
         fprintf(stderr, "dtsim: %s\n", terr.msg);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank != 0) return 0;
@@ -273,14 +255,14 @@ static int model_report(const dt_rank_opts *o, model_run *m, const iter_stats *s
                         .params = (int64_t)m->net->n_trainable,
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
                         .model_comm_s = modeled_allreduce_s(m, P), .comm_bytes = mx[4]};
-    if (o->shard >= 3) {  // the units, and their collectives' time alone (sim/rank_zero.h)
+    if (run->shard >= 3) {  // the units, and their collectives' time alone (sim/rank_zero.h)
         r.buckets = dt_rank_zero_units(&m->tr);
         r.comm_s = r.model_comm_s = dt_rank_zero_model_comm_s(&m->tr);
     }
-    step_percentiles(sum->steps, o->iters, &r);
+    step_percentiles(sum->steps, run->iters, &r);
     snprintf(r.algo, sizeof r.algo, "%s",
-             o->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));
-    return write_result(o, &r);
+             run->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));
+    return write_result(run, &r);
 }
 
 static void model_free(model_run *m) {
@@ -293,12 +275,12 @@ static void model_free(model_run *m) {
     m->dev->destroy(m->dev);
 }
 
-static int run_model(const dt_rank_opts *o, int rank, int P) {
+static int run_model(const dt_rank_run *run, int rank, int P) {
     model_run m;
-    int rc = model_setup(o, rank, P, &m);
+    int rc = model_setup(run, rank, P, &m);
     if (rc) return rc;
-    iter_stats sum = model_loop(o, &m, rank, P);
-    rc = model_report(o, &m, &sum, rank, P);
+    iter_stats sum = model_loop(run, &m, rank, P);
+    rc = model_report(run, &m, &sum, rank, P);
     free(sum.steps);
     model_free(&m);
     return rc;
@@ -323,54 +305,55 @@ typedef struct {
     int64_t *perm, *idx;   // the epoch's permutation; this step's examples of this rank
 } cpu_run;
 
-static int cpu_setup(const dt_rank_opts *o, int rank, int P, cpu_run *c) {
+static int cpu_setup(const dt_rank_run *run, int rank, int P, cpu_run *c) {
+    const dt_rank_settings *s = &run->rank;  // the synthetic data and SGD
     dt_error err = {0};
     memset(c, 0, sizeof *c);
-    if (check_accumulate(o, rank)) return DT_EXIT_USAGE;
+    if (check_accumulate(run, rank)) return DT_EXIT_USAGE;
     c->dev = dt_device_cpu_create(1);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->batch / o->accumulate;  // the micro-batch
-    cfg.in_c = 3, cfg.in_h = cfg.in_w = o->image_size;
-    cfg.num_classes = o->classes;
-    cfg.seed = o->seed;
-    c->ds = dt_dataset_synthetic(o->synthetic_n, 3, o->image_size, o->image_size, o->classes,
-                                 o->seed, &err);
-    c->net = c->ds ? dt_model_create(o->model, c->dev, &cfg, &err) : NULL;
-    dt_optim_config oc = dt_optim_config_default(o->lars ? DT_OPT_LARS : DT_OPT_SGD);
-    oc.momentum = (float)o->momentum, oc.weight_decay = (float)o->wd;
+    cfg.batch = run->batch / run->accumulate;  // the micro-batch
+    cfg.in_c = 3, cfg.in_h = cfg.in_w = s->image_size;
+    cfg.num_classes = s->classes;
+    cfg.seed = run->seed;
+    c->ds = dt_dataset_synthetic(s->synthetic_n, 3, s->image_size, s->image_size, s->classes,
+                                 run->seed, &err);
+    c->net = c->ds ? dt_model_create(run->model, c->dev, &cfg, &err) : NULL;
+    dt_optim_config oc = dt_optim_config_default(run->lars ? DT_OPT_LARS : DT_OPT_SGD);
+    oc.momentum = (float)s->momentum, oc.weight_decay = (float)s->wd;
     c->opt = c->net ? dt_optim_create(c->net, &oc, &err) : NULL;
-    c->steps_per_epoch = c->ds ? dt_steps_per_epoch(c->ds->n, o->batch * P, 1) : 0;
+    c->steps_per_epoch = c->ds ? dt_steps_per_epoch(c->ds->n, run->batch * P, 1) : 0;
     if (c->opt && c->steps_per_epoch < 1)
         dt_fail(&err, DT_EXIT_USAGE, "--device cpu: fewer examples than one global batch");
     if (!c->opt || c->steps_per_epoch < 1 ||
         dt_trainer_init(&c->tr, c->net, c->opt, MPI_COMM_WORLD, &err) ||
-        dt_trainer_set_comm(&c->tr, &o->coll, &o->fusion, o->overlap, &err) ||
-        dt_trainer_set_accumulate(&c->tr, o->accumulate, &err))
+        dt_trainer_set_comm(&c->tr, &run->coll, &run->fusion, run->overlap, &err) ||
+        dt_trainer_set_accumulate(&c->tr, run->accumulate, &err))
         return failed(rank, &err, DT_EXIT_USAGE);
-    size_t image = (size_t)3 * o->image_size * o->image_size;  // floats: 3 channels
-    c->x = mallocCheck((size_t)o->batch * image * sizeof(float));
-    c->y = mallocCheck((size_t)o->batch * sizeof(int32_t));
+    size_t image = (size_t)3 * s->image_size * s->image_size;  // floats: 3 channels
+    c->x = mallocCheck((size_t)run->batch * image * sizeof(float));
+    c->y = mallocCheck((size_t)run->batch * sizeof(int32_t));
     c->perm = mallocCheck((size_t)c->ds->n * sizeof(int64_t));
-    c->idx = mallocCheck((size_t)o->batch * sizeof(int64_t));
+    c->idx = mallocCheck((size_t)run->batch * sizeof(int64_t));
     return 0;
 }
 
 // --warmup + --iters steps (both are real here), each on this rank's shard of the batch.
-static int cpu_loop(const dt_rank_opts *o, cpu_run *c, int rank, int P) {
+static int cpu_loop(const dt_rank_run *run, cpu_run *c, int rank, int P) {
     dt_error err = {0};
     int64_t spe = c->steps_per_epoch, n = c->ds->n;
-    int G = o->batch * P;
+    int G = run->batch * P;
     double epoch_sum = 0;
-    for (int s = 0; s < o->warmup + o->iters; s++) {
+    for (int s = 0; s < run->warmup + run->iters; s++) {
         int64_t epoch = s / spe, step = s % spe;
-        if (step == 0) dt_epoch_permutation(o->seed, epoch, n, c->perm);
+        if (step == 0) dt_epoch_permutation(run->seed, epoch, n, c->perm);
         int b = dt_shard_indices(c->perm, n, G, P, rank, 1, step, c->idx, &err);
-        if (b != o->batch ||
-            dt_dataset_fill(c->ds, c->idx, b, o->seed, epoch, 1, c->x, c->y, &err)) {
+        if (b != run->batch ||
+            dt_dataset_fill(c->ds, c->idx, b, run->seed, epoch, 1, c->x, c->y, &err)) {
             fprintf(stderr, "dtsim: rank %d: %s\n", rank, err.msg);
             return 1;
         }
-        float loss = dt_train_step(&c->tr, c->x, c->y, (float)o->lr);
+        float loss = dt_train_step(&c->tr, c->x, c->y, (float)run->rank.lr);
         epoch_sum += loss;
         if (rank == 0) printf("step %d loss %.9g\n", s, loss);
         if (rank == 0 && step == spe - 1)
@@ -381,13 +364,13 @@ static int cpu_loop(const dt_rank_opts *o, cpu_run *c, int rank, int P) {
 }
 
 // Time is not modeled here: the result carries 1 s per step and the run's shape.
-static int cpu_report(const dt_rank_opts *o, const cpu_run *c, int rank, int P) {
+static int cpu_report(const dt_rank_run *run, const cpu_run *c, int rank, int P) {
     fflush(stdout);
     if (rank != 0) return 0;
     dt_rank_result r = {.gpus = P, .iter_s = 1, .buckets = c->tr.n_buckets,
                         .params = (int64_t)c->net->n_trainable};
     snprintf(r.algo, sizeof r.algo, "%s", gradient_algo(&c->tr, c->net));
-    return write_result(o, &r);
+    return write_result(run, &r);
 }
 
 static void cpu_free(cpu_run *c) {
@@ -399,33 +382,47 @@ static void cpu_free(cpu_run *c) {
     c->dev->destroy(c->dev);
 }
 
-static int run_cpu(const dt_rank_opts *o, int rank, int P) {
+static int run_cpu(const dt_rank_run *run, int rank, int P) {
     cpu_run c;
-    int rc = cpu_setup(o, rank, P, &c);
+    int rc = cpu_setup(run, rank, P, &c);
     if (rc) return rc;
-    rc = cpu_loop(o, &c, rank, P);
-    if (!rc) rc = cpu_report(o, &c, rank, P);
+    rc = cpu_loop(run, &c, rank, P);
+    if (!rc) rc = cpu_report(run, &c, rank, P);
     else fflush(stdout);
     cpu_free(&c);
     return rc;
 }
 
+// The run description (sim/rank_run.h), read by the first rank for all of them (one
+// process, -no-privatize, as the arena): rc 0, or the exit code with err.
+static struct {
+    int read, rc;
+    dt_rank_run run;
+    dt_error err;
+} g_run;
+
+static const dt_rank_run *read_run(int argc, char **argv) {
+    if (!g_run.read) {
+        g_run.read = 1;
+        if (argc != 2)
+            dt_fail(&g_run.err, DT_EXIT_USAGE, "usage: dtsim_rank.so RUN, the run description "
+                    "dtsim writes (sim/rank_run.h): dtsim runs it");
+        else
+            dt_rank_run_read(argv[1], &g_run.run, &g_run.err);
+        g_run.rc = g_run.err.code;
+        g_run.run.coll.sweep = polls_sweep(g_run.run.coll.algo);
+    }
+    return g_run.rc ? NULL : &g_run.run;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank, P;
+    int rank, P, rc;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    dt_rank_opts o;
-    dt_error err = {0};
-    int rc = 0;
-    if (argc == 2 && !strcmp(argv[1], "--usage")) {
-        if (rank == 0) dt_rank_opts_usage(stdout);
-    } else if (dt_rank_opts_parse(argc, argv, &o, &err)) {
-        rc = failed(rank, &err, DT_EXIT_USAGE);
-    } else {
-        o.coll.sweep = polls_sweep(o.coll.algo);
-        rc = o.cpu ? run_cpu(&o, rank, P) : run_model(&o, rank, P);
-    }
+    const dt_rank_run *run = read_run(argc, argv);
+    if (!run) rc = failed(rank, &g_run.err, g_run.rc);
+    else rc = run->cpu ? run_cpu(run, rank, P) : run_model(run, rank, P);
     MPI_Finalize();
     return rc;
 }

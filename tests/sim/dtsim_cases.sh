@@ -720,6 +720,23 @@ bad_input)
   # an output that cannot be written is refused before the simulation, not after it
   expect2 "unwritable trace" "no/such/dir/t.json" --gpus 16 --trace "$W/no/such/dir/t.json"
   expect2 "unwritable csv" "no/such/dir/r.csv" --gpus 16 --csv "$W/no/such/dir/r.csv"
+  # the rank program is told its run by one file (sim/rank_run.h): the command DTSIM_VERBOSE
+  # prints reruns it by hand in the folder --keep leaves; no file, an absent, foreign, cut or
+  # other-version one is refused by the rank program with exit 2, saying which
+  DTSIM_VERBOSE=1 TMPDIR="$W" "$DTSIM" --gpus 8 --iters 1 --keep --quiet >/dev/null 2>"$W/v" ||
+    { cat "$W/v"; fail "dtsim --keep"; }
+  cmd=$(sed -n 's/^dtsim: running //p' "$W/v")
+  run=${cmd##* } cmd=${cmd% *}
+  [ -s "$run" ] || { cat "$W/v"; fail "no run description kept: $run"; }
+  $cmd "$run" >"$W/rank.out" 2>&1 || { cat "$W/rank.out"; fail "the kept run, by hand"; }
+  rank2() { what=$1; pat=$2; shift 2; out=$($cmd "$@" 2>&1); rc=$?; [ $rc -eq 2 ] || { echo "$out"; fail "rank program, $what: exit $rc, expected 2"; }; echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "rank program, $what: message lacks '$pat'"; }; echo "ok: rank program, $what -> $(echo "$out" | grep -m1 -e "$pat")"; }
+  rank2 "no run description" "usage: dtsim_rank.so RUN"
+  rank2 "an absent one" "No such file" "$W/none.bin"
+  rank2 "a foreign one" "not a dtsim run description" "$W/v"
+  head -c 100 "$run" >"$W/cut.bin"
+  rank2 "a cut one" "truncated" "$W/cut.bin"
+  { printf 'dtsimrun\377\000\000\000'; tail -c +13 "$run"; } >"$W/v255.bin"
+  rank2 "another version" "version 255 of .* different builds" "$W/v255.bin"
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac

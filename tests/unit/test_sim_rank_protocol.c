@@ -1,104 +1,111 @@
 // test_sim_rank_protocol.c — what dtsim's launcher and its rank program say to each other
-// (sim/rank_opts.h, sim/rank_result.h): every option of the table, set to a value other
-// than its default, comes back exactly through dt_rank_opts_to_argv and dt_rank_opts_parse;
-// bad arguments are refused with a message naming the option; the result comes back exactly
-// through its JSON file, and a broken file is refused naming what is wrong.
+// (sim/rank_run.h, sim/rank_result.h): the run description, every field other than zero,
+// comes back byte for byte through its file; an absent, foreign, other-version, truncated or
+// damaged file is refused (exit 2) saying which; the result comes back exactly through its
+// JSON file, and a broken file is refused naming what is wrong.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rank_opts.h"
 #include "rank_result.h"
+#include "rank_run.h"
 #include "testutil.h"
 
-// Every field differs from its default; reals have at most 9 significant digits (what the
-// command line carries), so they must come back bit for bit.
-static dt_rank_opts unusual_opts(void) {
-    dt_rank_opts o;
-    dt_rank_opts_default(&o);
-    snprintf(o.model, sizeof o.model, "resnet18");
-    snprintf(o.gpu, sizeof o.gpu, "a100");
-    o.prec = DT_PREC_FP16;
-    o.batch = 7, o.iters = 5, o.warmup = 0, o.lars = 1, o.overlap = 0, o.accumulate = 3;
-    o.coll.algo = DT_ALGO_TORUS2D, o.coll.inner = DT_ALGO_RHD;
-    o.coll.wire_f16 = 1, o.coll.group = 4, o.coll.hier_rs = 1;
-    o.coll.tx = 2, o.coll.ty = 3, o.coll.coarsen = 4, o.coll.coarsen_tree = 5;
-    o.coll.cost.alpha = 1.25e-6, o.coll.cost.beta = 8.00000001e-11;
-    o.coll.cost.alpha_intra = 7e-7, o.coll.cost.beta_intra = 4e-11;
-    o.coll.cost.gamma = 1.23456789e-10, o.coll.cost.share = 8;
-    o.fusion.mode = DT_FUSION_BYTES, o.fusion.bytes = 1000000;
-    o.arena = 123456789012ull;
-    o.time_scale = 1.8125;  // exact in binary and in %.17g
-    snprintf(o.kind_scales, sizeof o.kind_scales, "1.5,0.25,3");
-    snprintf(o.trace, sizeof o.trace, "/tmp/a b=c.json");  // a space and an '=' in a value
-    o.trace_ranks = 3, o.progress = 1, o.cpu = 1;
-    o.model_side = 64, o.model_classes = 7;
-    snprintf(o.result, sizeof o.result, "/tmp/r.json");
-    o.image_size = 16, o.classes = 4, o.synthetic_n = 48;
-    o.seed = UINT64_MAX;
-    o.lr = 0.05, o.momentum = 0.8, o.wd = 1e-4;
-    snprintf(o.straggler, sizeof o.straggler, "node:1:1.5,cv:0.05");
-    o.gpus_per_node = 4;
-    o.shard = 3, o.seq_len = 512, o.vocab = 30522, o.flash = 1;
-    return o;
-}
-
-// The bytes of one option's value (a fusion option by the fields its mode uses: it has
-// padding, and dt_fusion_format writes only those).
-static int same_value(const dt_rank_opt *d, const dt_rank_opts *a, const dt_rank_opts *b) {
-    const char *x = (const char *)a + d->offset, *y = (const char *)b + d->offset;
-    if (d->type == DT_RANK_OPT_FUSION) {
-        const dt_fusion_opts *f = (const void *)x, *g = (const void *)y;
-        return f->mode == g->mode && (f->mode != DT_FUSION_BYTES || f->bytes == g->bytes) &&
-               (f->mode != DT_FUSION_SEGMENTS || f->segments == g->segments);
-    }
-    if (d->type == DT_RANK_OPT_STRING) return strcmp(x, y) == 0;
-    return memcmp(x, y, d->size) == 0;
-}
-
-static void test_rank_opts_every_option_round_trips_exactly(void **state) {
-    (void)state;
-    dt_rank_opts def, in = unusual_opts(), out;
-    dt_rank_opts_default(&def);
-    char *argv[1 + 64] = {"dtsim_rank.so"};
-    assert_true(dt_rank_opt_count <= 64);
-    dt_rank_opts_to_argv(&in, argv + 1);
+// Every field set, none to zero (padding stays zero: calloc).
+static dt_rank_run *unusual_run(void) {
+    dt_rank_run *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    snprintf(r->model, sizeof r->model, "resnet18");
+    snprintf(r->gpu, sizeof r->gpu, "a100");
+    r->prec = DT_PREC_FP16;
+    r->batch = 7, r->accumulate = 3, r->iters = 5, r->warmup = 2, r->lars = 1;
+    r->model_side = 64, r->model_classes = 7;
+    r->seq_len = 512, r->vocab = 30522, r->flash = 1, r->shard = 3;
+    r->coll = dt_coll_opts_default();
+    r->coll.algo = DT_ALGO_TORUS2D, r->coll.inner = DT_ALGO_RHD;
+    r->coll.wire_f16 = 1, r->coll.group = 4, r->coll.hier_rs = 1;
+    r->coll.tx = 2, r->coll.ty = 3, r->coll.coarsen = 4, r->coll.coarsen_tree = 5;
+    r->coll.cost.alpha = 1.25e-6, r->coll.cost.beta = 1.0 / 3e10;  // not 9 digits: exact too
+    r->coll.cost.gamma = 1.23456789e-10, r->coll.cost.share = 8;
+    r->fusion = (dt_fusion_opts){DT_FUSION_BYTES, 1000000, 0};
+    r->overlap = 1;
+    r->arena = 123456789012ull;
+    r->time_scale = 0.1 + 0.2;
+    r->n_kind_scales = 3;
+    r->kind_scale[0] = 1.5, r->kind_scale[1] = 0.25, r->kind_scale[2] = 3;
     dt_error err = {0};
-    if (dt_rank_opts_parse(1 + dt_rank_opt_count, argv, &out, &err)) fail_msg("%s", err.msg);
-    for (int i = 0; i < dt_rank_opt_count; i++) {
-        const dt_rank_opt *d = &dt_rank_opt_table[i];
-        printf("# %s\n", argv[1 + i]);
-        if (same_value(d, &in, &def)) fail_msg("--%s: the test's value is the default", d->name);
-        if (!same_value(d, &in, &out))
-            fail_msg("--%s came back different: %s", d->name, argv[1 + i]);
-        for (int k = 0; k < i; k++)  // one row per name and per field
-            assert_true(strcmp(d->name, dt_rank_opt_table[k].name) &&
-                        d->offset != dt_rank_opt_table[k].offset);
-    }
-    for (int i = 0; i < dt_rank_opt_count; i++) free(argv[1 + i]);
+    if (dt_straggler_parse("node:1:1.5,cv:0.05", "test", &r->straggler, &err))
+        fail_msg("%s", err.msg);
+    r->seed = UINT64_MAX, r->gpus_per_node = 4, r->cpu = 1;
+    snprintf(r->trace, sizeof r->trace, "/tmp/a b=c.json");
+    snprintf(r->result, sizeof r->result, "/tmp/r.json");
+    r->progress = 1;
+    r->rank = (dt_rank_settings){3, 16, 4, 48, 0.05, 0.8, 1e-4};
+    return r;
 }
 
-static void test_rank_opts_bad_argument_exits_2_naming_it(void **state) {
+static void test_rank_run_round_trips_exactly(void **state) {
     (void)state;
-    static const struct {
-        const char *arg, *names;
-    } bad[] = {{"--batch=x", "--batch"},          {"--batch=99999999999", "--batch"},
-               {"--precision=fp64", "--precision"}, {"--algo=butterfly", "--algo"},
-               {"--fusion=lots", "lots"},           {"--seed=-1", "--seed"},
-               {"--alpha=inf", "--alpha"},          {"--nope=1", "--nope"},
-               {"--batch", "--batch"},              {"batch=1", "batch=1"}};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char *argv[] = {"dtsim_rank.so", (char *)bad[i].arg};
-        dt_rank_opts o;
-        dt_error err = {0};
-        if (!dt_rank_opts_parse(2, argv, &o, &err)) fail_msg("%s was accepted", bad[i].arg);
-        printf("# %s -> %s\n", bad[i].arg, err.msg);
-        assert_int_equal(err.code, DT_EXIT_USAGE);
-        if (!strstr(err.msg, bad[i].names))
-            fail_msg("%s: message lacks %s", bad[i].arg, bad[i].names);
-    }
+    char dir[] = "/tmp/dt_rank_run_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/rank_run.bin", dir);
+    dt_rank_run *in = unusual_run(), *out = calloc(1, sizeof *out);
+    dt_error err = {0};
+    if (dt_rank_run_write(path, in, &err) || dt_rank_run_read(path, out, &err))
+        fail_msg("%s", err.msg);
+    assert_memory_equal(in, out, sizeof *in);
+    unlink(path);
+    rmdir(dir);
+    free(in), free(out);
+}
+
+// good written to path, `len` bytes at `at` replaced by `bytes` (len 0: cut there; at -1:
+// appended, or nothing changed with len 0), then read: refused with DT_EXIT_USAGE and a message holding `names`.
+static void refused(const char *path, const dt_rank_run *good, long at, const void *bytes,
+                    size_t len, const char *names) {
+    dt_error err = {0};
+    dt_rank_run *out = calloc(1, sizeof *out);
+    if (dt_rank_run_write(path, good, &err)) fail_msg("%s", err.msg);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    if (at < 0) fseek(f, 0, SEEK_END);
+    else fseek(f, at, SEEK_SET);
+    if (len) assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    if (!len && at >= 0) assert_int_equal(truncate(path, at), 0);
+    if (!dt_rank_run_read(path, out, &err)) fail_msg("accepted (%s)", names);
+    printf("# %s\n", err.msg);
+    assert_int_equal(err.code, DT_EXIT_USAGE);
+    if (!strstr(err.msg, names)) fail_msg("message lacks '%s'", names);
+    free(out);
+}
+
+static void test_rank_run_bad_files_are_refused_saying_why(void **state) {
+    (void)state;
+    char dir[] = "/tmp/dt_rank_run_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/rank_run.bin", dir);
+    dt_rank_run *good = unusual_run();
+    dt_rank_run *out = calloc(1, sizeof *out);
+    dt_error err = {0};
+    assert_int_equal(dt_rank_run_read(path, out, &err), -1);  // absent
+    printf("# %s\n", err.msg);
+    assert_int_equal(err.code, DT_EXIT_USAGE);
+    assert_non_null(strstr(err.msg, "No such file"));
+    unsigned version = DT_RANK_RUN_VERSION + 1, size = (unsigned)sizeof *good + 8;
+    refused(path, good, 0, "{\"gpus\":", 8, "not a dtsim run description");
+    refused(path, good, 8, &version, 4, "dtsim and dtsim_rank.so are of different builds");
+    refused(path, good, 12, &size, 4, "dtsim and dtsim_rank.so are of different builds");
+    refused(path, good, 10, "", 0, "not a dtsim run description");  // inside the header
+    refused(path, good, 100, "", 0, "truncated or too long");
+    refused(path, good, -1, "x", 1, "truncated or too long");
+    memset(good->model, 'x', sizeof good->model);  // no terminating NUL
+    refused(path, good, -1, "", 0, "damaged");
+    unlink(path);
+    rmdir(dir);
+    free(good), free(out);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -146,8 +153,8 @@ static void test_rank_result_round_trips_and_broken_files_are_refused(void **sta
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rank_opts_every_option_round_trips_exactly),
-        cmocka_unit_test(test_rank_opts_bad_argument_exits_2_naming_it),
+        cmocka_unit_test(test_rank_run_round_trips_exactly),
+        cmocka_unit_test(test_rank_run_bad_files_are_refused_saying_why),
         cmocka_unit_test(test_rank_result_round_trips_and_broken_files_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
