@@ -18,6 +18,7 @@
 #include "gpu_calib.h"
 #include "platform.h"
 #include "profile.h"
+#include "rank_run.h"
 
 // Where each figure of the run's cluster came from, as the description prints it: "default",
 // the option ("--nics"), "preset NAME", "h100 generation: <the link>", "profile FILE".
@@ -66,7 +67,6 @@ typedef struct {
     double dataset, epochs;    // --dataset-size --epochs
     int coarsen;               // --coarsen (-1: automatic)
     char csv[512], plot[512], trace[512];
-    int trace_ranks;           // --trace-ranks
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
     int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
     int fallback;         // a single run: what SimGrid cannot hold here is answered analytic
@@ -86,10 +86,11 @@ typedef struct {
     dt_algo sweep_algos[8];
     int n_sweep_algos;
     // --device cpu: real numbers (the cpu device) on dtrain's synthetic data, small scale
-    int cpu, image_size, classes;
-    long synthetic_n;
-    unsigned long long seed;
-    double lr;
+    int cpu;
+    unsigned long long seed;   // --seed: the cpu device's weights and data, the stragglers'
+    // the rank program's own settings (--trace-ranks, --device cpu's data and SGD), filled by
+    // their rows and handed over whole (sim/rank_run.h)
+    dt_rank_settings rank;
     // slow GPUs and failures (sim/dtsim_faults.c)
     char straggler[256];        // --straggler SPEC ("": none), drawn from --seed
     double mtbf_h;              // --job-mtbf: the job's, hours (0: from the rates, or none)

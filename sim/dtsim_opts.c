@@ -243,7 +243,7 @@ static const dt_opt dtsim_table[] = {
      .help = "the results as JSON on stdout (nothing else there)"},
     {.name = "trace", .arg = "FILE.json", .type = DT_OPT_STRING, AT(o.trace),
      .help = "a Chrome trace of the simulated ranks"},
-    {.name = "trace-ranks", .arg = "N", .type = DT_OPT_INT, AT(o.trace_ranks), .lo = 1,
+    {.name = "trace-ranks", .arg = "N", .type = DT_OPT_INT, AT(o.rank.trace_ranks), .lo = 1,
      .hi = 1 << 20, .want = "a positive count", .help = "ranks in the trace (2)"},
     {.name = "plot", .arg = "FILE.png", .type = DT_OPT_STRING, AT(o.plot),
      .help = "scaling curves (sweep)"},
@@ -271,14 +271,14 @@ static const dt_opt dtsim_table[] = {
      "optimizer,\nalgorithm and fusion are dtrain's: sgd, ring, 64MiB):"},
     {.name = "seed", .arg = "N", .type = DT_OPT_U64, AT(o.seed), .lo = 0, .hi = 1.8e19,
      .want = "a seed >= 0", .help = "(1; also the stragglers' draws)"},
-    {.name = "lr", .arg = "X", .type = DT_OPT_REAL, AT(o.lr), .lo = 1e-9, .hi = 100,
+    {.name = "lr", .arg = "X", .type = DT_OPT_REAL, AT(o.rank.lr), .lo = 1e-9, .hi = 100,
      .want = "a learning rate > 0", .help = "(0.1)"},
-    {.name = "image-size", .arg = "N", .type = DT_OPT_INT, AT(o.image_size), .lo = 4,
+    {.name = "image-size", .arg = "N", .type = DT_OPT_INT, AT(o.rank.image_size), .lo = 4,
      .hi = 4096, .want = "4..4096", .help = "(32)"},
-    {.name = "classes", .arg = "N", .type = DT_OPT_INT, AT(o.classes), .lo = 2, .hi = 1 << 20,
-     .want = "2 or more", .help = "(10)"},
-    {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.synthetic_n), .lo = 1,
-     .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
+    {.name = "classes", .arg = "N", .type = DT_OPT_INT, AT(o.rank.classes), .lo = 2,
+     .hi = 1 << 20, .want = "2 or more", .help = "(10)"},
+    {.name = "synthetic-examples", .arg = "N", .type = DT_OPT_I64, AT(o.rank.synthetic_n),
+     .lo = 1, .hi = 1 << 30, .want = "a positive count", .help = "(1024)"},
     {.type = DT_OPT_SECTION, .help = "transformers and sharded data parallel (ZeRO, Rajbhandari "
      "et al. 2020): --model gpt2-tiny, gpt2,\ngpt2-medium ... gpt2-xl, gpt3-small ... "
      "gpt3-175b: one sample is a sequence of the model's context\n(gpt2-tiny 64 tokens, GPT-2 "
@@ -350,11 +350,14 @@ dt_opt_table dtsim_opts_table(dtsim_opts *o, const char *only) {
 static void defaults(dtsim_cli *c) {
     dtsim_opts *o = &c->o;
     memset(c, 0, sizeof *c);
-    o->image_size = 32, o->classes = 10, o->synthetic_n = 1024, o->seed = 1, o->lr = 0.1;
+    o->seed = 1;
+    // the rank program's own: 2 ranks traced; --device cpu's data and SGD as dtrain's defaults
+    o->rank = (dt_rank_settings){.trace_ranks = 2, .image_size = 32, .classes = 10,
+                                 .synthetic_n = 1024, .lr = 0.1, .momentum = 0.9, .wd = 5e-4};
     snprintf(o->model, sizeof o->model, "resnet50");
     o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
     o->accumulate = 1;
-    o->dataset = 1281167, o->epochs = 90, o->trace_ranks = 2;
+    o->dataset = 1281167, o->epochs = 90;
     o->coll = dt_coll_opts_default();
     o->coll.algo = DT_ALGO_HIER;
     o->fusion = (dt_fusion_opts){DT_FUSION_SEGMENTS, 0, 2};

@@ -279,8 +279,7 @@ static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_
     snprintf(run->trace, sizeof run->trace, "%s", o->trace);
     snprintf(run->result, sizeof run->result, "%s", f->result);
     run->progress = !o->quiet && isatty(STDERR_FILENO) && !o->cpu;
-    run->rank = (dt_rank_settings){o->trace_ranks, o->image_size, o->classes, o->synthetic_n,
-                                   o->lr, 0.9, 5e-4};
+    run->rank = o->rank;
     if (!rc) rc = dt_rank_run_write(f->run, run, &err);
     free(run);
     if (rc) fprintf(stderr, "dtsim: %s\n", err.msg);

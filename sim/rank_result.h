@@ -2,7 +2,7 @@
 // (sim/dtsim_run.c): rank 0's figures of one run, as one JSON object, written with nn/json's
 // writer to the file the launcher names (--result, written whole or not at all) and read
 // back with nn/json's parser. A table of key, type and field serves both directions.
-// Not here: the options that go the other way (rank_opts.h); what dtsim prints (dtsim.h).
+// Not here: what goes the other way (rank_run.h); what dtsim prints (dtsim.h).
 #ifndef DT_SIM_RANK_RESULT_H
 #define DT_SIM_RANK_RESULT_H
 
