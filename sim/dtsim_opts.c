@@ -1,8 +1,9 @@
 // dtsim_opts.c — dtsim's command line: its table of options (nn/opt_table.h; the allreduce
 // options are nn/coll/coll_cli.c's, the same as dtrain's; the failure and job options'
-// rows are dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks between
-// options once all are read: the cluster (a preset, the default, the user's changes), the
-// batch, the outputs creatable before minutes of simulation.
+// rows are dtsim_faults.c's and dtsim_jobs.c's), --help generated from them, and the checks
+// between options once all are read, by concern: the cluster (a preset, the default, the
+// user's changes), what is trained (the batch, one GPU's figure), the outputs (creatable
+// before minutes of simulation), what runs (sweeps, faults, jobs).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,14 @@ typedef struct {
     int gpus, batch, pgb;
     double gpu_img_s;  // -1: not given
     dtsim_cluster_args ca;
+    const dt_opt_table *t;  // the tables read (main_tables), with what the user gave
 } dtsim_cli;
+
+// Whether the user gave option `name` (a row of dtsim's or the allreduce's): a preset's, the
+// GPU's or --device cpu's default yields to it
+static int given(const dtsim_cli *c, const char *name) {
+    return dt_opt_given(&c->t[0], name) || dt_opt_given(&c->t[2], name);
+}
 
 static int dtsim_bad_option(const char *opt, const char *val, const char *want) {
     dt_error err;
@@ -366,65 +374,29 @@ static void defaults(dtsim_cli *c) {
     c->cc = (dt_coll_cli){.coll = o->coll, .fusion = o->fusion, .overlap = o->overlap};
 }
 
-static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int algo_set,
-                  int inner_set, int fusion_set, int model_set, int img_s_given);
+// ---- the checks between options, once all are read: each 0, or 2 with a message ----
 
-int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
-    dtsim_cli *c = calloc(1, sizeof *c);
-    DT_ASSERT(c);
-    defaults(c);
-    int sweep = argc > 1 && !strcmp(argv[1], "sweep");
-    if (sweep) argv++, argc--;
-    unsigned char given[DTSIM_OPTS] = {0}, cgiven[DT_COLL_CLI_COUNT] = {0};
-    dt_opt_table t[DTSIM_MAIN_TABLES];
-    main_tables(c, &c->cc, given, cgiven, t);
-    int rc = dt_opts_parse(argc, argv, t, DTSIM_MAIN_TABLES, "dtsim", 0);
-    if (rc == 1) usage(stdout);
-    if (!rc) {
-        dtsim_opts *o = &c->o;
-        o->sweep = sweep;
-        o->coll = c->cc.coll, o->fusion = c->cc.fusion, o->overlap = c->cc.overlap;
-        o->has_profile = dt_opt_given(&t[0], "profile");
-        if (o->optimizer[0])  // the layer-wise ones: LARS, and LAMB for the gpt models
-            o->lars = !strcmp(o->optimizer, "lars") || !strcmp(o->optimizer, "lamb");
-        o->csv_stdout = !strcmp(o->csv, "-");
-        if (o->coll.algo == DT_ALGO_NCCL) {
-            fprintf(stderr, "dtsim: --algo nccl: NCCL runs only on real GPUs (dtrain "
-                            "--device cuda); simulate ring, dbtree or hier instead\n");
-            rc = 2;
-        } else {
-            rc = finish(o, c, dt_opt_given(&t[0], "precision"), dt_opt_given(&t[0], "optimizer"),
-                        dt_opt_given(&t[2], "algo"), dt_opt_given(&t[2], "inner"),
-                        dt_opt_given(&t[2], "fusion"), dt_opt_given(&t[0], "model"),
-                        dt_opt_given(&t[0], "gpu-img-s"));
-        }
-    }
-    *out = c->o;
-    free(c);
-    return rc;
-}
-
-// The checks between options, once all are read. 0, or 2 with a message.
-static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int algo_set,
-                  int inner_set, int fusion_set, int model_set, int img_s_given) {
-    int gpus = cl->gpus, batch = cl->batch, pgb = cl->pgb;
-    double gpu_img_s = cl->gpu_img_s;
+// The cluster: a preset, or the default with the user's changes, its precision and a
+// measured profile's links; the GPU count it holds (docs/dtsim.md, "Describing a cluster")
+static int finish_cluster(dtsim_cli *cl) {
+    dtsim_opts *o = &cl->o;
+    int gpus = cl->gpus;
     dtsim_cluster_args ca = cl->ca;
     const char *preset = ca.preset, *gpu = ca.gpu;
     dt_error err;
-    // the cluster: a preset, or the default with the user's changes
     if (preset) {
         if (dt_cluster_preset(preset, gpus, &o->cluster, &err)) {
             fprintf(stderr, "dtsim: --preset: %s\n", err.msg);
             return 2;
         }
-        if (!pgb && !batch) pgb = o->cluster.per_gpu_batch;
+        if (!cl->pgb && !cl->batch) cl->pgb = o->cluster.per_gpu_batch;
         if (o->cluster.model[0] && !strcmp(o->model, "resnet50"))
             snprintf(o->model, sizeof o->model, "%s", o->cluster.model);
-        if (dtsim_preset_training(&o->cluster, o, prec_set, optim_set, algo_set, inner_set))
+        if (dtsim_preset_training(&o->cluster, o, given(cl, "precision"),
+                                  given(cl, "optimizer"), given(cl, "algo"), given(cl, "inner")))
             return 2;
-        if (gpu_img_s < 0 && o->cluster.gpu_img_s > 0) {  // the paper's framework
-            gpu_img_s = o->cluster.gpu_img_s;
+        if (cl->gpu_img_s < 0 && o->cluster.gpu_img_s > 0) {  // the paper's framework
+            cl->gpu_img_s = o->cluster.gpu_img_s;
             o->calib_batch = o->cluster.per_gpu_batch;
             o->calib_prec = !strcmp(o->cluster.precision, "fp16") ? DT_PREC_FP16 : DT_PREC_FP32;
         }
@@ -441,22 +413,22 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
         gpu = cl->ca.gpu = dt_gpu_find(gpu)->name;  // an alias's profile
         if (strcmp(c->gpu, gpu) && o->calib_batch) {  // the paper measured another GPU
             o->calib_batch = 0;
-            if (gpu_img_s >= 0 && gpu_img_s == c->gpu_img_s) gpu_img_s = 0;
+            if (cl->gpu_img_s >= 0 && cl->gpu_img_s == c->gpu_img_s) cl->gpu_img_s = 0;
         }
     }
     ca.gpus = gpus;
     if (dtsim_cluster_begin(o, &ca)) return 2;
     const dt_gpu_profile *gp = dt_gpu_find(c->gpu);
-    if (dtsim_precision(o, gp, prec_set, preset && c->precision[0])) return 2;
+    if (dtsim_precision(o, gp, given(cl, "precision"), preset && c->precision[0])) return 2;
     if (o->has_profile) {
-        if (img_s_given || o->cpu) {
+        if (given(cl, "gpu-img-s") || o->cpu) {
             fprintf(stderr, "dtsim: --profile calibrates from measurements: not with %s\n",
                     o->cpu ? "--device cpu (real numbers, no modelled time)" : "--gpu-img-s");
             return 2;
         }
-        o->calib_batch = 0, gpu_img_s = 0;  // the measured profile, not a paper's figure
-        if (dtsim_apply_profile(o, c, model_set, prec_set)) return 2;
-        if (!pgb && !batch) pgb = o->profile.batch;
+        o->calib_batch = 0, cl->gpu_img_s = 0;  // the measured profile, not a paper's figure
+        if (dtsim_apply_profile(o, c, given(cl, "model"), given(cl, "precision"))) return 2;
+        if (!cl->pgb && !cl->batch) cl->pgb = o->profile.batch;
     }
     if (dtsim_cluster_finish(o, &ca)) return 2;
     o->gpus = gpus ? gpus : c->nodes * c->gpus_per_node;
@@ -481,21 +453,29 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
         fprintf(stderr, "dtsim: %s\n", err.msg);
         return 2;
     }
-    if (batch) {
-        if (batch % o->gpus) {
+    return 0;
+}
+
+// What is trained: the batch per GPU and its micro-batches, one GPU's measured figure
+// (--gpu-img-s, a preset's paper, the calibration table: sim/dtsim_calib.c), --device cpu's
+// defaults (dtrain's) and the gpt models' (sim/dtsim_gpt.c)
+static int finish_training(dtsim_cli *cl) {
+    dtsim_opts *o = &cl->o;
+    if (cl->batch) {
+        if (cl->batch % o->gpus) {
             fprintf(stderr, "dtsim: --batch %d does not divide over %d GPUs (need a multiple "
-                            "of %d, or give --per-gpu-batch)\n", batch, o->gpus, o->gpus);
+                            "of %d, or give --per-gpu-batch)\n", cl->batch, o->gpus, o->gpus);
             return 2;
         }
-        pgb = batch / o->gpus;
+        cl->pgb = cl->batch / o->gpus;
     }
-    o->per_gpu_batch = pgb ? pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
+    o->per_gpu_batch = cl->pgb ? cl->pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
     o->global_batch = o->per_gpu_batch * o->gpus;
-    if (preset && o->calib_batch && strcmp(o->model, o->cluster.model)) {
+    if (cl->ca.preset && o->calib_batch && strcmp(o->model, o->cluster.model)) {
         o->calib_batch = 0;  // the paper measured ResNet-50, not this model
-        if (gpu_img_s == o->cluster.gpu_img_s) gpu_img_s = 0;
+        if (cl->gpu_img_s == o->cluster.gpu_img_s) cl->gpu_img_s = 0;
     }
-    o->gpu_img_s = gpu_img_s > 0 ? gpu_img_s : 0;
+    o->gpu_img_s = cl->gpu_img_s > 0 ? cl->gpu_img_s : 0;
     if (o->gpu_img_s && o->cpu) {
         fprintf(stderr, "dtsim: --gpu-img-s calibrates the modelled GPU; --device cpu computes "
                         "real numbers and models no time\n");
@@ -506,13 +486,20 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
                         "multiple of %d)\n", o->accumulate, o->per_gpu_batch, o->accumulate);
         return 2;
     }
-    if (o->sweep && !o->n_sweep_gpus) {
-        for (int g = 8; g <= 1024; g *= 2) o->sweep_gpus[o->n_sweep_gpus++] = g;
-    }
-    if (o->sweep && !o->n_sweep_algos) {
-        const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
-        for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
-    }
+    if (o->cpu && !given(cl, "algo")) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
+    if (o->cpu && !given(cl, "optimizer")) o->lars = 0;
+    if (dtsim_gpt_check(o, given(cl, "optimizer"))) return 2;
+    // one GPU's speed (sim/dtsim_calib.c), once the model's sequence is known
+    if (dtsim_calib_choose(o, given(cl, "gpu-img-s"))) return 2;
+    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
+    if (o->cpu && !given(cl, "fusion"))
+        o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
+    return 0;
+}
+
+// What is written: one machine-readable output on stdout at most, none with --device cpu,
+// plots of sweeps, every file creatable before minutes of simulation, not after
+static int finish_outputs(const dtsim_opts *o) {
     if (o->json && o->csv_stdout) {
         fprintf(stderr, "dtsim: --json and --csv - both print on stdout: give --csv a file\n");
         return 2;
@@ -522,32 +509,10 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
                         "not with %s\n", o->json ? "--json" : "--csv");
         return 2;
     }
-    if (!o->cpu) dtsim_batch_warning(o);
-    if (dtsim_faults_check(o) || dtsim_jobs_check(&o->par, "dtsim")) return 2;
-    if ((o->par.jobs > 1 || o->par.slice_n || o->par.gather[0] || o->par.slurm[0]) && !o->sweep) {
-        fprintf(stderr, "dtsim: -j, --slurm, --slice and --gather run many simulations: use "
-                        "them with `dtsim sweep` or `dtsim plan`\n");
-        return 2;
-    }
-    o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
-    if (o->cpu && !algo_set) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
-    if (o->cpu && !optim_set) o->lars = 0;
-    if (dtsim_gpt_check(o, optim_set)) return 2;
-    // one GPU's speed (sim/dtsim_calib.c), once the model's sequence is known
-    if (dtsim_calib_choose(o, img_s_given)) return 2;
-    if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;
-    if (o->cpu && !fusion_set) o->fusion = (dt_fusion_opts){DT_FUSION_BYTES, (size_t)64 << 20, 1};
-    if (o->cpu && (o->sweep || o->gpus > 64)) {
-        fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "
-                        "one run of at most 64 GPUs (this one: %s%d)\n",
-                o->sweep ? "a sweep, " : "", o->gpus);
-        return 2;
-    }
     if (o->plot[0] && !o->sweep) {
         fprintf(stderr, "dtsim: --plot draws scaling curves: use it with `dtsim sweep`\n");
         return 2;
     }
-    // the output files must be creatable before minutes of simulation, not after
     const char *outs[3][2] = {{o->csv_stdout ? "" : o->csv, "--csv"}, {o->trace, "--trace"},
                               {o->plot, "--plot"}};
     for (int i = 0; i < 3; i++) {
@@ -563,3 +528,68 @@ static int finish(dtsim_opts *o, dtsim_cli *cl, int prec_set, int optim_set, int
     return 0;
 }
 
+// What runs: a sweep's GPU counts and algorithms, the batch's warning, slow GPUs and
+// failures (sim/dtsim_faults.c), many runs at once (sim/dtsim_jobs.c), --device cpu's scale
+static int finish_runs(dtsim_opts *o) {
+    if (o->sweep && !o->n_sweep_gpus) {
+        for (int g = 8; g <= 1024; g *= 2) o->sweep_gpus[o->n_sweep_gpus++] = g;
+    }
+    if (o->sweep && !o->n_sweep_algos) {
+        const dt_algo def[] = {DT_ALGO_RING, DT_ALGO_RHD, DT_ALGO_HIER, DT_ALGO_DBTREE};
+        for (int i = 0; i < 4; i++) o->sweep_algos[o->n_sweep_algos++] = def[i];
+    }
+    if (!o->cpu) dtsim_batch_warning(o);
+    if (dtsim_faults_check(o) || dtsim_jobs_check(&o->par, "dtsim")) return 2;
+    if ((o->par.jobs > 1 || o->par.slice_n || o->par.gather[0] || o->par.slurm[0]) && !o->sweep) {
+        fprintf(stderr, "dtsim: -j, --slurm, --slice and --gather run many simulations: use "
+                        "them with `dtsim sweep` or `dtsim plan`\n");
+        return 2;
+    }
+    o->no_memory_check |= o->par.gather[0] != 0;  // read back, not simulated here
+    if (o->cpu && (o->sweep || o->gpus > 64)) {
+        fprintf(stderr, "dtsim: --device cpu computes real numbers on every simulated GPU: "
+                        "one run of at most 64 GPUs (this one: %s%d)\n",
+                o->sweep ? "a sweep, " : "", o->gpus);
+        return 2;
+    }
+    return 0;
+}
+
+// All of them, in this order (a command line with two mistakes is told of the first)
+static int finish(dtsim_cli *c) {
+    return finish_cluster(c) || finish_training(c) || finish_outputs(&c->o) ||
+           finish_runs(&c->o) ? 2 : 0;
+}
+
+int dtsim_parse(int argc, char **argv, dtsim_opts *out) {
+    dtsim_cli *c = calloc(1, sizeof *c);
+    DT_ASSERT(c);
+    defaults(c);
+    int sweep = argc > 1 && !strcmp(argv[1], "sweep");
+    if (sweep) argv++, argc--;
+    unsigned char own_given[DTSIM_OPTS] = {0}, coll_given[DT_COLL_CLI_COUNT] = {0};
+    dt_opt_table t[DTSIM_MAIN_TABLES];
+    main_tables(c, &c->cc, own_given, coll_given, t);
+    int rc = dt_opts_parse(argc, argv, t, DTSIM_MAIN_TABLES, "dtsim", 0);
+    if (rc == 1) usage(stdout);
+    if (!rc) {
+        dtsim_opts *o = &c->o;
+        o->sweep = sweep;
+        o->coll = c->cc.coll, o->fusion = c->cc.fusion, o->overlap = c->cc.overlap;
+        c->t = t;
+        o->has_profile = given(c, "profile");
+        if (o->optimizer[0])  // the layer-wise ones: LARS, and LAMB for the gpt models
+            o->lars = !strcmp(o->optimizer, "lars") || !strcmp(o->optimizer, "lamb");
+        o->csv_stdout = !strcmp(o->csv, "-");
+        if (o->coll.algo == DT_ALGO_NCCL) {
+            fprintf(stderr, "dtsim: --algo nccl: NCCL runs only on real GPUs (dtrain "
+                            "--device cuda); simulate ring, dbtree or hier instead\n");
+            rc = 2;
+        } else {
+            rc = finish(c);
+        }
+    }
+    *out = c->o;
+    free(c);
+    return rc;
+}
