@@ -15,10 +15,10 @@ line for two kinds of citation:
 
 Each citation of a missing file is printed as FILE:LINE with the path; exit 1 if any.
 Not citations: what NOT_FILES lists (other projects' names, the user's own files in an
-example, files and folders a program writes), and placeholders (lessons/NN-topic/). In a student handout
-(lessons/handout: no lessons/*/solution/) the lessons' solution/ and instructor/ files,
-mutations.tsv and the sources of lessons/components.txt are left out on purpose, so citations
-of them are not checked there.
+example, files and folders a program writes), and placeholders (lessons/NN-topic/). In a
+student handout (lessons/handout: no lessons/*/solution/) the lessons' solution/ and
+instructor/ files, mutations.tsv and the sources of lessons/components.txt are left out on
+purpose, so citations of them are not checked there.
 Registered as spine.docs_files_exist (tests/spine/CMakeLists.txt). lesson.kit.cited_files_exist
 checks the lessons' own sources, headers and hints the same way (prefixed paths only).
 """
