@@ -245,8 +245,8 @@ static double digits9(double x) {
     return strtod(buf, NULL);
 }
 
-// Everything the rank program is told (sim/rank_run.h), into its file: 0, or 2 with a
-// message.
+// Everything the rank program is told (sim/rank_run.h), into its file: 0, or the exit code
+// with a message.
 static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_files *f) {
     const dt_cluster *c = &o->cluster;
     dt_rank_run *run = callocCheck(1, sizeof *run);
@@ -283,7 +283,7 @@ static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_
     if (!rc) rc = dt_rank_run_write(f->run, run, &err);
     free(run);
     if (rc) fprintf(stderr, "dtsim: %s\n", err.msg);
-    return rc ? 2 : 0;
+    return rc ? err.code : 0;
 }
 
 // ---- running SimGrid ----

@@ -5,8 +5,10 @@
 // A setting only the rank program reads lives in dt_rank_settings, which dtsim's option rows
 // fill in place (sim/dtsim_opts.c); the rest are dtsim's own figures, copied or derived.
 // The file is the struct's bytes after a header (magic, version, size): dtsim and its rank
-// program are built together from this header (sim/programs.cmake), and the header refuses
-// a rank program of another build. Plain data only: no pointers.
+// program are built together from this header (sim/programs.cmake), and a rank program
+// refuses the file of a dtsim of another build. Bytes, not JSON as the result goes back: the
+// struct is its own description (no table of fields beside it to keep in step) and every
+// real travels exact. Plain data only: no pointers.
 // Not here: the result the rank program sends back (rank_result.h).
 #ifndef DT_SIM_RANK_RUN_H
 #define DT_SIM_RANK_RUN_H
@@ -76,7 +78,8 @@ typedef struct {
 // To path: 0, or -1 with err (DT_EXIT_RUNTIME, naming the path).
 int dt_rank_run_write(const char *path, const dt_rank_run *r, dt_error *err);
 // From path: 0, or -1 with err (DT_EXIT_USAGE): absent, unreadable, not a run description,
-// another version or size (a rank program of another build), a string not terminated.
+// another version or size (a dtsim of another build), a name not terminated, a count out
+// of bounds.
 int dt_rank_run_read(const char *path, dt_rank_run *r, dt_error *err);
 
 #endif
