@@ -380,7 +380,8 @@ static void remove_run_files(const dtsim_opts *o, const run_files *f) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
         if (system(cmd)) {}
     } else if (!o->quiet) {
-        fprintf(stderr, "dtsim: platform, hostfile and rank program output kept in %s\n", f->dir);
+        fprintf(stderr, "dtsim: platform, hostfile, the rank program's run description and "
+                "output kept in %s\n", f->dir);
     }
 }
 
