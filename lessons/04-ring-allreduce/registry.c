@@ -6,18 +6,8 @@
 #define DT_ALGO_EXTRA "student_ring.h"
 #include "coll/coll_algos.c"
 
-// Timing-only simulation (dtsim above 16 GPUs: coll_coarsen.c) merges consecutive steps of a
-// ring phase into one longer message; it finds them by the key of each round, phase << 20 |
-// step, which dt_sched_ring_rs/_ag set. A ring of 2(p-1) rounds is tagged the same way here
-// (reduce-scatter steps 0..p-2, then allgather steps 0..p-2), so that dtsim --algo student
-// simulates the same messages as --algo ring. Any other shape keeps key 0: never merged.
-static void tag_ring_steps(dt_lane *l, int first_round, int p) {
-    if (p < 2 || l->n_rounds - first_round != 2 * (p - 1)) return;
-    int phase = l->phases + 1;
-    for (int k = 0; k < 2 * (p - 1); k++)
-        l->key[first_round + k] = (phase + k / (p - 1)) << 20 | k % (p - 1);
-    l->phases += 2;
-}
+// the ring's rounds keyed as dt_sched_ring's, so that dtsim coarsens them alike
+#include "../kit/ring_keys.h"
 
 void build_student(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
     (void)quant;  // check_student refuses fp16 on the wire
@@ -25,7 +15,7 @@ void build_student(const dt_build_ctx *x, size_t n, int quant, dt_sched *s) {
     int first = l->n_rounds, p = x->size[DT_COMM_ALL];
     student_ring(l, DT_COMM_ALL, x->rank[DT_COMM_ALL], p, 0, n);
     dt_lane_close(l);
-    tag_ring_steps(l, first, p);
+    lesson_tag_ring_steps(l, first, p);
 }
 
 #ifdef LESSON04_PROGRAM

@@ -17,7 +17,8 @@
 //    than that is messages missing: an empty schedule simulates in no time), and
 //    faster than dtlab's ring simulated on the same platform (round by round); the line
 //    says how far above or below the target it is and how many times faster than the ring.
-// --race LIST (the README's experiment): the ring against student_rhd, simulated and modelled,
+// --race LIST (the README's experiment): the ring (yours from lesson 04 once it is one:
+//    race_ring.c) against student_rhd, simulated and modelled,
 // per size; no checks (--coarsen K: as dtsim, ⌈P/16⌉ above 16 ranks). Rank 0 prints.
 #include <getopt.h>
 #include <math.h>
@@ -31,6 +32,7 @@
 #include "../kit/timing.h"
 #include "coll/coll.h"
 #include "coll/coll_cost.h"
+#include "race_ring.h"
 #include "schedule_check.h"
 #include "student_rhd.h"
 
@@ -445,6 +447,7 @@ static void race(const args_t *a) {
     double largest = 0;
     for (int i = 0; i < ns; i++) largest = sizes[i] > largest ? sizes[i] : largest;
     timing_reserve((size_t)(largest / 4 + 1) * sizeof(float));
+    dt_algo ring = race_ring(nprocs, (size_t)(sizes[0] / 4));  // yours (lesson 04) or dtlab's
     dt_coll_opts o = timing_opts(a, DT_ALGO_RING);
     double A_ring = dt_cost_ring(&o, nprocs, 0), A_rhd = closed_form(a, nprocs, 0);
     double B_ring = (dt_cost_ring(&o, nprocs, 1e9) - A_ring) / 1e9;
@@ -463,7 +466,7 @@ static void race(const args_t *a) {
     for (int i = 0; i < ns; i++) {
         size_t count = (size_t)(sizes[i] / 4);
         double b = (double)count * 4;
-        double tr = time_one(a, DT_ALGO_RING, count, k), th = time_one(a, student_algo(), count, 0);
+        double tr = time_one(a, ring, count, k), th = time_one(a, student_algo(), count, 0);
         double mr = dt_cost_ring(&o, nprocs, b), mh = closed_form(a, nprocs, b);
         if (rank == 0)
             printf("%12.0f %12.4e %12.4e %12.4e %12.4e  %-12s %s\n", b, tr, th, mr, mh,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # race.sh — lesson 05's experiment: your halving-doubling allreduce (student_rhd) against
-# dtlab's ring on P simulated ranks, one allreduce per message size, timed by SimGrid and
-# priced by the α-β model; prints where the winner changes.
+# your lesson-04 ring (lessons/04-ring-allreduce/ring.c; dtlab's ring while yours is not one
+# yet: the first line says which, race_ring.c) on P simulated ranks, one allreduce per
+# message size, timed by SimGrid and priced by the α-β model; prints where the winner changes.
 #   lessons/05-halving-doubling-and-trees/race.sh [--ranks P] [--per-node K] [SIZES]
 #     --ranks P      simulated ranks (default 1024)
 #     --per-node K   ranks per host, sharing its one link (default 1: every rank has its own)

@@ -1,5 +1,6 @@
 // subject05.c — the process that runs lesson 05's student_rhd.c (lessons/kit/subject.h): a
-// server that answers the grader's requests for one rank's schedule. It builds the lane
+// server that answers the grader's requests for one rank's schedule (and for lesson 04's
+// ring.c, the race's ring: your_ring.h). It builds the lane
 // with student_rhd and returns its rounds and ops as data (kit/subject_lane.h); the grader
 // (remote.c) rebuilds the schedule in its own process and judges it. Linked with
 // student_rhd.c, the kit's subject.c and subject_lane.c and, of dtlab's library, only what
@@ -9,6 +10,7 @@
 #include "../kit/subject_lane.h"
 #include "student_rhd.h"
 #include "subject05.h"
+#include "your_ring.h"
 
 // request: u64 comm, r, p, off, n (remote.c); reply: the lane (lane_send)
 static void serve_rhd(subject_buf *req, subject_buf *reply) {
@@ -21,7 +23,18 @@ static void serve_rhd(subject_buf *req, subject_buf *reply) {
     lane_release(&l);
 }
 
+// the same for lesson 04's student_ring (the race's ring, your_ring.h)
+static void serve_ring(subject_buf *req, subject_buf *reply) {
+    uint64_t a[5];
+    sb_get(req, a, sizeof a);
+    if (req->bad) exit(2);
+    dt_lane l = {0};
+    student_ring(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
+    lane_send(reply, &l);
+    lane_release(&l);
+}
+
 int main(void) {
-    const subject_handler h[] = {[SUBJECT05_RHD] = serve_rhd};
-    return subject_serve(h, 1);
+    const subject_handler h[] = {[SUBJECT05_RHD] = serve_rhd, [SUBJECT05_RING] = serve_ring};
+    return subject_serve(h, 2);
 }

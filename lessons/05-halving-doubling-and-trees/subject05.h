@@ -3,6 +3,6 @@
 #ifndef LESSON05_SUBJECT_H
 #define LESSON05_SUBJECT_H
 
-enum { SUBJECT05_RHD = 0 };
+enum { SUBJECT05_RHD = 0, SUBJECT05_RING = 1 };  // RING: lesson 04's ring.c (your_ring.h)
 
 #endif
