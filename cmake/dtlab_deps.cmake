@@ -106,7 +106,13 @@ if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
 endif()
 include(CheckLanguage)
 check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
+if(CMAKE_CUDA_COMPILER AND EXISTS ${PROJECT_SOURCE_DIR}/nn/reference)
+  # a student handout: nn/kernels.h declares the lessons' formulas without their bodies
+  # (lessons/components.txt), which device code cannot call
+  set(DT_HAVE_CUDA OFF)
+  message(STATUS "dtlab: a student handout — skipping the cuda device (nn/kernels.h's lesson "
+                 "formulas ship compiled for the CPU only: nn/reference/README.md)")
+elseif(CMAKE_CUDA_COMPILER)
   set(DT_HAVE_CUDA ON)
   message(STATUS "dtlab: CUDA compiler ${CMAKE_CUDA_COMPILER}")
 else()

@@ -24,7 +24,8 @@ function(dt_reference_objects world out)
   set(${out} ${objs} PARENT_SCOPE)
 endfunction()
 
-# dt_components(<out-var>): the paths of lessons/components.txt (repository-relative, unique)
+# dt_components(<out-var>): the paths of lessons/components.txt (repository-relative, unique;
+# its "inline" lines, nn/kernels.h's functions, are not paths)
 function(dt_components out)
   file(STRINGS ${PROJECT_SOURCE_DIR}/lessons/components.txt lines REGEX "^[0-9][0-9] ")
   set(files "")
@@ -64,9 +65,16 @@ function(dt_reference_target)
       list(APPEND kernel_host ${w})
     endif()
   endforeach()
+  # nn/kernels.h's functions with external linkage (DT_HD empty): the handout declares the
+  # lessons' ones ("inline" lines) without their bodies and links this object
+  set(w ${out}/src/kernels_ref.c)
+  file(GENERATE OUTPUT ${w} CONTENT
+       "#define DT_HD\n#include \"${PROJECT_SOURCE_DIR}/nn/kernels.h\"\n")
+  list(APPEND kernel_host ${w})
+  list(APPEND deps_extra ${PROJECT_SOURCE_DIR}/nn/kernels.h)
   set(objs_smpi "$<TARGET_OBJECTS:dtnn_smpi>")
   set(kernels "")
-  if(kernel_host)
+  if(kernel_host)  # (never empty: kernels_ref.c)
     add_library(dt_reference_kernels OBJECT ${kernel_host})
     target_include_directories(dt_reference_kernels PRIVATE ${PROJECT_SOURCE_DIR}/nn)
     target_link_libraries(dt_reference_kernels PRIVATE dt_openblas OpenMP::OpenMP_C)
@@ -98,7 +106,7 @@ set(OBJS_kernels_smpi \"$<$<TARGET_EXISTS:dt_reference_kernels_smpi>:$<TARGET_OB
   add_custom_command(OUTPUT ${out}/manifest.txt
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DSRC=${PROJECT_SOURCE_DIR} -DLISTS=${lists}
             -P ${PROJECT_SOURCE_DIR}/cmake/dtlab_reference_copy.cmake
-    DEPENDS dtnn dtnn_smpi dtcoll_mpi ${kernels} ${deps} ${lists}
+    DEPENDS dtnn dtnn_smpi dtcoll_mpi ${kernels} ${deps} ${deps_extra} ${lists}
             ${PROJECT_SOURCE_DIR}/cmake/dtlab_reference_copy.cmake
             ${PROJECT_SOURCE_DIR}/lessons/components.txt
     COMMENT "dtlab: the lessons' components, compiled, for lessons/handout (build/reference)"

@@ -9,10 +9,14 @@
 #include <stdint.h>
 #include <string.h>
 
+// (A student handout defines DT_HD empty once, to compile these with external linkage into
+// its reference object, and declares the lessons' ones only: cmake/dtlab_reference.cmake.)
+#ifndef DT_HD
 #ifdef __CUDACC__
 #define DT_HD __host__ __device__ static inline
 #else
 #define DT_HD static inline
+#endif
 #endif
 
 // ---- counter-based random numbers (no state: every device draws the same stream) ----

@@ -2,7 +2,7 @@
 // type, range, place in the program's options struct and help text, from which one parser
 // reads argv (and, for options that have one, an environment variable), one formatter writes
 // `--help`, and one function words every refusal ("option --group: 'x' is not a positive
-// group size"). The style of sim/rank_opts.c, for what users type.
+// group size").
 // The tables: the allreduce options shared by dtsim, dtrain, dtcoll-bench and the preloaded
 // library (nn/coll/coll_cli.c), and each program's own (sim/dtsim_opts.c,
 // real/dtrain_opts.c, bench/dtcoll_bench.c). How to add an option: docs/options.md.

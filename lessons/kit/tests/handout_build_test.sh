@@ -2,7 +2,8 @@
 # handout_build_test.sh REPO BUILD — CI: a student handout ships the lessons' components
 # compiled, not as source (lessons/components.txt, nn/reference/), and builds and runs on them:
 #   1. none of the listed files is in the handout, and no file of it defines a function that
-#      one of them defines (dt_sched_ring_rs, dt_fusion_plan, dt_optim_step_shard, ...);
+#      one of them defines (dt_sched_ring_rs, dt_fusion_plan, dt_optim_step_shard, ...) or
+#      one of nn/kernels.h's that its "inline" lines name (dt_f32_to_f16, dt_sgd_elem, ...);
 #   2. nn/reference/ holds an object of each file for each world it is compiled in;
 #   3. the handout configures and builds dtsim, dtrain and libdtcoll_mpi.so (Debug: the
 #      objects are Release, and a simulated figure may depend on neither);
@@ -35,12 +36,13 @@ for f in $files; do
   defs="$defs $(grep -oE '^[a-z][a-z0-9_ *]* \**(dt_[a-z0-9_]+)\(' "$f" | grep -oE 'dt_[a-z0-9_]+\($' | tr -d '(')"
 done
 check "$ok" "the handout holds none of lessons/components.txt's files"
+defs="$defs $(sed -n 's/^inline [0-9][0-9] //p' lessons/components.txt)"
 n=$(echo "$defs" | wc -w)
 # (in a .c or .cu file a line that opens no prototype ends without ";"; a header defines
 # only with the body's "{" on the line: its prototypes run over lines)
 found=$(cd "$h" && for d in $defs; do
   { grep -rlE --include='*.c' --include='*.cu' "^[a-z][a-z0-9_ *]* \**$d\([^;]*$" .
-    grep -rlE --include='*.h' --include='*.cuh' "^[a-z][a-z0-9_ *]* \**$d\(.*\{" .
+    grep -rlE --include='*.h' --include='*.cuh' "^[A-Za-z][A-Za-z0-9_ *]* \**$d\(.*\{" .
   } | sed "s|^\./|  $d defined in |"
 done)
 [ -n "$found" ] && echo "$found"
@@ -57,6 +59,9 @@ for f in $files; do
   case "$f" in nn/coll/*)
     [ -f "$h/nn/reference/dtcoll/${rel%.c}.o" ] || { echo "  no dtcoll object of $f"; ok=0; } ;;
   esac
+done
+for world in host smpi; do
+  [ -f "$h/nn/reference/$world/kernels_ref.o" ] || { echo "  no $world kernels_ref.o"; ok=0; }
 done
 check "$ok" "nn/reference/ holds an object of each, for each world"
 
