@@ -22,15 +22,7 @@
 
 
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
-    subject_buf req = {0}, rep = {0};
-    uint64_t args[5] = {(uint64_t)comm, (uint64_t)r, (uint64_t)p, off, n};
-    sb_put(&req, args, sizeof args);
-    char what[160];
-    snprintf(what, sizeof what, "student_ring(comm=%d, r=%d, p=%d, off=%zu, n=%zu)", comm, r, p,
-             off, n);
-    subject_call(SUBJECT04_RING, &req, &rep, what);
-    lane_receive(&rep, l, what);
-    sb_free(&req), sb_free(&rep);
+    lane_ask(SUBJECT04_RING, "student_ring", l, comm, r, p, off, n);
 }
 
 void student_ring_mpi(float *x, size_t n, MPI_Comm comm) {

@@ -10,13 +10,7 @@
 #include "subject04.h"
 
 static void serve_ring(subject_buf *req, subject_buf *reply) {
-    uint64_t a[5];
-    sb_get(req, a, sizeof a);
-    if (req->bad) exit(2);
-    dt_lane l = {0};
-    student_ring(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
-    lane_send(reply, &l);
-    lane_release(&l);
+    lane_serve(req, reply, student_ring);
 }
 
 int main(void) {

@@ -15,27 +15,12 @@
 #include "subject05.h"
 #include "your_ring.h"
 
-// one rank's lane, asked of the subject (tag: which function; name: how a crash report names
-// the call)
-static void ask_lane(int tag, const char *name, dt_lane *l, int comm, int r, int p, size_t off,
-                     size_t n) {
-    subject_buf req = {0}, rep = {0};
-    uint64_t args[5] = {(uint64_t)comm, (uint64_t)r, (uint64_t)p, off, n};
-    sb_put(&req, args, sizeof args);
-    char what[200];  // the call, as the judge names it if the subject crashes or hangs
-    snprintf(what, sizeof what, "%s(comm=%d, r=%d, p=%d, off=%zu, n=%zu)", name, comm, r, p,
-             off, n);
-    subject_call(tag, &req, &rep, what);
-    lane_receive(&rep, l, what);
-    sb_free(&req), sb_free(&rep);
-}
-
 void student_rhd(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
-    ask_lane(SUBJECT05_RHD, "student_rhd", l, comm, r, p, off, n);
+    lane_ask(SUBJECT05_RHD, "student_rhd", l, comm, r, p, off, n);
 }
 
 // lesson 04's ring (your_ring.h), asked of the same subject
 void student_ring(dt_lane *l, int comm, int r, int p, size_t off, size_t n) {
-    ask_lane(SUBJECT05_RING, "student_ring of lessons/04-ring-allreduce/ring.c", l, comm, r, p,
+    lane_ask(SUBJECT05_RING, "student_ring of lessons/04-ring-allreduce/ring.c", l, comm, r, p,
              off, n);
 }

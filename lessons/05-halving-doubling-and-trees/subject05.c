@@ -12,26 +12,14 @@
 #include "subject05.h"
 #include "your_ring.h"
 
-// request: u64 comm, r, p, off, n (remote.c); reply: the lane (lane_send)
+// each request: u64 comm, r, p, off, n (remote.c); reply: the lane (kit/subject_lane.h)
 static void serve_rhd(subject_buf *req, subject_buf *reply) {
-    uint64_t a[5];
-    sb_get(req, a, sizeof a);
-    if (req->bad) exit(2);
-    dt_lane l = {0};
-    student_rhd(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
-    lane_send(reply, &l);
-    lane_release(&l);
+    lane_serve(req, reply, student_rhd);
 }
 
-// the same for lesson 04's student_ring (the race's ring, your_ring.h)
+// lesson 04's student_ring: the race's ring (your_ring.h)
 static void serve_ring(subject_buf *req, subject_buf *reply) {
-    uint64_t a[5];
-    sb_get(req, a, sizeof a);
-    if (req->bad) exit(2);
-    dt_lane l = {0};
-    student_ring(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
-    lane_send(reply, &l);
-    lane_release(&l);
+    lane_serve(req, reply, student_ring);
 }
 
 int main(void) {

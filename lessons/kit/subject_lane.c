@@ -1,6 +1,7 @@
 // subject_lane.c — a schedule's lane over the split grader's channel (subject_lane.h).
 #include "subject_lane.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,4 +37,27 @@ void lane_receive(subject_buf *rep, dt_lane *l, const char *what) {
 void lane_release(dt_lane *l) {
     free(l->ops), free(l->round_start), free(l->key), free(l->delay);
     memset(l, 0, sizeof *l);
+}
+
+void lane_serve(subject_buf *req, subject_buf *reply, lane_builder build) {
+    uint64_t a[5];
+    sb_get(req, a, sizeof a);
+    if (req->bad) exit(2);
+    dt_lane l = {0};
+    build(&l, (int)a[0], (int)a[1], (int)a[2], (size_t)a[3], (size_t)a[4]);
+    lane_send(reply, &l);
+    lane_release(&l);
+}
+
+void lane_ask(int tag, const char *name, dt_lane *l, int comm, int r, int p, size_t off,
+              size_t n) {
+    subject_buf req = {0}, rep = {0};
+    uint64_t args[5] = {(uint64_t)comm, (uint64_t)r, (uint64_t)p, off, n};
+    sb_put(&req, args, sizeof args);
+    char what[200];  // the call, as the judge names it if the subject crashes or hangs
+    snprintf(what, sizeof what, "%s(comm=%d, r=%d, p=%d, off=%zu, n=%zu)", name, comm, r, p,
+             off, n);
+    subject_call(tag, &req, &rep, what);
+    lane_receive(&rep, l, what);
+    sb_free(&req), sb_free(&rep);
 }

@@ -23,4 +23,12 @@ void lane_receive(subject_buf *reply, dt_lane *l, const char *what);
 // A lane's arrays freed (the subject's side: what a builder allocated)
 void lane_release(dt_lane *l);
 
+// The one-communicator builders of lessons 04 and 05 (student_ring, student_rhd): the
+// subject's server of one (request: u64 comm, r, p, off, n; reply: the lane), and the
+// judge's call of it (tag: the server's; name: how a crash report names the call).
+typedef void (*lane_builder)(dt_lane *l, int comm, int r, int p, size_t off, size_t n);
+void lane_serve(subject_buf *req, subject_buf *reply, lane_builder build);
+void lane_ask(int tag, const char *name, dt_lane *l, int comm, int r, int p, size_t off,
+              size_t n);
+
 #endif
