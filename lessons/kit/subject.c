@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -191,6 +192,32 @@ static char **subject_env(void) {
     return env;
 }
 
+// The subject's file system read-only (Landlock, Linux 5.13+; Salaün 2021): with no rule
+// given, every way of writing or creating a file is refused to it and what it runs, so it
+// cannot write a verdict, a record or the grade's files, whichever user it runs as (the
+// grade's own user when not root). Its descriptors 1 and 2 (its log) stay writable: they
+// are open. Where the kernel has no Landlock this does nothing, and says so in the log.
+#ifndef SYS_landlock_create_ruleset  // (x86-64's numbers, for a libc that predates them)
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_restrict_self 446
+#endif
+#define DT_LL_WRITE 0x1ff2ULL  // ABI 1: write_file (bit 1), remove_dir .. make_sym (4-12)
+#define DT_LL_TRUNCATE (1ULL << 14)  // ABI 3
+static void confine_files(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* ..._VERSION */);
+    struct {
+        uint64_t handled_access_fs;
+    } attr = {DT_LL_WRITE | (abi >= 3 ? DT_LL_TRUNCATE : 0)};
+    int fd = abi >= 1 ? (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0u) : -1;
+    if (fd < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+        syscall(SYS_landlock_restrict_self, fd, 0u)) {
+        dprintf(2, "subject: no Landlock here (%s): its files are as writable as its user's\n",
+                strerror(errno));
+    }
+    if (fd >= 0) close(fd);
+}
+
+
 static void spawn(server *v) {
     const char *exe = getenv("LESSON_SUBJECT");
     if (!exe || !*exe) {
@@ -214,6 +241,9 @@ static void spawn(server *v) {
     }
     char **env = subject_env();
     char *argv[] = {(char *)exe, NULL};
+    // not root: the subject runs as this user, who may ptrace or read /proc/<pid>/mem and
+    // environ of its own processes; a process that is not dumpable is closed to them
+    if (geteuid() != 0) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     fflush(stdout), fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {  // the subject: its own session, another user when root, fds 0-4 only
@@ -229,6 +259,7 @@ static void spawn(server *v) {
         setrlimit(RLIMIT_CPU, &cpu), setrlimit(RLIMIT_FSIZE, &fsize), setrlimit(RLIMIT_CORE, &core);
         if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534))) _exit(126);
         if (chdir("/")) _exit(126);
+        confine_files();
         execve(exe, argv, env);
         dprintf(2, "subject: cannot run %s: %s\n", exe, strerror(errno));
         _exit(127);

@@ -1,7 +1,8 @@
 // subject_test.c — the kit's split grader (subject.h) tried from the student's side: one
 // source, two programs. Built with -DSUBJECT_SIDE it is a subject whose handlers do what a
 // submission that wants its grade might (report what it can see, print verdict lines and
-// close its output, kill its parent, exit 0, never answer, write a forged frame); without,
+// close its output, kill its parent, exit 0, never answer, write a forged frame, write a
+// file or trace its parent); without,
 // it is the judge that calls one of them (argv[1]) and prints what it received.
 // kit/subject_test.sh runs the cases and checks the judge's status and output.
 #define _GNU_SOURCE
@@ -11,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "subject.h"
 
-enum { T_SEE, T_FORGE, T_EXIT0, T_HANG, T_BAD, T_CALLBACK, T_COUNT };
+enum { T_SEE, T_FORGE, T_EXIT0, T_HANG, T_BAD, T_CALLBACK, T_ESCAPE, T_COUNT };
 
 #ifdef SUBJECT_SIDE
 extern char **environ;
@@ -91,19 +95,48 @@ static void callback(subject_buf *req, subject_buf *rep) {
     sb_put(rep, line, strlen(line));
 }
 
+// reach past the channel: whether Landlock is there (its ABI), then create a file in /tmp
+// (anyone's to write) and in / , and attach to the judge with ptrace and read its
+// environment; each line says whether it was refused
+static void escape(subject_buf *req, subject_buf *rep) {
+    (void)req;
+    char line[256], path[64];
+    snprintf(line, sizeof line, "landlock abi %ld\n", syscall(444, NULL, 0, 1u));
+    sb_put(rep, line, strlen(line));
+    const char *dirs[2] = {"/tmp", ""};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/dtlab-subject-escape-%d", dirs[i], (int)getpid());
+        int fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+        snprintf(line, sizeof line, "create %s: %s\n", i ? "/" : "/tmp",
+                 fd < 0 ? "refused" : "done");
+        if (fd >= 0) close(fd), unlink(path);
+        sb_put(rep, line, strlen(line));
+    }
+    pid_t judge = getppid();
+    long t = ptrace(PTRACE_ATTACH, judge, NULL, NULL);
+    if (!t) ptrace(PTRACE_DETACH, judge, NULL, NULL);
+    snprintf(line, sizeof line, "ptrace judge: %s\n", t ? "refused" : "done");
+    sb_put(rep, line, strlen(line));
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)judge);
+    int fd = open(path, O_RDONLY);
+    snprintf(line, sizeof line, "read judge environ: %s\n", fd < 0 ? "refused" : "done");
+    if (fd >= 0) close(fd);
+    sb_put(rep, line, strlen(line));
+}
+
 int main(void) {
-    const subject_handler h[T_COUNT] = {see, forge, exit0, hang, bad, callback};
+    const subject_handler h[T_COUNT] = {see, forge, exit0, hang, bad, callback, escape};
     return subject_serve(h, T_COUNT);
 }
 #else
 static void doubler(subject_buf *req, subject_buf *rep) { sb_u64(rep, 2 * sb_get_u64(req)); }
 
 int main(int argc, char **argv) {
-    const char *names[T_COUNT] = {"see", "forge", "exit0", "hang", "bad", "callback"};
+    const char *names[T_COUNT] = {"see", "forge", "exit0", "hang", "bad", "callback", "escape"};
     int t = 0;
     while (argc == 2 && t < T_COUNT && strcmp(argv[1], names[t])) t++;
     if (argc != 2 || t == T_COUNT) {
-        fprintf(stderr, "usage: subject_test see|forge|exit0|hang|bad|callback\n");
+        fprintf(stderr, "usage: subject_test see|forge|exit0|hang|bad|callback|escape\n");
         return 2;
     }
     subject_buf req = {0}, rep = {0};

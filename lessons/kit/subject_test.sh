@@ -53,4 +53,13 @@ check forged_frame_is_refused $? "exit $rc: $(tail -c 300 "$w/out")"
 rc=$(run callback)
 [ "$rc" -eq 0 ] && grep -q '^callbacks gave 12$' "$w/out"
 check callbacks_answered_by_the_judge $? "exit $rc: $(tail -c 300 "$w/out")"
+rc=$(run escape)
+if grep -q '^landlock abi [1-9]' "$w/out"; then
+  [ "$rc" -eq 0 ] && grep -q '^create /tmp: refused' "$w/out" && grep -q '^create /: refused' "$w/out"
+  check files_read_only_to_the_subject $? "exit $rc: $(grep -E '^(landlock|create)' "$w/out" | tr '\n' ' ')"
+else
+  echo "# SKIPPED files_read_only_to_the_subject: this kernel has no Landlock ($(grep '^landlock' "$w/out"))"
+fi
+[ "$rc" -eq 0 ] && grep -q '^ptrace judge: refused' "$w/out" && grep -q '^read judge environ: refused' "$w/out"
+check judge_closed_to_the_subject $? "exit $rc: $(grep -E '^(ptrace|read)' "$w/out" | tr '\n' ' ')"
 exit $bad
