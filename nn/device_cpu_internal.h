@@ -150,10 +150,11 @@ static inline __attribute__((always_inline)) void dt_cpu_im2col_row(const void *
     dt_cpu_valid_range(H, OH, kh, stride, pad, &hlo, &hhi);
     dt_cpu_valid_range(W, OW, kw, stride, pad, &lo, &hi);
     memset(col, 0, (size_t)hlo * OW * es);
-    if (stride == 1 && OW == W && hlo < hhi) {
+    if (stride == 1 && OW == W && hlo < hhi && lo < hi) {
         // "same" padding: the valid rows are one shifted run of x; copy it whole (only
         // in-plane elements), then zero the border columns that wrapped from the next row
-        // (lo - pad + kw >= 0 by the definition of lo: every index stays inside the plane)
+        // (lo - pad + kw >= 0 by the definition of lo when some column is valid: every index
+        // stays inside the plane; with none, lo is clamped to hi and may point before it)
         const char *src = x + ((size_t)(hlo - pad + kh) * W + (lo - pad + kw)) * es;
         size_t first = (size_t)hlo * OW + lo, last = (size_t)(hhi - 1) * OW + hi;
         if (last > first) memcpy(col + first * es, src, (last - first) * es);
