@@ -3,17 +3,18 @@
 // own slice of the global batch, the gradients are summed over the ranks and divided by P,
 // and every rank applies the same update, so the P replicas stay identical and follow the
 // run of one big minibatch (Goyal et al. 2017, §2.1: "the mean over the minibatch of
-// size kn"). The trainer is the one part of nn/ outside coll/ that calls MPI (the gradients
-// themselves go through coll/): train.c (rank 0's weights broadcast at init, the ranks'
-// agreement on the network, the loss, the fp16 overflow flag), train_comm.c (the agreement
-// on the allreduce, rank 0's ready times broadcast for the bucket plan, MPI_Wtime),
-// train_shard.c and train_zero.c (MPI_Wtime only), train_zero_setup.c (the agreement on the
-// stage), train_state.c (MPI_Gatherv of a sharded optimizer state) and train_trace.c (the
-// agreement that every rank wrote its part).
-// The gradients go through the allreduce library (coll/coll.h) in fusion buckets
-// (coll/fusion.h): with overlap on, a bucket's allreduce starts during backward as soon as its
-// last gradient exists (the dt_grad_ready_fn hook of dt_net_backward) and every allreduce in
-// flight is progressed after each layer (docs/architecture.md, "One training step").
+// size kn"). How the gradient is summed and the update applied is the trainer's strategy,
+// an entry of a registry (train_strategy.h): replicate (the allreduce of each fusion bucket
+// during backward, train_replicate.c), or ZeRO's sharding of the optimizer state, the
+// gradients or the parameters (train_shard.c, train_zero.c). The step itself, forward,
+// backward with the strategy's hooks, its finish, the update, is train.c; loss scaling and
+// clipping hook into it (dt_step_hooks). The trainer is the one part of nn/ outside coll/
+// that calls MPI (the gradients themselves go through coll/): train.c (the loss, the batch
+// norm statistics), train_setup.c (rank 0's weights broadcast at init, the ranks' agreement
+// on the network and the strategy), train_comm.c (the agreement on the allreduce, rank 0's
+// ready times broadcast for the bucket plan), train_scale.c (the fp16 overflow flag),
+// MPI_Wtime in the strategies, train_state.c (MPI_Gatherv of a sharded optimizer state) and
+// train_trace.c (the agreement that every rank wrote its part).
 // Mixed precision: the network stores half (nn/net_half.c); the trainer scales the loss
 // for fp16 (dt_trainer_set_loss_scaling). Not here: data loading, lr schedules (the caller
 // passes lr).
@@ -29,54 +30,63 @@
 #include "net.h"
 #include "optim.h"
 
+typedef struct dt_trainer dt_trainer;
+
+// The step's extensions, each in its own file and hooked in where the core leaves a point,
+// as coll_fp16.c is in the allreduce's runner; a point left NULL does nothing.
 typedef struct {
+    // dynamic loss scaling (train_scale.c): the loss multiplier backward runs with; then, on
+    // this rank's part of the averaged gradient, 0 to skip the update on every rank (an
+    // overflow somewhere), else 1 with the gradient unscaled
+    float (*scale)(const dt_trainer *t);
+    int (*unscale)(dt_trainer *t);
+    void (*clip)(dt_trainer *t);  // clipping by global norm (train_norms.c), before the update
+} dt_step_hooks;
+
+struct dt_trainer {
     dt_net *net;        // this rank's replica (borrowed, not freed by the trainer)
     dt_optim *opt;      // its optimizer (borrowed)
     MPI_Comm comm;      // the data-parallel group (borrowed)
     int rank, size;     // in comm
     long step;          // steps completed
+    int accumulate;     // micro-batches per step (dt_trainer_set_accumulate; 1)
+
+    // ---- the strategy: an entry of the registry (train_strategy.h), dt_trainer_set_shard ----
+    int shard;          // its number (dt_shard_stage; an extra entry's after them)
+    void *state;        // its own state (owned; NULL for none)
+    float *grad;        // this rank's part of the reduced gradient: the whole net->grads
+    size_t grad_n;      // (replicate), or its shard or pieces; elements
+    int n_units;        // a sharded strategy's units: unit k is the trainable elements
+    const size_t *unit_lo;  // [unit_lo[k], unit_lo[k+1]), each split over the ranks
+                            // (dt_shard_lo); NULL: not sharded (the norms use the buckets)
 
     // ---- communication (dt_trainer_set_comm; defaults: the MPI library's allreduce, one
     // bucket, no overlap) ----
     dt_coll *coll;            // owned
-    // the device the allreduce's kernels run on (NULL: the network's). dtsim gives it an
-    // unscaled handle on the model device: a framework calibration slows the framework's
-    // kernels, not the communication library's (docs/formulas.md)
-    dt_device *comm_dev;
     dt_fusion_opts fusion;
     int overlap;              // start buckets during backward
-    // With overlap, wait for each layer's kernels even while no allreduce is in flight and
-    // none starts there (0 by default: the model device then charges the run of layers in
-    // one go, which simulates the same time with fewer SimGrid events). The planning step
-    // always waits. Set it for traces: events[].ready is exact only where backward waited.
-    int layer_times;
     dt_grad_event *events;    // backward's gradient-ready events (n_layers of them)
     int n_events;
     dt_bucket *buckets;       // the plan; SEGMENTS/AUTO plan after the first step, from
     int n_buckets;            // rank 0's measured ready times (broadcast: one plan for all)
     int planned;
     // per step, in seconds (rank-local wall clock): backward compute, the span during which
-    // at least one allreduce was in flight (as seen by polling between layers: it can end
-    // up to one layer late), and the part of it after backward ended (exposed)
+    // the step's collectives were in flight, and the part of it after backward ended
+    // (exposed); the step's timeline (MPI_Wtime: simulated under SMPI) for traces:
+    // backward's start, each bucket's allreduce start and completion as polling saw it
     double last_backward, last_comm, last_exposed;
     double sum_backward, sum_comm, sum_exposed;  // over steps since dt_trainer_reset_stats
-    // the last step's timeline (MPI_Wtime: simulated under SMPI), for traces: backward's
-    // start, and each bucket's allreduce start and completion as polling saw it
     double last_backward_start, *bucket_start, *bucket_end;
     long n_stats;
 
-    // ---- dynamic loss scaling (fp16 mixed precision; dt_trainer_set_loss_scaling) ----
+    // ---- the extensions' hooks and state ----
+    dt_step_hooks hooks;
     int loss_scaling;          // backward runs with the loss scaled by scaler.scale
-    dt_loss_scaler scaler;
+    dt_loss_scaler scaler;     // (dt_trainer_set_loss_scaling)
     int last_skipped;          // the last step overflowed on some rank: no update anywhere
-    int fault_inf_grad;        // testing (dtrain --fault-inf-grad-at-step): put an Inf into
-                               // this rank's reduced gradient in the next step, once
-
-    int accumulate;            // micro-batches per step (dt_trainer_set_accumulate; 1)
-    // clipping by global norm of the averaged gradient before the update (Pascanu et al.
-    // 2013; optim.h dt_clip_grad_norm): max norm, 0 off; the last step's norm before
-    // clipping
-    double clip_norm, last_grad_norm;
+    int fault_inf_grad;        // testing (dt_trainer_inject_inf_grad)
+    double clip_norm;          // the largest global norm (dt_trainer_set_clip; 0: off)
+    double last_grad_norm;     // the last step's, before clipping
     // the norms of clipping and LAMB summed from the pieces that ZeRO's ranks hold
     // (optim.h dt_norm_plan over the units: the buckets of a plain run), so that a plain run
     // gives a sharded one's bits. Always so when sharded; set it (dtrain does) for a plain
@@ -84,10 +94,16 @@ typedef struct {
     int piece_norms;
     dt_norm_plan *norms;       // made at the first step that needs it (owned)
 
-    // ---- sharded data parallel, ZeRO (dt_trainer_set_shard) ----
-    int shard;                 // the stage: DT_SHARD_NONE .. DT_SHARD_PARAMETERS
-    struct dt_zero *zero;      // stages 2, 3: units, pieces, buffers (nn/train_zero.c; owned)
-} dt_trainer;
+    // ---- what only the simulator supplies (sim/rank.c; NULL in a real run) ----
+    // the device of the collectives' kernels: an unscaled handle of the model device (a
+    // calibration slows the framework's kernels, not the library's; docs/formulas.md)
+    dt_device *comm_dev;
+    // after a layer of backward whose gradients are final, while the step communicates (a
+    // collective in flight or starting there): the model device lets the layer's time pass
+    // before the polls (it charges time only where it is waited for)
+    void (*layer_wait)(void *ctx, dt_net *net, int communicating);
+    void *layer_wait_ctx;
+};
 
 // ZeRO's stages (Rajbhandari et al. 2020 §5): what each rank keeps only 1/P of.
 typedef enum {
@@ -95,12 +111,21 @@ typedef enum {
     DT_SHARD_OPTIMIZER,   // stage 1 (P_os): the optimizer state (nn/train_shard.c)
     DT_SHARD_GRADIENTS,   // stage 2 (P_os+g): + the gradient, reduce-scattered per bucket
     DT_SHARD_PARAMETERS,  // stage 3 (P_os+g+p): + the parameters, gathered per layer
+    DT_SHARD_COUNT        // the built-in strategies; a build's extra entries follow
 } dt_shard_stage;
-const char *dt_shard_name(int stage);          // "none", "optimizer", "gradients", ...
-int dt_shard_parse(const char *s, int *stage); // 0, or -1 for an unknown name
+// The registry of strategies (train_strategy.c): the name of entry `stage` ("none",
+// "optimizer", "gradients", "parameters", or a build's extra entry's; NULL for none), the
+// entry of a name (0, or -1 for an unknown one), whether it shards the optimizer state (it
+// needs dt_optim_create_shard's optimizer), and for --shard's messages and help the names
+// but the default's ("optimizer, gradients or parameters") and each entry's line of help.
+const char *dt_shard_name(int stage);
+int dt_shard_parse(const char *s, int *stage);
+int dt_shard_sharded(int stage);
+const char *dt_shard_choices(char *buf, size_t n);
+const char *dt_shard_help(char *buf, size_t n);
 
-// Collective, after dt_trainer_set_comm and set_accumulate: shard the training state
-// (nn/train_zero.c). Stage 1 and up need an optimizer made by dt_optim_create_shard for
+// Collective, after dt_trainer_set_comm and set_accumulate: the strategy `stage` (an entry
+// of the registry; here the built-ins). Stage 1 and up need an optimizer made by dt_optim_create_shard for
 // this rank's shard (stages 2 and 3 re-shard it to their pieces); stage 0 a plain one.
 // Stage 2: the units are the fusion buckets of the plan (a byte threshold or none: a plan
 // that waits for measured times is refused); each bucket's gradient is allocated when
@@ -168,7 +193,16 @@ void dt_trainer_reset_stats(dt_trainer *t);
 // reduced gradient (agreed with one MPI_Allreduce, so every rank decides alike) skips the
 // update everywhere and halves the scale, else the gradient is divided by the scale and the
 // update applied (nn/optim.h dt_loss_scaler_update). NULL turns it off (fp32, bf16).
+// train_scale.c, hooked into the step (dt_step_hooks scale, unscale).
 void dt_trainer_set_loss_scaling(dt_trainer *t, const dt_loss_scaler *ls);
+// Testing (dtrain --fault-inf-grad-at-step): an Inf in this rank's reduced gradient at the
+// next step, once, with or without loss scaling.
+void dt_trainer_inject_inf_grad(dt_trainer *t);
+
+// Clipping by global norm of the averaged gradient before the update (Pascanu et al. 2013;
+// optim.h dt_clip_grad_norm): the largest norm, 0 off; t->last_grad_norm is the last step's
+// before clipping. train_norms.c, hooked into the step (dt_step_hooks clip).
+void dt_trainer_set_clip(dt_trainer *t, double max_norm);
 
 // Gradient accumulation (Horovod's backward_passes_per_step, DDP's no_sync): each step runs
 // K micro-batches of net->B examples, forward and backward, their gradients summed in place,
@@ -180,8 +214,9 @@ int dt_trainer_set_accumulate(dt_trainer *t, int K, dt_error *err);
 // One step, collective over comm: set this rank's slice of the batch (x_local_host is
 // (K*B, in_c, in_h, in_w) floats, y_local_host (K*B) labels in [0, classes), B = net->B and
 // K = t->accumulate, the same on every rank), forward (training), loss, backward for each of
-// the K micro-batches, the last with the sum of the gradients over the ranks (the allreduce
-// library, bucket by bucket: train_comm.c), scaling by 1/(P*K), the same
+// the K micro-batches, the last with the sum of the gradients over the ranks (the strategy:
+// replicate's allreduce of each bucket during backward, train_replicate.c; ZeRO's
+// reduce-scatters), scaling by 1/(P*K), the same
 // mean over ranks of the batch-norm running statistics (so the replicas stay identical,
 // buffers included), MPI_Allreduce of the loss, optimizer step with learning rate lr.
 // Returns the mean loss over all ranks' samples (before the update). If that loss is NaN or
@@ -197,5 +232,12 @@ float dt_train_step(dt_trainer *t, const float *x_local_host, const int32_t *y_l
 // is the mean over the tokens. Everything else as dt_train_step.
 float dt_train_step_tokens(dt_trainer *t, const int32_t *tokens_host,
                            const int32_t *targets_host, float lr);
+
+// The first half of dt_train_step for one micro-batch (K = 1), for a program that prices its
+// own update (sim/rank_zero.c): the strategy's begin, forward, the loss, backward with the
+// strategy's hooks and its finish. Leaves this rank's part of the summed gradient in
+// t->grad (not yet divided by P) and returns this rank's loss (not averaged).
+float dt_trainer_forward_backward(dt_trainer *t, const float *x_local_host,
+                                  const int32_t *y_local_host);
 
 #endif

@@ -1,18 +1,17 @@
 // train_state.c — a sharded run's optimizer state whole, and back (nn/train.h): for a
 // checkpoint that any stage and rank count can resume (FSDP's full state dict). Each rank's
-// compact state holds its pieces of the units side by side (stage 1: one unit, the whole
-// buffer; stages 2, 3: ZeRO's units, nn/train_zero.h), each piece the ring's split of its
-// unit (coll.h dt_shard_lo); a unit's pieces are gathered on the root with one MPI_Gatherv
+// compact state holds its pieces of the strategy's units side by side (t->unit_lo: stage
+// 1's one unit, the whole buffer; stages 2, 3: ZeRO's units), each piece the ring's split of
+// its unit (coll.h dt_shard_lo); a unit's pieces are gathered on the root with one MPI_Gatherv
 // into their places, and a resumed rank copies its pieces out of the whole arrays. Not here:
 // the file (real/checkpoint.c).
 #include <limits.h>
 
 #include "train.h"
-#include "train_zero.h"
 
-// The units the compact state is cut from: ZeRO's, else one (the whole buffer).
+// The units the compact state is cut from: the strategy's, else one (the whole buffer).
 static int state_units(const dt_trainer *t, const size_t **lo, size_t one[2]) {
-    if (t->zero) return *lo = t->zero->lo, t->zero->n;
+    if (t->unit_lo) return *lo = t->unit_lo, t->n_units;
     one[0] = 0, one[1] = t->net->n_trainable;
     *lo = one;
     return 1;

@@ -16,11 +16,13 @@
 // bucket does (coll.h, "the ring's two halves"), and the update is elementwise, so a step
 // gives the plain step's bits when the plain trainer's buckets are these units (stage 2:
 // the same --fusion; stage 3: a bucket per layer). The hooks run from dt_net_forward and
-// dt_net_backward (net.h on_params); the layers reach the unit buffers through dt_net_p /
-// dt_net_g. Not here: stage 1 (train_shard.c), the update (optim_shard.c), the step (train.c).
+// dt_net_backward (net.h on_params, installed by dt_shard_units_begin and left on: a forward
+// outside a step, on gathered parameters, finds nothing to do in them); the layers reach
+// the unit buffers through dt_net_p / dt_net_g. Not here: stage 1 (train_shard.c), the
+// set-up (train_zero_setup.c), the update (optim_shard.c), the step (train.c).
 #include <string.h>
 
-#include "train.h"
+#include "train_strategy.h"
 #include "train_zero.h"
 
 static void fail_internal(const dt_error *err) {  // options were checked at set_shard
@@ -57,7 +59,7 @@ static void zfree(dt_zero *z, dt_device *d, float *p, size_t n, int grad) {
 // net->params at stage 2), at the piece's place: mixed precision rounds it to the half copy
 // the unsharded forward reads (net_half.c), so the gather moves the half-rounded values.
 static void put_piece(dt_trainer *t, int k, float *unit) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     dt_device *d = t->net->dev;
     float *dst = unit + (z->plo[k] - z->lo[k]);
     size_t n = z->phi[k] - z->plo[k];
@@ -68,7 +70,7 @@ static void put_piece(dt_trainer *t, int k, float *unit) {
 // ---- stage 3: the parameters of a unit, gathered ----
 
 static void gather_start(dt_trainer *t, int k) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     dt_device *d = t->net->dev;
     size_t n = ulen(z, k);
     z->params[k] = zalloc(z, d, n, 0);
@@ -82,7 +84,7 @@ static void gather_start(dt_trainer *t, int k) {
 // Unit k's gather complete; with `use`, also its half bits made where the convolutions
 // read them (nn/net.h dt_net_p_h).
 static void gather_wait(dt_trainer *t, int k, int use) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     if (!z->preq[k]) return;
     dt_allreduce_wait(z->preq[k]);
     z->preq[k] = NULL;
@@ -93,7 +95,7 @@ static void gather_wait(dt_trainer *t, int k, int use) {
 }
 
 static void release(dt_trainer *t, int slot) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     int k = z->resident[slot];
     gather_wait(t, k, 0);
     zfree(z, t->net->dev, z->params[k], ulen(z, k), 0);
@@ -111,7 +113,7 @@ static int layer_uses(const dt_zero *z, int layer, int k) {
 // Layer i runs now and layer j (-1: none) after it: free what neither reads, start the
 // gathers of both (i's first), wait for i's.
 static void params_for(dt_trainer *t, int i, int j) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     for (int s = z->n_resident - 1; s >= 0; s--) {
         int k = z->resident[s];
         if (!layer_uses(z, i, k) && !layer_uses(z, j, k)) release(t, s);
@@ -125,13 +127,14 @@ static void params_for(dt_trainer *t, int i, int j) {
 }
 
 static void release_all(dt_trainer *t) {
-    while (t->zero->n_resident) release(t, t->zero->n_resident - 1);
+    dt_zero *z = t->state;
+    while (z->n_resident) release(t, z->n_resident - 1);
 }
 
 // ---- stages 2 and 3: the gradient of a unit, reduce-scattered ----
 
 static void rs_finish(dt_trainer *t, int k) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     dt_device *d = t->net->dev;
     dt_allreduce_wait(z->greq[k]);
     z->greq[k] = NULL;
@@ -146,7 +149,7 @@ static void rs_finish(dt_trainer *t, int k) {
 }
 
 static void rs_start(dt_trainer *t, int k) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     if (!z->grads[k]) z->grads[k] = zalloc(z, t->net->dev, ulen(z, k), 1);  // no writer
     dt_error err;
     z->greq[k] = dt_reduce_scatter_start(t->coll, z->grads[k], ulen(z, k), NULL, DT_F32, &err);
@@ -157,7 +160,7 @@ static void rs_start(dt_trainer *t, int k) {
 // One channel, as the plain trainer's buckets (train_comm.c start_next): the next unit
 // (from the top) starts once it is complete and the one before it has finished.
 static void rs_poll(dt_trainer *t) {
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     if (z->g_inflight >= 0 && dt_allreduce_progress(z->greq[z->g_inflight]))
         rs_finish(t, z->g_inflight);
     if (z->g_inflight < 0 && z->g_next >= 0 && z->lo[z->g_next] >= z->final_lo)
@@ -166,14 +169,19 @@ static void rs_poll(dt_trainer *t) {
 
 // ---- the hooks ----
 
+// After a layer, while the step communicates: a world that charges the layers' time only
+// where it is waited for (the simulator's model device) lets it pass before the polls, as
+// replicate does while an allreduce is in flight (train_replicate.c)
+static void layer_wait(dt_trainer *t, dt_net *net) {
+    if (t->layer_wait) t->layer_wait(t->layer_wait_ctx, net, 1);
+}
+
 static void on_params(void *ctx, dt_net *net, int layer, int phase) {
     dt_trainer *t = ctx;
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     int sharded_params = z->stage == DT_SHARD_PARAMETERS && !net->params;
     if (phase == DT_PHASE_FORWARD && !sharded_params) return;  // (stage 2: nothing to do)
-    // the model device charges the layers' time at a sync: let it pass before polling, as
-    // the plain trainer does while an allreduce is in flight (train_comm.c)
-    if (!net->dev->device_memory) net->dev->sync(net->dev);
+    layer_wait(t, net);
     if (z->pcoll) dt_coll_progress_all(z->pcoll);  // the prefetched gathers move on
     if (phase == DT_PHASE_FORWARD) {
         if (layer >= 0) {
@@ -204,41 +212,13 @@ static void on_params(void *ctx, dt_net *net, int layer, int phase) {
     rs_poll(t);
 }
 
-static void on_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
+void dt_shard_units_on_gradient_ready(void *ctx, dt_net *net, int layer, size_t lo, size_t hi) {
     (void)layer, (void)hi;
     dt_trainer *t = ctx;
-    if (!net->dev->device_memory) net->dev->sync(net->dev);
-    if (lo < t->zero->final_lo) t->zero->final_lo = lo;
+    dt_zero *z = t->state;
+    layer_wait(t, net);
+    if (lo < z->final_lo) z->final_lo = lo;
     rs_poll(t);
-}
-
-// Backward with the units' reduce-scatters: afterwards z->gshard holds this rank's pieces
-// of the gradient summed over the ranks (not yet divided by P); with z->accum set (a later
-// micro-batch of --accumulate) the pieces add to what it holds. Accumulating the pieces
-// rather than a whole gradient keeps the memory of the stage, at the price of K
-// reduce-scatters a step (DeepSpeed's ZeRO-2 also reduces every micro-batch); the sum
-// runs over ranks first, then micro-batches, so it rounds otherwise than the plain run's.
-void dt_trainer_backward_zero(dt_trainer *t) {
-    dt_net *net = t->net;
-    dt_zero *z = t->zero;
-    double t0 = MPI_Wtime();
-    z->final_lo = net->n_trainable + 1;  // nothing final yet
-    z->g_next = z->n - 1;
-    z->g_inflight = -1;
-    dt_net_backward(net, t->loss_scaling ? t->scaler.scale : 1.0f, on_ready, t);
-    net->dev->sync(net->dev);
-    double bw = MPI_Wtime() - t0;
-    z->final_lo = 0;
-    while (z->g_inflight >= 0 || z->g_next >= 0) {
-        if (z->g_inflight >= 0) rs_finish(t, z->g_inflight);
-        rs_poll(t);
-    }
-    double end = MPI_Wtime() - t0;
-    t->last_backward_start = t0;
-    t->last_backward = bw;
-    t->last_comm = t->last_exposed = end - bw;
-    t->sum_backward += bw;
-    t->n_stats++;
 }
 
 // The whole rounded copies a forward made from a gathered master (net_half.c)
@@ -252,25 +232,47 @@ static void free_half_copies(dt_net *net) {
     }
 }
 
-// Forward and backward run the hooks; between steps nothing is resident.
-void dt_trainer_zero_begin(dt_trainer *t) {
+// Before micro-batch k: the hooks on (the first: a gather_params copy freed, nothing is
+// resident between steps), no unit final yet. With accumulation every micro-batch's units
+// are reduce-scattered and a later one's pieces add to gshard: the memory of the stage
+// kept, at the price of K reduce-scatters a step (DeepSpeed's ZeRO-2 also reduces every
+// micro-batch); the sum runs over ranks first, then micro-batches, so it rounds otherwise
+// than the plain run's.
+void dt_shard_units_begin(dt_trainer *t, int k) {
     dt_net *net = t->net;
-    dt_zero *z = t->zero;
-    if (z->stage == DT_SHARD_PARAMETERS && net->params) {  // a gather_params copy
+    dt_zero *z = t->state;
+    if (k == 0 && z->stage == DT_SHARD_PARAMETERS && net->params) {
         net->dev->free(net->dev, net->params);
         net->params = NULL;
         free_half_copies(net);
     }
     net->on_params = on_params;
     net->on_params_ctx = t;
+    z->accum = k > 0;
     z->final_lo = net->n_trainable + 1;
+    z->g_next = z->n - 1;
+    z->g_inflight = -1;
+}
+
+// After backward: every unit's reduce-scatter complete, z->gshard holding this rank's pieces
+// of the gradient summed over the ranks (not yet divided by P). Returns the seconds of the
+// reduce-scatters left after backward.
+double dt_shard_units_finish(dt_trainer *t) {
+    dt_zero *z = t->state;
+    double t0 = MPI_Wtime();
+    z->final_lo = 0;
+    while (z->g_inflight >= 0 || z->g_next >= 0) {
+        if (z->g_inflight >= 0) rs_finish(t, z->g_inflight);
+        rs_poll(t);
+    }
+    return MPI_Wtime() - t0;
 }
 
 // The update of this rank's pieces (LARS: |w| and |g| of each weight tensor summed over the
 // ranks from the pieces' parts, in float64), then stage 2's allgather of each bucket.
-void dt_trainer_zero_step(dt_trainer *t, float lr) {
+void dt_shard_units_update(dt_trainer *t, float lr) {
     dt_net *net = t->net;
-    dt_zero *z = t->zero;
+    dt_zero *z = t->state;
     dt_optim_pieces pc = {z->n, z->plo, z->phi, z->at};
     float *w = z->pshard;  // stage 3, mixed precision: the master pieces; else net->params
     double *sums = NULL;
@@ -291,29 +293,24 @@ void dt_trainer_zero_step(dt_trainer *t, float lr) {
         dt_optim_step_pieces(t->opt, net, &pc, w, z->gshard, lr, sums, sums ? sums + k : NULL);
     }
     free(sums);
-    if (z->stage == DT_SHARD_GRADIENTS) {
-        double t0 = MPI_Wtime();
-        for (int u = z->n - 1; u >= 0; u--) {  // the buckets' order (backward's)
-            if (w) put_piece(t, u, net->params + z->lo[u]);  // the half copy's piece
-            if (dt_allgather(t->coll, net->params + z->lo[u], ulen(z, u), NULL, DT_F32, &err))
-                fail_internal(&err);
-        }
-        double ag = MPI_Wtime() - t0;
-        t->last_comm += ag, t->last_exposed += ag;
-        if (w) {  // net->params is the half copy: forward reads it as it is
-            net->params_half = 1;
-            free_half_copies(net);
-        }
+    if (z->stage != DT_SHARD_GRADIENTS) return;
+    double t0 = MPI_Wtime();
+    for (int u = z->n - 1; u >= 0; u--) {  // the buckets' order (backward's)
+        if (w) put_piece(t, u, net->params + z->lo[u]);  // the half copy's piece
+        if (dt_allgather(t->coll, net->params + z->lo[u], ulen(z, u), NULL, DT_F32, &err))
+            fail_internal(&err);
     }
-    t->sum_comm += t->last_comm;
-    t->sum_exposed += t->last_exposed;
+    double ag = MPI_Wtime() - t0;
+    t->last_comm += ag, t->last_exposed += ag;
+    if (w) {  // net->params is the half copy: forward reads it as it is
+        net->params_half = 1;
+        free_half_copies(net);
+    }
 }
-
-void dt_trainer_zero_end(dt_trainer *t) { t->net->on_params = NULL; }
 
 void dt_trainer_gather_params(dt_trainer *t) {
     DT_ASSERT(t);
-    dt_zero *z = t->zero;
+    dt_zero *z = dt_trainer_zero(t);
     dt_net *net = t->net;
     // stage 3, and stage 2 in mixed precision, hold the master in pieces only
     if (!z || !z->pshard || (net->params && !net->params_half)) return;
@@ -334,34 +331,26 @@ void dt_trainer_gather_params(dt_trainer *t) {
                 (net->n_total - net->n_trainable) * sizeof(float));
 }
 
-void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m) {
-    DT_ASSERT(t && t->net && m);
+// This rank's pieces, and (peak) the gathered units and gradient buckets resident at once
+void dt_shard_units_memory(const dt_trainer *t, dt_trainer_memory *m) {
     const dt_net *net = t->net;
-    const dt_zero *z = t->zero;
-    size_t scratch = 0, f = sizeof(float);
-    memset(m, 0, sizeof *m);
-    m->activations = dt_net_activation_bytes(net, &scratch) + scratch;
-    m->optim = t->opt ? t->opt->state_bytes : 0;
+    const dt_zero *z = t->state;
+    size_t f = sizeof(float);
     m->params = net->n_total * f;
-    m->grads = net->n_trainable * f;
-    if (z) {
-        m->units = z->n;
-        for (int k = 0; k < z->n; k++)
-            if (ulen(z, k) * f > m->unit_max) m->unit_max = ulen(z, k) * f;
-        m->grads = z->shard * f;
-        if (z->stage == DT_SHARD_PARAMETERS)
-            m->params = (z->shard + net->n_total - net->n_trainable) * f;
-    }
+    m->units = z->n;
+    for (int k = 0; k < z->n; k++)
+        if (ulen(z, k) * f > m->unit_max) m->unit_max = ulen(z, k) * f;
+    m->grads = z->shard * f;
+    if (z->stage == DT_SHARD_PARAMETERS)
+        m->params = (z->shard + net->n_total - net->n_trainable) * f;
     if (net->amp != DT_AMP_FP32) {  // the half copy (net_half.c), counted in the parameters
         size_t bits = dt_net_half_conv_bits(net) ? net->n_total * sizeof(uint16_t) : 0;
-        if (!z) {  // the fp32 master whole, and params_lp (+ its half bits)
-            m->half = net->n_total * f + bits;
-        } else if (z->stage == DT_SHARD_GRADIENTS) {  // the master's pieces; net->params is
-            m->half = net->n_total * f + bits;       // the half copy (+ its half bits)
+        if (z->stage == DT_SHARD_GRADIENTS) {  // the master's pieces; net->params is
+            m->half = net->n_total * f + bits;  // the half copy (+ its half bits)
             m->params = z->shard * f;
         }  // (stage 3: the master's pieces; the copies are the gathered units, at the peak)
         m->params += m->half;
     }
-    m->params_peak = m->params + (z ? z->p_peak : 0);
-    m->grads_peak = m->grads + (z ? z->g_peak : 0);
+    m->params_peak = m->params + z->p_peak;
+    m->grads_peak = m->grads + z->g_peak;
 }

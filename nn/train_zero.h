@@ -1,6 +1,8 @@
-// train_zero.h — the sharded trainer's state for ZeRO stages 2 and 3, shared by its setup
-// (train_zero_setup.c), its hooks and step (train_zero.c) and the step (train.c). Internal
-// to the trainer: callers use train.h (dt_trainer_set_shard, dt_trainer_memory_report).
+// train_zero.h — the state of the strategies of ZeRO stages 2 and 3 (t->state), shared by
+// their set-up (train_zero_setup.c) and their hooks (train_zero.c); their entries are in the
+// registry (train_strategy.h). Internal to the trainer: callers use train.h
+// (dt_trainer_set_shard, dt_trainer_memory_report); the simulator's stage 3 reads it too
+// (sim/rank_zero.c).
 #ifndef DT_TRAIN_ZERO_H
 #define DT_TRAIN_ZERO_H
 
@@ -37,16 +39,9 @@ typedef struct dt_zero {
     size_t p_live, p_peak, g_live, g_peak;  // transient bytes: now and at the peak
 } dt_zero;
 
-// train_zero.c
-void dt_trainer_zero_begin(dt_trainer *t);      // before forward: the hooks on
-void dt_trainer_backward_zero(dt_trainer *t);   // backward, units reduce-scattered
-void dt_trainer_zero_step(dt_trainer *t, float lr);  // the pieces' update (stage 2: gather)
-void dt_trainer_zero_end(dt_trainer *t);        // hooks off, statistics
-// train.c: the norms' plan over the trainer's units (made once), and the sum over the
-// ranks (dt_sum_fn, ctx the trainer)
-dt_norm_plan *dt_trainer_norm_plan(dt_trainer *t);
-void dt_trainer_sum_ranks(void *ctx, double *v, size_t n);
-// train_zero_setup.c
-void dt_zero_free(dt_trainer *t);
+// The state of stage 2 or 3, NULL for another strategy
+static inline dt_zero *dt_trainer_zero(const dt_trainer *t) {
+    return t->shard == DT_SHARD_GRADIENTS || t->shard == DT_SHARD_PARAMETERS ? t->state : NULL;
+}
 
 #endif

@@ -1,52 +1,21 @@
-// train_zero_setup.c — dt_trainer_set_shard (nn/train.h): the checks every rank agrees on,
-// the units of ZeRO stages 2 and 3 and this rank's pieces of them (the ring's split of each
-// unit, coll.h dt_shard_lo: FSDP's even split of each flat parameter), and the move of the
+// train_zero_setup.c — the set-up of ZeRO stages 2 and 3 (dt_trainer_set_shard, nn/train.h):
+// their checks, the units and this rank's pieces of them (the ring's split of each unit,
+// coll.h dt_shard_lo: FSDP's even split of each flat parameter), and the move of the
 // network's buffers into the sharded state: the whole gradient buffer freed (stages 2, 3),
-// the parameters kept as this rank's pieces only (stage 3). Not here: the hooks and the
-// step (train_zero.c).
+// the parameters kept as this rank's pieces only (stage 3). Not here: the checks every
+// strategy shares (train_setup.c), the hooks and the update (train_zero.c).
 #include <string.h>
 
-#include "train.h"
+#include "train_strategy.h"
 #include "train_zero.h"
 
-const char *dt_shard_name(int stage) {
-    switch (stage) {
-    case DT_SHARD_NONE: return "none";
-    case DT_SHARD_OPTIMIZER: return "optimizer";
-    case DT_SHARD_GRADIENTS: return "gradients";
-    case DT_SHARD_PARAMETERS: return "parameters";
-    }
-    return NULL;
-}
-
-int dt_shard_parse(const char *s, int *stage) {
-    for (int k = DT_SHARD_NONE; k <= DT_SHARD_PARAMETERS; k++)
-        if (s && strcmp(s, dt_shard_name(k)) == 0) return *stage = k, 0;
-    return -1;
-}
-
-// This rank's reason to refuse the stage, or 0.
-static int check(const dt_trainer *t, int stage, dt_error *err) {
-    const dt_optim *opt = t->opt;
-    const char *name = dt_shard_name(stage);
-    if (!name)
-        return dt_fail(err, DT_EXIT_USAGE, "trainer: ZeRO stage %d: expected 0..3", stage);
-    if (t->shard >= DT_SHARD_GRADIENTS || (t->shard && stage != t->shard))
-        return dt_fail(err, DT_EXIT_USAGE, "trainer: sharded already (stage %d)", t->shard);
-    if (stage == DT_SHARD_NONE)
-        return opt->sharded ? dt_fail(err, DT_EXIT_USAGE, "trainer: the optimizer is sharded "
-                                      "(dt_optim_create_shard) but the stage is none") : 0;
-    if (t->size < 2)
-        return dt_fail(err, DT_EXIT_USAGE, "--shard %s needs 2 or more ranks: with one rank "
-                       "there is no other to hold the rest (drop it, or run under mpirun -np "
-                       "N)", name);
-    if (!opt->sharded)
-        return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s needs the optimizer made by "
-                       "dt_optim_create_shard for this rank's shard", name);
-    if (stage == DT_SHARD_OPTIMIZER) return 0;
-    if (opt->step > 0)
+// This rank's reason to refuse stage 2 or 3 (train_setup.c has checked what every sharded
+// strategy needs), or 0.
+int dt_shard_units_check(const dt_trainer *t, int stage, dt_error *err) {
+    const char *name = stage == DT_SHARD_GRADIENTS ? "gradients" : "parameters";
+    if (t->opt->step > 0)
         return dt_fail(err, DT_EXIT_USAGE, "trainer: --shard %s after %ld steps", name,
-                       opt->step);
+                       t->opt->step);
     if (stage == DT_SHARD_GRADIENTS && !t->planned)
         return dt_fail(err, DT_EXIT_USAGE, "--shard gradients needs a bucket plan known "
                        "before the first step: --fusion with a byte threshold (e.g. 25MB) or "
@@ -110,18 +79,9 @@ static void make_units(dt_trainer *t, dt_zero *z) {
     z->nextp[nl] = -1;
 }
 
-int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
-    DT_ASSERT(t && t->net && t->opt);
-    int bad = check(t, stage, err) ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, t->comm);
-    if (bad) {
-        if (!err->code) dt_fail(err, DT_EXIT_USAGE, "trainer: another rank refused --shard "
-                                "(see its message)");
-        return -1;
-    }
-    dt_norm_plan_free(t->norms);  // (its units change)
-    t->norms = NULL;
-    if (stage < DT_SHARD_GRADIENTS) return t->shard = stage, 0;
+// After every rank agreed (train_setup.c): the units, this rank's pieces, the buffers.
+void dt_shard_units_setup(dt_trainer *t) {
+    int stage = t->shard;
     dt_net *net = t->net;
     dt_device *d = net->dev;
     dt_zero *z = callocCheck(1, sizeof *z);
@@ -135,8 +95,9 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
     z->resident = callocCheck(n, sizeof(int));
     z->gshard = d->alloc(d, (z->shard ? z->shard : 1) * sizeof(float));
     z->g_inflight = -1;
-    if (dt_optim_reshard(t->opt, z->shard, err)) {  // (check: no step yet)
-        fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+    dt_error err;
+    if (dt_optim_reshard(t->opt, z->shard, &err)) {  // (check: no step yet)
+        fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
         abort();
     }
     z->half = net->amp != DT_AMP_FP32;
@@ -158,9 +119,9 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
     }
     if (stage == DT_SHARD_PARAMETERS) {  // keep this rank's pieces and the statistics only
         z->pcoll = dt_coll_create(t->comm, t->comm_dev ? t->comm_dev : d,
-                                  dt_coll_get_opts(t->coll), err);
+                                  dt_coll_get_opts(t->coll), &err);
         if (!z->pcoll) {  // the options were accepted for t->coll on every rank
-            fprintf(stderr, "dtlab: internal error: %s\n", err->msg);
+            fprintf(stderr, "dtlab: internal error: %s\n", err.msg);
             abort();
         }
         size_t s = net->n_total - net->n_trainable;
@@ -173,14 +134,13 @@ int dt_trainer_set_shard(dt_trainer *t, int stage, dt_error *err) {
     net->grads = NULL;
     z->view = (dt_net_units){z->n, z->lo, z->params, z->grads, z->stats, z->params_h};
     net->units = &z->view;
-    t->zero = z;
-    t->shard = stage;
-    return 0;
+    t->state = z;
+    t->grad = z->gshard, t->grad_n = z->shard;  // the reduced gradient: this rank's pieces
+    t->n_units = z->n, t->unit_lo = z->lo;
 }
 
-void dt_zero_free(dt_trainer *t) {
-    dt_zero *z = t->zero;
-    if (!z) return;
+void dt_shard_units_free(dt_trainer *t) {
+    dt_zero *z = t->state;
     dt_device *d = t->net->dev;
     for (int k = 0; k < z->n; k++) {
         if (z->preq[k]) dt_allreduce_wait(z->preq[k]);
@@ -200,5 +160,6 @@ void dt_zero_free(dt_trainer *t) {
     t->net->params_half = 0;
     t->net->on_params = NULL;
     free(z);
-    t->zero = NULL;
+    t->state = NULL;
+    t->n_units = 0, t->unit_lo = NULL;
 }

@@ -226,7 +226,7 @@ static int set_up_trainer(dtrain_run *r) {
         dt_trainer_scatter_state(&r->tr, r->resumed.m, r->resumed.v, r->resumed.step);
         dt_optim_state_free(&r->resumed);
     }
-    r->tr.clip_norm = o->clip;
+    dt_trainer_set_clip(&r->tr, o->clip);
     // clipping's and LAMB's norms summed from the pieces a sharded run's ranks hold, in the
     // plain run too: --shard STAGE then gives the plain run's bits (nn/optim_norms.c)
     r->tr.piece_norms = 1;

@@ -254,7 +254,7 @@ static int train_step(dtrain_run *r, const dtrain_progress *p, dt_batch *b, floa
                 (long long)b->indices[bad_ex], r->train->name);
     int rc = dtrain_agree(bad_ex >= 0 ? DT_EXIT_USAGE : 0, &r->err, r->rank);
     if (rc) return rc;
-    r->tr.fault_inf_grad = o->fault_inf_step == r->st.step && r->rank == 1;  // testing
+    if (o->fault_inf_step == r->st.step && r->rank == 1) dt_trainer_inject_inf_grad(&r->tr);
     if (r->text) {  // windows of T+1 tokens: the input and its next-token targets
         dtrain_text_batch(b, r->T, r->tok, r->tgt);
         *loss = dt_train_step_tokens(&r->tr, r->tok, r->tgt, lr);

@@ -41,16 +41,20 @@ static int slow_rank(const dt_opt *d, const char *what, const char *s, void *v, 
     return 0;
 }
 
-// --shard optimizer|gradients|parameters: ZeRO's stage (nn/train.h); --shard-optimizer is
-// --shard optimizer
+// --shard NAME: the trainer's strategy, an entry of its registry (nn/train.h dt_shard_parse:
+// ZeRO's optimizer, gradients, parameters), other than the default (replicate);
+// --shard-optimizer is --shard optimizer
 static int shard(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    (void)d;
     dtrain_opts *o = v;
+    char names[256];
     if (dt_shard_parse(s, &o->shard) || o->shard == DT_SHARD_NONE)
-        return dt_opt_bad(err, what, s, d->want);
-    o->shard_optimizer = 1;
+        return dt_opt_bad(err, what, s, dt_shard_choices(names, sizeof names));
+    o->shard_optimizer = dt_shard_sharded(o->shard);
     snprintf(o->shard_flag, sizeof o->shard_flag, "--shard %s", s);
     return 0;
 }
+static const char *shard_help(char *b, size_t n) { return dt_shard_help(b, n); }
 
 // --clip X|off: the largest global gradient norm (0: off)
 static int clip(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
@@ -191,12 +195,10 @@ static const dt_opt dtrain_table[] = {
      .help = "ZeRO stage 1: reduce-scatter the gradient, each rank keeps\nand steps the "
      "optimizer state (momentum, Adam's moments) of\nits 1/P shard, allgather the parameters "
      "(2 or more ranks)"},
-    {.name = "shard", .arg = "STAGE", .type = DT_OPT_CUSTOM, WHOLE, .parse = shard,
-     .want = "optimizer, gradients or parameters",
-     .help = "ZeRO: optimizer (= --shard-optimizer), gradients (+ each\nbucket reduce-scattered, "
-     "1/P of the gradient kept) or\nparameters (+ each layer's parameters gathered before "
-     "its\nforward and backward, 1/P kept); SGD, LARS, AdamW or LAMB,\nfp32, fp16 or bf16; 2 or "
-     "more ranks, no --fp16-grads;\ngradients and parameters: --fusion a byte threshold or none"},
+    {.name = "shard", .arg = "NAME", .type = DT_OPT_CUSTOM, WHOLE, .parse = shard,
+     .help = "how the gradient is summed and the update applied, one of\n%s\nZeRO: SGD, LARS, "
+     "AdamW or LAMB, fp32, fp16 or bf16; 2 or\nmore ranks, no --fp16-grads; gradients and "
+     "parameters:\n--fusion a byte threshold or none", .help_arg = shard_help},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
      .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
      "memory in chunks)"},
@@ -354,7 +356,8 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
                     "would round them to fp16; drop one of the two\n", o->shard_flag);
         return 2;
     }
-    if (o->shard >= DT_SHARD_GRADIENTS &&  // buckets the shards need before the first step
+    // stages 2 and 3 cut their shards from buckets known before the first step
+    if ((o->shard == DT_SHARD_GRADIENTS || o->shard == DT_SHARD_PARAMETERS) &&
         (o->fusion.mode == DT_FUSION_SEGMENTS || o->fusion.mode == DT_FUSION_AUTO)) {
         if (rank == 0)
             fprintf(stderr, "dtrain: %s and --fusion segments/auto: the buckets are planned "

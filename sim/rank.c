@@ -111,6 +111,18 @@ static int check_accumulate(const dt_rank_run *run, int rank) {
     return failed(rank, &err, DT_EXIT_USAGE);
 }
 
+// The trainer's hook after a layer of backward whose gradients are final (nn/train.h
+// layer_wait): the model device charges the layers' time when it is waited for, so it waits
+// where a poll must come after the layer's time, as a polling thread's would (an allreduce in
+// flight posts its next round only when polled; one starting here may send only gradients
+// that exist), and for a trace at every layer (its ready times are exact only where backward
+// waited). Elsewhere nothing observes the time between layers: skipping the wait charges the
+// same time at the next one, with fewer SimGrid events.
+static void layer_wait(void *ctx, dt_net *net, int communicating) {
+    const model_run *m = ctx;
+    if (communicating || m->trace) net->dev->sync(net->dev);
+}
+
 static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
     dt_error err = {0};
     memset(m, 0, sizeof *m);
@@ -153,7 +165,8 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->y = callocCheck((size_t)run->batch, sizeof(int32_t));
     m->trace = run->trace[0] && rank < run->rank.trace_ranks ? dt_trace_new(rank) : NULL;
-    m->tr.layer_times = m->trace != NULL;  // the trace draws every layer's kernels
+    m->tr.layer_wait = layer_wait;
+    m->tr.layer_wait_ctx = m;
     return 0;
 }
 

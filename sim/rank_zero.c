@@ -26,7 +26,7 @@
 #include <stdlib.h>
 
 #include "coll/coll_cost.h"
-#include "train_zero.h"  // the trainer's ZeRO-3 state and phases (nn/, internal to the step)
+#include "train_zero.h"  // the trainer's ZeRO-3 state (nn/, internal to the trainer)
 #include "zero.h"
 
 static double gather(dt_trainer *tr, float *buf, size_t n) {
@@ -88,36 +88,36 @@ int dt_rank_zero_setup(dt_trainer *tr, int stage, dt_error *err) {
     return stage < 3 ? 0 : dt_trainer_set_shard(tr, DT_SHARD_PARAMETERS, err);
 }
 
-// Stage 3: dt_train_step's sequence with the trainer's ZeRO phases (nn/train.c), then the
-// pieces' update with the model's optimizer
+// Stage 3: dt_train_step's first half with the trainer's ZeRO hooks (nn/train.c
+// dt_trainer_forward_backward), then the pieces' update with the model's optimizer
 static void step3(dt_trainer *tr, dt_opt_kind kind, const void *x_host, const int32_t *y_host) {
-    dt_net *net = tr->net;
-    dt_device *d = net->dev;
-    dt_zero *z = tr->zero;
-    dt_trainer_zero_begin(tr);
-    dt_net_set_batch(net, x_host, y_host);
-    dt_net_forward(net, 1);  // each layer's gather waited for, the next one's started
-    float loss = dt_net_loss(net);
-    dt_trainer_backward_zero(tr);  // gathered again; reduce-scattered layer by layer
+    dt_device *d = tr->net->dev;
+    dt_zero *z = dt_trainer_zero(tr);
+    // each layer's gather waited for before its forward, the next one's started; gathered
+    // again for backward, reduce-scattered layer by layer
+    float loss = dt_trainer_forward_backward(tr, x_host, y_host);
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, tr->comm);
-    dt_trainer_zero_end(tr);
     d->scale(d, z->gshard, 1.0f / (float)tr->size, z->shard);  // the mean
     update_shard(d, kind, z->pshard, z->gshard, z->shard);
     d->sync(d);
 }
 
-int dt_rank_zero_units(const dt_trainer *tr) { return tr->zero ? tr->zero->n : 0; }
+int dt_rank_zero_units(const dt_trainer *tr) {
+    const dt_zero *z = dt_trainer_zero(tr);
+    return z ? z->n : 0;
+}
 
 uint64_t dt_rank_zero_bytes_sent(const dt_trainer *tr) {
     uint64_t b = dt_coll_bytes_sent(tr->coll);
-    return tr->zero && tr->zero->pcoll ? b + dt_coll_bytes_sent(tr->zero->pcoll) : b;
+    const dt_zero *z = dt_trainer_zero(tr);
+    return z && z->pcoll ? b + dt_coll_bytes_sent(z->pcoll) : b;
 }
 
 // Stage 3's collectives priced one after another by the α-β-γ model (nn/coll/coll_cost.c):
 // per layer unit its allgathers (sim/zero.h dt_zero3_units: two, a tied unit more) and a
 // reduce-scatter, each half of its algorithm's allreduce
 double dt_rank_zero_model_comm_s(const dt_trainer *tr) {
-    if (!tr->zero || tr->size < 2) return 0;
+    if (!dt_trainer_zero(tr) || tr->size < 2) return 0;
     const dt_coll_opts *co = dt_coll_get_opts(tr->coll);
     dt_algo a = zero_algo(tr);
     if (a == DT_ALGO_MPI) a = DT_ALGO_RING;  // (the library's own has no model)

@@ -2,7 +2,7 @@
 // backward go into one allreduce) and the overlap (starting each bucket's allreduce during
 // backward, as soon as its last gradient is final). Given by the lesson; you write the four
 // functions in student_fusion.c. dtlab's own versions: nn/coll/fusion.c (the planner) and
-// nn/train_comm.c (the overlap); write yours first.
+// nn/train_replicate.c (the overlap); write yours first.
 #ifndef LESSON07_STUDENT_FUSION_H
 #define LESSON07_STUDENT_FUSION_H
 

@@ -1,15 +1,17 @@
 // in_dtrain.c — lesson 11's sharded step inside the real dtrain. Linked into a dtrain with
-// -Wl,--wrap=dt_trainer_backward_reduce_scatter,--wrap=dt_trainer_shard_step (lesson.cmake),
-// so that `dtrain --shard-optimizer` runs the student's sharded_step (sharded.c) where the
-// library's ZeRO stage 1 (nn/train_shard.c) would run; the rest of the step — data, forward,
-// backward, the batch-norm statistics, the loss, the schedule of lr — is dtrain's own.
+// -Wl,--wrap=dt_shard_optimizer_finish,--wrap=dt_shard_optimizer_update (lesson.cmake), so
+// that `dtrain --shard-optimizer` runs the student's sharded_step (sharded.c) where the
+// library's ZeRO stage 1 (nn/train_shard.c, the registry's entry "optimizer") would run;
+// the rest of the step — data, forward, backward, the batch-norm statistics, the loss, the
+// schedule of lr — is dtrain's own.
 //
-// dt_train_step (nn/train.c) splits the library's step in two: backward + the reduce-scatter,
-// then (after the mean of the shard, the batch-norm statistics and the loss) the shard's
-// update + the allgather. sharded_step does all four moves itself, from each rank's own
-// gradient. So the first wrapper runs backward only and keeps this rank's gradient; the
-// second puts it back and calls sharded_step with the step's lr. The mean dt_train_step takes
-// in between lands on a gradient that is then overwritten: the bits are sharded_step's alone.
+// dt_train_step (nn/train.c) calls the strategy at two points: its finish after backward
+// (the library's: the reduce-scatter), then (after the mean of the shard, the batch-norm
+// statistics and the loss) its update (the shard's update + the allgather). sharded_step
+// does all four moves itself, from each rank's own gradient. So the first wrapper only keeps
+// this rank's gradient; the second puts it back and calls sharded_step with the step's lr.
+// The mean dt_train_step takes in between lands on a gradient that is then overwritten: the
+// bits are sharded_step's alone.
 // What sharded.h's step does not do is refused before the first step, with a clear line:
 // another optimizer than SGD, Nesterov, fp16 loss scaling, micro-batches (--accumulate).
 //
@@ -50,32 +52,24 @@ static void l11_start(dt_trainer *t) {
                 l11.s.hi, t->net->n_trainable);
 }
 
-// backward alone (with the statistics the library's keeps); the gradient kept for the step
-void __wrap_dt_trainer_backward_reduce_scatter(dt_trainer *t);
-void __wrap_dt_trainer_backward_reduce_scatter(dt_trainer *t) {
+// after backward: this rank's own gradient kept for the step, nothing communicated
+double __wrap_dt_shard_optimizer_finish(dt_trainer *t);
+double __wrap_dt_shard_optimizer_finish(dt_trainer *t) {
     if (!l11.ready) l11_start(t);
     dt_net *net = t->net;
-    double t0 = MPI_Wtime();
-    dt_net_backward(net, 1.0f, NULL, NULL);
-    net->dev->sync(net->dev);
-    t->last_backward_start = t0;
-    t->last_backward = MPI_Wtime() - t0;
-    t->last_comm = t->last_exposed = 0.0;
-    t->sum_backward += t->last_backward;
-    t->n_stats++;
     net->dev->copy(net->dev, l11.grad, net->grads, net->n_trainable * sizeof(float));
+    return 0.0;
 }
 
 // the student's step on this rank's own gradient; its time counts as communication
 // (exposed: it starts after backward)
-void __wrap_dt_trainer_shard_step(dt_trainer *t, float lr);
-void __wrap_dt_trainer_shard_step(dt_trainer *t, float lr) {
+void __wrap_dt_shard_optimizer_update(dt_trainer *t, float lr);
+void __wrap_dt_shard_optimizer_update(dt_trainer *t, float lr) {
     dt_net *net = t->net;
     net->dev->copy(net->dev, net->grads, l11.grad, net->n_trainable * sizeof(float));
     double t0 = MPI_Wtime();
     sharded_step(&l11.s, net, t->coll, lr);
     net->dev->sync(net->dev);
     double d = MPI_Wtime() - t0;
-    t->last_comm = t->last_exposed = d;
-    t->sum_comm += d, t->sum_exposed += d;
+    t->last_comm += d, t->last_exposed += d;
 }

@@ -9,8 +9,9 @@ dt_lesson_answers_needs(11 dtrain dtsim)  # the answer sheet's key runs them (in
 # The student's step inside the real system: every variant's dtrain
 # (build/lessons/11/<variant>/dtrain, target lesson11_<variant>_dtrain) is dtrain linked with
 # the variant's sharded.c and in_dtrain.c, which wraps the library's two halves of the
-# sharded step (-Wl,--wrap: nn/train_shard.c's functions, referenced from nn/train.c in the
-# static dtnn), so that `--shard-optimizer` runs sharded_step. grade.sh trains with it under
+# sharded step (-Wl,--wrap: nn/train_shard.c's finish and update, referenced from the
+# strategies' registry nn/train_strategy.c in the static dtnn), so that `--shard-optimizer`
+# runs sharded_step. grade.sh trains with it under
 # mpirun -np 2 against the library's dtrain; building a variant's grader builds both.
 if(NOT (DT_HAVE_MPI AND COMMAND dt_add_dtrain AND TARGET lesson11_student))
   message(STATUS "dtlab: lesson 11's dtrain skipped: it needs Open MPI and zlib")
@@ -25,7 +26,7 @@ foreach(v src IN ZIP_LISTS l11_variants l11_dirs)
   dt_add_dtrain(lesson11_${v}_dtrain OUTPUT_DIR ${DT_LESSONS_BIN}/11/${v}
                 SOURCES ${src}/sharded.c ${L11}/in_dtrain.c INCLUDES ${L11} ${src})
   target_link_options(lesson11_${v}_dtrain PRIVATE
-    -Wl,--wrap=dt_trainer_backward_reduce_scatter,--wrap=dt_trainer_shard_step)
+    -Wl,--wrap=dt_shard_optimizer_finish,--wrap=dt_shard_optimizer_update)
   if(v MATCHES "^mutant_")
     target_compile_options(lesson11_${v}_dtrain PRIVATE -w)
   endif()

@@ -475,8 +475,9 @@ closed_form)
   a=$(num iter_s "$W/ov"); b=$(num iter_s "$W/no")
   awk -v a="$a" -v b="$b" 'BEGIN { exit !(a <= b * 1.001) }' || fail "overlap $a s slower than without $b s"
   echo "ok: overlap $a s <= no overlap $b s"
-  # backward skips its host waits while no allreduce is in flight (nn/train_comm.c); a trace
-  # of every rank keeps them all (dt_trainer.layer_times): the same simulated time
+  # backward skips its host waits while no allreduce is in flight (sim/rank.c layer_wait,
+  # called by nn/train_replicate.c); a trace of every rank keeps them all: the same
+  # simulated time
   O="--gpus 16 --gpus-per-node 4 --model resnet8 --algo ring --fusion segments:3 --json --quiet"
   "$DTSIM" $O >"$W/skip" 2>&1 || fail "run with skipped waits"
   "$DTSIM" $O --trace "$W/t.json" --trace-ranks 16 >"$W/all" 2>&1 || fail "run with every wait"
