@@ -10,11 +10,15 @@ nothing is fitted to the run predicted. Each run is scored three ways: held out 
 default), the roofline alone (`--calib none`), and, for the landmark presets, fitted (the
 preset's own paper figure, in-sample: bench/PAPERS.md).
 
+Runs whose publication (or its software's own tables) also gives one node's figure are scored
+a fourth way: calibrated from that node (`--calib ROW`), what a buyer who measures one node
+gets (dtsim's --gpu-img-s).
+
 From the held-out errors it derives the band dtsim prints (sim/dtsim_heldout.h, written
-here): for a run calibrated from the table, the largest error of the held-out runs of its GPU
-generation that were calibrated too (all calibrated runs where its generation has fewer than
-two); for a run on the roofline alone, the largest roofline error of its generation's runs
-(likewise). tests/sim/heldout_band.py recomputes them from the committed table.
+here): the most negative and most positive error (0 included) of the runs of its GPU
+generation scored as it is calibrated (the table's row, one node of its software, or the
+roofline alone); every generation's runs so scored where its own has fewer than three.
+tests/sim/heldout_band.py recomputes them from the committed table.
 
 usage: bench/heldout.py [--dtsim build/dtsim] [--out bench/HELDOUT.md]
                         [--header sim/dtsim_heldout.h] [--only ID ...] [-j N]
@@ -45,7 +49,7 @@ MPT = "--vocab 50368 --optimizer adamw --precision bf16 --attention flash"  # se
 # unit: "img" images/s in all, "seq" sequences/s in all, "tok" tokens/s per GPU.
 RUNS = [
     dict(id="goyal2017", gen="pascal", unit="img", pub=90 * IMAGENET / 3600,
-         args="--preset goyal2017", preset=True,
+         args="--preset goyal2017", preset=True, stack="fb-caffe2-rn50-p100-fp32",
          src="Goyal et al. 2017, abstract: ResNet-50, 256 P100, batch 8K, 90 epochs in one hour",
          hw="the preset: 32 Big Basin servers of 8 P100 SXM2, NVLink, 50 Gb/s Ethernet (§4)"),
     dict(id="cho2017", gen="pascal", unit="img", pub=90 * IMAGENET / 3000,
@@ -72,37 +76,38 @@ RUNS = [
             "stated: hier (NCCL's hierarchical pattern) assumed"),
     dict(id="dle-tf-bert128-dgx2h-4n", gen="volta", unit="seq", pub=13192.0,
          args=DGX2H + " --gpus 64 " + BERT + " --seq-len 128 --per-gpu-batch 1024 "
-              "--accumulate 16 --precision fp16 --algo hier",
+              "--accumulate 16 --precision fp16 --algo hier", stack="dle-tf1-bert128-dgx2h-amp",
          src="NVIDIA DeepLearningExamples TensorFlow/LanguageModeling/BERT README@9de48bc9, "
              "multi-node DGX-2H, phase 1: 4 nodes, 64 per GPU x 16 accumulated, 13192 seq/s",
          hw="DGX-2H: 16 V100 32GB on NVSwitch (6 NVLink 2.0 links per GPU), 8 x EDR "
             "100 Gb/s (DGX-2 datasheet); TF 19.08, Horovod + NCCL, LAMB"),
     dict(id="dle-tf-bert512-dgx2h-32n", gen="volta", unit="seq", pub=17059.0,
          args=DGX2H + " --gpus 512 " + BERT + " --seq-len 512 --per-gpu-batch 64 "
-              "--accumulate 8 --precision fp16 --algo hier",
+              "--accumulate 8 --precision fp16 --algo hier", stack="dle-tf1-bert512-dgx2h-amp",
          src="the same README, multi-node DGX-2H, phase 2: 32 nodes, 8 per GPU x 8 "
              "accumulated, 17059 seq/s",
          hw="as above"),
     dict(id="dle-bert", gen="ampere", unit="seq", pub=49663.0,
          args="--preset dle-bert --gpus 256 --per-gpu-batch 128 --accumulate 4", preset=True,
+         stack="dle-pyt-bert512-a100-amp",
          src="NVIDIA DeepLearningExamples PyTorch/LanguageModeling/BERT README, 'Pre-training "
              "NVIDIA DGX A100 (8x A100 80GB) Multi-node Scaling', 32 nodes, phase 2",
          hw="the preset: 32 DGX A100 80GB, NVSwitch, 8 x HDR 200 Gb/s"),
     dict(id="dle-tf-bert128-dgxa100-16n", gen="ampere", unit="seq", pub=41144.0,
          args=DGXA100_40 + " --gpus 128 " + BERT + " --seq-len 128 --per-gpu-batch 512 "
-              "--accumulate 8 --precision fp16 --algo hier",
+              "--accumulate 8 --precision fp16 --algo hier", stack="dle-tf1-bert128-a100-40-amp",
          src="NVIDIA DeepLearningExamples TensorFlow/LanguageModeling/BERT README@9de48bc9, "
              "multi-node DGX A100 40GB, phase 1: 16 nodes, 64 per GPU x 8, 41144 seq/s",
          hw="DGX A100 40GB: NVSwitch, 8 x HDR 200 Gb/s (DGX A100 datasheet); TF 20.06, "
             "Horovod + NCCL, LAMB"),
     dict(id="dle-tf-bert512-dgxa100-16n", gen="ampere", unit="seq", pub=8723.1,
          args=DGXA100_40 + " --gpus 128 " + BERT + " --seq-len 512 --per-gpu-batch 512 "
-              "--accumulate 32 --precision fp16 --algo hier",
+              "--accumulate 32 --precision fp16 --algo hier", stack="dle-tf1-bert512-a100-40-amp",
          src="the same README, phase 2: 16 nodes, 16 per GPU x 32, 8723.1 seq/s",
          hw="as above"),
     dict(id="mpt125m-a100-40-128", gen="ampere", unit="tok", pub=123936.0,
          args=MOSAIC_A100_40 + " --gpus 128 --model gpt3-small " + MPT +
-              " --per-gpu-batch 26 --shard 3",
+              " --per-gpu-batch 26 --shard 3", stack="mpt125m-a100-40-bf16",
          src="mosaicml/llm-foundry scripts/train/benchmarking/README.md@c90b9b31, 'A100 40GB "
              "with 1600 Gbps node-node interconnect (RoCE)': MPT-125M, 128 GPUs, micro-batch "
              "26, FSDP FULL_SHARD, no activation checkpointing, 123936 tokens/s per GPU",
@@ -110,24 +115,27 @@ RUNS = [
             "assumed)"),
     dict(id="mpt350m-a100-40-16", gen="ampere", unit="tok", pub=55413.0,
          args=MOSAIC_A100_40 + " --gpus 16 --model gpt3-medium " + MPT +
-              " --per-gpu-batch 18 --shard 3",
+              " --per-gpu-batch 18 --shard 3", stack="mpt350m-a100-40-bf16",
          src="the same table: MPT-350M, 16 GPUs, micro-batch 18, FSDP, 55413 tokens/s per GPU",
          hw="as above"),
     dict(id="mpt1b-a100-40-64", gen="ampere", unit="tok", pub=19001.0,
          analytic=True, args=MOSAIC_A100_40 + " --gpus 64 --model gpt3-xl " + MPT +
-              " --per-gpu-batch 10 --shard 3",
+              " --per-gpu-batch 10 --shard 3", stack="mpt1b-a100-40-bf16",
          src="the same table: MPT-1B, 64 GPUs, micro-batch 10, FSDP, 19001 tokens/s per GPU",
          hw="as above"),
-    dict(id="mlperf3-rn50-dgxh100-64n", gen="hopper", unit="img", pub=50 * IMAGENET / 31.965,
+    dict(id="mlperf3-rn50-dgxh100-64n", gen="hopper", unit="img",
+         pub=50 * IMAGENET / ((29.805 + 29.898 + 31.965) / 3),
          args="--gpu h100 --gpus 512 --per-gpu-batch 40 --precision fp16 --optimizer lars "
-              "--algo hier",
+              "--algo hier", stack="mlperf3-rn50-dgxh100-1n",
          src="MLPerf Training v3.0, NVIDIA dgxh100_n64 ResNet-50 result log: 64 DGX H100, "
-             "local batch 40, LARS, MXNet 23.04, 50 epochs from run_start to run_stop in "
-             "31.965 s (evaluation included)",
+             "local batch 40, LARS, MXNet 23.04, 50 epochs from run_start to run_stop, "
+             "evaluation included, scored as MLPerf scores (five runs less the fastest and the "
+             "slowest, result_1 aborted: 31.965, 29.898, 29.805 s), as its one-node row is",
          hw="DGX H100: 8 H100 SXM5 on NVSwitch, 8 x NDR 400 Gb/s (the submission's system "
             "description)"),
     dict(id="mpt1b-h100-128", gen="hopper", unit="tok", pub=44123.0,
          analytic=True, args="--gpu h100 --gpus 128 --model gpt3-xl " + MPT + " --per-gpu-batch 12 --shard 2",
+         stack="mpt1b-h100-bf16",
          src="mosaicml/llm-foundry benchmarking README@c90b9b31, 'H100 80GB BF16 (Large "
              "Scale, >= 128 GPUs)': MPT-1B, 128 GPUs, micro-batch 12, SHARD_GRAD_OP, 44123 "
              "tokens/s per GPU",
@@ -139,11 +147,13 @@ RUNS = [
          hw="as above"),
     dict(id="mpt7b-h100-512", gen="hopper", unit="tok", pub=9670.0,
          analytic=True, args="--gpu h100 --gpus 512 --model gpt3-6.7b " + MPT + " --per-gpu-batch 6 --shard 3",
+         stack="mpt7b-h100-bf16",
          src="the same README, 'H100 80GB BF16 (Large Scale, >= 128 GPUs)': MPT-7B, 512 GPUs, "
              "micro-batch 6, FSDP FULL_SHARD, no activation checkpointing, 9670 tokens/s per GPU",
          hw="as above"),
     dict(id="mpt13b-h100-64", gen="hopper", unit="tok", pub=4800.0,
          analytic=True, args="--gpu h100 --gpus 64 --model gpt3-13b " + MPT + " --per-gpu-batch 2 --shard 3",
+         stack="mpt13b-h100-bf16",
          src="the same README, 'H100 80GB BF16': MPT-13B, 64 GPUs, micro-batch 2, FSDP "
              "FULL_SHARD, 4800 tokens/s per GPU",
          hw="as above"),
@@ -182,19 +192,33 @@ def measure(j, unit):
     return j["images_per_s"]
 
 
+# The three ways a run's GPU is calibrated, as sim/dtsim_heldout.h numbers them: 0 the roofline
+# alone, 1 the table's default row, 2 a single node of the run's own software and network
+# (--gpu-img-s: the measurement a buyer makes on one node before buying)
+ROOF, TABLE, STACK = 0, 1, 2
+
+
+def errors(rows, cal):
+    """[(gen, error)] of the runs scored that way, as the table prints them (to 0.1 %)"""
+    rnd = lambda e: round(e, 3)
+    if cal == TABLE:
+        return [(r["gen"], rnd(r["err"])) for r in rows if r["calibrated"]]
+    if cal == STACK:
+        return [(r["gen"], rnd(r["err_stack"])) for r in rows if "err_stack" in r]
+    return [(r["gen"], rnd(r["err_roof"])) for r in rows]
+
+
 def bands(rows):
-    """{(gen, calibrated): (lo, hi, n, basis)} from the rows' held-out and roofline errors as
-    the table prints them (to 0.1 %): the most negative and most positive error, 0 included."""
+    """{(gen, cal): (lo, hi, n, basis)} from the rows' errors scored each way (ROOF, TABLE,
+    STACK): the most negative and most positive error, 0 included."""
     out = {}
     gens = sorted({r["gen"] for r in rows})
-    rnd = lambda e: round(e, 3)
-    for cal in (1, 0):
-        pool = [(r["gen"], rnd(r["err"] if cal else r["err_roof"])) for r in rows
-                if (r["calibrated"] if cal else True)]
+    for cal in (TABLE, ROOF, STACK):
+        pool = errors(rows, cal)
         for g in gens:
             mine = [e for gg, e in pool if gg == g]
             basis = "its generation's"
-            if len(mine) < 2:
+            if len(mine) < 3:
                 mine, basis = [e for _, e in pool], "every generation's"
             out[(g, cal)] = (min(0, min(mine)), max(0, max(mine)), len(mine), basis)
     return out
@@ -214,6 +238,8 @@ def main():
     for r in runs:
         jobs.append((r, ["--calib", "table"]))  # held out: the table's row, even for a preset
         jobs.append((r, ["--calib", "none"]))   # the roofline alone
+        if r.get("stack"):
+            jobs.append((r, ["--calib", r["stack"]]))  # a single node of its own software
         if r.get("preset"):
             jobs.append((r, []))                # the preset's own paper figure: fitted
     t0 = time.time()
@@ -230,6 +256,9 @@ def main():
     for r in runs:
         held, roof = res[k], res[k + 1]
         k += 2
+        stack = None
+        if r.get("stack"):
+            stack, k = res[k], k + 1
         fit = None
         if r.get("preset"):
             fit, k = res[k], k + 1
@@ -239,6 +268,9 @@ def main():
             if want != calib:
                 raise SystemExit("FAIL heldout quick: %s: calibration %r, bench/HELDOUT.md has %r"
                                  % (r["id"], calib, want))
+            if stack and stack.get("calibration") != "calibrated: " + r["stack"]:
+                raise SystemExit("FAIL heldout quick: %s: --calib %s gave %r" % (
+                    r["id"], r["stack"], stack.get("calibration")))
             print("ok: %s: %s, as committed (%s)" % (r["id"], calib, held["_cmd"]))
             continue
         row = dict(r, held=measure(held, r["unit"]), roof=measure(roof, r["unit"]),
@@ -246,6 +278,9 @@ def main():
                    "uncalibrated (roofline)", cmd=held["_cmd"], wall=held["_wall"])
         row["err"] = row["held"] / r["pub"] - 1
         row["err_roof"] = row["roof"] / r["pub"] - 1
+        if stack:
+            row["stackv"] = measure(stack, r["unit"])
+            row["err_stack"] = row["stackv"] / r["pub"] - 1
         if fit:
             row["fit"] = measure(fit, r["unit"])
             row["err_fit"] = row["fit"] / r["pub"] - 1
@@ -273,10 +308,13 @@ def write(a, rows, b, wall):
              "hand. Each run is configured from its publication's hardware description only; "
              "one GPU's speed comes from the calibration table (`dtsim calibrations`: "
              "published single-GPU and single-node measurements), the row dtsim picks by "
-             "default, never a figure of the run predicted. Scored three ways: **held out** "
-             "(that row), **roofline** (`--calib none`: no measurement at all), and for the "
-             "landmark presets **fitted** (their own paper's figure, in-sample: "
-             "bench/PAPERS.md).\n" % wall)
+             "default, never a figure of the run predicted. Scored up to four ways: **held "
+             "out** (that row), **one node of its software** where the run's publication or "
+             "its software's own tables give one node's figure for the same network (`--calib "
+             "ROW`: what a buyer measures on one node before buying, dtsim's `--gpu-img-s`; "
+             "the node is modelled whole, its own collectives included), **roofline** "
+             "(`--calib none`: no measurement at all), and for the landmark presets "
+             "**fitted** (their own paper's figure, in-sample: bench/PAPERS.md).\n" % wall)
     L.append("## Summary\n")
     L.append("| | runs | median abs. error | largest |")
     L.append("|---|---|---|---|")
@@ -284,6 +322,9 @@ def write(a, rows, b, wall):
         len(cal), 100 * statistics.median(cal), 100 * max(cal)))
     L.append("| held out, all (uncalibrated ones on the roofline) | %d | %.1f %% | %.1f %% |" % (
         len(allh), 100 * statistics.median(allh), 100 * max(allh)))
+    st = [abs(r["err_stack"]) for r in rows if "err_stack" in r]
+    L.append("| held out, calibrated from one node of the run's own software and network | "
+             "%d | %.1f %% | %.1f %% |" % (len(st), 100 * statistics.median(st), 100 * max(st)))
     L.append("| roofline alone (`--calib none`) | %d | %.1f %% | %.1f %% |" % (
         len(roof), 100 * statistics.median(roof), 100 * max(roof)))
     fit = [abs(r["err_fit"]) for r in rows if "err_fit" in r]
@@ -291,28 +332,33 @@ def write(a, rows, b, wall):
         len(fit), 100 * statistics.median(fit), 100 * max(fit)))
     L.append("## Runs\n")
     L.append("| run | generation | published | held out | error | calibration | roofline | "
-             "error | fitted | error |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+             "error | fitted | error | one node of its software | error |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        L.append("| %s | %s | %.6g %s | %.6g | %s | %s | %.6g | %s | %s | %s |" % (
+        L.append("| %s | %s | %.6g %s | %.6g | %s | %s | %.6g | %s | %s | %s | %s | %s |" % (
             r["id"], r["gen"], r["pub"], UNITS[r["unit"]], r["held"], pct(r["err"]),
             r["calibration"], r["roof"], pct(r["err_roof"]),
-            "%.6g" % r["fit"] if "fit" in r else "", pct(r["err_fit"]) if "fit" in r else ""))
+            "%.6g" % r["fit"] if "fit" in r else "", pct(r["err_fit"]) if "fit" in r else "",
+            "%.6g (%s)" % (r["stackv"], r["stack"]) if "stackv" in r else "",
+            pct(r["err_stack"]) if "stackv" in r else ""))
     L.append("\n## The band dtsim prints\n")
     L.append("The band of a run spans the held-out errors of the runs like it, from the most "
              "negative to the most positive (the prediction itself included): its GPU "
-             "generation, calibrated from the table or on the roofline alone (every "
-             "generation's runs where its own has fewer than two). An error of +e on "
+             "generation, and how its GPU was calibrated: from the table's default row, from "
+             "one node of its own software and network (a run given `--gpu-img-s`, the figure "
+             "a buyer measures on one node), or on the roofline alone (every generation's runs "
+             "where its own has fewer than three: two errors make no band). An error of +e on "
              "throughput means the real run took (1 + e) times the predicted time, so the "
              "time-to-train printed for a run lies between (1 + low) and (1 + high) times its "
              "prediction. sim/dtsim_heldout.h carries these; tests/sim/heldout_band.py "
              "recomputes them from the table above.\n")
-    L.append("| generation | calibrated from the table | runs | on the roofline | runs |")
-    L.append("|---|---|---|---|---|")
+    L.append("| generation | calibrated from the table | runs | from one node of its software "
+             "(`--gpu-img-s`) | runs | on the roofline | runs |")
+    L.append("|---|---|---|---|---|---|---|")
     for g in sorted({k[0] for k in b}):
-        c, u = b[(g, 1)], b[(g, 0)]
-        L.append("| %s | %+.1f %% / %+.1f %% (%s) | %d | %+.1f %% / %+.1f %% (%s) | %d |" % (
-            g, 100 * c[0], 100 * c[1], c[3], c[2], 100 * u[0], 100 * u[1], u[3], u[2]))
+        L.append("| %s |" % g + " |".join(" %+.1f %% / %+.1f %% (%s) | %d" % (
+            100 * b[(g, c)][0], 100 * b[(g, c)][1], b[(g, c)][3], b[(g, c)][2])
+            for c in (TABLE, STACK, ROOF)) + " |")
     L.append("\n## Left out, and why\n")
     L.append("Runs found but not scored, because dtsim does not model what they did: MPT-7B on "
              "128 A100 40GB and MPT-70B on 64 A100 80GB (llm-foundry, the same tables) ran with "
@@ -330,9 +376,10 @@ def write(a, rows, b, wall):
     os.replace(a.out + ".tmp", a.out)
     H = ["// dtsim_heldout.h — written by bench/heldout.py from bench/HELDOUT.md's runs; do not "
          "edit by hand.", "// The band of time-to-train: the largest held-out error of the "
-         "runs of a GPU generation,", "// calibrated from the table (1) or on the roofline "
-         "alone (0): the most negative and most positive", "// throughput error (0 included) "
-         "of the `runs` it rests on (own: its generation's; else every one's).",
+         "runs of a GPU generation,", "// calibrated from the table (1), from one node of its own "
+         "software (2) or on the roofline alone", "// (0): the most negative and most positive "
+         "throughput error (0 included) of the `runs` it rests on", "// (own: its "
+         "generation's; else every one's).",
          "#ifndef DT_SIM_DTSIM_HELDOUT_H", "#define DT_SIM_DTSIM_HELDOUT_H", "",
          "static const struct {", "    const char *gen;", "    int calibrated, runs, own;",
          "    double lo, hi;", "} dtsim_heldout[] = {"]

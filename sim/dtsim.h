@@ -113,6 +113,7 @@ typedef struct {
     double time_scale;                             // the calibration's factor (1: none)
     long long params;                              // the model's trainable parameters
     double calib_roofline_img_s;                   // the roofline's images/s where calibrated
+    int calib_node;        // the row's node of calib_node GPUs reproduced, collectives included
     double kind_scale[DT_N_KINDS];                 // --profile: each kind's factor
     double model_comm_s;                           // the cost model's allreduce time per step
     double comm_bytes;                             // bytes one GPU's collectives send per step
@@ -275,6 +276,9 @@ int dtsim_apply_profile(dtsim_opts *o, dt_cluster *c, int model_set, int prec_se
 // figure, --calib ROW|table|none, or by default the table's row for the run's GPU, model
 // family and precision (none: the roofline alone). 0, or 2 with a message.
 int dtsim_calib_choose(dtsim_opts *o, int user_figure);
+// A row measured on a node (gpus > 1): r->time_scale refined so that the analytic model of
+// that node, its own collectives included, takes the row's time (sim/dtsim_calib.c). 0, or 2.
+int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r);
 // `dtsim calibrations [--csv]`: the table with its provenance; an exit code
 int dtsim_calibrations_main(int argc, char **argv);
 // Keep a warning (already said on stderr) for the JSON's "warnings" array (the first 4)

@@ -3,7 +3,9 @@
 // presets both ways), a row of the calibration table (--calib ROW, or by default the row of
 // the run's GPU, model family and precision), or none (the roofline alone, --calib none or
 // where the table has no row). And `dtsim calibrations`, the table with its provenance.
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dtsim.h"
@@ -55,6 +57,45 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
     return 0;
 }
 
+// A node's figure (row->gpus > 1) includes that node's own collectives (DDP's allreduce,
+// FSDP's gathers and reduce-scatters over NVLink or NVSwitch). The factor of one GPU's step
+// (sim/dtsim_run.c, calibrate) charges them to the kernels, and the run then pays them a
+// second time in its own collectives. Here the factor is refined until the analytic model of
+// that node (the row's network, batch, accumulation, precision and ZeRO stage; the run's
+// GPU, link inside a node, allreduce and overlap) takes the measured time, its collectives
+// included: s <- s * want / t(s), t increasing in s, until |t / want - 1| < 1e-9 (12 steps
+// at most: a fixed count, the same bits on every CPU).
+int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
+    const dt_gpu_calib *row = o->calib_row;
+    if (!row || row->gpus < 2 || o->has_profile || o->cpu || o->platform_file[0]) return 0;
+    dtsim_opts *m = mallocCheck(sizeof *m);
+    *m = *o;
+    snprintf(m->model, sizeof m->model, "%s", row->model);
+    m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
+    // FSDP gathers and reduce-scatters every micro-batch: its node is modelled at one
+    m->accumulate = row->accumulate > 1 && !row->shard ? row->accumulate : 1;
+    m->per_gpu_batch = row->batch * m->accumulate, m->global_batch = 0;
+    m->prec = dt_gpu_calib_prec(row), m->bf16 = !strcmp(row->precision, "bf16");
+    m->shard = row->shard;
+    m->gpus = row->gpus, m->cluster.nodes = 1, m->cluster.gpus_per_node = row->gpus;
+    m->analytic = 1, m->calib_row = NULL, m->gpu_img_s = 0, m->calib_batch = 0;
+    m->quiet = 1, m->json = 0, m->csv[0] = m->plot[0] = m->trace[0] = 0;
+    double want = m->per_gpu_batch / row->per_gpu, s = r->time_scale;
+    int rc = 0;
+    for (int k = 0; k < 12 && !rc; k++) {
+        dtsim_result q;
+        if ((rc = dtsim_prepare(m, &q))) break;
+        q.time_scale = s, q.single_iter_s = q.roofline_iter_s * s;
+        if ((rc = dtsim_analytic(m, &q))) break;
+        if (fabs(q.iter_s / want - 1) < 1e-9) break;
+        s *= want / q.iter_s;
+    }
+    free(m);
+    if (rc) return rc;
+    r->time_scale = s, r->calib_node = row->gpus;
+    return 0;
+}
+
 const char *dtsim_calib_status(const dtsim_opts *o, char *buf, size_t n) {
     if (o->has_profile) snprintf(buf, n, "measured profile");
     else if (o->calib_row) snprintf(buf, n, "calibrated: %s", o->calib_row->id);
@@ -82,8 +123,8 @@ int dtsim_calibrations_main(int argc, char **argv) {
     int n;
     const dt_gpu_calib *r = dt_gpu_calib_rows(&n);
     if (csv)
-        printf("id,gpu,model,seq_len,vocab,precision,batch_per_gpu,gpus,per_gpu,framework,"
-               "source,date,note\n");
+        printf("id,gpu,model,seq_len,vocab,precision,batch_per_gpu,accumulate,gpus,shard,"
+               "per_gpu,framework,source,date,note\n");
     else
         printf("| id | GPU | model | precision | batch/GPU | GPUs | per GPU /s | framework | "
                "source | date |\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -94,9 +135,10 @@ int dtsim_calibrations_main(int argc, char **argv) {
                      r[i].vocab);
         else snprintf(model, sizeof model, "%s", r[i].model);
         if (csv)
-            printf("%s,%s,%s,%d,%d,%s,%d,%d,%.17g,\"%s\",\"%s\",%s,\"%s\"\n", r[i].id, r[i].gpu,
-                   r[i].model, r[i].seq_len, r[i].vocab, r[i].precision, r[i].batch, r[i].gpus,
-                   r[i].per_gpu, r[i].framework, r[i].source, r[i].date, r[i].note);
+            printf("%s,%s,%s,%d,%d,%s,%d,%d,%d,%d,%.17g,\"%s\",\"%s\",%s,\"%s\"\n", r[i].id,
+                   r[i].gpu, r[i].model, r[i].seq_len, r[i].vocab, r[i].precision, r[i].batch,
+                   r[i].accumulate, r[i].gpus, r[i].shard, r[i].per_gpu, r[i].framework,
+                   r[i].source, r[i].date, r[i].note);
         else
             printf("| %s | %s | %s | %s | %d | %d | %g | %s | %s%s%s | %s |\n", r[i].id,
                    r[i].gpu, model, r[i].precision, r[i].batch, r[i].gpus, r[i].per_gpu,

@@ -26,7 +26,7 @@ typedef struct {
     char name[32], flags[512];
     int ok;
     double train_s, lo_s, hi_s, cost, cost_lo, cost_hi;
-    char gpu[16], precision[8], basis[160], calibration[96];
+    char gpu[16], precision[8], basis[224], calibration[96];
     int gpus, gpn, nics;
     double nic_gbs;
 } offer;

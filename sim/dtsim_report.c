@@ -19,8 +19,9 @@
 // assumed: a preset on its own paper's figure has the in-sample error of bench/PAPERS.md
 // (its landmark runs land within 7.3 %); a profile of measured steps the goal every committed
 // step of bench/VALIDATION.md meets (10 %); every other run the largest error of the held-out
-// runs like it (bench/HELDOUT.md, sim/dtsim_heldout.h: its GPU generation, calibrated from
-// the table or on the roofline alone). tests/sim checks each against the committed files.
+// runs like it (bench/HELDOUT.md, sim/dtsim_heldout.h: its GPU generation, and calibrated
+// from the table's row (1), from the user's own figure (2: --gpu-img-s, scored on runs
+// calibrated from one node of their own software) or on the roofline alone (0)). tests/sim checks each against the committed files.
 #define BAND_PAPERS 0.073
 #define BAND_VALIDATION 0.10
 
@@ -32,7 +33,7 @@ const char *dtsim_generation(const char *gpu) {
 }
 
 double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double *hi) {
-    char tmp[160];
+    char tmp[224];
     double l, h;
     if (!basis) basis = tmp, n = sizeof tmp;
     if (!lo) lo = &l;
@@ -45,14 +46,17 @@ double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double
         snprintf(basis, n, "in-sample: the preset's own paper figure, bench/PAPERS.md");
         return *lo = -BAND_PAPERS, *hi = BAND_PAPERS;
     }
-    int cal = o->gpu_img_s > 0;  // a table row, or the user's own figure
+    int cal = o->calib_row ? 1 : o->gpu_img_s > 0 ? 2 : 0;
+    static const char *how[] = {"on the roofline alone", "calibrated from the table",
+                                "calibrated from one node of their own software (as "
+                                "--gpu-img-s is)"};
     const char *gen = dtsim_generation(o->cluster.gpu);
     size_t k = sizeof dtsim_heldout / sizeof dtsim_heldout[0];
     for (size_t i = 0; i < k; i++) {
         if (strcmp(dtsim_heldout[i].gen, gen) || dtsim_heldout[i].calibrated != cal) continue;
         snprintf(basis, n, "held out: the errors of %d %s runs %s, bench/HELDOUT.md",
                  dtsim_heldout[i].runs, dtsim_heldout[i].own ? gen : "(every generation's)",
-                 cal ? "calibrated from the table" : "on the roofline alone");
+                 how[cal]);
         *lo = dtsim_heldout[i].lo, *hi = dtsim_heldout[i].hi;
         return fmax(-*lo, *hi);
     }
@@ -81,10 +85,12 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
     if (c)
         fprintf(f, "calibrated: %s: one %s trains %.1f %s/s at %d per GPU in %s (%s; %s, %s%s%s;"
                    " `dtsim calibrations`); the roofline alone gives %.1f, so every modelled "
-                   "kernel takes x%.3f\n", c->id, c->gpu, c->per_gpu,
+                   "kernel takes x%.3f%s\n", c->id, c->gpu, c->per_gpu,
                 dt_sim_is_gpt(c->model) ? "sequences" : "images", c->batch, c->precision,
                 c->framework, c->source, c->date, c->note[0] ? "; " : "", c->note,
-                r->calib_roofline_img_s, r->time_scale);
+                r->calib_roofline_img_s, r->time_scale,
+                r->calib_node ? " (the measured node modelled whole: its own collectives are "
+                                "not in the factor)" : "");
     else if (o->gpu_img_s > 0)
         fprintf(f, "calibrated: one GPU trains %.1f %s/s at %d per GPU in %s (%s); the roofline "
                    "alone gives %.1f, so every modelled kernel takes x%.3f\n",
@@ -189,7 +195,7 @@ static void samples_of(const dtsim_opts *o, char *buf, size_t n) {
 // Time-to-train with its band, GPU-hours (and cost, --price-gpu-hour) with the same band,
 // and what the band does not cover.
 static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
-    char t[32], lo[32], hi[32], basis[160], bt[48];
+    char t[32], lo[32], hi[32], basis[224], bt[48];
     double l = r->band_lo, h = r->band_hi;
     dtsim_band(o, basis, sizeof basis, NULL, NULL);
     dtsim_band_text(r, bt, sizeof bt);
@@ -213,7 +219,7 @@ static void print_band(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
 }
 
 void dtsim_print_sweep_band(FILE *f, const dtsim_opts *o, const dtsim_result *r, int n) {
-    char basis[160], bt[48] = "";
+    char basis[224], bt[48] = "";
     dtsim_band(o, basis, sizeof basis, NULL, NULL);
     if (n > 0) dtsim_band_text(&r[0], bt, sizeof bt);
     int beyond = 0;
@@ -401,7 +407,7 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
 }
 
 void dtsim_print_json(const dtsim_opts *o, const dtsim_result *r, int n) {
-    char basis[160];
+    char basis[224];
     dtsim_band(o, basis, sizeof basis, NULL, NULL);
     dt_json_writer w;
     dt_json_writer_init(&w, stdout);

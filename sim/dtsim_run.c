@@ -477,6 +477,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     r->params = (long long)params;
     r->time_scale = 1;
     if (o->gpu_img_s > 0 && (rc = calibrate(o, &one, r))) return rc;
+    if (o->calib_row && (rc = dtsim_calib_node(o, r))) return rc;
     r->single_iter_s = one.host_s + (one.seconds - one.host_s) * r->time_scale;
     if (o->has_profile) {
         if ((rc = profile_scales(o, r))) return rc;

@@ -22,6 +22,11 @@ typedef struct {
     const char *source;     // the publication, table and where to find it
     const char *date;       // of the measurement or publication, "2021-06"
     const char *note;       // what the model of it assumes ("" when nothing)
+    int shard;              // the ZeRO stage it ran (3: FSDP's FULL_SHARD), 0: plain data
+                            // parallel; a node's figure is calibrated with it (gpu_calib.c)
+    int accumulate;         // micro-batches of `batch` per step (plain data parallel: the
+                            // node's allreduce once per step; FSDP's collectives run every
+                            // micro-batch)
 } dt_gpu_calib;
 
 // The table, in the order rows are preferred (the first row matching a run is its default)

@@ -342,9 +342,9 @@ PYEOF
     grep -q "^calibrated: dle-pyt-rn50-v100-amp: one v100 trains 1200.0 images/s at 256 per GPU in fp16 (PyTorch 21.03 (NGC), AMP; NVIDIA/DeepLearningExamples" "$W/b.err" ||
     { cat "$W/b.err"; fail "the text lacks the band or the calibration"; }
   # a GPU whose speed the table has no row for says so, and its band is the roofline's
-  "$DTSIM" --gpus 16 --gpu h100 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "h100"
-  grep -q "^uncalibrated (roofline): the calibration table has no h100 bf16 row for a CNN (\`dtsim calibrations\`)" "$W/h" &&
-    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "h100: not said uncalibrated"; }
+  "$DTSIM" --gpus 16 --gpu h200 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "h200"
+  grep -q "^uncalibrated (roofline): the calibration table has no h200 bf16 row for a CNN (\`dtsim calibrations\`)" "$W/h" &&
+    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "h200: not said uncalibrated"; }
   # --calib: a row, table, none; refusals name the option
   "$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib dle-mx-rn50-v100-amp >"$W/c" 2>&1 && grep -q "^calibrated: dle-mx-rn50-v100-amp: one v100 trains 1376.0 images/s at 192" "$W/c" || { cat "$W/c"; fail "--calib ROW"; }
   for bad in "nosuchrow:not a row of the calibration table" "dle-pyt-rn50-a100-amp:that row measured the a100, and this run simulates the v100" "dle-pyt-bert128-v100-amp:that row measured gpt2-medium, a transformer, and this run trains resnet20"; do
@@ -355,6 +355,32 @@ PYEOF
   [ $rc -eq 2 ] && echo "$out" | grep -q "\-\-calib table: --gpu-img-s already calibrates this run" || { echo "$out"; fail "--calib with --gpu-img-s: exit $rc"; }
   "$DTSIM" calibrations --csv >"$W/t.csv" || fail "dtsim calibrations --csv"
   "$PY" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); g={x["gpu"] for x in r}; assert len(r) >= 20 and {"p100","v100","a100","a100-40","h100"} <= g and all(x["source"] and float(x["per_gpu"]) > 0 for x in r), (len(r), g); print("ok: dtsim calibrations: %d rows on %s" % (len(r), sorted(g)))' "$W/t.csv" || fail "the calibration table"
+  # a row measured on a node (gpus > 1) is reproduced by the node modelled whole, its own
+  # collectives included (sim/dtsim_calib.c dtsim_calib_node): the analytic run of that node
+  # at the row's batch, accumulation, precision and ZeRO stage trains the row's figure per GPU
+  "$PY" - "$W/t.csv" "$DTSIM" <<'PYEOF' || fail "a node's row is not reproduced by its node"
+import csv, json, subprocess, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["gpus"]) > 1]
+assert len(rows) >= 8, len(rows)
+for r in rows:
+    g = int(r["gpus"])
+    acc = 1 if int(r["shard"]) else int(r["accumulate"])  # FSDP: every micro-batch the same
+    a = ["--gpu", r["gpu"], "--gpus", str(g), "--gpus-per-node", str(g), "--model", r["model"],
+         "--precision", r["precision"], "--per-gpu-batch", str(int(r["batch_per_gpu"]) * acc),
+         "--accumulate", str(acc), "--calib", r["id"], "--analytic", "--json", "--quiet",
+         "--iters", "1", "--warmup", "1"]
+    if int(r["seq_len"]):
+        a += ["--seq-len", r["seq_len"], "--vocab", r["vocab"]]
+    if int(r["shard"]):
+        a += ["--shard", r["shard"]]
+    p = subprocess.run([sys.argv[2]] + a, capture_output=True, text=True)
+    assert p.returncode == 0, (r["id"], p.stderr)
+    j = json.loads(p.stdout)[0]
+    got, want = j["images_per_s"] / g, float(r["per_gpu"])
+    assert abs(got / want - 1) < 1e-6, (r["id"], got, want)
+    print("ok: %s: its node of %d %s trains %.4g per GPU, the row's %.4g" % (
+        r["id"], g, r["gpu"], got, want))
+PYEOF
   echo "PASS band" ;;
 auto)
   # --algo auto against the simulated best on a small grid (bench/auto_grid.py --quick: every
