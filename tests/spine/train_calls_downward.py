@@ -9,13 +9,18 @@ other in a loop); the order printed is the order to read them from the bottom.
 Exit 0 and "PASS train_calls_downward" with the order, 1 naming a cycle, 2 on bad usage.
 Registered as spine.train_files_call_downward (tests/spine/CMakeLists.txt).
 """
+import os
 import subprocess
 import sys
 
 
 def symbols(nm, lib):
     """{object: (defined, undefined)} of the library's members named train*"""
-    out = subprocess.run([nm, "-A", "-g", lib], capture_output=True, text=True)
+    # nm is the system's: not the sanitized step's preload (.ci/sanitize), whose runtime would
+    # report nm's own leaks as ours
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS",
+                                                           "LSAN_OPTIONS", "UBSAN_OPTIONS")}
+    out = subprocess.run([nm, "-A", "-g", lib], capture_output=True, text=True, env=env)
     if out.returncode:
         sys.exit(f"train_calls_downward: {nm} {lib}: {out.stderr.strip()}")
     objs = {}
