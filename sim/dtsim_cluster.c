@@ -107,18 +107,19 @@ int dtsim_cluster_finish(dtsim_opts *o, const dtsim_cluster_args *a) {
         else if (!strcmp(a->topo, "fat-tree")) c->topo = DT_TOPO_FAT_TREE;
         else if (!strcmp(a->topo, "torus")) c->topo = DT_TOPO_TORUS;
         else if (!strcmp(a->topo, "dragonfly")) c->topo = DT_TOPO_DRAGONFLY;
+        else if (!strcmp(a->topo, "rail")) c->topo = DT_TOPO_RAIL;
         else {
-            fprintf(stderr, "dtsim: option --topology: '%s' is not flat, fat-tree, torus or "
-                            "dragonfly (see dtsim --help)\n", a->topo);
+            fprintf(stderr, "dtsim: option --topology: '%s' is not flat, fat-tree, rail, torus "
+                            "or dragonfly (see dtsim --help)\n", a->topo);
             return 2;
         }
         c->topo_params[0] = 0;
         SET(topo, "--topology");
     }
     if (a->oversub > 0) {
-        if (c->topo != DT_TOPO_FAT_TREE) {
+        if (c->topo != DT_TOPO_FAT_TREE && c->topo != DT_TOPO_RAIL) {
             fprintf(stderr, "dtsim: option --oversubscription: for a fat tree (--topology "
-                            "fat-tree); this cluster's network is not one\n");
+                            "fat-tree or rail); this cluster's network is not one\n");
             return 2;
         }
         c->oversubscription = a->oversub, c->topo_params[0] = 0;

@@ -193,11 +193,12 @@ static const dt_opt dtsim_table[] = {
     {.name = "strict", .type = DT_OPT_SWITCH, AT(o.strict),
      .help = "refuse a bandwidth beyond any link"},
     {.name = "topology", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.topo),
-     .help = "flat | fat-tree | torus | dragonfly"},
+     .help = "flat | fat-tree | rail | torus | dragonfly (rail: NIC i of every\nnode on rail i's "
+     "leaf switch, 32 nodes a leaf; docs/hardware.md)"},
     {.name = "oversubscription", .arg = "R:1", .type = DT_OPT_CUSTOM, AT(ca.oversub),
      .parse = oversub, .want = "a ratio R:1 or R with 1 <= R <= 64 (e.g. 3:1)",
-     .help = "a fat tree's leaves keep 1/R of their nodes' bandwidth towards\nthe spine "
-     "(3:1: a third); default 1:1, non-blocking"},
+     .help = "a fat tree's (or rail's) leaves keep 1/R of their nodes' bandwidth\ntowards the "
+     "spine (3:1: a third); default 1:1, non-blocking"},
     {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
      .help = "your own SimGrid platform (ranks on its hosts in turn)"},
     {.type = DT_OPT_SECTION, .help = "training:"},

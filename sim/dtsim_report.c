@@ -21,7 +21,8 @@
 // step of bench/VALIDATION.md meets (10 %); every other run the largest error of the held-out
 // runs like it (bench/HELDOUT.md, sim/dtsim_heldout.h: its GPU generation, and calibrated
 // from the table's row (1), from the user's own figure (2: --gpu-img-s, scored on runs
-// calibrated from one node of their own software) or on the roofline alone (0)). tests/sim checks each against the committed files.
+// calibrated from one node of their own software) or on the roofline alone (0)). tests/sim
+// checks each against the committed files.
 #define BAND_PAPERS 0.073
 #define BAND_VALIDATION 0.10
 
@@ -139,7 +140,8 @@ void dtsim_warn_json(dtsim_opts *o, const char *msg) {
 }
 static const char *topo_name(dt_topo_kind k) {
     return k == DT_TOPO_FAT_TREE ? "fat tree" : k == DT_TOPO_TORUS ? "torus"
-         : k == DT_TOPO_DRAGONFLY ? "dragonfly" : "flat";
+         : k == DT_TOPO_DRAGONFLY ? "dragonfly" : k == DT_TOPO_RAIL ? "rail-optimised fat tree"
+         : "flat";
 }
 
 void dtsim_duration(double s, char *buf, size_t n) {
@@ -156,7 +158,7 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     const dtsim_sources *s = &o->src;
     char fus[64], over[32] = "";
     dt_fusion_format(&o->fusion, fus, sizeof fus);
-    if (c->topo == DT_TOPO_FAT_TREE && c->oversubscription > 1)
+    if ((c->topo == DT_TOPO_FAT_TREE || c->topo == DT_TOPO_RAIL) && c->oversubscription > 1)
         snprintf(over, sizeof over, " %g:1", c->oversubscription);
     if (o->platform_file[0]) {
         fprintf(f, "dtsim: platform %s, GPU %s\n", o->platform_file, c->gpu);

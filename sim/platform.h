@@ -21,7 +21,16 @@
 #include "dt.h"
 
 typedef enum { DT_INTRA_NVLINK, DT_INTRA_NVSWITCH, DT_INTRA_PCIE } dt_intra_kind;
-typedef enum { DT_TOPO_FLAT, DT_TOPO_FAT_TREE, DT_TOPO_TORUS, DT_TOPO_DRAGONFLY } dt_topo_kind;
+// DT_TOPO_RAIL: a rail-optimised fat tree (NVIDIA's SuperPOD design: NIC i of every node on
+// rail i's leaf switch, one leaf per rail for each scalable unit of DT_RAIL_LEAF nodes).
+// SimGrid sees a fat tree whose leaves hold a unit's nodes, the node's NICs together being
+// one link as everywhere here: what rails change is that the nodes of a unit reach each
+// other through a leaf, never the spine (a leaf of a plain fat tree holds the few nodes whose
+// every NIC it takes); --oversubscription thins the units' up links to the spine.
+typedef enum {
+    DT_TOPO_FLAT, DT_TOPO_FAT_TREE, DT_TOPO_TORUS, DT_TOPO_DRAGONFLY, DT_TOPO_RAIL
+} dt_topo_kind;
+#define DT_RAIL_LEAF 32  // nodes per rail leaf: a 64-port NDR switch, half its ports down
 
 typedef struct {
     char name[32];            // preset name or "custom"

@@ -29,6 +29,7 @@ const char *dt_topo_name(dt_topo_kind k) {
     case DT_TOPO_FAT_TREE: return "FAT_TREE";
     case DT_TOPO_TORUS: return "TORUS";
     case DT_TOPO_DRAGONFLY: return "DRAGONFLY";
+    case DT_TOPO_RAIL: return "FAT_TREE";  // a fat tree for SimGrid (platform.h)
     }
     return "?";
 }
@@ -96,7 +97,8 @@ static int parse_dragonfly(const char *s, dt_topo *t) {
 
 static const char *topo_syntax(dt_topo_kind k) {
     switch (k) {
-    case DT_TOPO_FAT_TREE: return "\"levels;down,..;up,..;links,..\" e.g. \"2;16,8;1,16;1,1\"";
+    case DT_TOPO_FAT_TREE:
+    case DT_TOPO_RAIL: return "\"levels;down,..;up,..;links,..\" e.g. \"2;16,8;1,16;1,1\"";
     case DT_TOPO_TORUS: return "\"x,y,z\" e.g. \"4,4,8\"";
     case DT_TOPO_DRAGONFLY: return "\"groups,1;chassis,1;routers,1;nodes\" e.g. \"2,1;2,1;4,1;4\"";
     default: return "nothing (FLAT takes no parameters)";
@@ -109,6 +111,7 @@ static int topo_check(const dt_topo *t, int nodes, const char *given, dt_error *
     switch (t->kind) {
     case DT_TOPO_FLAT: return 0;
     case DT_TOPO_FAT_TREE:
+    case DT_TOPO_RAIL:  // (resolved as a fat tree: dt_topo_resolve)
         for (int i = 0; i < t->levels; i++) prod *= t->down[i];
         break;
     case DT_TOPO_TORUS:
@@ -138,15 +141,16 @@ static int topo_check(const dt_topo *t, int nodes, const char *given, dt_error *
 
 // ---- deriving parameters from the node count ----
 
-// Two-level fat tree: leaves of D nodes (the largest divisor of nodes <= 16), S = nodes/D
-// leaves, each leaf with U = D/oversubscription up links (one to each of U spine switches of
-// S ports): non-blocking when U = D. Up to 16 nodes, or when nodes has no divisor in 2..16,
-// one switch ("1;nodes;1;1", non-blocking whatever the oversubscription).
-static void derive_fat_tree(int nodes, double oversub, dt_topo *t) {
+// Two-level fat tree: leaves of D nodes (the largest divisor of nodes <= leaf: 16, or a rail
+// unit's 32), S = nodes/D leaves, each leaf with U = D/oversubscription up links (one to each
+// of U spine switches of S ports): non-blocking when U = D. Up to `leaf` nodes, or when nodes
+// has no divisor in 2..leaf, one switch ("1;nodes;1;1", non-blocking whatever the
+// oversubscription).
+static void derive_fat_tree(int nodes, double oversub, int leaf, dt_topo *t) {
     int d = 1;
-    for (int k = 2; k <= DT_FAT_TREE_LEAF && k <= nodes; k++)
+    for (int k = 2; k <= leaf && k <= nodes; k++)
         if (nodes % k == 0) d = k;
-    if (nodes <= DT_FAT_TREE_LEAF || d == 1) {
+    if (nodes <= leaf || d == 1) {
         t->levels = 1;
         t->down[0] = nodes, t->up[0] = 1, t->count[0] = 1;
         return;
@@ -203,12 +207,15 @@ static void derive_dragonfly(int nodes, dt_topo *t) {
 
 int dt_topo_resolve(const dt_cluster *c, dt_topo *t, dt_error *err) {
     memset(t, 0, sizeof *t);
-    t->kind = c->topo;
-    if ((int)c->topo < DT_TOPO_FLAT || (int)c->topo > DT_TOPO_DRAGONFLY)
+    t->kind = c->topo == DT_TOPO_RAIL ? DT_TOPO_FAT_TREE : c->topo;  // rails: a fat tree
+    if ((int)c->topo < DT_TOPO_FLAT || (int)c->topo > DT_TOPO_RAIL)
         return dt_fail(err, DT_EXIT_USAGE, "cluster topo: %d is not a topology", (int)c->topo);
     const char *s = c->topo_params;
     if (s[0] == '\0') {
-        if (c->topo == DT_TOPO_FAT_TREE) derive_fat_tree(c->nodes, c->oversubscription, t);
+        if (c->topo == DT_TOPO_FAT_TREE)
+            derive_fat_tree(c->nodes, c->oversubscription, DT_FAT_TREE_LEAF, t);
+        if (c->topo == DT_TOPO_RAIL)
+            derive_fat_tree(c->nodes, c->oversubscription, DT_RAIL_LEAF, t);
         if (c->topo == DT_TOPO_TORUS) derive_torus(c->nodes, t);
         if (c->topo == DT_TOPO_DRAGONFLY) derive_dragonfly(c->nodes, t);
         return 0;
@@ -216,7 +223,8 @@ int dt_topo_resolve(const dt_cluster *c, dt_topo *t, dt_error *err) {
     int rc = -1;
     switch (c->topo) {
     case DT_TOPO_FLAT: rc = -1; break;
-    case DT_TOPO_FAT_TREE: rc = parse_fat_tree(s, t); break;
+    case DT_TOPO_FAT_TREE:
+    case DT_TOPO_RAIL: rc = parse_fat_tree(s, t); break;
     case DT_TOPO_TORUS: rc = parse_torus(s, t); break;
     case DT_TOPO_DRAGONFLY: rc = parse_dragonfly(s, t); break;
     }
@@ -238,7 +246,8 @@ void dt_topo_format(const dt_topo *t, char *buf, size_t size) {
     buf[0] = '\0';
     switch (t->kind) {
     case DT_TOPO_FLAT: break;
-    case DT_TOPO_FAT_TREE: {
+    case DT_TOPO_FAT_TREE:
+    case DT_TOPO_RAIL: {
         const int *lists[3] = {t->down, t->up, t->count};
         append(buf, size, &len, "%d", t->levels);
         for (int l = 0; l < 3; l++)
@@ -284,7 +293,8 @@ double dt_topo_mean_links(const dt_topo *t, int nodes) {
     double n1 = nodes - 1.0;
     switch (t->kind) {
     case DT_TOPO_FLAT: return 2;  // node -> switch -> node
-    case DT_TOPO_FAT_TREE: {
+    case DT_TOPO_FAT_TREE:
+    case DT_TOPO_RAIL: {
         // A pair whose lowest common switch is at level k crosses 2k links; m_k nodes lie
         // under one switch of level k.
         double mean = 0, m_prev = 1, m = 1;

@@ -231,9 +231,36 @@ for R in (2, 4):
     assert abs(got / want - 1) < 0.01, (R, got, want)
     print("ok: %d:1: allreduce %.3f ms, closed form %.3f ms (non-blocking %.3f)" % (R, 1e3 * got, 1e3 * want, 1e3 * one["comm_s"]))
 PYEOF
+  # --topology rail: NIC i of every node on rail i's leaf, 32 nodes a leaf. 32 nodes are one
+  # unit: 4:1 costs nothing (the non-blocking closed form); 64 nodes are two units, and rhd's
+  # first and last steps cross between them as between the fat tree's leaves: 32 flows over
+  # 32/R up links, the non-blocking allreduce plus 2 (R - 1) β bytes/2 again
+  for n in 32 64; do
+    for R in 1 4; do
+      "$DTSIM" $O --gpus $n --topology rail --oversubscription "$R:1" >"$W/rail$n-$R.json" 2>&1 ||
+        { cat "$W/rail$n-$R.json"; fail "rail $n $R:1"; }
+    done
+  done
+  "$PY" - "$W" <<'PYEOF' || fail "rail-optimised"
+import json, sys
+w = sys.argv[1]
+for n, crossing in ((32, 0), (64, 1)):
+    one = json.load(open(f"{w}/rail{n}-1.json"))[0]
+    four = json.load(open(f"{w}/rail{n}-4.json"))[0]
+    assert abs(one["comm_s"] / one["model_comm_s"] - 1) < 0.01, one
+    beta = 1 / (one["nic_bw_gbs"] * 1e9 * one["nics"])
+    want = one["model_comm_s"] + crossing * 2 * (4 - 1) * beta * 4 * one["params"] / 2
+    assert abs(four["comm_s"] / want - 1) < 0.01, (n, four["comm_s"], want)
+    print("ok: rail, %d nodes (%d unit%s), 4:1: allreduce %.3f ms, closed form %.3f ms" % (
+        n, n // 32, "s" if n > 32 else "", 1e3 * four["comm_s"], 1e3 * want))
+PYEOF
   grep -q "fat tree 4:1" "$W/r4.json" || "$DTSIM" --gpus 32 --gpus-per-node 1 --oversubscription 4:1 --iters 1 --analytic 2>&1 | grep -q "fat tree 4:1" || fail "the description lacks 4:1"
   out=$("$DTSIM" --gpus 16 --topology torus --oversubscription 3:1 2>&1); rc=$?
   [ $rc -eq 2 ] && echo "$out" | grep -q "option --oversubscription: for a fat tree" || { echo "$out"; fail "a torus oversubscribed: exit $rc"; }
+  "$DTSIM" --gpus 64 --gpus-per-node 1 --topology rail --oversubscription 3:1 --iters 1 --analytic 2>&1 |
+    grep -q "rail-optimised fat tree 3:1" || fail "the description lacks the rails"
+  out=$("$DTSIM" --gpus 16 --topology rails 2>&1); rc=$?
+  [ $rc -eq 2 ] && echo "$out" | grep -q "is not flat, fat-tree, rail, torus or dragonfly" || { echo "$out"; fail "--topology rails: exit $rc"; }
   echo "PASS oversubscription" ;;
 units)
   # Bandwidths with units (400Gb = 400Gb/s = 400Gbps = 50GB = 50GB/s = 50, GB/s) reach the
