@@ -43,7 +43,8 @@ DGXA100_40 = "--gpu a100-40"   # dtsim's a100-40 node: NVSwitch, 8 x HDR 200 Gb/
 MOSAIC_A100_40 = "--gpu a100-40 --nics 8 --net-bw 200Gb"  # 1600 Gb/s per node, RoCE
 BERT = "--model gpt2-medium --vocab 30522 --optimizer lamb --attention naive"  # BERT-Large
 
-MPT = "--vocab 50368 --optimizer adamw --precision bf16 --attention flash"  # seq 2048
+# seq 2048; FSDP wraps each MPTBlock (llm-foundry's fsdp_config): stage 3 a block at a time
+MPT = "--vocab 50368 --optimizer adamw --precision bf16 --attention flash --shard-units block"
 
 # id, generation, what is compared, the published figure, dtsim's arguments, and the sources.
 # unit: "img" images/s in all, "seq" sequences/s in all, "tok" tokens/s per GPU.

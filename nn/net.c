@@ -12,6 +12,7 @@
 #include "net.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -510,6 +511,37 @@ const dt_param *dt_net_find_param(const dt_net *net, const char *name) {
 }
 
 size_t dt_net_count_trainable(const dt_net *net) { return net ? net->n_trainable : 0; }
+
+// A layer's block: its name up to its first part of digits alone ("transformer.h.3" of
+// "transformer.h.3.attn.c_attn"), written into key; 0 when no part is digits (no block).
+static int block_key(const char *name, char *key, size_t n) {
+    for (const char *p = name, *part = name;; p++) {
+        if (*p != '.' && *p) continue;
+        int digits = p > part;
+        for (const char *q = part; q < p && digits; q++) digits = *q >= '0' && *q <= '9';
+        if (digits) {
+            snprintf(key, n, "%.*s", (int)(p - name), name);
+            return 1;
+        }
+        if (!*p) return 0;
+        part = p + 1;
+    }
+}
+
+int dt_net_blocks(const dt_net *net, size_t *lo) {
+    int n = 0;
+    char prev[sizeof net->layers[0]->name] = "", key[sizeof prev];
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        if (!l->n_trainable) continue;
+        int in_block = block_key(l->name, key, sizeof key);
+        if (in_block && n > 0 && !strcmp(key, prev)) continue;  // the block's next layer
+        snprintf(prev, sizeof prev, "%s", in_block ? key : "");
+        lo[n++] = (size_t)l->w_off;
+    }
+    lo[n] = net->n_trainable;
+    return n;
+}
 
 // ---- the builder's steps, for the sequence layers' constructors (nn/net_seq.c) ----
 dt_layer *dt_net_layer_new(dt_net *net, dt_layer_type type, const char *name,

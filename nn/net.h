@@ -204,6 +204,11 @@ void dt_net_free(dt_net *net);
 static inline int dt_net_last(const dt_net *net) { return net->n_layers - 1; }
 const dt_param *dt_net_find_param(const dt_net *net, const char *name);
 size_t dt_net_count_trainable(const dt_net *net);  // == n_trainable
+// The trainable elements split into blocks, as FSDP's auto-wrap units them: a block is the
+// run of layers whose names agree up to their first numeric part ("transformer.h.3",
+// "layer2.1"); a layer outside any block ("conv1", "transformer.ln_f") is one of its own.
+// lo[0..n] ascending (lo[0] = 0, lo[n] = n_trainable), room for n_layers + 1; returns n.
+int dt_net_blocks(const dt_net *net, size_t *lo);
 
 // ---- running (nn/net_run.c) ----
 enum { DT_PHASE_FORWARD, DT_PHASE_BACKWARD };

@@ -59,6 +59,8 @@ struct dt_trainer {
     int n_units;        // a sharded strategy's units: unit k is the trainable elements
     const size_t *unit_lo;  // [unit_lo[k], unit_lo[k+1]), each split over the ranks
                             // (dt_shard_lo); NULL: not sharded (the norms use the buckets)
+    int shard_blocks;   // stage 3's units: a block each (net.h dt_net_blocks, as FSDP wraps
+                        // them) where set before dt_trainer_set_shard, else a layer each
 
     // ---- communication (dt_trainer_set_comm; defaults: the MPI library's allreduce, one
     // bucket, no overlap) ----

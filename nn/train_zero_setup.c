@@ -38,7 +38,9 @@ static void make_units(dt_trainer *t, dt_zero *z) {
     z->n = 0;
     if (z->stage == DT_SHARD_GRADIENTS) {  // the buckets, listed top down: ascending here
         for (int b = t->n_buckets - 1; b >= 0; b--) z->lo[z->n++] = t->buckets[b].lo;
-    } else {
+    } else if (t->shard_blocks) {  // stage 3, FSDP's units: a block each
+        z->n = dt_net_blocks(net, z->lo);
+    } else {  // stage 3: a layer each
         for (int i = 0; i < nl; i++)
             if (net->layers[i]->n_trainable) z->lo[z->n++] = (size_t)net->layers[i]->w_off;
     }

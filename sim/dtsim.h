@@ -57,6 +57,7 @@ typedef struct {
     int lars;                  // --optimizer lars|sgd (gpt models: lamb 1, adamw 0)
     char optimizer[8];         // --optimizer as given ("": the model's default)
     int shard;                 // --shard: ZeRO stage 0-3 (sim/zero.h, sim/dtsim_gpt.c)
+    int shard_blocks;          // --shard-units block: stage 3's units are blocks (FSDP)
     int seq_len, vocab;        // --seq-len, --vocab: gpt models (0: the model's, or a preset's)
     int flash;                 // --attention flash (1) | naive (0): fused attention
     char attention[8];         // --attention as given ("": the GPU's default)

@@ -76,7 +76,7 @@ int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
     m->accumulate = row->accumulate > 1 && !row->shard ? row->accumulate : 1;
     m->per_gpu_batch = row->batch * m->accumulate, m->global_batch = 0;
     m->prec = dt_gpu_calib_prec(row), m->bf16 = !strcmp(row->precision, "bf16");
-    m->shard = row->shard;
+    m->shard = row->shard, m->shard_blocks = row->shard >= 3 || o->shard_blocks;  // FSDP's
     m->gpus = row->gpus, m->cluster.nodes = 1, m->cluster.gpus_per_node = row->gpus;
     m->analytic = 1, m->calib_row = NULL, m->gpu_img_s = 0, m->calib_batch = 0;
     m->quiet = 1, m->json = 0, m->csv[0] = m->plot[0] = m->trace[0] = 0;

@@ -113,7 +113,7 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi, doubl
     *psi = (double)net->n_trainable;
     size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
     int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
-    dt_zero3_units(net, lo, gathers, gathered);
+    dt_zero3_units(net, o->shard_blocks, lo, gathers, gathered);
     free(lo), free(gathers);
     dt_net_free(net);
     dev->destroy(dev);
@@ -207,7 +207,7 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s, const
         size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
         int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
         double peak;
-        int n = r->buckets = dt_zero3_units(net, lo, gathers, &peak);
+        int n = r->buckets = dt_zero3_units(net, o->shard_blocks, lo, gathers, &peak);
         double *uf = callocCheck(3 * (size_t)n + 3, sizeof(double));
         double *ub = uf + n + 1, *uh = ub + n + 1;
         comm = r->comm_bytes = 0;
@@ -267,8 +267,8 @@ void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
     char gathered[96] = "";
     if (o->shard >= 3)
-        snprintf(gathered, sizeof gathered, " (%.2f of them gathered: a layer and the next)",
-                 r->mem_gathered / GIB);
+        snprintf(gathered, sizeof gathered, " (%.2f of them gathered: a %s and the next)",
+                 r->mem_gathered / GIB, o->shard_blocks ? "block" : "layer");
     fprintf(f, "memory per GPU, ZeRO stage %d (%s): %.2f GiB = parameters %.2f%s + gradients "
                "%.2f + %s state %.2f + activations %.2f, of the %s's %.0f GiB (model states: "
                "Rajbhandari et al. 2020, %s)\n",

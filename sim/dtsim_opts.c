@@ -148,6 +148,13 @@ static int attention(const dt_opt *d, const char *what, const char *s, void *v, 
     return 0;
 }
 
+// --shard-units: layer (0) | block (1)
+static int shard_units(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
+    if (strcmp(s, "layer") && strcmp(s, "block")) return dt_opt_bad(err, what, s, d->want);
+    *(int *)v = !strcmp(s, "block");
+    return 0;
+}
+
 // --shard: ZeRO's stage by number or name (sim/zero.c)
 static int zero_stage(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     return dt_zero_parse(s, v) ? dt_opt_bad(err, what, s, d->want) : 0;
@@ -298,6 +305,10 @@ static const dt_opt dtsim_table[] = {
      "states each GPU keeps 1/N of (stage\n1-2: reduce-scatter + allgather, 3: 1.5x the data); "
      "the memory\nper GPU is reported, and a gpt run that does not fit the GPU's\nmemory is "
      "refused"},
+    {.name = "shard-units", .arg = "U", .type = DT_OPT_CUSTOM, AT(o.shard_blocks),
+     .parse = shard_units, .want = "layer or block",
+     .help = "stage 3 gathers a layer (default: dtlab's trainer) or a block at\na time (FSDP's "
+     "auto-wrap: a transformer block, a ResNet bottleneck)"},
     {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(o.seq_len), .lo = 1, .hi = 1 << 20,
      .want = "a number of tokens >= 1", .help = "gpt models: tokens per sequence (default the "
      "context, or a\npreset's)"},

@@ -259,7 +259,7 @@ static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_
     run->lars = o->lars;
     run->model_side = o->model_side, run->model_classes = o->model_classes;
     run->seq_len = o->seq_len, run->vocab = o->vocab, run->flash = o->flash;
-    run->shard = o->shard;
+    run->shard = o->shard, run->shard_blocks = o->shard_blocks;
     run->coll = dtsim_coll_for(o, c);
     dt_cost_params *k = &run->coll.cost;
     k->alpha = digits9(k->alpha), k->beta = digits9(k->beta), k->gamma = digits9(k->gamma);

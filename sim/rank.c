@@ -159,6 +159,7 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->comm_dev = dt_device_model_unscaled(m->dev);
     m->tr.comm_dev = m->comm_dev;
+    m->tr.shard_blocks = run->shard_blocks;  // stage 3's units (--shard-units)
     if (dt_trainer_set_comm(&m->tr, &co, &run->fusion, run->overlap, &err) ||
         dt_trainer_set_accumulate(&m->tr, run->accumulate, &err) ||
         dt_rank_zero_setup(&m->tr, run->shard, &err))  // stage 3: the trainer's own

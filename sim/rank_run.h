@@ -51,6 +51,7 @@ typedef struct {
     int seq_len, vocab;        // gpt models: tokens per sequence, vocabulary (0: the model's)
     int flash;                 // attention fused (dt_modeldev_config.flash)
     int shard;                 // ZeRO stage (sim/zero.h): 0 plain data parallel, 1-3 sharded
+    int shard_blocks;          // stage 3 gathers a block at a time (--shard-units block)
     // the allreduce, with the cluster's α-β-γ figures (dtsim_coll_for)
     dt_coll_opts coll;
     dt_fusion_opts fusion;

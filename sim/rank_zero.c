@@ -125,7 +125,7 @@ double dt_rank_zero_model_comm_s(const dt_trainer *tr) {
     size_t *lo = mallocCheck(((size_t)nl + 1) * sizeof(size_t));
     int *gathers = mallocCheck(((size_t)nl + 1) * sizeof(int));
     double peak, s = 0;
-    int n = dt_zero3_units(tr->net, lo, gathers, &peak);
+    int n = dt_zero3_units(tr->net, tr->shard_blocks, lo, gathers, &peak);
     for (int k = 0; k < n; k++) {
         double bytes = (double)(lo[k + 1] - lo[k]) * (co->wire_f16 ? 2.0 : 4.0);
         double c = dt_coll_cost(a, co, tr->size, bytes);

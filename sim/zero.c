@@ -80,11 +80,15 @@ static void pass(const int *lu, const int *seq, int m, const size_t *lo, int *ga
     }
 }
 
-int dt_zero3_units(const dt_net *net, size_t *lo, int *gathers, double *peak) {
+int dt_zero3_units(const dt_net *net, int blocks, size_t *lo, int *gathers, double *peak) {
     int n = 0, nl = net->n_layers;
-    for (int i = 0; i < nl; i++)
-        if (net->layers[i]->n_trainable) lo[n++] = (size_t)net->layers[i]->w_off;
-    lo[n] = net->n_trainable;
+    if (blocks) {
+        n = dt_net_blocks(net, lo);
+    } else {
+        for (int i = 0; i < nl; i++)
+            if (net->layers[i]->n_trainable) lo[n++] = (size_t)net->layers[i]->w_off;
+        lo[n] = net->n_trainable;
+    }
     int *lu = callocCheck(2 * (size_t)nl + 1, sizeof(int));
     int *seq = callocCheck((size_t)nl + 1, sizeof(int)), m = 0;
     for (int i = 0; i < nl; i++) {

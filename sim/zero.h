@@ -48,9 +48,10 @@ double dt_zero_comm_elems(double psi, int stage, int N);
 // unit, the allgathers of one step (2 for a unit read by one layer: ZeRO's 1.5x; a tied
 // unit once more per pass for each further run of layers reading it) and returns the unit
 // count; *peak: the most elements gathered at once (the prefetch buffer beyond the shards).
-// lo: n_layers + 1 entries, gathers: n_layers.
+// lo: n_layers + 1 entries, gathers: n_layers. blocks: a unit per block (nn/net.h
+// dt_net_blocks, dt_trainer.shard_blocks), else one per layer, as the trainer makes them.
 struct dt_net;
-int dt_zero3_units(const struct dt_net *net, size_t *lo, int *gathers, double *peak);
+int dt_zero3_units(const struct dt_net *net, int blocks, size_t *lo, int *gathers, double *peak);
 
 // Optimizer state vectors per parameter of an optimizer kind (SGD and LARS: the momentum;
 // AdamW and LAMB: two moments)

@@ -399,7 +399,7 @@ for r in rows:
     if int(r["seq_len"]):
         a += ["--seq-len", r["seq_len"], "--vocab", r["vocab"]]
     if int(r["shard"]):
-        a += ["--shard", r["shard"]]
+        a += ["--shard", r["shard"], "--shard-units", "block"]  # FSDP: a block at a time
     p = subprocess.run([sys.argv[2]] + a, capture_output=True, text=True)
     assert p.returncode == 0, (r["id"], p.stderr)
     j = json.loads(p.stdout)[0]

@@ -88,6 +88,8 @@ zero3)
   "$DTSIM" $B --shard 0 --fusion none >"$W/s0.json" || fail "stage 0"
   "$DTSIM" $B --shard 3 >"$W/s3.json" || fail "stage 3"
   "$DTSIM" $B --shard 3 --analytic >"$W/a3.json" || fail "stage 3 --analytic"
+  "$DTSIM" $B --shard 3 --shard-units block >"$W/b3.json" || fail "stage 3, a block at a time"
+  "$DTSIM" $B --shard 3 --shard-units block --analytic >"$W/ba3.json" || fail "stage 3, blocks, --analytic"
   # the kernels 10^3x faster (a calibration to 10^3x one GPU's rate): the schedule's
   # communication alone
   r=$("$PY" -c "import json; r = json.load(open('$W/s3.json'))[0]; print(4e3 / r['single_gpu_iter_s'])")
@@ -112,6 +114,15 @@ check(abs(got / want - 1) < 1e-6, f"stage 3 sent {got:.0f} bytes per GPU = 1.5 x
 check(abs(a3["comm_bytes_per_gpu"] / got - 1) < 1e-6, f"--analytic's closed form (each unit's "
       f"gathers counted from the layers) gives the same bytes: {a3['comm_bytes_per_gpu']:.0f}")
 check(s3["buckets"] == 2 + 6 * L, f"{s3['buckets']} units: the embedding, 6 per block (2 norms, 4 linears), ln_f")
+# --shard-units block (FSDP's auto-wrap): a unit per block, the same bytes (each unit gathered
+# for forward and backward, reduce-scattered once), fewer and larger collectives
+b3, ba3 = row("b3"), row("ba3")
+check(b3["buckets"] == 2 + L and ba3["buckets"] == 2 + L,
+      f"{b3['buckets']} units a block at a time: the embedding, the {L} blocks, ln_f")
+check(abs(b3["comm_bytes_per_gpu"] / want - 1) < 1e-6 and
+      abs(ba3["comm_bytes_per_gpu"] / want - 1) < 1e-6,
+      f"... sending the same {b3['comm_bytes_per_gpu']:.0f} bytes per GPU (--analytic "
+      f"{ba3['comm_bytes_per_gpu']:.0f})")
 it, cp = s3["iter_s"], s3["compute_s"]
 alone = c3["iter_s"] - c3["compute_s"]  # the schedule's communication with (almost) no compute
 check(cp < it, f"the step {1e3 * it:.2f} ms is longer than its compute {1e3 * cp:.2f} ms")
