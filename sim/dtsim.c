@@ -44,8 +44,10 @@ static int machine_output(const dtsim_opts *o, const dtsim_result *r, int n) {
 // instead, with a warning on stderr and in the JSON; the run prepared again. 0, or an exit code
 static int to_analytic(dtsim_opts *o, dtsim_result *r) {
     char w[512];
+    int slow = strstr(r->simgrid_refused, "--max-sim-minutes") != NULL;
     snprintf(w, sizeof w, "%s: answered with --analytic instead (its error: bench/ANALYTIC.md); "
-             "a machine with more memory simulates it", r->simgrid_refused);
+             "%s", r->simgrid_refused, slow ? "--max-sim-minutes 0 simulates it anyway"
+                                             : "a machine with more memory simulates it");
     fprintf(stderr, "dtsim: warning: %s\n", w);
     dtsim_warn_json(o, w);
     o->analytic = 1, o->fallback = 0;

@@ -70,6 +70,7 @@ typedef struct {
     char csv[512], plot[512], trace[512];
     int json, quiet, keep;     // --json --quiet --keep (the platform files)
     int no_memory_check;  // --no-memory-check: simulate even past the memory estimate
+    double max_sim_minutes;  // --max-sim-minutes: a single run estimated longer is analytic
     int fallback;         // a single run: what SimGrid cannot hold here is answered analytic
     int plan_row;         // dtsim plan's candidate: plan itself rejects what does not fit
     // the warnings said on stderr, for the JSON's "warnings" (dtsim_warn_json)
@@ -280,6 +281,12 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure);
 // A row measured on a node (gpus > 1): r->time_scale refined so that the analytic model of
 // that node, its own collectives included, takes the row's time (sim/dtsim_calib.c). 0, or 2.
 int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r);
+// SimGrid's wall time for this run, estimated from bench/DTSIM-SPEED.md (sim/dtsim_walltime.c;
+// 0 for --analytic); buckets: its gradient buckets per step (0: unknown)
+double dtsim_wall_estimate_s(const dtsim_opts *o, int buckets);
+// Said before SimGrid starts when a minute or more; 3 (answered analytic) for a single run
+// beyond --max-sim-minutes, with r->simgrid_refused saying why
+int dtsim_wall_check(const dtsim_opts *o, int buckets, dtsim_result *r);
 // `dtsim calibrations [--csv]`: the table with its provenance; an exit code
 int dtsim_calibrations_main(int argc, char **argv);
 // Keep a warning (already said on stderr) for the JSON's "warnings" array (the first 4)

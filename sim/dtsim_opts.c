@@ -263,6 +263,10 @@ static const dt_opt dtsim_table[] = {
      .hi = 1 << 20, .want = "a positive count", .help = "ranks in the trace (2)"},
     {.name = "plot", .arg = "FILE.png", .type = DT_OPT_STRING, AT(o.plot),
      .help = "scaling curves (sweep)"},
+    {.name = "max-sim-minutes", .arg = "M", .type = DT_OPT_REAL, AT(o.max_sim_minutes),
+     .lo = 0, .hi = 1e6, .want = "minutes >= 0 (0: no limit)",
+     .help = "a run whose simulation is estimated longer (bench/DTSIM-SPEED.md)\nis answered "
+     "with --analytic, saying so (120; 0: no limit)"},
     {.name = "price-gpu-hour", .arg = "X", .type = DT_OPT_REAL, AT(o.price), .lo = 1e-9,
      .hi = 1e12, .want = "a price per GPU-hour > 0",
      .help = "the cost of the GPU-hours to train"},
@@ -376,7 +380,7 @@ static void defaults(dtsim_cli *c) {
                                  .synthetic_n = 1024, .lr = 0.1, .momentum = 0.9, .wd = 5e-4};
     snprintf(o->model, sizeof o->model, "resnet50");
     o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
-    o->accumulate = 1;
+    o->accumulate = 1, o->max_sim_minutes = 120;
     o->dataset = 1281167, o->epochs = 90;
     o->coll = dt_coll_opts_default();
     o->coll.algo = DT_ALGO_HIER;

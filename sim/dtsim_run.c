@@ -510,8 +510,12 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
                 "--analytic\n", r->simgrid_refused);
         return 2;
     }
-    // SimGrid's memory for the ranks; --analytic runs no SimGrid, at any count
+    // SimGrid's memory for the ranks, then its time; --analytic runs no SimGrid, at any count
     if (!o->no_memory_check && !o->analytic && (rc = memory_check(o, ram, r))) return rc;
+    int buckets = o->fusion.mode == DT_FUSION_SEGMENTS ? o->fusion.segments
+                : o->fusion.mode == DT_FUSION_BYTES && o->fusion.bytes > 0
+                    ? (int)fmin(1e6, ceil(4.0 * (double)params / (double)o->fusion.bytes)) : 0;
+    if (!o->analytic && (rc = dtsim_wall_check(o, buckets, r))) return rc;
     r->arena = arena;
     r->device_bytes = (double)used;
     return 0;

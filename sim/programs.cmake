@@ -35,6 +35,7 @@ function(dt_add_dtsim name)
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
   add_executable(${name} ${S}/dtsim.c ${S}/dtsim_opts.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c
                  ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c ${S}/dtsim_calib.c ${S}/dtsim_offers.c ${S}/dtsim_simgrid.c
+                 ${S}/dtsim_walltime.c
                  ${S}/dtsim_plan.c ${S}/dtsim_plan_out.c ${S}/dtsim_plan_plot.c
                  ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${S}/dtsim_gpt.c ${A_SOURCES})
   target_link_libraries(${name} PRIVATE dtsim_core)
