@@ -71,7 +71,7 @@ save() {
   run "$np" "$@" --json --save-weights "$W/$name.st" > "$W/$name.log" 2>&1 || { cat "$W/$name.log"; fail "$name: the run failed"; }
   grep -q '"replicas_identical": true' "$W/$name.log" || fail "$name: the replicas differ"
 }
-same() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" "$3" || fail "$1 is not $2 (tolerance $3)"; }
+same() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" "$3" $4 || fail "$1 is not $2 (tolerance $3 $4)"; }
 
 case "$CASE" in
 bit_identical)
@@ -249,14 +249,19 @@ sys.stdout.write(' '.join(r.choice(w) for _ in range(3000)))" > "$W/text" || fai
   if "$ST_COMPARE" "$W/otherlr.st" "$W/adamw.s3.3.st" 0 > /dev/null; then fail "lr 0.0031 gives lr 0.003's weights: the comparison cannot tell"; fi
   echo "PASS adam_bit_identical" ;;
 accumulate)
+  # the sharded stages reduce each micro-batch and add the reduced pieces, the plain step
+  # adds the micro-batches and reduces once: the same sums in another order, so the model's
+  # relative L2 difference (--global), not each tensor's, whose near-zero batch-norm biases
+  # (|b| ~ 1e-7: seed 2472945482, layer3.0.bn1.bias) differ by 2 % of themselves in rounding
   save ap2 3 --algo ring --fusion 100KB --accumulate 2
   save as2 3 --algo ring --fusion 100KB --accumulate 2 --shard gradients
-  same as2 ap2 1e-5
+  same as2 ap2 1e-5 --global
   save ap3 3 --algo ring --fusion none --accumulate 2
   save as3 3 --algo ring --accumulate 2 --shard parameters
-  same as3 ap3 1e-5
+  same as3 ap3 1e-5 --global
   save n3 3 --algo ring --shard parameters
-  if "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 > /dev/null; then fail "--accumulate 2 gives the weights of no accumulation: the check cannot tell"; fi
+  "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 --global | sed "s/^/no accumulation against it: /"
+  if "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 --global > /dev/null; then fail "--accumulate 2 gives the weights of no accumulation: the check cannot tell"; fi
   echo "PASS accumulate" ;;
 half_fp16|half_bf16)
   prec=${CASE#half_}
