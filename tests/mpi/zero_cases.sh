@@ -71,7 +71,7 @@ save() {
   run "$np" "$@" --json --save-weights "$W/$name.st" > "$W/$name.log" 2>&1 || { cat "$W/$name.log"; fail "$name: the run failed"; }
   grep -q '"replicas_identical": true' "$W/$name.log" || fail "$name: the replicas differ"
 }
-same() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" "$3" $4 || fail "$1 is not $2 (tolerance $3 $4)"; }
+same() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" "$3" ${4:-} || fail "$1 is not $2 (tolerance $3 ${4:-})"; }
 
 case "$CASE" in
 bit_identical)
