@@ -11,12 +11,10 @@
 #include "atomic_file.h"
 #include "coll/coll_cli.h"
 #include "dtsim.h"
+#include "dtsim_opts_values.h"
 #include "opt_table.h"
 #include "zero.h"
 
-// The most GPUs dtsim simulates: SimGrid's ranks are threads of one process, and the
-// memory of a run grows as the square of its ranks (bench/DTSIM-SPEED.md)
-#define MAX_GPUS (1 << 20)
 
 // What the command line sets: dtsim's options, the allreduce's, and the figures the
 // cluster is built from once all are read
@@ -42,123 +40,6 @@ static int dtsim_bad_option(const char *opt, const char *val, const char *want) 
     return 2;
 }
 
-// A GPU count, with the limit when there are too many
-static int gpu_count(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    (void)d;
-    long long n;
-    if (!dt_parse_int(s, 1, MAX_GPUS, &n)) return *(int *)v = (int)n, 0;
-    if (!*s || strspn(s, "0123456789") < strlen(s) || strspn(s, "0") == strlen(s))
-        return dt_opt_bad(err, what, s, "a positive count of GPUs");
-    return dt_fail(err, DT_EXIT_USAGE, "option %s: %s GPUs is too many: dtsim simulates at most "
-                   "%d (2^20), and this machine's memory about %d (bench/DTSIM-SPEED.md)", what,
-                   s, MAX_GPUS, dtsim_gpus_that_fit());
-}
-
-// --sweep-gpus 8,16,...: up to 32 GPU counts
-static int gpu_list(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    dtsim_opts *o = v;
-    char buf[512];
-    (void)d;
-    o->n_sweep_gpus = 0;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (o->n_sweep_gpus == 32)
-            return dt_opt_bad(err, what, s, "a list of at most 32 GPU counts");
-        if (gpu_count(d, what, t, &o->sweep_gpus[o->n_sweep_gpus++], err)) return -1;
-    }
-    if (!o->n_sweep_gpus) return dt_opt_bad(err, what, s, "a comma-separated list of GPU counts");
-    return 0;
-}
-
-// --sweep-algos ring,hier,...: up to 8 simulated algorithms
-static int algo_list(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    dtsim_opts *o = v;
-    char buf[256];
-    (void)d;
-    o->n_sweep_algos = 0;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (o->n_sweep_algos == 8) return dt_opt_bad(err, what, s, "at most 8 algorithms");
-        dt_algo *a = &o->sweep_algos[o->n_sweep_algos++];
-        if (dt_algo_parse(t, what, a, err)) return -1;
-        if (*a == DT_ALGO_NCCL)
-            return dt_fail(err, DT_EXIT_USAGE, "%s: nccl runs only on real GPUs (dtrain "
-                           "--device cuda)", what);
-    }
-    if (!o->n_sweep_algos) return dt_opt_bad(err, what, s, "a comma-separated list of algorithms");
-    return 0;
-}
-
-static int bandwidth(const char *what, const char *s, double *bw, dt_bw_unit *unit,
-                     const char **typed, dt_error *err) {
-    if (dt_parse_bandwidth(s, what, bw, unit, err)) return -1;
-    *typed = s;
-    return 0;
-}
-static int intra_bw(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    dtsim_cluster_args *a = v;
-    (void)d;
-    return bandwidth(what, s, &a->intra_bw, &a->intra_unit, &a->intra_typed, err);
-}
-static int net_bw(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    dtsim_cluster_args *a = v;
-    (void)d;
-    return bandwidth(what, s, &a->net_bw, &a->net_unit, &a->net_typed, err);
-}
-
-// --oversubscription R:1 or R
-static int oversub(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    char buf[32], *colon;
-    snprintf(buf, sizeof buf, "%s", s);
-    if ((colon = strchr(buf, ':'))) {
-        if (strcmp(colon, ":1")) return dt_opt_bad(err, what, s, d->want);
-        *colon = 0;
-    }
-    if (dt_parse_real(buf, 1, 64, v)) return dt_opt_bad(err, what, s, d->want);
-    return 0;
-}
-
-static int micros(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (dt_parse_real(s, 0, 1e6, v)) return dt_opt_bad(err, what, s, d->want);
-    *(double *)v *= 1e-6;
-    return 0;
-}
-
-// --optimizer: lars | sgd, and for the gpt models adamw | lamb (sim/dtsim_gpt.c checks which
-// fits the model once all options are read)
-static int optimizer(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (strcmp(s, "lars") && strcmp(s, "sgd") && strcmp(s, "adamw") && strcmp(s, "lamb"))
-        return dt_opt_bad(err, what, s, d->want);
-    snprintf(v, d->size, "%s", s);
-    return 0;
-}
-
-// --precision: fp32 | tf32 | fp16 | bf16 (resolved against the GPU in finish)
-static int precision(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (strcmp(s, "fp32") && strcmp(s, "tf32") && strcmp(s, "fp16") && strcmp(s, "bf16"))
-        return dt_opt_bad(err, what, s, d->want);
-    snprintf(v, d->size, "%s", s);
-    return 0;
-}
-
-// --attention: flash | naive (resolved in sim/dtsim_gpt.c)
-static int attention(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (strcmp(s, "flash") && strcmp(s, "naive")) return dt_opt_bad(err, what, s, d->want);
-    snprintf(v, d->size, "%s", s);
-    return 0;
-}
-
-// --shard-units: layer (0) | block (1)
-static int shard_units(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    if (strcmp(s, "layer") && strcmp(s, "block")) return dt_opt_bad(err, what, s, d->want);
-    *(int *)v = !strcmp(s, "block");
-    return 0;
-}
-
-// --shard: ZeRO's stage by number or name (sim/zero.c)
-static int zero_stage(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
-    return dt_zero_parse(s, v) ? dt_opt_bad(err, what, s, d->want) : 0;
-}
 
 static const char *presets(char *b, size_t n) {
     return snprintf(b, n, "%s", dt_cluster_preset_names()), b;
@@ -178,7 +59,7 @@ static const dt_opt dtsim_table[] = {
         "cluster:"},
     {.name = "preset", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.preset),
      .help = "%s", .help_arg = presets},
-    {.name = "gpus", .arg = "N", .type = DT_OPT_CUSTOM, AT(gpus), .parse = gpu_count,
+    {.name = "gpus", .arg = "N", .type = DT_OPT_CUSTOM, AT(gpus), .parse = dtsim_parse_gpu_count,
      .help = "GPUs (default 1024, or the preset's)"},
     {.name = "gpu", .arg = "NAME", .type = DT_OPT_TEXT, AT(ca.gpu),
      .help = "GPU profile: %s (default v100); without a preset it\nbrings its generation's "
@@ -188,14 +69,15 @@ static const dt_opt dtsim_table[] = {
      .want = "1..1024", .help = "(default 8)"},
     {.name = "intra", .arg = "KIND", .type = DT_OPT_TEXT, AT(ca.intra),
      .help = "nvlink | nvswitch | pcie (alone: that link of the GPU's generation)"},
-    {.name = "intra-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = intra_bw,
+    {.name = "intra-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = dtsim_parse_intra_bw,
      .help = "one direction per GPU pair; BW: 400Gb, 400Gb/s, 50GB, 50GB/s;\na plain number "
      "is GB/s"},
-    {.name = "net-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = net_bw,
+    {.name = "net-bw", .arg = "BW", .type = DT_OPT_CUSTOM, AT(ca), .parse = dtsim_parse_net_bw,
      .help = "per NIC, one direction"},
     {.name = "nics", .arg = "N", .type = DT_OPT_INT, AT(ca.nics), .lo = 1, .hi = 64,
      .want = "1..64", .help = "NICs per node (default 1)"},
-    {.name = "net-lat", .arg = "us", .type = DT_OPT_CUSTOM, AT(ca.net_lat), .parse = micros,
+    {.name = "net-lat", .arg = "us", .type = DT_OPT_CUSTOM, AT(ca.net_lat),
+     .parse = dtsim_parse_micros,
      .want = "microseconds >= 0", .help = "the network's latency"},
     {.name = "strict", .type = DT_OPT_SWITCH, AT(o.strict),
      .help = "refuse a bandwidth beyond any link"},
@@ -203,7 +85,7 @@ static const dt_opt dtsim_table[] = {
      .help = "flat | fat-tree | rail | torus | dragonfly (rail: NIC i of every\nnode on rail i's "
      "leaf switch, 32 nodes a leaf; docs/hardware.md)"},
     {.name = "oversubscription", .arg = "R:1", .type = DT_OPT_CUSTOM, AT(ca.oversub),
-     .parse = oversub, .want = "a ratio R:1 or R with 1 <= R <= 64 (e.g. 3:1)",
+     .parse = dtsim_parse_oversub, .want = "a ratio R:1 or R with 1 <= R <= 64 (e.g. 3:1)",
      .help = "a fat tree's (or rail's) leaves keep 1/R of their nodes' bandwidth\ntowards the "
      "spine (3:1: a third); default 1:1, non-blocking"},
     {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
@@ -219,7 +101,7 @@ static const dt_opt dtsim_table[] = {
      .hi = 1 << 20, .want = "a positive number of micro-batches",
      .help = "K micro-batches of per-gpu-batch/K per step, one allreduce"},
     {.name = "precision", .arg = "P", .type = DT_OPT_CUSTOM, AT(o.prec_name),
-     .parse = precision, .want = "fp32, tf32, fp16 or bf16",
+     .parse = dtsim_parse_precision, .want = "fp32, tf32, fp16 or bf16",
      .help = "fp32 | tf32 | fp16 | bf16 (fp16, bf16: mixed precision). Default:\n"
      "mixed precision where the GPU has tensor cores (bf16 on A100\nand later, fp16 on "
      "V100), fp32 on P100 and P40, or the preset's"},
@@ -238,7 +120,7 @@ static const dt_opt dtsim_table[] = {
      "`none` (the\nroofline alone). Default: --gpu-img-s, a preset's paper figure,\nelse the "
      "table's row"},
     {.name = "optimizer", .arg = "lars|sgd", .type = DT_OPT_CUSTOM, AT(o.optimizer),
-     .parse = optimizer, .want = "lars or sgd (gpt models: adamw or lamb)",
+     .parse = dtsim_parse_optimizer, .want = "lars or sgd (gpt models: adamw or lamb)",
      .help = "(default lars; gpt models: adamw (default) or lamb)"},
     {.name = "iters", .arg = "N", .type = DT_OPT_INT, AT(o.iters), .lo = 1, .hi = 1000,
      .want = "1..1000", .help = "iterations simulated after warm-up (2)"},
@@ -303,14 +185,15 @@ static const dt_opt dtsim_table[] = {
      "et al. 2020): --model gpt2-tiny, gpt2,\ngpt2-medium ... gpt2-xl, gpt3-small ... "
      "gpt3-175b: one sample is a sequence of the model's context\n(gpt2-tiny 64 tokens, GPT-2 "
      "1024, GPT-3 2048); time-to-train is one pass over GPT-3's 300B tokens"},
-    {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard), .parse = zero_stage,
+    {.name = "shard", .arg = "S", .type = DT_OPT_CUSTOM, AT(o.shard),
+     .parse = dtsim_parse_zero_stage,
      .want = "0|none, 1|optimizer, 2|gradients or 3|parameters",
      .help = "ZeRO stage: 0|none (default), 1|optimizer, 2|gradients,\n3|parameters: the model "
      "states each GPU keeps 1/N of (stage\n1-2: reduce-scatter + allgather, 3: 1.5x the data); "
      "the memory\nper GPU is reported, and a gpt run that does not fit the GPU's\nmemory is "
      "refused"},
     {.name = "shard-units", .arg = "U", .type = DT_OPT_CUSTOM, AT(o.shard_blocks),
-     .parse = shard_units, .want = "layer or block",
+     .parse = dtsim_parse_shard_units, .want = "layer or block",
      .help = "stage 3 gathers a layer (default: dtlab's trainer) or a block at\na time (FSDP's "
      "auto-wrap: a transformer block, a ResNet bottleneck)"},
     {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(o.seq_len), .lo = 1, .hi = 1 << 20,
@@ -320,15 +203,17 @@ static const dt_opt dtsim_table[] = {
      .want = "a vocabulary size >= 1", .help = "gpt models: vocabulary size (default the "
      "model's, 50257 or\ngpt2-tiny's 256, or a preset's)"},
     {.name = "attention", .arg = "KIND", .type = DT_OPT_CUSTOM, AT(o.attention),
-     .parse = attention, .want = "flash or naive",
+     .parse = dtsim_parse_attention, .want = "flash or naive",
      .help = "gpt models: flash (fused: the scores never reach memory,\nbackward recomputes "
      "them; FlashAttention, Dao et al. 2022) or\nnaive (the (B,H,T,T) scores written and "
      "kept). Default: flash\non A100 and later (FlashAttention 2 needs them), naive before,\n"
      "and a preset's as its source ran"},
     {.type = DT_OPT_SECTION, .help = "sweep:"},
-    {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = gpu_list,
+    {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o),
+     .parse = dtsim_parse_gpu_list,
      .help = "(8,16,32,...,1024)"},
-    {.name = "sweep-algos", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o), .parse = algo_list,
+    {.name = "sweep-algos", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o),
+     .parse = dtsim_parse_algo_list,
      .help = "(ring,rhd,hier,dbtree)"},
 };
 #define DTSIM_OPTS ((int)(sizeof dtsim_table / sizeof *dtsim_table))
