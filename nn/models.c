@@ -105,7 +105,10 @@ static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) 
     case FAMILY_RESNET_CIFAR: return dt_build_resnet_cifar(net, cfg, m->arg);
     case FAMILY_ALEXNET: return dt_build_alexnet(net, cfg, m->arg);
     case FAMILY_SMALLCNN: return dt_build_smallcnn(net, cfg);
-    case FAMILY_GPT: return dt_build_gpt(net, cfg, dt_gpt_find(m->name));
+    case FAMILY_GPT: {
+        dt_gpt_shape s = dt_gpt_shape_of(dt_gpt_find(m->name), cfg);
+        return dt_build_gpt(net, cfg, &s);
+    }
     }
     return -1;
 }
@@ -114,8 +117,13 @@ static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) 
 // the classes are the vocabulary; fp32 only; vocab and seq_len must not be negative.
 static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_config *out,
                       dt_error *err) {
-    const dt_gpt_shape *s = dt_gpt_find(m->name);
+    dt_gpt_shape own = dt_gpt_shape_of(dt_gpt_find(m->name), in);
+    const dt_gpt_shape *s = &own;
     *out = *in;
+    if (in->layers < 0 || in->width < 0 || in->heads < 0 || s->width % s->heads)
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: %d blocks of width %d and %d heads: the "
+                       "width must be a multiple of the heads (0: the model's)", m->name,
+                       s->layers, s->width, s->heads);
     if (in->seq_len < 0 || in->vocab < 0)
         return dt_fail(err, DT_EXIT_USAGE, "model %s: sequence length %d and vocabulary %d "
                        "must not be negative (0: the model's)", m->name, in->seq_len,
@@ -126,10 +134,15 @@ static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_
     if (in->amp != DT_AMP_FP32)
         return dt_fail(err, DT_EXIT_USAGE, "model %s: gpt models train in fp32 only (got "
                        "precision %s)", m->name, dt_amp_name(in->amp));
+    int tp = in->tp > 1 ? in->tp : 1;
+    if (in->tp < 0 || in->blocks < 0 || in->blocks > s->layers || s->heads % tp)
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: tensor-parallel degree %d and %d blocks: "
+                       "the degree must divide the %d attention heads and the blocks be 0 (all) "
+                       "to %d", m->name, in->tp, in->blocks, s->heads, s->layers);
     out->seq_len = in->seq_len > 0 ? in->seq_len : s->context;
     out->vocab = in->vocab > 0 ? in->vocab : s->vocab;
     out->in_c = 1, out->in_h = 1, out->in_w = out->seq_len;
-    out->num_classes = out->vocab;
+    out->num_classes = (out->vocab + tp - 1) / tp;  // a rank's vocabulary shard
     return 0;
 }
 

@@ -27,6 +27,8 @@ typedef struct {
     int layers, width, heads, context, vocab;  // L, C (d_model), heads, n_ctx, default V
 } dt_gpt_shape;
 const dt_gpt_shape *dt_gpt_find(const char *name);  // NULL if not a gpt model
+// The shape s with cfg's own layers, width and heads where given (dt_model_config)
+dt_gpt_shape dt_gpt_shape_of(const dt_gpt_shape *s, const dt_model_config *cfg);
 // The closed form V*C + context*C + L*(12C^2 + 13C) + 2C (tied head), vocab 0: the shape's
 double dt_gpt_param_count(const dt_gpt_shape *s, int vocab);
 // cfg->vocab (0: the shape's) and net->seq tokens, <= the context (the embedding refuses)

@@ -33,30 +33,47 @@ const dt_gpt_shape *dt_gpt_find(const char *name) {
     return NULL;
 }
 
+dt_gpt_shape dt_gpt_shape_of(const dt_gpt_shape *s, const dt_model_config *cfg) {
+    dt_gpt_shape r = *s;
+    if (cfg->layers > 0) r.layers = cfg->layers;
+    if (cfg->width > 0) r.width = cfg->width;
+    if (cfg->heads > 0) r.heads = cfg->heads;
+    return r;
+}
+
 double dt_gpt_param_count(const dt_gpt_shape *s, int vocab) {
     double C = s->width, L = s->layers;
     double V = vocab > 0 ? vocab : s->vocab;
     return V * C + (double)s->context * C + L * (12.0 * C * C + 13.0 * C) + 2.0 * C;
 }
 
+// With cfg->tp = t > 1, the layers of one rank of Megatron-LM's tensor parallelism (Shoeybi
+// et al. 2019, §3): attention's c_attn and the MLP's c_fc split by columns (3C/t and 4C/t
+// outputs, heads/t heads), their c_proj by rows (C/t inputs, C outputs: the partial sums the
+// tensor-parallel group's allreduce adds), the embedding and the tied head over V/t of the
+// vocabulary; layer norms and residuals whole, on every rank. cfg->blocks builds that many
+// blocks (a pipeline stage's share, with the embedding and head kept: sim/dtsim_3d.c times
+// one block as the difference of two such nets).
 int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s) {
-    int L = s->layers, C = s->width;
+    int L = s->layers, C = s->width, t = cfg->tp > 1 ? cfg->tp : 1;
     int V = cfg->vocab > 0 ? cfg->vocab : s->vocab;
+    int nb = cfg->blocks > 0 ? cfg->blocks : L;
+    V = (V + t - 1) / t;
     // llm.c train_gpt2.py _init_weights: N(0, 0.02^2), the residual projections scaled by
     // 1/sqrt(2L) (GPT-2 sec. 2.3); biases 0, layer norms 1 and 0
     float std = 0.02f, proj_std = 0.02f / sqrtf(2.0f * (float)L);
     int emb = dt_net_add_embed(net, "transformer", V, s->context, C, std);
     int x = emb;
     char n[64];
-    for (int i = 0; i < L && dt_build_status(net) == 0; i++) {
+    for (int i = 0; i < nb && dt_build_status(net) == 0; i++) {
 #define NAME(part) (snprintf(n, sizeof n, "transformer.h.%d.%s", i, part), n)
         int ln1 = dt_net_add_layernorm(net, NAME("ln_1"), x, 1e-5f);
-        int qkv = dt_net_add_linear_tokens(net, NAME("attn.c_attn"), ln1, 3 * C, 1, std);
-        int att = dt_net_add_attention(net, qkv, s->heads);
+        int qkv = dt_net_add_linear_tokens(net, NAME("attn.c_attn"), ln1, 3 * C / t, 1, std);
+        int att = dt_net_add_attention(net, qkv, s->heads / t);
         int proj = dt_net_add_linear_tokens(net, NAME("attn.c_proj"), att, C, 1, proj_std);
         int x1 = dt_net_add_add(net, proj, x);
         int ln2 = dt_net_add_layernorm(net, NAME("ln_2"), x1, 1e-5f);
-        int fc = dt_net_add_linear_tokens(net, NAME("mlp.c_fc"), ln2, 4 * C, 1, std);
+        int fc = dt_net_add_linear_tokens(net, NAME("mlp.c_fc"), ln2, 4 * C / t, 1, std);
         int g = dt_net_add_gelu(net, fc);
         int p2 = dt_net_add_linear_tokens(net, NAME("mlp.c_proj"), g, C, 1, proj_std);
         x = dt_net_add_add(net, p2, x1);

@@ -61,6 +61,13 @@ typedef struct {
     dt_amp amp;              // storage of activations and gradients (default fp32)
     int seq_len;             // gpt models: tokens per sample T (0: the model's context)
     int vocab;               // gpt models: vocabulary size (0: the model's own, 50257)
+    // gpt models, one rank of Megatron-LM's tensor parallelism (Shoeybi et al. 2019): the
+    // layers of 1/tp of every block (0 or 1: the whole model; nn/models_gpt.c), and the
+    // number of blocks built (0: the model's; a pipeline stage's share of them)
+    int tp, blocks;
+    // gpt models: a shape of one's own over the named model's (0: the model's): blocks L,
+    // width C, attention heads (Megatron-LM's table of models, Narayanan et al. 2021)
+    int layers, width, heads;
 } dt_model_config;
 
 dt_model_config dt_model_config_default(void);  // batch 32, 3x224x224, 1000 classes, zero-init

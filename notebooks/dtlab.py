@@ -139,6 +139,15 @@ def plan(price=None, price_node=None, jobs=None, timeout=None, **options):
     return df
 
 
+def layouts(top=100000, timeout=None, **options):
+    """`dtsim plan` without prices over a transformer (model="gpt3-175b", gpu, gpus, batch,
+    ...): every feasible layout ranked by time per step, one row each (rank, tp, pp, dp,
+    micro_batch, pp_schedule, pp_chunks, recompute, shard, step_s, model_flops_per_gpu,
+    mem_total_bytes), as a DataFrame."""
+    argv = [program("dtsim"), "plan"] + flags(dict(options, json=True, top=top))
+    return pd.DataFrame(json.loads(run(argv, timeout=timeout)))
+
+
 def trace(path):
     """A Chrome trace written by `dtsim --trace FILE` as a DataFrame: one row per span,
     rank, track ("compute" or "comm"), name, start_ms, dur_ms, end_ms."""

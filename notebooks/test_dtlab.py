@@ -111,6 +111,18 @@ class Outputs(unittest.TestCase):
         self.assertTrue(df.confirmed[0] and not df.confirmed[1])
         self.assertLessEqual(df.cost[0], df.cost[1])
 
+    def test_layouts_rank_by_step_time(self):
+        gpus = random.choice([64, 128])
+        df = dtlab.layouts(model="gpt3-13b", gpu="a100", gpus=gpus, batch=256)
+        self.assertTrue((df.tp * df.pp * df.dp == gpus).all())
+        self.assertTrue(df.step_s.is_monotonic_increasing)
+        first = df.iloc[0]  # the same run through dtsim itself
+        one = dtlab.dtsim(model="gpt3-13b", gpu="a100", gpus=gpus, batch=256, tp=first.tp,
+                          pp=first.pp, micro_batch=first.micro_batch, shard=first.shard,
+                          pp_schedule=first.pp_schedule if first.pp_chunks == 1
+                          else f"interleaved:{first.pp_chunks}", recompute=first.recompute)
+        self.assertEqual(one.iloc[0].iter_s, first.step_s)
+
     def test_trace_spans(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "t.json")

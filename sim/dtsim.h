@@ -13,12 +13,15 @@
 #include "dtsim_jobs.h"
 #include "generation.h"
 #include "json.h"
+#include "models.h"
 #include "opt_table.h"
 #include "gpu.h"
 #include "gpu_calib.h"
 #include "platform.h"
 #include "profile.h"
 #include "rank_run.h"
+
+typedef struct dt_net dt_net;  // nn/net.h
 
 // Where each figure of the run's cluster came from, as the description prints it: "default",
 // the option ("--nics"), "preset NAME", "h100 generation: <the link>", "profile FILE".
@@ -103,6 +106,12 @@ typedef struct {
     double restart_s;           // --restart: relaunch seconds (-1: default)
     int ckpt_async;             // --ckpt-async
     int analytic;               // --analytic: the cost model instead of SimGrid
+    // tensor and pipeline parallelism (sim/dtsim_3d.c; Narayanan et al. 2021): --tp, --pp,
+    // --micro-batch, --pp-schedule (a dt_pipe_kind and its chunks per stage), --recompute
+    // (0 none, 1 full); the data-parallel degree is gpus / (tp pp)
+    int tp, pp, micro_batch, pp_kind, pp_chunks, recompute;
+    // --layers, --hidden, --heads: a gpt shape of one's own over --model's (0: the model's)
+    int layers, hidden, heads;
     dtsim_jobs_opts par;        // -j, --slice, --gather, --slurm (sim/dtsim_jobs.h)
 } dtsim_opts;
 
@@ -147,6 +156,13 @@ typedef struct {
     int has_mem;
     double mem_params, mem_grads, mem_optim, mem_act, mem_total;
     double mem_gathered;  // stage 3: of mem_params, the layers gathered at once (prefetch)
+    // --tp/--pp (sim/dtsim_3d.c): the data-parallel degree, micro-batches per step, the
+    // busiest stage's parameters; the pipeline's step and bubble, tensor parallelism's
+    // allreduces per step, one message between stages, the data-parallel allreduce and the
+    // optimizer (seconds); the step's model FLOPs (Narayanan et al. 2021's count)
+    int dp, micro_batches;
+    double stage_params, pipeline_s, pp_bubble, tp_comm_s, p2p_s, dp_comm_s, opt_s;
+    double model_flops;
 } dtsim_result;
 
 // Run one simulation for o (o->gpus GPUs, o->coll.algo); 0, or the exit code with a message
@@ -238,6 +254,29 @@ int dtsim_gpt_analytic(const dtsim_opts *o, dtsim_result *r, double opt_s,
                        const struct dt_net *net, const dt_grad_event *ev, int n_ev, double fw,
                        double bw);
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+// The bytes a network on the modelled GPU keeps for activations in a step (its layers'
+// outputs and saved state, in the run's precision; fused attention keeps no scores)
+double dtsim_net_activation_bytes(const dtsim_opts *o, const dt_net *net);
+// A gpt model's configuration as the run gives it (sequence, vocabulary, --layers --hidden
+// --heads), and its shape (NULL if not a gpt model)
+void dtsim_gpt_config(const dtsim_opts *o, dt_model_config *cfg);
+const dt_gpt_shape *dtsim_gpt_shape(const dtsim_opts *o, dt_gpt_shape *buf);
+
+// Tensor and pipeline parallelism (sim/dtsim_3d.c, sim/dtsim_3d_report.c): the options'
+// checks (batch: --batch as given, 0 if not), the memory per GPU (refused when it does not
+// fit), the analytic step, and the report's lines and JSON fields
+// (a run given --recompute is answered by the same model, with one stage at tp 1)
+static inline int dtsim_is_3d(const dtsim_opts *o) { return o->tp * o->pp > 1 || o->recompute; }
+int dtsim_3d_check(dtsim_opts *o, int batch);
+int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r);
+int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r);
+void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
+void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
+// One GPU's calibration alone (r->time_scale) for a 3D run: what dtsim_prepare computes
+// before the run's checks (sim/dtsim_run.c); `dtsim plan`'s layout search, once for all
+// (sim/dtsim_layouts.c: the search itself, without --price)
+int dtsim_3d_calibration(const dtsim_opts *o, dtsim_result *r);
+int dtsim_layouts_main(int argc, char **argv);
 // Tokens per sample: the model's context (or --seq-len) for a gpt model, whose samples are
 // whole sequences; 0 for an image model
 int dtsim_seq_tokens(const dtsim_opts *o);

@@ -102,7 +102,7 @@ static int one_step(const dtsim_opts *o, const dtsim_result *r, ready_log *log, 
     cfg.batch = o->per_gpu_batch;
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
-    cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;  // gpt models (0: the model's)
+    dtsim_gpt_config(o, &cfg);  // gpt models (0: the model's)
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
     dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
     dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
@@ -136,6 +136,7 @@ static int one_step(const dtsim_opts *o, const dtsim_result *r, ready_log *log, 
 }
 
 int dtsim_analytic(const dtsim_opts *o, dtsim_result *r) {
+    if (dtsim_is_3d(o)) return dtsim_3d_analytic(o, r);  // a pipeline's step (dtsim_3d.c)
     ready_log log = {0};
     double up, fw, bw, opt_s;
     dt_net *net = NULL;
@@ -223,6 +224,13 @@ static void error_line(FILE *f, dt_algo a, int gpus) {
 }
 
 void dtsim_analytic_note(FILE *f, const dtsim_opts *o) {
+    if (dtsim_is_3d(o)) {  // sim/dtsim_3d.c
+        fprintf(f, "analytic, 3D: the pipeline's schedule run against each stage's modelled "
+                   "compute and messages, the data-parallel allreduce after the flush (not "
+                   "overlapped: a bound); no SimGrid run of a 3D layout to compare with yet; "
+                   "against published runs: bench/MEGATRON.md\n");
+        return;
+    }
     if (o->shard > 0 && o->shard < 3)  // sim/dtsim_gpt.c, dtsim_gpt_analytic
         fprintf(f, "analytic, ZeRO stage %d: the compute, then the reduce-scatter and the "
                    "allgather of the whole model, as the simulation runs them\n", o->shard);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dtsim.h"
+#include "pipe/pipe_sched.h"
 #include "zero.h"
 
 int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
@@ -72,6 +73,7 @@ int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
     *m = *o;
     snprintf(m->model, sizeof m->model, "%s", row->model);
     m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
+    m->layers = m->hidden = m->heads = 0;  // the row's own shape
     // FSDP gathers and reduce-scatters every micro-batch: its node is modelled at one
     m->accumulate = row->accumulate > 1 && !row->shard ? row->accumulate : 1;
     m->per_gpu_batch = row->batch * m->accumulate, m->global_batch = 0;
@@ -79,6 +81,8 @@ int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
     m->shard = row->shard, m->shard_blocks = row->shard >= 3 || o->shard_blocks;  // FSDP's
     m->gpus = row->gpus, m->cluster.nodes = 1, m->cluster.gpus_per_node = row->gpus;
     m->analytic = 1, m->calib_row = NULL, m->gpu_img_s = 0, m->calib_batch = 0;
+    m->tp = m->pp = m->micro_batch = m->pp_chunks = 1, m->pp_kind = DT_PIPE_1F1B;  // data
+    m->recompute = 0;                                                              // parallel
     m->quiet = 1, m->json = 0, m->csv[0] = m->plot[0] = m->trace[0] = 0;
     double want = m->per_gpu_batch / row->per_gpu, s = r->time_scale;
     int rc = 0;

@@ -23,6 +23,20 @@
 // tokens): the default "data set" of a gpt model's time-to-train, one pass over it
 #define GPT_TRAIN_TOKENS 300e9
 
+void dtsim_gpt_config(const dtsim_opts *o, dt_model_config *cfg) {
+    cfg->seq_len = o->seq_len, cfg->vocab = o->vocab;  // gpt models (0: the model's)
+    cfg->layers = o->layers, cfg->width = o->hidden, cfg->heads = o->heads;
+}
+
+const dt_gpt_shape *dtsim_gpt_shape(const dtsim_opts *o, dt_gpt_shape *buf) {
+    const dt_gpt_shape *s = dt_sim_is_gpt(o->model) ? dt_gpt_find(o->model) : NULL;
+    if (!s) return NULL;
+    dt_model_config cfg = dt_model_config_default();
+    dtsim_gpt_config(o, &cfg);
+    *buf = dt_gpt_shape_of(s, &cfg);
+    return buf;
+}
+
 const char *dtsim_optim_label(const dtsim_opts *o) {
     switch (dt_sim_optim_kind(o->model, o->lars)) {
     case DT_OPT_LARS: return "LARS";
@@ -77,6 +91,18 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
     return 0;
 }
 
+double dtsim_net_activation_bytes(const dtsim_opts *o, const dt_net *net) {
+    size_t scratch = 0;
+    double bytes = (double)dt_net_activation_bytes(net, &scratch) + (double)scratch;
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        // fused attention keeps its row statistics (B x H x T), not the (B,H,T,T) scores
+        int att = o->flash && l->type == DT_LAYER_ATTENTION;
+        bytes += att ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
+    }
+    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+}
+
 // Bytes the network on the modelled GPU keeps for activations during a step: every layer's
 // output and the shared gradient buffers (dt_net_activation_bytes), mixed precision's
 // scratch, and the layers' saved state (attention's probabilities, the statistics of the
@@ -94,22 +120,14 @@ static int activation_bytes(const dtsim_opts *o, double *act, double *psi, doubl
         cfg.batch = o->per_gpu_batch / o->accumulate;
         dt_model_shape(o->model, o->model_side, o->model_classes, &cfg.in_h, &cfg.num_classes);
         cfg.in_w = cfg.in_h;
-        cfg.seq_len = o->seq_len, cfg.vocab = o->vocab;
+        dtsim_gpt_config(o, &cfg);
         net = dt_model_create(o->model, dev, &cfg, &err);
     }
     if (!net) {
         if (dev) dev->destroy(dev);
         return fprintf(stderr, "dtsim: %s\n", err.msg), 2;
     }
-    size_t scratch = 0;
-    double bytes = (double)dt_net_activation_bytes(net, &scratch) + (double)scratch;
-    for (int i = 0; i < net->n_layers; i++) {
-        const dt_layer *l = net->layers[i];
-        // fused attention keeps its row statistics (B x H x T), not the (B,H,T,T) scores
-        int att = o->flash && l->type == DT_LAYER_ATTENTION;
-        bytes += att ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
-    }
-    *act = bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+    *act = dtsim_net_activation_bytes(o, net);
     *psi = (double)net->n_trainable;
     size_t *lo = callocCheck((size_t)net->n_layers + 1, sizeof(size_t));
     int *gathers = callocCheck((size_t)net->n_layers + 1, sizeof(int));
@@ -259,6 +277,7 @@ const char *dtsim_samples(const dtsim_opts *o) {
 }
 
 void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
+    if (dtsim_is_3d(o)) return dtsim_3d_report(f, o, r);
     int T = dtsim_seq_tokens(o);
     if (T > 0)
         fprintf(f, "tokens/s: %.0f (%d sequences of %d tokens per GPU; %.0f tokens/s per GPU)\n",
@@ -280,6 +299,7 @@ void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
 }
 
 void dtsim_gpt_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r) {
+    if (dtsim_is_3d(o)) return dtsim_3d_json(w, o, r);
     int T = dtsim_seq_tokens(o);
     if (T > 0) {
         dt_json_write_int(w, "seq_len", T);

@@ -12,6 +12,7 @@
 #include "coll/coll_cli.h"
 #include "dtsim.h"
 #include "dtsim_opts_values.h"
+#include "pipe/pipe_sched.h"
 #include "opt_table.h"
 #include "zero.h"
 
@@ -208,6 +209,32 @@ static const dt_opt dtsim_table[] = {
      "them; FlashAttention, Dao et al. 2022) or\nnaive (the (B,H,T,T) scores written and "
      "kept). Default: flash\non A100 and later (FlashAttention 2 needs them), naive before,\n"
      "and a preset's as its source ran"},
+    {.name = "layers", .arg = "L", .type = DT_OPT_INT, AT(o.layers), .lo = 1, .hi = 4096,
+     .want = "a number of blocks >= 1", .help = "gpt models: a shape of your own, over "
+     "--model's: blocks,"},
+    {.name = "hidden", .arg = "C", .type = DT_OPT_INT, AT(o.hidden), .lo = 1, .hi = 1 << 20,
+     .want = "a width >= 1", .help = "its width (d_model) and"},
+    {.name = "heads", .arg = "H", .type = DT_OPT_INT, AT(o.heads), .lo = 1, .hi = 4096,
+     .want = "a number of heads >= 1", .help = "its attention heads (with --analytic or "
+     "--tp/--pp; the\nsimulated trainer builds the named models)"},
+    {.type = DT_OPT_SECTION, .help = "tensor and pipeline parallelism (Megatron-LM: Shoeybi et al. 2019, Narayanan et al.\n"
+     "2021), gpt models, answered by the analytic model (docs/parallelism.md):\n"
+     "GPUs = tp x pp x data-parallel; --batch is the global batch (or --per-gpu-batch\n"
+     "sequences per data-parallel replica)"},
+    {.name = "tp", .arg = "T", .type = DT_OPT_INT, AT(o.tp), .lo = 1, .hi = 1024,
+     .want = "a tensor-parallel degree >= 1", .help = "tensor-parallel degree, inside a node "
+     "(default 1)"},
+    {.name = "pp", .arg = "P", .type = DT_OPT_INT, AT(o.pp), .lo = 1, .hi = 4096,
+     .want = "a pipeline depth >= 1", .help = "pipeline stages (default 1)"},
+    {.name = "micro-batch", .arg = "B", .type = DT_OPT_INT, AT(o.micro_batch), .lo = 1,
+     .hi = 1 << 20, .want = "sequences >= 1", .help = "sequences per micro-batch (default 1)"},
+    {.name = "pp-schedule", .arg = "S", .type = DT_OPT_CUSTOM, AT(o),
+     .parse = dtsim_parse_pp_schedule, .want = "gpipe, 1f1b or interleaved:V (V >= 2)",
+     .help = "gpipe | 1f1b (default) | interleaved:V (V chunks per stage)"},
+    {.name = "recompute", .arg = "R", .type = DT_OPT_CUSTOM, AT(o.recompute),
+     .parse = dtsim_parse_recompute, .want = "none or full",
+     .help = "activation recomputation: none (default) | full (each block's\ninput kept, its "
+     "forward run again before its backward)"},
     {.type = DT_OPT_SECTION, .help = "sweep:"},
     {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o),
      .parse = dtsim_parse_gpu_list,
@@ -266,6 +293,7 @@ static void defaults(dtsim_cli *c) {
     snprintf(o->model, sizeof o->model, "resnet50");
     o->lars = 1, o->overlap = 1, o->iters = 2, o->warmup = 1, o->coarsen = -1;
     o->accumulate = 1, o->max_sim_minutes = 120;
+    o->tp = o->pp = o->micro_batch = o->pp_chunks = 1, o->pp_kind = DT_PIPE_1F1B;
     o->dataset = 1281167, o->epochs = 90;
     o->coll = dt_coll_opts_default();
     o->coll.algo = DT_ALGO_HIER;
@@ -362,7 +390,10 @@ static int finish_cluster(dtsim_cli *cl) {
 // defaults (dtrain's) and the gpt models' (sim/dtsim_gpt.c)
 static int finish_training(dtsim_cli *cl) {
     dtsim_opts *o = &cl->o;
-    if (cl->batch) {
+    int dp = o->gpus % (o->tp * o->pp) == 0 ? o->gpus / (o->tp * o->pp) : o->gpus;
+    if (dtsim_is_3d(o)) {  // 3D: sequences per data-parallel replica (sim/dtsim_3d.c checks)
+        if (cl->batch && cl->batch % dp == 0) cl->pgb = cl->batch / dp;
+    } else if (cl->batch) {
         if (cl->batch % o->gpus) {
             fprintf(stderr, "dtsim: --batch %d does not divide over %d GPUs (need a multiple "
                             "of %d, or give --per-gpu-batch)\n", cl->batch, o->gpus, o->gpus);
@@ -371,7 +402,7 @@ static int finish_training(dtsim_cli *cl) {
         cl->pgb = cl->batch / o->gpus;
     }
     o->per_gpu_batch = cl->pgb ? cl->pgb : 32;  // 32 per GPU: 32K on the default 1024 GPUs
-    o->global_batch = o->per_gpu_batch * o->gpus;
+    o->global_batch = o->per_gpu_batch * dp;
     if (cl->ca.preset && o->calib_batch && strcmp(o->model, o->cluster.model)) {
         o->calib_batch = 0;  // the paper measured ResNet-50, not this model
         if (cl->gpu_img_s == o->cluster.gpu_img_s) cl->gpu_img_s = 0;
@@ -390,6 +421,7 @@ static int finish_training(dtsim_cli *cl) {
     if (o->cpu && !given(cl, "algo")) o->coll.algo = DT_ALGO_RING;  // dtrain's defaults
     if (o->cpu && !given(cl, "optimizer")) o->lars = 0;
     if (dtsim_gpt_check(o, given(cl, "optimizer"))) return 2;
+    if (dtsim_3d_check(o, cl->batch)) return 2;
     // one GPU's speed (sim/dtsim_calib.c), once the model's sequence is known
     if (dtsim_calib_choose(o, given(cl, "gpu-img-s"))) return 2;
     if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;

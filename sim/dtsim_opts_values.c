@@ -9,6 +9,7 @@
 
 #include "dtsim.h"
 #include "dtsim_opts_values.h"
+#include "pipe/pipe_sched.h"
 #include "zero.h"
 
 // A GPU count, with the limit when there are too many
@@ -139,4 +140,28 @@ int dtsim_parse_shard_units(const dt_opt *d, const char *what, const char *s, vo
 int dtsim_parse_zero_stage(const dt_opt *d, const char *what, const char *s, void *v,
         dt_error *err) {
     return dt_zero_parse(s, v) ? dt_opt_bad(err, what, s, d->want) : 0;
+}
+
+// --pp-schedule: gpipe | 1f1b | interleaved:V, into pp_kind and pp_chunks (nn/pipe/pipe_sched.h)
+int dtsim_parse_pp_schedule(const dt_opt *d, const char *what, const char *s, void *v,
+        dt_error *err) {
+    dtsim_opts *o = v;
+    long long chunks = 1;
+    const char *colon = strchr(s, ':');
+    char name[16];
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - s) : (int)strlen(s), s);
+    int k = dt_pipe_kind_parse(name);
+    if (k < 0 || (k == DT_PIPE_INTERLEAVED) != (colon != NULL) ||
+        (colon && dt_parse_int(colon + 1, 2, 64, &chunks)))
+        return dt_opt_bad(err, what, s, d->want);
+    o->pp_kind = k, o->pp_chunks = (int)chunks;
+    return 0;
+}
+
+// --recompute: none (0) | full (1)
+int dtsim_parse_recompute(const dt_opt *d, const char *what, const char *s, void *v,
+        dt_error *err) {
+    if (strcmp(s, "none") && strcmp(s, "full")) return dt_opt_bad(err, what, s, d->want);
+    *(int *)v = !strcmp(s, "full");
+    return 0;
 }

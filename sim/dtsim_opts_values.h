@@ -24,4 +24,10 @@ int dtsim_parse_shard_units(const dt_opt *d, const char *what,
 int dtsim_parse_zero_stage(const dt_opt *d, const char *what,
     const char *s, void *v, dt_error *err);
 
+// --pp-schedule (into the dtsim_opts itself) and --recompute
+int dtsim_parse_pp_schedule(const dt_opt *d, const char *what, const char *s, void *v,
+        dt_error *err);
+int dtsim_parse_recompute(const dt_opt *d, const char *what, const char *s, void *v,
+        dt_error *err);
+
 #endif

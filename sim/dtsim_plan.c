@@ -217,7 +217,11 @@ static const dt_opt plan_head[] = {
         "  Searches every combination below with the analytic model (dtsim --analytic),\n"
         "  rejects those that cannot train (with the reason), ranks the rest by cost among\n"
         "  those meeting the deadline and budget (by time-to-train under a budget alone),\n"
-        "  and confirms the top K with the SimGrid simulation."},
+        "  and confirms the top K with the SimGrid simulation.\n"
+        "       dtsim plan --model GPT [--batch B] [--top N] [--json] [dtsim's cluster options]\n"
+        "  Without prices, a transformer's layouts on that cluster: every feasible\n"
+        "  tensor x pipeline x data-parallel degree, micro-batch, schedule, recomputation\n"
+        "  and ZeRO stage 1, ranked by time per step (docs/parallelism.md)."},
     {.name = "price", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
      .parse = prices, .want = "TYPE=USD,... (at most 8 types)",
      .help = "USD per GPU-hour per GPU type, e.g. h100=6,a100=3.5,v100=2"},
@@ -496,6 +500,12 @@ int dtsim_plan_main(int argc, char **argv) {
         help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
     }
     if (offers && !help) return dtsim_offers_main(argc, argv);
+    int priced = 0, gpt = 0;  // no prices, a transformer: its layouts on the cluster given
+    for (int i = 1; i < argc; i++) {
+        priced |= !strcmp(argv[i], "--price") || !strcmp(argv[i], "--price-node");
+        gpt |= i + 1 < argc && !strcmp(argv[i], "--model") && !strncmp(argv[i + 1], "gpt", 3);
+    }
+    if (!priced && gpt && !help) return dtsim_layouts_main(argc, argv);
     plan_opts p;
     int rc = parse(argc, argv, &p);
     if (rc) return rc == 1 ? 0 : rc;

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "plot.h"
 #include "zero.h"
+#include "dtsim_3d_band.h"
 #include "dtsim_heldout.h"
 
 // The error band of time-to-train (and so of GPU-hours and cost), what was measured, never
@@ -46,6 +47,12 @@ double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double
     if (o->calib_fitted) {
         snprintf(basis, n, "in-sample: the preset's own paper figure, bench/PAPERS.md");
         return *lo = -BAND_PAPERS, *hi = BAND_PAPERS;
+    }
+    if (dtsim_is_3d(o)) {  // bench/megatron.py's runs (A100s: the only ones measured yet)
+        snprintf(basis, n, "held out: the errors of %d 3D-parallel runs of Megatron-LM on "
+                 "A100s, bench/MEGATRON.md", DTSIM_3D_RUNS);
+        *lo = DTSIM_3D_BAND_LO, *hi = DTSIM_3D_BAND_HI;
+        return fmax(-*lo, *hi);
     }
     int cal = o->calib_row ? 1 : o->gpu_img_s > 0 ? 2 : 0;
     static const char *how[] = {"on the roofline alone", "calibrated from the table",
@@ -179,8 +186,9 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     }
     char gb[40] = "";
     if (!o->sweep) snprintf(gb, sizeof gb, " (global batch %d)", o->global_batch);
-    fprintf(f, "       %s, %d %s per GPU%s, %s%s, %s, allreduce %s%s, fusion %s, %s\n",
-            o->model, o->per_gpu_batch, dtsim_samples(o), gb, dtsim_prec_name(o),
+    fprintf(f, "       %s, %d %s per %s%s, %s%s, %s, allreduce %s%s, fusion %s, %s\n",
+            o->model, o->per_gpu_batch, dtsim_samples(o),
+            dtsim_is_3d(o) ? "data-parallel replica" : "GPU", gb, dtsim_prec_name(o),
             !dtsim_seq_tokens(o) ? "" : o->flash ? ", flash attention" : ", naive attention",
             dtsim_optim_label(o),
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
@@ -255,8 +263,9 @@ void dtsim_print_result(FILE *f, const dtsim_opts *o, const dtsim_result *r, int
                    "model alone picks %s\n", r->auto_model_pick);
     }
     if (!o->sweep) {
-        fprintf(f, "one GPU: %.2f ms per iteration (%.0f %s/s)\n", 1e3 * r->single_iter_s,
-                r->per_gpu_batch / r->single_iter_s, dtsim_samples(o));
+        if (!dtsim_is_3d(o))  // (3D: no GPU holds the model; the layout's lines say more)
+            fprintf(f, "one GPU: %.2f ms per iteration (%.0f %s/s)\n", 1e3 * r->single_iter_s,
+                    r->per_gpu_batch / r->single_iter_s, dtsim_samples(o));
         print_band(f, o, r);
     }
     if (!o->sweep && o->has_profile)

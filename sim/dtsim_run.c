@@ -52,7 +52,11 @@
 static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
     dt_model_shape(o->model, o->model_side, o->model_classes, &cfg->in_h, &cfg->num_classes);
     cfg->in_w = cfg->in_h;
-    cfg->seq_len = o->seq_len, cfg->vocab = o->vocab;  // gpt models (0: the model's)
+    dtsim_gpt_config(o, cfg);  // gpt models (0: the model's)
+    if (dtsim_is_3d(o)) {  // one GPU's share: a tensor rank's layers of one stage's blocks
+        dt_gpt_shape sh;
+        cfg->tp = o->tp, cfg->blocks = dtsim_gpt_shape(o, &sh)->layers / o->pp;
+    }
 }
 
 // One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
@@ -117,18 +121,25 @@ static int calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_resul
     dt_model_stats cal = *one;
     const dt_gpu_calib *row = o->calib_row;
     if (row && (strcmp(row->model, o->model) || row->seq_len != o->seq_len ||
-                row->vocab != o->vocab || o->model_side || o->model_classes)) {
+                row->vocab != o->vocab || o->model_side || o->model_classes || o->layers ||
+                o->hidden || o->heads)) {
         // the table's row measured another network: its step, at its batch and precision
         dtsim_opts *m = mallocCheck(sizeof *m);
         *m = *o;
         snprintf(m->model, sizeof m->model, "%s", row->model);
         m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
+        m->layers = m->hidden = m->heads = 0;  // the row's own shape, data-parallel
+        m->tp = m->pp = 1, m->recompute = 0;
         int rc = single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
         free(m);
         if (rc) return rc;
     } else if (o->calib_batch != o->per_gpu_batch || o->calib_prec != o->prec ||
-               o->accumulate > 1) {
-        int rc = single_gpu(o, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
+               o->accumulate > 1 || dtsim_is_3d(o)) {
+        dtsim_opts *m = mallocCheck(sizeof *m);  // the whole model, on one GPU (not a
+        *m = *o;                                 // tensor rank's stage: model_shape)
+        m->tp = m->pp = 1, m->recompute = 0;
+        int rc = single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
+        free(m);
         if (rc) return rc;
     }
     double want = o->calib_batch / o->gpu_img_s;
@@ -466,15 +477,31 @@ static void dbtree_hint(const dtsim_opts *o) {
 
 // ---- one run ----
 
+int dtsim_3d_calibration(const dtsim_opts *o, dtsim_result *r) {
+    r->time_scale = 1;
+    dt_model_stats none;
+    memset(&none, 0, sizeof none);
+    int rc = 0;  // (a 3D run's calibration times its own step: calibrate ignores `none`)
+    if (o->gpu_img_s > 0 && (rc = calibrate(o, &none, r))) return rc;
+    if (o->calib_row && (rc = dtsim_calib_node(o, r))) return rc;
+    return 0;
+}
+
 int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     memset(r, 0, sizeof *r);
     size_t used, params;
     dt_model_stats one;
-    int rc = single_gpu(o, o->per_gpu_batch, o->prec, o->accumulate, &one, &used, &params);
-    if (rc || (rc = dtsim_gpt_prepare(o, r))) return rc;  // gpt, --shard: memory per GPU
+    int three_d = dtsim_is_3d(o);  // one GPU's step: the whole model at a micro-batch
+    int rc = single_gpu(o, three_d ? o->micro_batch : o->per_gpu_batch, o->prec,
+                        three_d ? 1 : o->accumulate, &one, &used, &params);
+    if (rc || (rc = three_d ? dtsim_3d_prepare(o, r) : dtsim_gpt_prepare(o, r)))
+        return rc;  // gpt, --shard, --tp/--pp: memory per GPU
     size_t max_alloc = one.max_alloc;
     r->roofline_iter_s = one.seconds;
     r->params = (long long)params;
+    dt_gpt_shape sh;
+    if (three_d)  // the whole model's (one GPU holds a stage of a tensor rank's)
+        r->params = (long long)dt_gpt_param_count(dtsim_gpt_shape(o, &sh), o->vocab);
     r->time_scale = 1;
     if (o->gpu_img_s > 0 && (rc = calibrate(o, &one, r))) return rc;
     if (o->calib_row && (rc = dtsim_calib_node(o, r))) return rc;
@@ -484,6 +511,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
         r->single_iter_s = 0;
         for (int k = 0; k < DT_N_KINDS; k++) r->single_iter_s += one.kind_seconds[k] * r->kind_scale[k];
     }
+    if (three_d) return 0;  // analytic: no SimGrid to size (sim/dtsim_3d.c)
     // one modelled GPU's memory (dtsim plan's check; the gpt models' in dtsim_gpt_prepare)
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
     if (!o->plan_row && !o->cpu && !o->no_memory_check && !r->has_mem && g &&

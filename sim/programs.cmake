@@ -37,7 +37,8 @@ function(dt_add_dtsim name)
                  ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c ${S}/dtsim_calib.c ${S}/dtsim_offers.c ${S}/dtsim_simgrid.c
                  ${S}/dtsim_walltime.c
                  ${S}/dtsim_plan.c ${S}/dtsim_plan_out.c ${S}/dtsim_plan_plot.c
-                 ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${S}/dtsim_gpt.c ${A_SOURCES})
+                 ${S}/dtsim_jobs.c ${S}/dtsim_slurm.c ${S}/dtsim_sweep.c ${S}/dtsim_gpt.c
+                 ${S}/dtsim_3d.c ${S}/dtsim_3d_report.c ${S}/dtsim_layouts.c ${A_SOURCES})
   target_link_libraries(${name} PRIVATE dtsim_core)
   if(A_INCLUDES)
     target_include_directories(${name} PRIVATE ${A_INCLUDES})

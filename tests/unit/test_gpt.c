@@ -5,6 +5,8 @@
 //  - parameter counts against the closed form V*C + n_ctx*C + L*(12C^2 + 13C) + 2C and the
 //    published ones (GPT-2 124M: 124,439,808 with the tied head; GPT-3's table 2.1), and the
 //    forward FLOPs per token against Kaplan et al. 2020's 2N + 2*n_layer*n_ctx*d_model;
+//  - one rank of tensor parallelism over a shape of the test's own: its weights' shapes and
+//    its parameter count against the closed form of its share;
 //  - bad input: a sequence longer than the context, a device without the transformer
 //    primitives, half precision, a weights file of another vocabulary (all DT_EXIT_USAGE).
 // Fresh random weights, tokens and sizes each run (seed printed). Tolerances: logits 1e-5 of
@@ -284,6 +286,59 @@ static void test_attention_flops_closed_form(void **state) {
     dt_net_free(net);
 }
 
+// One rank of tensor parallelism (dt_model_config.tp = t; Shoeybi et al. 2019, §3) over a
+// shape of the test's own (layers, width, heads) and `blocks` of its blocks: c_attn and
+// c_fc split by columns (3C/t and 4C/t rows of torch's (out, in) weights), the projections by
+// rows ((C, C/t) and (C, 4C/t)), the embedding over ceil(V/t) tokens; parameters
+//   blocks (12 C^2/t + 7C/t + 6C) + ceil(V/t) C + n_ctx C + 2C
+// (t = 1: the closed form above). Random shapes, degrees and block counts.
+static void test_tensor_parallel_rank_holds_its_share(void **state) {
+    tu_fixture *f = *state;
+    for (int rep = 0; rep < 12; rep++) {
+        int heads = 1 << tu_int(&f->rng, 1, 3), hs = 4 * tu_int(&f->rng, 1, 4);
+        int C = heads * hs, L = tu_int(&f->rng, 1, 5), t = 1 << tu_int(&f->rng, 0, 3);
+        if (t > heads) t = heads;
+        int blocks = tu_int(&f->rng, 1, L), V = tu_int(&f->rng, 50, 300);
+        dt_model_config cfg = dt_model_config_default();
+        cfg.batch = 1, cfg.seq_len = 8, cfg.vocab = V;
+        cfg.layers = L, cfg.width = C, cfg.heads = heads, cfg.tp = t, cfg.blocks = blocks;
+        dt_error err;
+        dt_net *net = dt_model_create("gpt2-tiny", f->dev, &cfg, &err);
+        if (!net) fail_msg("L %d C %d heads %d t %d blocks %d: %s", L, C, heads, t, blocks,
+                           err.msg);
+        double Vt = (V + t - 1) / t, ctx = 64;  // gpt2-tiny's context
+        double want = blocks * (12.0 * C * C / t + 7.0 * C / t + 6.0 * C) + Vt * C + ctx * C +
+                      2.0 * C;
+        if ((double)net->n_trainable != want)
+            fail_msg("L %d C %d t %d blocks %d V %d: %zu parameters, expected %.0f", L, C, t,
+                     blocks, V, net->n_trainable, want);
+        static const struct { const char *name; int out_per_t, out, in_per_t, in; } W[] = {
+            {"transformer.h.%d.attn.c_attn.weight", 3, 0, 0, 1},
+            {"transformer.h.%d.attn.c_proj.weight", 0, 1, 1, 0},
+            {"transformer.h.%d.mlp.c_fc.weight", 4, 0, 0, 1},
+            {"transformer.h.%d.mlp.c_proj.weight", 0, 1, 4, 0},
+        };
+        for (size_t k = 0; k < sizeof W / sizeof W[0]; k++) {
+            char name[96];
+            snprintf(name, sizeof name, W[k].name, blocks - 1);
+            const dt_param *q = dt_net_find_param(net, name);
+            if (!q) fail_msg("no %s", name);
+            int out = W[k].out_per_t ? W[k].out_per_t * C / t : C;
+            int in = W[k].in_per_t ? W[k].in_per_t * C / t : C;
+            if (q->shape[0] != out || q->shape[1] != in)
+                fail_msg("%s at t %d: (%d, %d), expected (%d, %d)", name, t, q->shape[0],
+                         q->shape[1], out, in);
+        }
+        const dt_param *e = dt_net_find_param(net, "transformer.wte.weight");
+        assert_non_null(e);
+        assert_int_equal(e->shape[0], (int)Vt);
+        char beyond[64];
+        snprintf(beyond, sizeof beyond, "transformer.h.%d.ln_1.weight", blocks);
+        assert_null(dt_net_find_param(net, beyond));
+        dt_net_free(net);
+    }
+}
+
 static void expect_usage(dt_net *net, const dt_error *err, const char *needle) {
     if (net) fail_msg("built a network that should be refused (%s)", needle);
     assert_int_equal(err->code, DT_EXIT_USAGE);
@@ -302,6 +357,13 @@ static void test_bad_input_is_refused(void **state) {
     cfg.amp = DT_AMP_BF16;
     expect_usage(dt_model_create("gpt2-tiny", f->dev, &cfg, &err), &err, "fp32 only");
     cfg.amp = DT_AMP_FP32;
+    cfg.tp = 3;  // gpt2-tiny has 4 heads
+    expect_usage(dt_model_create("gpt2-tiny", f->dev, &cfg, &err), &err, "divide the 4");
+    cfg.tp = 1, cfg.blocks = 3;  // and 2 blocks
+    expect_usage(dt_model_create("gpt2-tiny", f->dev, &cfg, &err), &err, "0 (all) to 2");
+    cfg.blocks = 0, cfg.width = 66;  // 66 / 4 heads
+    expect_usage(dt_model_create("gpt2-tiny", f->dev, &cfg, &err), &err, "multiple of the heads");
+    cfg.width = 0;
     dt_device lacking = *f->dev;  // a device without attention (as cuda and model)
     lacking.attention_forward = NULL;
     lacking.name = "lacking";
@@ -331,6 +393,7 @@ int main(void) {
         cmocka_unit_test(test_forward_and_every_gradient_against_float64),
         cmocka_unit_test(test_parameter_counts_closed_form_and_published),
         cmocka_unit_test(test_attention_flops_closed_form),
+        cmocka_unit_test(test_tensor_parallel_rank_holds_its_share),
         cmocka_unit_test(test_bad_input_is_refused),
     };
     return cmocka_run_group_tests(tests, tu_fixture_setup, tu_fixture_teardown);

@@ -1,0 +1,185 @@
+#!/bin/sh
+# dtsim_3d.sh CASE — tensor and pipeline parallelism in dtsim (sim/dtsim_3d.c,
+# nn/pipe/pipe_sched.h). DTSIM = the program; PY = a Python 3; MEGATRON = bench/MEGATRON.md.
+#   memory    GPT-3 175B as tp 8 x pp 16 x dp 8 on 1024 A100s: the model's parameters against
+#             the closed form V C + n_ctx C + L (12 C^2 + 13 C) + 2 C; the busiest GPU's
+#             parameters, gradients and AdamW state against 2 + 2 + 12 bytes of its share,
+#             recomputed here from the shapes of one tensor rank's layers (blocks of
+#             12 C^2/t + 7 C/t + 6 C, the embedding over V/t and its position table), and
+#             ZeRO stage 1's state over the data-parallel ranks; the total adds up
+#   schedule  GPT-3 13B as tp 2 x pp 4 on 64 A100s, 32 micro-batches: the step is the
+#             pipeline, the data-parallel allreduce and the optimizer; the bubble at least
+#             (p-1)/(m+p-1) (the stages are not equal: the last one has the head) and within
+#             10 points of it; GPipe keeps more activations than 1F1B (m against p in flight);
+#             interleaving (2 chunks) has the smaller bubble; full recomputation fewer
+#             activations for about a third more pipeline time; no tensor-parallel traffic at
+#             tp 1, and none between stages at pp 1
+#   megatron  every command of bench/MEGATRON.md rerun: its TFLOP/s per GPU as committed (the
+#             same bits on any CPU), the median and extremes of the errors recomputed from the
+#             table, and the band printed for a 3D layout equal to them
+#   plan      `dtsim plan` without prices over GPT-3 175B on 1024 A100s: ranked by time, every
+#             layout dividing the GPUs, blocks and node and fitting 80 GiB, the first three
+#             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
+#             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees
+#   refuse    what does not divide (tp into the heads or the node, tp x pp into the GPUs, pp
+#             into the blocks, the batch into the replicas or the micro-batches, interleaving's
+#             micro-batches into the stages), tp/pp for an image model, ZeRO stage 2 beside
+#             them, --micro-batch alone, --layers without the cost model, a layout that does
+#             not fit (exit 2 each, with the reason); a bare `--model gpt3-175b --tp 8 --pp 16
+#             --gpus 1024` on H100s runs and says it is analytic
+set -u
+CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtsim_3d_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect2() {
+  what=$1; pat=$2; shift 2
+  out=$("$DTSIM" "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] || { echo "$out"; fail "$what: exit $rc, expected 2"; }
+  echo "$out" | grep -q -e "$pat" || { echo "$out"; fail "$what: message lacks '$pat'"; }
+  echo "ok: $what -> $(echo "$out" | grep -m1 -e "$pat" | cut -c1-160)"
+}
+
+case "$CASE" in
+memory)
+  B="--gpu a100 --model gpt3-175b --tp 8 --pp 16 --gpus 1024 --batch 1536 --recompute full --json --quiet"
+  "$DTSIM" $B >"$W/s0.json" || fail "stage 0"
+  "$DTSIM" $B --shard 1 >"$W/s1.json" || fail "ZeRO stage 1"
+  "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
+V, T, L, C, t, p, d = 50257, 2048, 96, 12288, 8, 16, 8
+psi = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+r0, r1 = row("s0"), row("s1")
+check(r0["params"] == psi, f"GPT-3 175B: {r0['params']} parameters, closed form {psi}")
+check((r0["tp"], r0["pp"], r0["dp"]) == (t, p, d), f"layout tp {r0['tp']} pp {r0['pp']} dp {r0['dp']}")
+block = 12 * C * C // t + 7 * C // t + 6 * C
+stage = (L // p) * block + -(-V // t) * C + T * C + 2 * C  # the busiest: a stage and the ends
+for r, stage1 in ((r0, False), (r1, True)):
+    want = {"mem_params_bytes": 2 * stage, "mem_grads_bytes": 2 * stage,
+            "mem_optim_bytes": 12 * stage / (d if stage1 else 1)}
+    for k, v in want.items():
+        check(abs(r[k] - v) <= 1e-9 * v, f"{'ZeRO 1' if stage1 else 'stage 0'}: {k} {r[k]:.6g} = {v:.6g}")
+    tot = sum(r[k] for k in want) + r["mem_activations_bytes"]
+    check(abs(r["mem_total_bytes"] - tot) <= 1e-9 * tot, "the total adds up")
+    check(0 < r["mem_total_bytes"] <= r["gpu_mem_bytes"], "it fits the A100's 80 GiB")
+check(r1["mem_activations_bytes"] == r0["mem_activations_bytes"], "ZeRO 1 leaves activations")
+PYEOF
+  ;;
+schedule)
+  B="--gpu a100 --model gpt3-13b --gpus 64 --batch 256 --json --quiet"
+  "$DTSIM" $B --tp 2 --pp 4 >"$W/f1b.json" || fail "1f1b"
+  "$DTSIM" $B --tp 2 --pp 4 --pp-schedule gpipe --no-memory-check >"$W/gpipe.json" || fail "gpipe"
+  "$DTSIM" $B --tp 2 --pp 4 --pp-schedule interleaved:2 >"$W/inter.json" || fail "interleaved"
+  "$DTSIM" $B --tp 2 --pp 4 --recompute full >"$W/full.json" || fail "recompute"
+  "$DTSIM" $B --tp 1 --pp 4 >"$W/tp1.json" || fail "tp 1"
+  "$DTSIM" $B --tp 8 --pp 1 >"$W/pp1.json" || fail "pp 1"
+  "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
+a, g, i, f, t1, p1 = (row(n) for n in ("f1b", "gpipe", "inter", "full", "tp1", "pp1"))
+p, m = 4, 256 // 8  # 8 replicas of 32 sequences, micro-batches of one
+for name, r in (("1f1b", a), ("gpipe", g), ("interleaved", i), ("recompute", f), ("tp 1", t1), ("pp 1", p1)):
+    parts = r["pipeline_s"] + r["dp_comm_s"] + r["optimizer_s"]
+    check(abs(r["iter_s"] - parts) <= 1e-12 * parts, f"{name}: step {r['iter_s']:.6f} s = pipeline + allreduce + optimizer")
+ideal = (p - 1) / (m + p - 1)
+for name, r in (("1f1b", a), ("gpipe", g)):
+    check(ideal <= r["pp_bubble"] <= ideal + 0.10, f"{name}: bubble {r['pp_bubble']:.4f}, (p-1)/(m+p-1) = {ideal:.4f}")
+check(i["pp_bubble"] < a["pp_bubble"], f"interleaved bubble {i['pp_bubble']:.4f} < 1f1b's {a['pp_bubble']:.4f}")
+check(g["mem_activations_bytes"] > 4 * a["mem_activations_bytes"],
+      f"gpipe keeps {g['mem_activations_bytes']/2**30:.1f} GiB of activations, 1f1b {a['mem_activations_bytes']/2**30:.1f}")
+check(f["mem_activations_bytes"] < a["mem_activations_bytes"], "recomputation keeps fewer activations")
+ratio = f["pipeline_s"] / a["pipeline_s"]
+check(1.15 < ratio < 1.45, f"recomputation: the pipeline takes x{ratio:.3f} (one more forward of three passes)")
+check(t1["tp_comm_s"] == 0 and a["tp_comm_s"] > 0, "no tensor-parallel allreduce at tp 1")
+check(p1["p2p_s"] == 0 and p1["pp_bubble"] == 0 and a["p2p_s"] > 0, "no message or bubble at pp 1")
+PYEOF
+  ;;
+megatron)
+  grep '^- \*\*megatron' "$MEGATRON" | sed 's/.*`dtsim \(.*\)`.*/\1/' >"$W/cmds"
+  [ "$(wc -l <"$W/cmds")" -ge 10 ] || fail "bench/MEGATRON.md lists $(wc -l <"$W/cmds") commands"
+  n=0
+  while read -r args; do
+    n=$((n + 1))
+    "$DTSIM" $args --json --quiet >"$W/run$n.json" || fail "run $n: dtsim $args"
+  done <"$W/cmds"
+  "$PY" "$CHECKS" "$W" "$MEGATRON" "$n" <<'PYEOF' || exit 1
+import statistics, sys
+rows = [l.split("|")[1:-1] for l in open(sys.argv[2])  # the runs' table: 8 columns
+        if l.startswith("| megatron-") and l.count("|") == 9]
+check(len(rows) == int(sys.argv[3]), f"{len(rows)} rows for {sys.argv[3]} commands")
+errs = []
+for k, cells in enumerate(rows, 1):
+    pub, pred = float(cells[2]), float(cells[3])
+    r = row(f"run{k}")
+    got = r["model_flops_per_gpu"] / 1e12
+    check(f"{got:.1f}" == f"{pred:.1f}", f"{cells[0].strip()}: {got:.1f} TFLOP/s per GPU as committed ({pred:.1f})")
+    check(f"{100 * (got / pub - 1):+.1f} %" == cells[4].strip(),
+          f"{cells[0].strip()}: error {100 * (got / pub - 1):+.1f} % recomputed ({cells[4].strip()})")
+    errs.append(got / pub - 1)
+summ = [l.split("|")[1:-1] for l in open(sys.argv[2]) if l.startswith("| ") and "%" in l and l.count("|") == 5]
+med = statistics.median(abs(e) for e in errs)
+check(f"{100*med:.1f} %" == summ[0][1].strip(), f"median |error| {100*med:.1f} % as in the summary")
+lo, hi = min(0, min(errs)), max(0, max(errs))
+r = row("run1")
+check(abs(r["band_low"] - lo) < 0.0006 and abs(r["band_high"] - hi) < 0.0006,
+      f"band printed [{r['band_low']:+.3f}, {r['band_high']:+.3f}] = the table's [{lo:+.3f}, {hi:+.3f}]")
+check("MEGATRON" in r["band_basis"], f"its basis: {r['band_basis']}")
+PYEOF
+  ;;
+plan)
+  # `dtsim plan` without prices: GPT-3 175B's layouts on 1024 A100s
+  "$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --top 100000 --json >"$W/plan.json" || fail "plan"
+  "$PY" - "$W/plan.json" >"$W/first.txt" <<'PYEOF' || fail "the plan's first rows"
+import json, sys
+for r in json.load(open(sys.argv[1]))[:3]:
+    sched = f"interleaved:{r['pp_chunks']}" if r["pp_schedule"] == "interleaved" else r["pp_schedule"]
+    print(f"--tp {r['tp']} --pp {r['pp']} --micro-batch {r['micro_batch']} --pp-schedule {sched} "
+          f"--recompute {r['recompute']} --shard {r['shard']}")
+PYEOF
+  n=0
+  while read -r flags; do
+    n=$((n + 1))
+    "$DTSIM" --model gpt3-175b --gpu a100 --gpus 1024 --batch 1536 $flags --json --quiet >"$W/run$n.json" || fail "dtsim $flags"
+  done <"$W/first.txt"
+  "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
+import json, sys
+rows = json.load(open(sys.argv[1] + "/plan.json"))
+check(len(rows) > 20, f"{len(rows)} feasible layouts")
+check(all(a["step_s"] <= b["step_s"] for a, b in zip(rows, rows[1:])), "ranked by time per step")
+check(all(0 < r["mem_total_bytes"] <= 80 * 2**30 for r in rows), "every one fits 80 GiB")
+check(all(r["tp"] * r["pp"] * r["dp"] == 1024 and 96 % r["pp"] == 0 and 8 % r["tp"] == 0 for r in rows),
+      "every layout divides the GPUs, the blocks and the node")
+for k in range(3):
+    a = row(f"run{k + 1}")
+    check(a["iter_s"] == rows[k]["step_s"],
+          f"plan's #{k + 1} takes {rows[k]['step_s']:.6f} s, dtsim with its flags {a['iter_s']:.6f} s")
+degrees = []
+for r in rows:
+    if (r["tp"], r["pp"]) not in degrees:
+        degrees.append((r["tp"], r["pp"]))
+rank = degrees.index((8, 16)) + 1
+check(rank <= 5, f"Megatron-LM's GPT-3 175B layout (tp 8 x pp 16) ranks {rank} of {len(degrees)} degrees")
+PYEOF
+  expect2 "plan chooses the layout" "is what the search chooses" plan --model gpt3-175b --gpu a100 --gpus 1024 --tp 8
+  ;;
+refuse)
+  G="--gpu a100 --model gpt3-13b --gpus 64 --batch 256"
+  expect2 "tp into the heads" "divide the model's 40 attention heads" $G --tp 3 --gpus-per-node 6 --gpus 48 --batch 240
+  expect2 "tp beyond a node" "stay inside a node" $G --tp 16
+  expect2 "tp x pp into the GPUs" "does not divide the 64 GPUs" $G --tp 8 --pp 16
+  expect2 "pp into the blocks" "does not divide the model's 40 blocks" $G --pp 16 --gpus 64
+  expect2 "batch into the replicas" "does not divide over the 8 data-parallel" $G --tp 2 --pp 4 --batch 100
+  expect2 "micro-batches" "do not split into micro-batches of 3" $G --tp 2 --pp 4 --micro-batch 3
+  expect2 "interleaving" "not a multiple of the 4 stages" $G --tp 2 --pp 4 --batch 48 --pp-schedule interleaved:2
+  expect2 "an image model" "for the gpt models" --model resnet50 --tp 2 --gpus 64
+  expect2 "ZeRO 2" "stages 2 and 3 do not" $G --tp 2 --pp 4 --shard 2
+  expect2 "micro-batch alone" "for a pipeline or tensor" $G --micro-batch 2
+  expect2 "a bad schedule" "gpipe, 1f1b or interleaved" $G --tp 2 --pp 4 --pp-schedule interleaved
+  expect2 "--layers simulated" "with --analytic or --tp/--pp" $G --layers 20
+  expect2 "does not fit" "does not fit" --gpu a100 --model gpt3-175b --tp 8 --gpus 64 --batch 64
+  out=$("$DTSIM" --model gpt3-175b --gpu h100 --tp 8 --pp 16 --gpus 1024 2>&1) || { echo "$out"; fail "the bare 175B layout"; }
+  echo "$out" | grep -q "answered with --analytic" || fail "the bare layout does not say it is analytic"
+  echo "$out" | grep -q "^memory per GPU, the busiest stage" || fail "no memory line"
+  echo "ok: $(echo "$out" | grep '^3D layout' | cut -c1-120)"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "PASS $CASE"
