@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "coll/coll_cli.h"
 #include "coll/fusion.h"
+#include "device_model.h"
 #include "dtsim_jobs.h"
 #include "generation.h"
 #include "json.h"
@@ -272,9 +273,16 @@ int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r);
 void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r);
-// One GPU's calibration alone (r->time_scale) for a 3D run: what dtsim_prepare computes
-// before the run's checks (sim/dtsim_run.c); `dtsim plan`'s layout search, once for all
-// (sim/dtsim_layouts.c: the search itself, without --price)
+// One GPU on the model device (sim/dtsim_onegpu.c): its step of `batch` samples in
+// `accumulate` micro-batches in `prec` (the device's statistics; the memory it needs and the
+// trainable parameters if asked); the calibration's factor on every kernel from the run's
+// figure (--gpu-img-s or a table row: r->time_scale), from a --profile (r->kind_scale); and
+// the calibration alone for a 3D run, which `dtsim plan`'s layout search computes once for
+// all (sim/dtsim_layouts.c: the search itself, without --price)
+int dtsim_single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int accumulate,
+                     dt_model_stats *st, size_t *used, size_t *params);
+int dtsim_calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r);
+int dtsim_profile_scales(const dtsim_opts *o, dtsim_result *r);
 int dtsim_3d_calibration(const dtsim_opts *o, dtsim_result *r);
 int dtsim_layouts_main(int argc, char **argv);
 // Tokens per sample: the model's context (or --seq-len) for a gpt model, whose samples are

@@ -1,5 +1,5 @@
-// dtsim_run.c — one simulated run: the single-GPU baseline on the model device (natively,
-// no SimGrid: one GPU has nobody to talk to), the platform and hostfile in a temporary
+// dtsim_run.c — one simulated run: its preparation (the single-GPU baseline and calibration of
+// sim/dtsim_onegpu.c, the memory checks), the platform and hostfile in a temporary
 // directory, SimGrid's smpirun on the rank program (sim/rank.c) with the options that make it
 // fast and exact (no privatization, no benchmarked host code, no time injected into
 // MPI_Test, the plain latency + size/bandwidth network model), and the rank program's result;
@@ -32,7 +32,7 @@
 #define DT_MALLOC_SO NULL
 #endif
 
-// A margin on the rank program's arena for what single_gpu's count leaves out (bytes; a
+// A margin on the rank program's arena for what dtsim_single_gpu's count leaves out (bytes; a
 // round figure, not measured)
 #define ARENA_MARGIN ((size_t)16 << 20)
 // The rank program's arena is reused from its base when full (dt_modeldev_config.
@@ -47,134 +47,6 @@
 // A reduction reads two operands and writes their sum: bytes of memory traffic per byte
 // reduced, which make the cost model's γ from the GPU's memory bandwidth
 #define REDUCE_TRAFFIC 3
-
-// The network dtsim models: the model's own input, or the shape a profile measured
-static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
-    dt_model_shape(o->model, o->model_side, o->model_classes, &cfg->in_h, &cfg->num_classes);
-    cfg->in_w = cfg->in_h;
-    dtsim_gpt_config(o, cfg);  // gpt models (0: the model's)
-    if (dtsim_is_3d(o)) {  // one GPU's share: a tensor rank's layers of one stage's blocks
-        dt_gpt_shape sh;
-        cfg->tp = o->tp, cfg->blocks = dtsim_gpt_shape(o, &sh)->layers / o->pp;
-    }
-}
-
-// One training step of one GPU (forward, loss, backward, optimizer) on the model device, of
-// `batch` images in `accumulate` micro-batches in precision `prec`, their upload included:
-// the device's statistics (seconds: the roofline's, uncalibrated; host_s, max_alloc) and, if
-// asked, the modelled device memory it needs (bytes) and the trainable parameters.
-static int single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int accumulate,
-                      dt_model_stats *st, size_t *used, size_t *params) {
-    dt_error err = {0};
-    // nothing touches the arena: reused, only the largest buffer must fit in address space
-    dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), prec, NULL, NULL, NULL, 0, 1, 0,
-                             o->flash};
-    dt_device *dev = dt_device_model_create(&mc, &err);
-    if (!dev) {
-        fprintf(stderr, "dtsim: %s\n", err.msg);
-        return 2;
-    }
-    dt_model_config cfg = dt_model_config_default();
-    cfg.batch = batch / accumulate;  // the micro-batch
-    model_shape(o, &cfg);
-    dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
-    if (net) dt_device_model_follow_layers(dev, net);  // seconds by layer kind
-    dt_optim_config oc = dt_optim_config_default(dt_sim_optim_kind(o->model, o->lars));
-    dt_optim *opt = net ? dt_optim_create(net, &oc, &err) : NULL;
-    if (!opt) {
-        if (!net) fprintf(stderr, "dtsim: option --model: %s\n", err.msg);
-        else fprintf(stderr, "dtsim: %s\n", err.msg);
-        if (net) dt_net_free(net);
-        dev->destroy(dev);
-        return 2;
-    }
-    float *x = callocCheck(1, sizeof(float));  // the model device never reads it
-    int32_t *y = callocCheck((size_t)cfg.batch, sizeof(int32_t));
-    dt_device_model_reset_stats(dev);
-    for (int k = 0; k < accumulate; k++) {  // one GPU accumulates the same micro-batches
-        net->keep_grads = k > 0;
-        dt_net_set_batch(net, x, y);  // the images' upload, as the trainer's step does
-        dt_net_forward(net, 1);
-        dt_net_loss(net);
-        dt_net_backward(net, 1.0f, NULL, NULL);
-    }
-    dt_optim_step(opt, net, 0.1f);
-    dev->sync(dev);
-    dt_model_stats ms = dt_device_model_stats(dev);
-    *st = ms;
-    // every buffer, plus the allreduce's scratch (the buckets in flight: at most the
-    // gradients and a quarter more)
-    if (used) *used = ms.arena_used + net->n_trainable * sizeof(float) * 5 / 4;
-    if (params) *params = net->n_trainable;
-    free(x), free(y);
-    dt_optim_free(opt);
-    dt_net_free(net);
-    dev->destroy(dev);
-    return 0;
-}
-
-// The calibration (docs/formulas.md): the factor on every kernel that makes one GPU's step
-// at the measured configuration take calib_batch / gpu_img_s, its upload (PCIe) unscaled.
-// `one` is the step of the run's own configuration; 2 when the figure is faster than the
-// upload alone allows.
-static int calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r) {
-    dt_model_stats cal = *one;
-    const dt_gpu_calib *row = o->calib_row;
-    if (row && (strcmp(row->model, o->model) || row->seq_len != o->seq_len ||
-                row->vocab != o->vocab || o->model_side || o->model_classes || o->layers ||
-                o->hidden || o->heads)) {
-        // the table's row measured another network: its step, at its batch and precision
-        dtsim_opts *m = mallocCheck(sizeof *m);
-        *m = *o;
-        snprintf(m->model, sizeof m->model, "%s", row->model);
-        m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
-        m->layers = m->hidden = m->heads = 0;  // the row's own shape, data-parallel
-        m->tp = m->pp = 1, m->recompute = 0;
-        int rc = single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
-        free(m);
-        if (rc) return rc;
-    } else if (o->calib_batch != o->per_gpu_batch || o->calib_prec != o->prec ||
-               o->accumulate > 1 || dtsim_is_3d(o)) {
-        dtsim_opts *m = mallocCheck(sizeof *m);  // the whole model, on one GPU (not a
-        *m = *o;                                 // tensor rank's stage: model_shape)
-        m->tp = m->pp = 1, m->recompute = 0;
-        int rc = single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
-        free(m);
-        if (rc) return rc;
-    }
-    double want = o->calib_batch / o->gpu_img_s;
-    if (want <= cal.host_s)
-        return fprintf(stderr, "dtsim: --gpu-img-s %g: faster than uploading %d %s per step "
-                       "over PCIe allows (%.0f %s/s at most)\n", o->gpu_img_s,
-                       o->calib_batch, dtsim_samples(o), o->calib_batch / cal.host_s,
-                       dtsim_samples(o)), 2;
-    r->time_scale = (want - cal.host_s) / (cal.seconds - cal.host_s);
-    r->calib_roofline_img_s = o->calib_batch / cal.seconds;
-    return 0;
-}
-
-// --profile (docs/formulas.md): each layer kind's factor, the measured seconds over the
-// roofline's for one GPU's step at the profile's batch and precision. 2 when the profile and
-// the network dtsim builds do not have the same kinds.
-static int profile_scales(const dtsim_opts *o, dtsim_result *r) {
-    const dt_profile *p = &o->profile;
-    dt_model_stats cal;
-    dt_precision prec = strcmp(p->precision, "fp32") ? DT_PREC_FP16 : DT_PREC_FP32;
-    int rc = single_gpu(o, p->batch, prec, 1, &cal, NULL, NULL);
-    if (rc) return rc;
-    char name[32];
-    for (int k = 0; k < DT_N_KINDS; k++) {
-        double roof = cal.kind_seconds[k], meas = p->kind_s[k];
-        r->kind_scale[k] = 1;
-        if ((meas < 0) != (roof <= 0))
-            return fprintf(stderr, "dtsim: --profile %s: %s %s, which the %s dtsim builds %s\n",
-                           o->profile_path, meas < 0 ? "has no" : "has",
-                           dt_kind_name(k, name, sizeof name), o->model,
-                           meas < 0 ? "has" : "has not"), 2;
-        if (roof > 0) r->kind_scale[k] = meas > 0 ? meas / roof : 1e-9;
-    }
-    return 0;
-}
 
 // Automatic coarsening: ring phases of more than COARSEN_ROUNDS steps are cut to about
 // COARSEN_ROUNDS rounds. It keeps the simulated time (tests/coll: coarsened schedules match
@@ -477,22 +349,12 @@ static void dbtree_hint(const dtsim_opts *o) {
 
 // ---- one run ----
 
-int dtsim_3d_calibration(const dtsim_opts *o, dtsim_result *r) {
-    r->time_scale = 1;
-    dt_model_stats none;
-    memset(&none, 0, sizeof none);
-    int rc = 0;  // (a 3D run's calibration times its own step: calibrate ignores `none`)
-    if (o->gpu_img_s > 0 && (rc = calibrate(o, &none, r))) return rc;
-    if (o->calib_row && (rc = dtsim_calib_node(o, r))) return rc;
-    return 0;
-}
-
 int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     memset(r, 0, sizeof *r);
     size_t used, params;
     dt_model_stats one;
     int three_d = dtsim_is_3d(o);  // one GPU's step: the whole model at a micro-batch
-    int rc = single_gpu(o, three_d ? o->micro_batch : o->per_gpu_batch, o->prec,
+    int rc = dtsim_single_gpu(o, three_d ? o->micro_batch : o->per_gpu_batch, o->prec,
                         three_d ? 1 : o->accumulate, &one, &used, &params);
     if (rc || (rc = three_d ? dtsim_3d_prepare(o, r) : dtsim_gpt_prepare(o, r)))
         return rc;  // gpt, --shard, --tp/--pp: memory per GPU
@@ -503,11 +365,11 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
     if (three_d)  // the whole model's (one GPU holds a stage of a tensor rank's)
         r->params = (long long)dt_gpt_param_count(dtsim_gpt_shape(o, &sh), o->vocab);
     r->time_scale = 1;
-    if (o->gpu_img_s > 0 && (rc = calibrate(o, &one, r))) return rc;
+    if (o->gpu_img_s > 0 && (rc = dtsim_calibrate(o, &one, r))) return rc;
     if (o->calib_row && (rc = dtsim_calib_node(o, r))) return rc;
     r->single_iter_s = one.host_s + (one.seconds - one.host_s) * r->time_scale;
     if (o->has_profile) {
-        if ((rc = profile_scales(o, r))) return rc;
+        if ((rc = dtsim_profile_scales(o, r))) return rc;
         r->single_iter_s = 0;
         for (int k = 0; k < DT_N_KINDS; k++) r->single_iter_s += one.kind_seconds[k] * r->kind_scale[k];
     }

@@ -33,7 +33,7 @@ function(dt_add_dtsim name)
   target_include_directories(${name}_rank PRIVATE ${S} ${A_INCLUDES})
   set_target_properties(${name}_rank PROPERTIES OUTPUT_NAME dtsim_rank
                         LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR})
-  add_executable(${name} ${S}/dtsim.c ${S}/dtsim_opts.c ${S}/dtsim_opts_values.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c
+  add_executable(${name} ${S}/dtsim.c ${S}/dtsim_opts.c ${S}/dtsim_opts_values.c ${S}/dtsim_cluster.c ${S}/dtsim_faults.c ${S}/dtsim_analytic.c ${S}/dtsim_run.c ${S}/dtsim_onegpu.c
                  ${S}/dtsim_auto.c ${S}/dtsim_report.c ${S}/dtsim_calibrate.c ${S}/dtsim_calib.c ${S}/dtsim_offers.c ${S}/dtsim_simgrid.c
                  ${S}/dtsim_walltime.c
                  ${S}/dtsim_plan.c ${S}/dtsim_plan_out.c ${S}/dtsim_plan_plot.c
