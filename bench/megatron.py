@@ -8,13 +8,14 @@ GPT models of 1.7 B to 1 T parameters on 32 to 3,072 A100 80GB GPUs of NVIDIA's 
 A100 nodes: 8 GPUs on NVSwitch, 8 x HDR 200 Gb/s InfiniBand), sequences of 2,048 tokens, a
 vocabulary of 51,200, each with its published tensor- and pipeline-parallel degrees, GPU count
 and batch, and the achieved model FLOP/s per GPU the paper reports (its count: 96 B s l h^2
-(1 + s/6h + V/16lh) per step, with activation recomputation).
+(1 + s/6h + V/16lh) per step, with activation recomputation); and BLOOM-176B's training
+(BigScience 2022: 384 A100s, Megatron-DeepSpeed), another team's software and cluster.
 
 Each run is one dtsim command line (below), configured from that description only. One GPU's
 speed comes from the calibration table's row that dtsim picks by default for an A100
 transformer (a single node of another software, llm-foundry's MPT-1B: never a Megatron-LM
-figure); nothing is fitted to any run here. Not stated in the table, and assumed as
-Megatron-LM's defaults: micro-batches of one sequence, the plain 1F1B schedule (interleaving is
+figure); nothing is fitted to any run here. Not stated in Megatron-LM's table, and assumed as
+its defaults: micro-batches of one sequence, the plain 1F1B schedule (interleaving is
 an option there), full recomputation (what the FLOP count assumes); the paper's fp16 is run as
 dtsim's default bf16 (the A100 runs both at one rate).
 
@@ -53,6 +54,24 @@ TABLE1 = [
 BASE = "--gpu a100 --model gpt3-175b --vocab 51200 --recompute full"
 
 
+# BLOOM-176B (BigScience; Le Scao et al. 2022, arXiv:2211.05100, §3.4: 48 nodes of 8 A100
+# 80GB with NVLink, 4 x Omni-Path 100 Gb/s per node; Megatron-DeepSpeed, bf16, ZeRO stage 1),
+# as its training ran (BigScience's tr11-176B-ml: TP 4, PP 12, DP 8, micro-batches of 2, a
+# global batch of 2048, activation checkpointing); its throughput as BigScience's training page
+# reports it ("about 150 TFLOPs" per GPU; the same count, recomputation included). 70 blocks do
+# not divide into 12 stages: DeepSpeed's pipeline gives the first ten stages 6 blocks, the last
+# two 5 (dtsim: the first L % p stages one more).
+BLOOM = dict(id="bloom-176b", params=176.2, pub=150, layout="tp 4 x pp 12 x dp 8",
+             args="--gpu a100 --nics 4 --net-bw 100Gb --model gpt3-175b --vocab 250880 "
+                  "--recompute full --layers 70 --hidden 14336 --heads 112 --tp 4 --pp 12 "
+                  "--gpus 384 --batch 2048 --micro-batch 2 --shard 1",
+             src="BigScience, BLOOM-176B: bigscience.notion.site 'BigScience 176B Model' "
+                 "(384 A100 80GB, one copy of the model on 48 GPUs, 'training throughput: "
+                 "about 150 TFLOPs'); Le Scao et al. 2022, arXiv:2211.05100, §3.4 (hardware); "
+                 "bigscience-workshop/bigscience train/tr11-176B-ml (TP 4, PP 12, micro-batch 2, "
+                 "global batch 2048, ZeRO 1, activation checkpointing)")
+
+
 def runs():
     out = []
     for params, heads, hidden, layers, tp, pp, gpus, batch, tflops in TABLE1:
@@ -60,8 +79,8 @@ def runs():
             id=f"megatron-{params:g}b", params=params, pub=tflops,
             args=(f"{BASE} --layers {layers} --hidden {hidden} --heads {heads} "
                   f"--tp {tp} --pp {pp} --gpus {gpus} --batch {batch}"),
-            layout=f"tp {tp} x pp {pp} x dp {gpus // (tp * pp)}"))
-    return out
+            layout=f"tp {tp} x pp {pp} x dp {gpus // (tp * pp)}", src=SRC))
+    return out + [BLOOM]
 
 
 def predict(dtsim, run):
@@ -121,7 +140,7 @@ def main():
         pred = r["model_flops_per_gpu"] / 1e12
         rows.append(dict(run, pred=pred, err=pred / run["pub"] - 1, calib=r["calibration"],
                          bubble=r["pp_bubble"], mem=r["mem_total_bytes"] / 2**30))
-    plans = [plan(a.dtsim, x) for x in runs()] + [plan(a.dtsim, GPT3_EXAMPLE)]
+    plans = [plan(a.dtsim, x) for x in runs() if x is not BLOOM] + [plan(a.dtsim, GPT3_EXAMPLE)]
     errs = [x["err"] for x in rows]
     lo, hi = min(0.0, min(errs)), max(0.0, max(errs))
     med = statistics.median(abs(e) for e in errs)
@@ -168,7 +187,8 @@ def main():
           f"band's width ({100 * (hi - lo):.1f} points) is a tie: dtsim cannot tell the two "
           "layouts apart. `tests/sim/dtsim_3d.sh plan` checks the last row.", ""]
     L += ["", "## Commands", "",
-          f"Source of every run: {SRC}. Each is `dtsim ARGS --json`:", ""]
+          f"Source of the megatron-* runs: {SRC}. Of bloom-176b: {BLOOM['src']}. Each is "
+          "`dtsim ARGS --json`:", ""]
     for x in rows:
         L.append(f"- **{x['id']}**: `dtsim {x['args']}`")
     L += ["", "## What is not in it, and why", "",

@@ -94,9 +94,10 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
     if (s->heads % t)
         return refuse("--tp %d does not divide the model's %d attention heads", t, s->heads);
     int v = o->pp_kind == DT_PIPE_INTERLEAVED ? o->pp_chunks : 1;
-    if (s->layers % (p * v))
-        return refuse("--pp %d (x %d chunks per stage) does not divide the model's %d blocks",
-                      p, v, s->layers);
+    if (s->layers < p * v || (v > 1 && s->layers % (p * v)))  // (Megatron-LM's interleaving
+        return refuse("--pp %d x %d chunks per stage: the model's %d blocks %s", p, v,  // divides)
+                      s->layers, s->layers < p * v ? "are fewer than the chunks"
+                                                   : "do not divide into them (interleaved)");
     int d = o->gpus / (t * p);
     if (batch && batch % d)
         return refuse("--batch %d does not divide over the %d data-parallel replicas (GPUs / "
@@ -191,7 +192,9 @@ static int block_and_ends(const dtsim_opts *o, double scale, part_t *blk, part_t
 
 // The layout's sizes
 typedef struct {
-    int t, p, d, v, m, b, L, chunk_blocks, stage_blocks;
+    // the blocks of virtual stage k: L / (p v), the first L % (p v) one more (stages as
+    // DeepSpeed's pipeline cuts a model that does not divide; Megatron-LM's always divide)
+    int t, p, d, v, m, b, L, chunk_blocks, stage_blocks;  // the most in a chunk, a stage
     double esz;  // bytes of an activation element: 2 in mixed precision, else 4
 } layout_t;
 
@@ -202,7 +205,8 @@ static layout_t layout_of(const dtsim_opts *o) {
     y.t = o->tp, y.p = o->pp, y.d = o->gpus / (o->tp * o->pp);
     y.v = o->pp_kind == DT_PIPE_INTERLEAVED ? o->pp_chunks : 1;
     y.b = o->micro_batch, y.m = o->per_gpu_batch / o->micro_batch;
-    y.L = s->layers, y.stage_blocks = y.L / y.p, y.chunk_blocks = y.L / (y.p * y.v);
+    y.L = s->layers, y.stage_blocks = (y.L + y.p - 1) / y.p;
+    y.chunk_blocks = (y.L + y.p * y.v - 1) / (y.p * y.v);
     y.esz = o->prec == DT_PREC_FP16 ? 2.0 : 4.0;
     return y;
 }
@@ -300,15 +304,16 @@ int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r) {
                   (y.t > 1 ? base.cost.alpha_intra + msg * (y.t - 1) / y.t * base.cost.beta_intra
                            : 0);
     }
-    // the pipeline: virtual stage k runs chunk_blocks blocks; the first adds the embedding's
+    // the pipeline: virtual stage k runs nb blocks; the first adds the embedding's
     // allreduce, the last the ends (head and loss) and the head's input-gradient allreduce
     int V = y.p * y.v;
     dt_pipe_cost *c = callocCheck((size_t)V, sizeof *c);
     for (int k = 0; k < V; k++) {
-        double f = y.chunk_blocks * (blk.f + 2 * ar), b = y.chunk_blocks * (blk.b + 2 * ar);
+        int nb = y.L / V + (k < y.L % V);
+        double f = nb * (blk.f + 2 * ar), b = nb * (blk.b + 2 * ar);
         if (k == 0) f += ar;
         if (k == V - 1) f += ends.f + ce, b += ends.b + ar;
-        c[k] = (dt_pipe_cost){f, b, p2p, o->recompute ? y.chunk_blocks * (blk.f + 2 * ar) : 0};
+        c[k] = (dt_pipe_cost){f, b, p2p, o->recompute ? nb * (blk.f + 2 * ar) : 0};
     }
     dt_pipe_sched ps;
     dt_error err = {0};
@@ -329,7 +334,7 @@ int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r) {
     double wire = base.wire_f16 ? 2 : 4;
     double dp_s = allreduce(&dp, y.d, psi * wire);
     double opt = (y.stage_blocks * blk.opt + ends.opt) / (o->shard >= 1 ? y.d : 1);
-    double tp_s = y.m * (y.L / y.p * (4 + (o->recompute ? 2 : 0)) * ar + (2 * ar + ce));
+    double tp_s = y.m * (y.stage_blocks * (4 + (o->recompute ? 2 : 0)) * ar + (2 * ar + ce));
     r->iter_s = pr.step_s + dp_s + opt;
     r->compute_s = pr.busy_s + opt;
     r->comm_s = tp_s + (y.p > 1 ? 2.0 * y.m * y.v * p2p : 0) + dp_s;

@@ -4,7 +4,7 @@
 #ifndef DT_SIM_DTSIM_3D_BAND_H
 #define DT_SIM_DTSIM_3D_BAND_H
 
-#define DTSIM_3D_RUNS 10
+#define DTSIM_3D_RUNS 11
 #define DTSIM_3D_BAND_LO -0.100
 #define DTSIM_3D_BAND_HI 0.218
 

@@ -21,7 +21,7 @@ static void model_shape(const dtsim_opts *o, dt_model_config *cfg) {
     dtsim_gpt_config(o, cfg);  // gpt models (0: the model's)
     if (dtsim_is_3d(o)) {  // one GPU's share: a tensor rank's layers of one stage's blocks
         dt_gpt_shape sh;
-        cfg->tp = o->tp, cfg->blocks = dtsim_gpt_shape(o, &sh)->layers / o->pp;
+        cfg->tp = o->tp, cfg->blocks = (dtsim_gpt_shape(o, &sh)->layers + o->pp - 1) / o->pp;
     }
 }
 

@@ -13,7 +13,7 @@
 #             10 points of it; GPipe keeps more activations than 1F1B (m against p in flight);
 #             interleaving (2 chunks) has the smaller bubble; full recomputation fewer
 #             activations for about a third more pipeline time; no tensor-parallel traffic at
-#             tp 1, and none between stages at pp 1
+#             tp 1, and none between stages at pp 1; 40 blocks on 3 stages (14, 13, 13) run
 #   megatron  every command of bench/MEGATRON.md rerun: its TFLOP/s per GPU as committed (the
 #             same bits on any CPU), the median and extremes of the errors recomputed from the
 #             table, and the band printed for a 3D layout equal to them
@@ -21,8 +21,8 @@
 #             layout dividing the GPUs, blocks and node and fitting 80 GiB, the first three
 #             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
 #             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees
-#   refuse    what does not divide (tp into the heads or the node, tp x pp into the GPUs, pp
-#             into the blocks, the batch into the replicas or the micro-batches, interleaving's
+#   refuse    what does not divide (tp into the heads or the node, tp x pp into the GPUs, more
+#             stages than blocks, interleaving's chunks into the blocks, the batch into the replicas or the micro-batches, interleaving's
 #             micro-batches into the stages), tp/pp for an image model, ZeRO stage 2 beside
 #             them, --micro-batch alone, --layers without the cost model, a layout that does
 #             not fit (exit 2 each, with the reason); a bare `--model gpt3-175b --tp 8 --pp 16
@@ -73,8 +73,11 @@ schedule)
   "$DTSIM" $B --tp 2 --pp 4 --recompute full >"$W/full.json" || fail "recompute"
   "$DTSIM" $B --tp 1 --pp 4 >"$W/tp1.json" || fail "tp 1"
   "$DTSIM" $B --tp 8 --pp 1 >"$W/pp1.json" || fail "pp 1"
+  "$DTSIM" --gpu a100 --model gpt3-13b --gpus 48 --batch 240 --json --quiet --tp 2 --pp 3 >"$W/pp3.json" || fail "pp 3 (40 blocks: 14, 13, 13)"
   "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
-a, g, i, f, t1, p1 = (row(n) for n in ("f1b", "gpipe", "inter", "full", "tp1", "pp1"))
+a, g, i, f, t1, p1, u = (row(n) for n in ("f1b", "gpipe", "inter", "full", "tp1", "pp1", "pp3"))
+check(u["pp_bubble"] >= 2 / (30 + 2), f"uneven stages: bubble {u['pp_bubble']:.4f} >= (p-1)/(m+p-1) = {2/32:.4f}")
+check(abs(u["iter_s"] - u["pipeline_s"] - u["dp_comm_s"] - u["optimizer_s"]) <= 1e-12 * u["iter_s"], "uneven stages: the step adds up")
 p, m = 4, 256 // 8  # 8 replicas of 32 sequences, micro-batches of one
 for name, r in (("1f1b", a), ("gpipe", g), ("interleaved", i), ("recompute", f), ("tp 1", t1), ("pp 1", p1)):
     parts = r["pipeline_s"] + r["dp_comm_s"] + r["optimizer_s"]
@@ -93,7 +96,7 @@ check(p1["p2p_s"] == 0 and p1["pp_bubble"] == 0 and a["p2p_s"] > 0, "no message 
 PYEOF
   ;;
 megatron)
-  grep '^- \*\*megatron' "$MEGATRON" | sed 's/.*`dtsim \(.*\)`.*/\1/' >"$W/cmds"
+  sed -n '/^## Commands/,$p' "$MEGATRON" | grep '^- \*\*' | sed 's/.*`dtsim \(.*\)`.*/\1/' >"$W/cmds"
   [ "$(wc -l <"$W/cmds")" -ge 10 ] || fail "bench/MEGATRON.md lists $(wc -l <"$W/cmds") commands"
   n=0
   while read -r args; do
@@ -103,7 +106,7 @@ megatron)
   "$PY" "$CHECKS" "$W" "$MEGATRON" "$n" <<'PYEOF' || exit 1
 import statistics, sys
 rows = [l.split("|")[1:-1] for l in open(sys.argv[2])  # the runs' table: 8 columns
-        if l.startswith("| megatron-") and l.count("|") == 9]
+        if l.count("|") == 9 and not l.startswith(("| run ", "|---"))]
 check(len(rows) == int(sys.argv[3]), f"{len(rows)} rows for {sys.argv[3]} commands")
 errs = []
 for k, cells in enumerate(rows, 1):
@@ -165,7 +168,8 @@ refuse)
   expect2 "tp into the heads" "divide the model's 40 attention heads" $G --tp 3 --gpus-per-node 6 --gpus 48 --batch 240
   expect2 "tp beyond a node" "stay inside a node" $G --tp 16
   expect2 "tp x pp into the GPUs" "does not divide the 64 GPUs" $G --tp 8 --pp 16
-  expect2 "pp into the blocks" "does not divide the model's 40 blocks" $G --pp 16 --gpus 64
+  expect2 "more stages than blocks" "are fewer than the chunks" $G --pp 64 --gpus 64 --batch 64
+  expect2 "interleaving into the blocks" "do not divide into them" $G --tp 2 --pp 4 --pp-schedule interleaved:3
   expect2 "batch into the replicas" "does not divide over the 8 data-parallel" $G --tp 2 --pp 4 --batch 100
   expect2 "micro-batches" "do not split into micro-batches of 3" $G --tp 2 --pp 4 --micro-batch 3
   expect2 "interleaving" "not a multiple of the 4 stages" $G --tp 2 --pp 4 --batch 48 --pp-schedule interleaved:2
