@@ -29,12 +29,22 @@ NEEDED = ("nbformat", "nbclient", "ipykernel", "pandas", "matplotlib")
 
 
 def texts(cell):
-    """A code cell's comparable outputs: printed text and text/plain results, in order."""
-    out = []
+    """A code cell's comparable outputs: printed text and text/plain results, in order.
+    Consecutive pieces of stdout are one text, as Jupyter shows them: a kernel flushes a
+    print in as many messages as its timing makes (a loaded machine split one line in two)."""
+    out, streaming = [], False
     for o in cell.get("outputs", []):
         if o.get("output_type") == "stream" and o.get("name") == "stdout":
-            out.append(o.get("text", ""))
-        elif o.get("output_type") in ("execute_result", "display_data"):
+            t = o.get("text", "")
+            t = t if isinstance(t, str) else "".join(t)
+            if streaming:
+                out[-1] += t
+            else:
+                out.append(t)
+            streaming = True
+            continue
+        streaming = False
+        if o.get("output_type") in ("execute_result", "display_data"):
             data = o.get("data", {})
             if "text/plain" in data and "image/png" not in data:
                 out.append(data["text/plain"])

@@ -36,7 +36,10 @@
 #define TINY_BATCH 16
 #define TINY_STEPS 5
 #define LOSS_TOL 1e-4  // relative: the same arithmetic, rounding apart
-#define W_TOL 1e-3     // relative to the largest change of the tensor
+#define W_TOL 1e-3     // relative to the largest change of the tensor (after one step)
+#define W_TOL_L2 5e-2  // after TINY_STEPS: relative to the L2 norm of the tensor's change (a
+                       // flipped ReLU moves a unit; another order of the examples, a lost
+                       // momentum or a missed epoch move every weight: a ratio near 1)
 #define W_FLOOR 1e-7   // absolute: float rounding of a weight below 1
 
 static dt_net *make_net(dt_device *dev, const dt_dataset *ds, int batch, uint64_t seed,
@@ -165,8 +168,15 @@ static void check_evaluate(grade_t *g, dt_net *net, dt_dataset *test, uint64_t *
 // change the reference made to that tensor (plus a rounding floor of W_FLOOR). 1 if every
 // tensor is within W_TOL; else 0 with the worst tensor described in msg. *worst: the
 // largest of these ratios.
+// After several steps (l2 set) the measure is the tensor's: the L2 norm of the difference
+// over the L2 norm of the reference's change. The loops round differently, and a rounding
+// that moves an activation across a ReLU's zero or changes a max-pool's winner changes the
+// next steps' gradient of a few weights by their whole size (DT_LESSON_SEED=
+// 1796499221369724: one weight of fc1 moved half as far as the reference's; fc1.bias, a
+// tensor of 128, differs by 0.0057 of its change's L2 norm). Within W_TOL_L2. One step has no
+// such kink: it is compared element by element. *worst is in W_TOL's units (x W_TOL/W_TOL_L2).
 static int compare_weights(const dt_net *net, const float *w0, const float *ws,
-                           const float *wr, char *msg, size_t cap, double *worst) {
+                           const float *wr, int l2, char *msg, size_t cap, double *worst) {
     *worst = 0;
     int bad = -1;
     size_t bad_at = 0;
@@ -174,23 +184,27 @@ static int compare_weights(const dt_net *net, const float *w0, const float *ws,
     for (int t = 0; t < net->n_params; t++) {
         const dt_param *p = &net->params_table[t];
         if (!p->trainable) continue;
-        double diff = 0, change = 0;
+        double diff = 0, change = 0, dd2 = 0, ch2 = 0;
         size_t at = p->offset;
         for (size_t i = p->offset; i < p->offset + p->count; i++) {
             double d = fabs((double)ws[i] - wr[i]), ch = fabs((double)wr[i] - w0[i]);
             if (d != d) d = INFINITY;
             if (d > diff) diff = d, at = i;
             if (ch > change) change = ch;
+            dd2 += d * d, ch2 += ch * ch;
         }
-        double ratio = diff / (change + W_FLOOR / W_TOL);
+        double ratio = l2 ? sqrt(dd2) / (sqrt(ch2) + W_FLOOR / W_TOL) * (W_TOL / W_TOL_L2)
+                          : diff / (change + W_FLOOR / W_TOL);
         if (ratio > *worst) *worst = ratio, bad = t, bad_at = at, bad_change = change;
     }
     if (*worst <= W_TOL) return 1;
     const dt_param *p = &net->params_table[bad];
     size_t i = bad_at;
     snprintf(msg, cap, "%s (%s)[%zu] expected %.7g, got %.7g (it started at %.7g; the largest "
-             "change of this tensor is %.3g)%s", p->name, dt_param_kind_name(p->kind),
-             i - p->offset, (double)wr[i], (double)ws[i], (double)w0[i], bad_change,
+             "change of this tensor is %.3g; its difference is %.2g of %s, tolerance %.0e)%s",
+             p->name, dt_param_kind_name(p->kind), i - p->offset, (double)wr[i],
+             (double)ws[i], (double)w0[i], bad_change, *worst * (l2 ? W_TOL_L2 / W_TOL : 1),
+             l2 ? "its change's L2 norm" : "that change", l2 ? W_TOL_L2 : W_TOL,
              ws[i] == w0[i] ? ": not updated" : p->kind != DT_PARAM_WEIGHT ? " (a bias takes "
              "the same step as a weight, without weight decay)" : "");
     return 0;
@@ -259,8 +273,8 @@ static void check_against_reference(grade_t *g, dt_device *dev, const dt_dataset
             free_pair(&r);
             return;
         }
-        ok[k] = compare_weights(r.a, r.w0, r.a->params, r.b->params, msg[k], sizeof msg[k],
-                                &worst[k]);
+        ok[k] = compare_weights(r.a, r.w0, r.a->params, r.b->params, k == 1, msg[k],
+                                sizeof msg[k], &worst[k]);
         if (k == 1) {  // the losses of the longer run
             int s = 0;
             for (; s < TINY_STEPS; s++)
@@ -280,9 +294,10 @@ static void check_against_reference(grade_t *g, dt_device *dev, const dt_dataset
         free_pair(&r);
     }
     if (ok[0] && ok[1])
-        grade_check(g, 1, names[1], "(every tensor within %.1e of the change nn/optim.c made, "
-                    "tolerance %.0e, after 1 and %d steps)", worst[0] > worst[1] ? worst[0] :
-                    worst[1], W_TOL, TINY_STEPS);
+        grade_check(g, 1, names[1], "(every weight within %.1e of the largest change "
+                    "nn/optim.c made to its tensor after 1 step, tolerance %.0e; every tensor "
+                    "within %.1e of that change's L2 norm after %d, tolerance %.0e)", worst[0],
+                    W_TOL, worst[1] * W_TOL_L2 / W_TOL, TINY_STEPS, W_TOL_L2);
     else
         grade_check(g, 0, names[1], "after %s: %s", ok[0] ? cfg[1] : cfg[0],
                     ok[0] ? msg[1] : msg[0]);
