@@ -395,6 +395,7 @@ static void tear_down(dtrain_run *r) {
 // ---- main ----
 
 static int run(const dtrain_opts *o, int rank, int ranks) {
+    if (o->generate) return dtrain_generate(o, rank);  // text from --weights, no training
     dtrain_run r = {.o = o, .rank = rank, .ranks = ranks};
     int done, rc = set_up(&r, &done);
     if (!rc && !done) rc = dtrain_train(&r);

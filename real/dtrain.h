@@ -73,7 +73,21 @@ typedef struct {
                              // gradient gets an Inf, which every rank must agree to skip)
     int seq_len;             // --seq-len T: tokens per sequence (gpt models; 0: the context)
     double clip;             // --clip X: max global gradient norm (0: off; gpt models 1.0)
+    int generate;            // --generate N: sample N tokens from --weights, no training
+    int64_t sample_every;    // --sample-every N: a sample every N steps while training
+    int sample_tokens;       // --sample-tokens N: its length (64)
+    char prompt[1024];       // --prompt TEXT: what a sample continues ("\n")
+    double temperature;      // --temperature X (0.8; 0: the most likely token)
+    int top_k;               // --top-k K (200; 0: the whole vocabulary)
 } dtrain_opts;
+
+// ---- text from a gpt model (dtrain_generate.c, nn/gpt_sample.h) ----
+// --generate: rank 0 loads --weights into a model of one sequence and prints the prompt and
+// N sampled tokens (with --json, one JSON line of the token ids instead); 0 or 2
+int dtrain_generate(const dtrain_opts *o, int rank);
+// --sample-every: rank 0 prints a sample of --sample-tokens after --prompt from net (its
+// replica, whose weights are whole), draws numbered from step's
+void dtrain_sample_now(const dtrain_opts *o, dt_net *net, int64_t step);
 
 // ---- the gpt models on byte-level text (dtrain_text.c) ----
 #define DT_FORTUNES_FILE "/usr/share/games/fortunes/fortunes"  // Debian's fortunes-min

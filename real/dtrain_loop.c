@@ -396,6 +396,10 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
         int stop = stop_requested();
         show_progress(r, p, &b, loss);
+        if (o->sample_every && r->st.step % o->sample_every == 0 && r->rank == 0) {
+            if (p->live) printf("\r%*s\r", 100, "");
+            dtrain_sample_now(o, r->net, r->st.step);  // rank 0's replica, between steps
+        }
         if (stop) {
             if (b.step == r->spe - 1) r->st.epoch = b.epoch + 1;  // the checkpoint's position
             return interrupted(r, p);

@@ -182,6 +182,23 @@ static const dt_opt dtrain_table[] = {
     {.name = "weights-new-head", .type = DT_OPT_SWITCH, AT(weights_new_head),
      .help = "fine-tuning: the classifier (fc, classifier.6) keeps its\nfresh initialisation; "
      "the file's may have another shape"},
+    {.type = DT_OPT_SECTION, .help = "gpt models, text (nanoGPT's sample.py rule):"},
+    {.name = "generate", .arg = "N", .type = DT_OPT_INT, AT(generate), .lo = 1, .hi = 1 << 20,
+     .want = "a positive number of tokens",
+     .help = "print --prompt and N tokens sampled from --weights (no\ntraining; --json: the "
+     "token ids)"},
+    {.name = "sample-every", .arg = "N", .type = DT_OPT_I64, AT(sample_every), .lo = 1,
+     .hi = 1LL << 50, .want = "a positive step count",
+     .help = "while training, print a sample every N steps"},
+    {.name = "sample-tokens", .arg = "N", .type = DT_OPT_INT, AT(sample_tokens), .lo = 1,
+     .hi = 1 << 20, .want = "a positive number of tokens", .help = "its length (64)"},
+    {.name = "prompt", .arg = "TEXT", .type = DT_OPT_STRING, AT(prompt),
+     .help = "what a sample continues, as bytes (default a newline)"},
+    {.name = "temperature", .arg = "X", .type = DT_OPT_REAL, AT(temperature), .lo = 0,
+     .hi = 100, .want = "in [0, 100]",
+     .help = "logits / X before the draw (0.8; 0: the most likely token)"},
+    {.name = "top-k", .arg = "K", .type = DT_OPT_INT, AT(top_k), .lo = 0, .hi = 1 << 30,
+     .want = "a count >= 0", .help = "draw among the K most likely tokens (200; 0: all)"},
     {.name = "trace", .arg = "FILE.json", .type = DT_OPT_STRING, AT(trace),
      .help = "a Chrome trace (Perfetto, chrome://tracing) of every rank:\nforward, each layer's "
      "backward, each bucket's allreduce,\nthe step; the same event names as dtsim --trace"},
@@ -257,6 +274,10 @@ static void defaults(dtrain_opts *o) {
     o->fault_inf_step = -1;
     o->trace_steps = 5;
     o->slow_rank = -1;
+    o->sample_tokens = 64;  // nanoGPT's sample.py: temperature 0.8, top_k 200, start "\n"
+    o->temperature = 0.8;
+    o->top_k = 200;
+    copy_str(o->prompt, sizeof o->prompt, "\n");
 }
 
 // The gpt models train on text (dtrain_text.c) with the recipe of GPT-2/3 and llm.c:
@@ -297,6 +318,20 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         snprintf(msg, sizeof msg, "--seq-len %d is longer than --model %s's context of %d "
                  "tokens (its position embedding has %d rows)", o->seq_len, o->model,
                  gpt->context, gpt->context), why = msg;
+    else if (!gpt && (o->generate || o->sample_every))
+        snprintf(msg, sizeof msg, "--%s samples text from a gpt model (--model gpt2-tiny, "
+                 "...), not --model %s", o->generate ? "generate" : "sample-every", o->model),
+            why = msg;
+    else if (o->generate && !o->weights[0])
+        snprintf(msg, sizeof msg, "--generate %d samples from trained weights: give --weights "
+                 "FILE.safetensors (dtrain --save-weights writes one)", o->generate), why = msg;
+    else if (o->sample_every && o->shard == DT_SHARD_PARAMETERS)
+        snprintf(msg, sizeof msg, "--sample-every and %s: no rank holds the whole model "
+                 "between steps; sample from --save-weights with --generate", o->shard_flag),
+            why = msg;
+    else if ((o->generate || o->sample_every) && !o->prompt[0])
+        snprintf(msg, sizeof msg, "--prompt is empty: a sample continues at least one byte "
+                 "(the default is a newline)"), why = msg;
     if (why) {
         if (rank == 0) fprintf(stderr, "dtrain: %s\n", why);
         return 2;

@@ -9,9 +9,10 @@
 // as gpt3-xl's 24 x 2048 with MPT's 50,368-token vocabulary. A figure per GPU of 8 (gpus 8)
 // is the node's over 8 (16 for a DGX-2): its allreduce (FSDP's gathers) is charged to the
 // GPU's kernels.
-// Not found in any source (docs/hardware.md, "Calibration table"): P40 training, H100 PCIe
-// and H200, bf16 ResNet-50 (the fp16 row stands in). ResNet-50 on H100 is MLPerf's time to
-// accuracy on one node, its epochs over its run time.
+// Not found in any source (docs/hardware.md, "Calibration table"): P40 training,
+// transformers on the H100 PCIe and H200, bf16 ResNet-50 (the fp16 row stands in). ResNet-50
+// on H100 (SXM and PCIe) and H200 is MLPerf's time to accuracy on one node, its epochs over
+// its run time.
 #define DLE "NVIDIA/DeepLearningExamples "
 #define RN50_PYT DLE "PyTorch/Classification/ConvNets/resnet50v1.5/README.md@7bdfc81d"
 #define RN50_TF1 DLE "TensorFlow/Classification/ConvNets/resnet50v1.5/README.md@9de48bc9"
@@ -65,6 +66,20 @@ static const dt_gpu_calib rows[] = {
      "resnet/result_{0..4}.txt: 1 DGX H100, 35 epochs, run_start to run_stop",
      "2023-06", "scored as MLPerf scores: the mean of five runs less the fastest and the "
      "slowest (result_3 aborted); evaluation included", 0, 1},
+    {"mlperf4-rn50-h100-pcie-1n", "h100-pcie", "resnet50", 0, 0, "fp16", 400, 8,
+     35 * 1281167.0 / ((1243.855 + 1244.761 + 1245.238) / 3) / 8,
+     "MXNet 24.04 (NGC), DALI, LARS, fp16", "MLPerf Training v4.0 results "
+     "(mlcommons/training_results_v4.0@6fe9543), ASUSTeK/results/ESC8000A-E12-8xH100-PCIE-80GB/"
+     "resnet/result_{1..5}.txt: 1 ASUS ESC8000A-E12, 8 H100 PCIe 80GB, 35 epochs, run_start to "
+     "run_stop", "2024-05", "scored as MLPerf scores: the mean of five runs less the fastest "
+     "and the slowest (result_3 aborted); evaluation included", 0, 1},
+    {"mlperf4-rn50-h200-1n", "h200", "resnet50", 0, 0, "fp16", 400, 8,
+     35 * 1281167.0 / ((721.345 + 721.437 + 722.035) / 3) / 8,
+     "MXNet 24.04 (NGC), DALI, LARS, fp16", "MLPerf Training v4.0 results "
+     "(mlcommons/training_results_v4.0@6fe9543), NVIDIA/results/h200_ngc24.04_mxnet/resnet/"
+     "result_{0..4}.txt: 1 NVIDIA H200 node (8 H200 SXM 141GB), 35 epochs, run_start to "
+     "run_stop", "2024-04", "scored as MLPerf scores: the mean of five runs less the fastest "
+     "and the slowest; evaluation included", 0, 1},
     // ---- transformers (sequences/s) ----
     {"dle-pyt-bert512-a100-amp", "a100", "gpt2-medium", 512, 30522, "fp16", 32, 1, 210,
      "PyTorch 21.11 (NGC), AMP, LAMB", BERT_PYT_A80 ", 'Pre-training NVIDIA DGX A100 (8x A100 "

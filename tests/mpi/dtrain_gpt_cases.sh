@@ -16,8 +16,10 @@
 #                 gradient (the weights after lr 100, to 1e-5 of each tensor); then --clip
 #                 against torch.nn.utils.clip_grad_norm_'s rule computed here with numpy
 #   bad_input     a missing and an empty corpus, --seq-len over the context, a --weights
-#                 file of another vocabulary, --precision bf16, image data: exit 2, a
-#                 message naming the file or option, nothing written
+#                 file of another vocabulary, --precision bf16, image data; --generate
+#                 without weights, from a missing file, an image model or another
+#                 vocabulary, an empty --prompt, a negative --temperature, --sample-every
+#                 under ZeRO-3: exit 2, a message naming the file or option, nothing written
 set -u
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_gpt_${CASE}_XXXXXX")
@@ -44,7 +46,7 @@ def st(p):
 case "$CASE" in
 learns)
   [ -r "$FORTUNES" ] || { echo "SKIPPED: $FORTUNES absent (Debian's fortunes-min package)"; exit 77; }
-  run 2 --epochs 4 --json --log "$W/log.csv" --trace "$W/trace.json" > "$W/out" 2>&1 || { cat "$W/out"; fail "training run exited $?"; }
+  run 2 --epochs 4 --json --log "$W/log.csv" --trace "$W/trace.json" --sample-every 40 --sample-tokens 30 --prompt "Q: " > "$W/out" 2>&1 || { cat "$W/out"; fail "training run exited $?"; }
   cat "$W/out"
   n=$(grep -c "val loss" "$W/out")
   [ "$n" -eq 4 ] || fail "$n validation lines for 4 epochs"
@@ -57,6 +59,7 @@ print(-sum(math.log((c[x]+1)/(t+256)) for x in b[len(b)-v:])/v)")
   awk -v f="$first" -v l="$last" -v u="$uni" 'BEGIN{exit !(l < f - 0.2 && l < u - 0.4)}' || fail "the validation loss does not fall below the unigram model's"
   grep -q '"replicas_identical": true' "$W/out" || fail "replicas differ"
   head -1 "$W/log.csv" | grep -q "val_loss" && [ "$(wc -l < "$W/log.csv")" -eq 5 ] || fail "--log: $(cat "$W/log.csv")"
+  [ "$(grep -c '^--- sample after step [48]0:$' "$W/out")" -eq 2 ] && grep -q '^Q: ' "$W/out" || fail "--sample-every 40: not two samples after 'Q: ' (steps 40 and 80)"
   grep -q '"allreduce' "$W/trace.json" || grep -q 'allreduce' "$W/trace.json" || fail "--trace holds no allreduce"
   echo "PASS learns" ;;
 equivalence)
@@ -118,6 +121,14 @@ for k,v in h.items():
 j=json.dumps(out).encode(); j+=b' '*(-len(j)%8)
 open('$W/v300.st','wb').write(struct.pack('<Q',len(j))+j+b''.join(blobs))" || fail "writing a weights file of vocabulary 300"
   check "weights of another vocabulary" "v300.st: tensor 'transformer.wte.weight' has shape \[300,64\], model expects \[256,64\] (a model of another vocabulary" $T --weights "$W/v300.st"
+  # --generate and --sample-every: refused before anything runs
+  check "generate without weights" "--generate 5 samples from trained weights: give --weights" --generate 5
+  check "generate from a missing file" "--generate --weights $W/nowhere.st: $W/nowhere.st: cannot open" --generate 5 --weights "$W/nowhere.st"
+  check "generate from an image model" "--generate samples text from a gpt model" --model smallcnn --data synthetic --generate 5 --weights "$W/ok.st"
+  check "generate from another vocabulary" "model expects \[256,64\]" --generate 5 --weights "$W/v300.st"
+  check "empty prompt" "--prompt is empty" --generate 5 --weights "$W/ok.st" --prompt ""
+  check "temperature" "option --temperature: '-1' is not in \[0, 100\]" --generate 5 --weights "$W/ok.st" --temperature -1
+  check "sample-every with ZeRO-3" "--sample-every and --shard parameters: no rank holds the whole model" $T --sample-every 1 --shard parameters
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac

@@ -369,9 +369,14 @@ PYEOF
     grep -q "^calibrated: dle-pyt-rn50-v100-amp: one v100 trains 1200.0 images/s at 256 per GPU in fp16 (PyTorch 21.03 (NGC), AMP; NVIDIA/DeepLearningExamples" "$W/b.err" ||
     { cat "$W/b.err"; fail "the text lacks the band or the calibration"; }
   # a GPU whose speed the table has no row for says so, and its band is the roofline's
-  "$DTSIM" --gpus 16 --gpu h200 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "h200"
-  grep -q "^uncalibrated (roofline): the calibration table has no h200 bf16 row for a CNN (\`dtsim calibrations\`)" "$W/h" &&
-    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "h200: not said uncalibrated"; }
+  "$DTSIM" --gpus 16 --gpu p40 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "p40"
+  grep -q "^uncalibrated (roofline): the calibration table has no p40 fp32 row for a CNN (\`dtsim calibrations\`)" "$W/h" &&
+    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "p40: not said uncalibrated"; }
+  # the H200 and the H100 PCIe take MLPerf's one-node ResNet-50 (fp16 stands in for bf16)
+  for g in h200:mlperf4-rn50-h200-1n h100-pcie:mlperf4-rn50-h100-pcie-1n; do
+    "$DTSIM" --gpus 16 --gpu "${g%%:*}" --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "${g%%:*}"
+    grep -q "^calibrated: ${g#*:}: one ${g%%:*} trains [0-9.]* images/s at 400 per GPU in fp16 (MXNet 24.04 (NGC)" "$W/h" || { cat "$W/h"; fail "${g%%:*}: not calibrated from ${g#*:}"; }
+  done
   # --calib: a row, table, none; refusals name the option
   "$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib dle-mx-rn50-v100-amp >"$W/c" 2>&1 && grep -q "^calibrated: dle-mx-rn50-v100-amp: one v100 trains 1376.0 images/s at 192" "$W/c" || { cat "$W/c"; fail "--calib ROW"; }
   for bad in "nosuchrow:not a row of the calibration table" "dle-pyt-rn50-a100-amp:that row measured the a100, and this run simulates the v100" "dle-pyt-bert128-v100-amp:that row measured gpt2-medium, a transformer, and this run trains resnet20"; do

@@ -1,0 +1,75 @@
+// dtrain_generate.c — text from a gpt model: `dtrain --generate N` (rank 0 loads --weights
+// into a model of one sequence and samples) and `--sample-every N` while training, both
+// through nn/gpt_sample.h's sampler with --prompt, --temperature, --top-k and --seed.
+// Not here: the sampler and its loop (nn/gpt_sample.c), the model (nn/models_gpt.c).
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtrain.h"
+#include "gpt_sample.h"
+#include "models.h"
+#include "safetensors.h"
+
+static dt_sample_opts sample_opts(const dtrain_opts *o, uint64_t stream) {
+    return (dt_sample_opts){.temperature = o->temperature, .top_k = o->top_k,
+                            .seed = o->seed ^ (stream * 0xD1B54A32D192ED03ull)};
+}
+
+// The prompt's bytes as token ids, and n sampled after them: printed as text, or with
+// --json one line {"prompt": [...], "tokens": [...], ...}; 0 or an error
+static int sample_and_print(const dtrain_opts *o, dt_net *net, int n, uint64_t stream,
+                            const char *label, dt_error *err) {
+    int np = (int)strlen(o->prompt);
+    int32_t *prompt = malloc((size_t)np * sizeof *prompt), *out = malloc((size_t)n * sizeof *out);
+    if (!prompt || !out) {
+        free(prompt), free(out);
+        return dt_fail(err, DT_EXIT_RUNTIME, "out of memory for a sample of %d tokens", n);
+    }
+    for (int i = 0; i < np; i++) prompt[i] = (unsigned char)o->prompt[i];
+    dt_sample_opts s = sample_opts(o, stream);
+    int rc = dt_gpt_generate(net, prompt, np, n, &s, out, err);
+    if (!rc && o->json && !label) {
+        printf("{\"model\": \"%s\", \"seed\": %llu, \"temperature\": %g, \"top_k\": %d, "
+               "\"prompt\": [", o->model, (unsigned long long)o->seed, o->temperature, o->top_k);
+        for (int i = 0; i < np; i++) printf("%s%d", i ? ", " : "", (int)prompt[i]);
+        printf("], \"tokens\": [");
+        for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", (int)out[i]);
+        printf("]}\n");
+    } else if (!rc) {
+        if (label) printf("%s\n", label);
+        fwrite(o->prompt, 1, (size_t)np, stdout);
+        for (int i = 0; i < n; i++) putchar(out[i] < 256 ? out[i] : '?');  // bytes
+        printf("%s", label ? "\n---\n" : "\n");
+    }
+    fflush(stdout);
+    free(prompt), free(out);
+    return rc;
+}
+
+int dtrain_generate(const dtrain_opts *o, int rank) {
+    if (rank != 0) return 0;  // one sequence: nothing to share
+    dt_error err = {0};
+    dt_device *dev = NULL;
+    char desc[256];
+    if (dtrain_make_device(o, o->threads ? o->threads : 1, &dev, desc, sizeof desc, &err)) {
+        fprintf(stderr, "dtrain: %s\n", err.msg);
+        return 2;
+    }
+    dt_model_config cfg = dt_model_config_default();
+    cfg.batch = 1, cfg.seed = o->seed, cfg.seq_len = dtrain_text_seq_len(o);
+    dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
+    int rc = net ? dt_weights_load(net, o->weights, &err) : 1;
+    if (!rc) rc = sample_and_print(o, net, o->generate, 0, NULL, &err);
+    if (rc) fprintf(stderr, "dtrain: --generate --weights %s: %s\n", o->weights, err.msg);
+    dt_net_free(net);
+    dev->destroy(dev);
+    return rc ? (err.code ? err.code : 2) : 0;
+}
+
+void dtrain_sample_now(const dtrain_opts *o, dt_net *net, int64_t step) {
+    char label[64];
+    snprintf(label, sizeof label, "--- sample after step %lld:", (long long)step);
+    dt_error err = {0};
+    if (sample_and_print(o, net, o->sample_tokens, (uint64_t)step, label, &err))
+        fprintf(stderr, "dtrain: --sample-every: %s\n", err.msg);
+}
