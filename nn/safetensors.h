@@ -98,11 +98,33 @@ int dt_weights_load(dt_net *net, const char *path, dt_error *err);
 //             fc / classifier.6) — keeps the network's own initialisation, and the file's
 //             copy may have any shape or be absent (fine-tuning to another number of
 //             classes, as replacing model.fc does in PyTorch).
+//   conv1d:   Hugging Face's GPT-2 layout: the four linear weights of a block (attn.c_attn,
+//             attn.c_proj, mlp.c_fc, mlp.c_proj) are stored as its Conv1D holds them, (in,
+//             out), and transposed on load (dt_weights_load_path sets it for a directory).
+// Either way, a 2-D tensor whose shape is the transpose of the model's is refused with a
+// message that names the two layouts.
 typedef struct {
-    int strict, new_head;
+    int strict, new_head, conv1d;
 } dt_weights_opts;
 int dt_weights_load_opts(dt_net *net, const char *path, const dt_weights_opts *o,
                          dt_error *err);
+// ---- Hugging Face's layout for the gpt models (nn/safetensors_hf.c) ----
+// 1 if a parameter of this name is one of GPT-2's Conv1D weights (stored (in, out) there)
+int dt_weights_is_conv1d(const char *name);
+// DIR/model.safetensors in GPT-2's layout (the Conv1D weights transposed, lm_head left to
+// the tie, metadata format pt) and DIR/config.json (model_type gpt2, GPT2LMHeadModel, the
+// model's sizes, gelu_new, layer norm epsilon 1e-5, no dropout), so that
+// transformers.GPT2LMHeadModel.from_pretrained(DIR) loads it; DIR is created if absent.
+// Each file is written atomically. 0, or -1 with err (DT_EXIT_USAGE: not a gpt model, a
+// directory that cannot be made).
+int dt_weights_save_hf(const dt_net *net, const char *dir, dt_error *err);
+// dt_weights_load_opts, where path may also be a directory written by save_pretrained or
+// dt_weights_save_hf: its config.json must describe this model (model_type gpt2, n_embd,
+// n_layer, n_head, vocab_size, n_positions, a tanh GELU, epsilon 1e-5: each mismatch named)
+// and its model.safetensors is read in the conv1d layout.
+int dt_weights_load_path(dt_net *net, const char *path, const dt_weights_opts *o,
+                         dt_error *err);
+
 // The first parameter-table entry of the classifier (the last layer with parameters):
 // entries [dt_weights_head(net), n_params) are the head. n_params when there is none.
 int dt_weights_head(const dt_net *net);

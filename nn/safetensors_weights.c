@@ -83,9 +83,15 @@ int dt_weights_head(const dt_net *net) {
     return i;
 }
 
-// Pass 1: every table entry below `upto` is present with a float dtype and the model's shape.
+// Whether entry p is read transposed: a Conv1D weight of Hugging Face's layout
+static int transposed(const dt_param *p, int conv1d) {
+    return conv1d && p->ndim == 2 && dt_weights_is_conv1d(p->name);
+}
+
+// Pass 1: every table entry below `upto` is present with a float dtype and the model's shape
+// (its transpose for a Conv1D weight when conv1d).
 static int validate_params(const dt_net *net, const dt_st_file *f, const char *path, int upto,
-                           dt_error *err) {
+                           int conv1d, dt_error *err) {
     for (int i = 0; i < upto; i++) {
         const dt_param *p = &net->params_table[i];
         const dt_st_tensor *t = dt_st_find(f, p->name);
@@ -98,17 +104,27 @@ static int validate_params(const dt_net *net, const dt_st_file *f, const char *p
                            "F32, F16 or BF16", path, p->name, dt_st_dtype_name(t->dtype));
         }
         int64_t want[4];
-        int same = t->ndim == p->ndim;
+        int same = t->ndim == p->ndim, tr = transposed(p, conv1d);
         for (int d = 0; d < p->ndim; d++) {
-            want[d] = p->shape[d];
+            want[d] = p->shape[tr ? 1 - d : d];
             if (same && t->shape[d] != want[d]) same = 0;
         }
         if (!same) {
             char have_s[128], want_s[128];
             format_shape(have_s, sizeof have_s, t->ndim, t->shape);
             format_shape(want_s, sizeof want_s, p->ndim, want);
+            int flipped = t->ndim == 2 && p->ndim == 2 && t->shape[0] == want[1] &&
+                          t->shape[1] == want[0];
+            const char *hint = !flipped ? ""
+                : conv1d ? " (its transpose: this file holds nn.Linear's (out, in), dtlab's "
+                           "own layout; give dtrain --weights the .safetensors file itself, "
+                           "not a Hugging Face directory)"
+                         : " (its transpose: this file holds Hugging Face's GPT-2 Conv1D "
+                           "layout (in, out); give --weights the directory that "
+                           "save_pretrained wrote, with its config.json, which is read in "
+                           "that layout)";
             return dt_fail(err, DT_EXIT_USAGE, "%.200s: tensor '%s' has shape %s, model "
-                           "expects %s", path, p->name, have_s, want_s);
+                           "expects %s%s", path, p->name, have_s, want_s, hint);
         }
     }
     return 0;
@@ -199,7 +215,7 @@ static int validate_known(const dt_net *net, const dt_st_file *f, const char *pa
 }
 
 int dt_weights_load(dt_net *net, const char *path, dt_error *err) {
-    dt_weights_opts o = {0, 0};
+    dt_weights_opts o = {0, 0, 0};
     return dt_weights_load_opts(net, path, &o, err);
 }
 
@@ -211,7 +227,7 @@ int dt_weights_load_opts(dt_net *net, const char *path, const dt_weights_opts *o
     int64_t tracked;
     int upto = o && o->new_head ? dt_weights_head(net) : net->n_params;
     if ((o && o->strict && validate_known(net, f, path, err)) ||
-        validate_params(net, f, path, upto, err) ||
+        validate_params(net, f, path, upto, o && o->conv1d, err) ||
         validate_tracked(net, f, path, &tracked, err)) {
         dt_st_close(f);
         return -1;
@@ -227,6 +243,15 @@ int dt_weights_load_opts(dt_net *net, const char *path, const dt_weights_opts *o
         const dt_st_tensor *t = dt_st_find(f, p->name);
         DT_ASSERT(t && t->nbytes == p->count * dt_st_dtype_size(t->dtype));
         convert_to_f32(t, host + p->offset, p->count);
+        if (transposed(p, o && o->conv1d)) {  // (in, out) -> (out, in)
+            int rows = p->shape[1], cols = p->shape[0];  // the file's
+            float *tmp = mallocCheck(p->count * sizeof(float));
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++)
+                    tmp[(size_t)c * rows + r] = host[p->offset + (size_t)r * cols + c];
+            memcpy(host + p->offset, tmp, p->count * sizeof(float));
+            free(tmp);
+        }
     }
     dev->from_host(dev, net->params, host, bytes);
     if (dev->sync) dev->sync(dev);

@@ -134,8 +134,8 @@ static int set_up_model(dtrain_run *r) {
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
     // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
     // file stops every rank with the same message, before any step)
-    dt_weights_opts wo = {1, o->weights_new_head};
-    if (r->net && o->weights[0] && dt_weights_load_opts(r->net, o->weights, &wo, &r->err)) {
+    dt_weights_opts wo = {1, o->weights_new_head, 0};
+    if (r->net && o->weights[0] && dt_weights_load_path(r->net, o->weights, &wo, &r->err)) {
         int h = dt_weights_head(r->net);
         char head[100];
         snprintf(head, sizeof head, "'%s' has shape",

@@ -48,6 +48,7 @@ typedef struct {
     int64_t max_steps;       // --max-steps (0: no limit), stop early (tests, benchmarks)
     char save_weights[512];  // --save-weights FILE.safetensors at the end
     char weights[512];       // --weights FILE.safetensors: start from these (torchvision names)
+    char save_hf[512];       // --save-hf DIR: final weights in Hugging Face's GPT-2 layout
     char trace[512];         // --trace FILE.json: a Chrome trace of --trace-steps steps
     int trace_steps;         // --trace-steps N (5): the steps after the first that it holds
     int slow_rank;           // --slow-rank R:F: this rank's layers F times slower (-1: none)

@@ -58,7 +58,8 @@ int dtrain_generate(const dtrain_opts *o, int rank) {
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = 1, cfg.seed = o->seed, cfg.seq_len = dtrain_text_seq_len(o);
     dt_net *net = dt_model_create(o->model, dev, &cfg, &err);
-    int rc = net ? dt_weights_load(net, o->weights, &err) : 1;
+    dt_weights_opts wo = {1, 0, 0};  // strict, as --weights when training
+    int rc = net ? dt_weights_load_path(net, o->weights, &wo, &err) : 1;
     if (!rc) rc = sample_and_print(o, net, o->generate, 0, NULL, &err);
     if (rc) fprintf(stderr, "dtrain: --generate --weights %s: %s\n", o->weights, err.msg);
     dt_net_free(net);

@@ -431,6 +431,10 @@ static int finish(dtrain_run *r, const dtrain_progress *p) {
         fprintf(stderr, "dtrain: %s\n", r->err.msg);
         rc = 1;
     }
+    if (o->save_hf[0] && r->rank == 0 && dt_weights_save_hf(r->net, o->save_hf, &r->err)) {
+        fprintf(stderr, "dtrain: --save-hf %s: %s\n", o->save_hf, r->err.msg);
+        rc = 1;
+    }
     double total = dt_now_s() - p->t_run;
     dt_trainer_memory m;
     memory_max(&r->tr, &m);

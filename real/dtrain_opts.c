@@ -176,9 +176,13 @@ static const dt_opt dtrain_table[] = {
      "every layer) for `dtsim calibrate`"},
     {.name = "save-weights", .arg = "FILE", .type = DT_OPT_STRING, AT(save_weights),
      .help = "final weights as safetensors (torchvision names)"},
-    {.name = "weights", .arg = "FILE", .type = DT_OPT_STRING, AT(weights),
+    {.name = "weights", .arg = "FILE|DIR", .type = DT_OPT_STRING, AT(weights),
      .help = "start from these weights (safetensors with torchvision's\nstate_dict names, e.g. "
-     "safetensors.torch.save_file(\nmodel.state_dict(), FILE)); every tensor must match"},
+     "safetensors.torch.save_file(\nmodel.state_dict(), FILE)); every tensor must match;\n"
+     "gpt models: or a Hugging Face directory (save_pretrained)"},
+    {.name = "save-hf", .arg = "DIR", .type = DT_OPT_STRING, AT(save_hf),
+     .help = "gpt models: final weights in Hugging Face's GPT-2 layout\n(DIR/model.safetensors, "
+     "config.json): GPT2LMHeadModel.\nfrom_pretrained(DIR) loads them"},
     {.name = "weights-new-head", .type = DT_OPT_SWITCH, AT(weights_new_head),
      .help = "fine-tuning: the classifier (fc, classifier.6) keeps its\nfresh initialisation; "
      "the file's may have another shape"},
@@ -329,6 +333,9 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
         snprintf(msg, sizeof msg, "--sample-every and %s: no rank holds the whole model "
                  "between steps; sample from --save-weights with --generate", o->shard_flag),
             why = msg;
+    else if (!gpt && o->save_hf[0])
+        snprintf(msg, sizeof msg, "--save-hf writes Hugging Face's GPT-2 layout: it is for the "
+                 "gpt models (--model gpt2-tiny, ...), not --model %s", o->model), why = msg;
     else if ((o->generate || o->sample_every) && !o->prompt[0])
         snprintf(msg, sizeof msg, "--prompt is empty: a sample continues at least one byte "
                  "(the default is a newline)"), why = msg;

@@ -93,7 +93,7 @@ static int meta_int(const dt_st_file *ref, const char *key) {
 
 static void load_or_die(dt_net *net, const char *path) {
     dt_error err = {0};
-    dt_weights_opts strict = {1, 0};  // dtrain --weights's loader
+    dt_weights_opts strict = {1, 0, 0};  // dtrain --weights's loader
     if (dt_weights_load_opts(net, path, &strict, &err)) {
         fprintf(stderr, "crosscheck: %s\n", err.msg);
         exit(err.code ? err.code : DT_EXIT_RUNTIME);

@@ -65,7 +65,7 @@ static float *download(dt_net *net, const float *p, size_t n) {
 
 static void load_or_die(dt_net *net, const char *path) {
     dt_error err = {0};
-    dt_weights_opts strict = {1, 0};
+    dt_weights_opts strict = {1, 0, 0};
     if (dt_weights_load_opts(net, path, &strict, &err)) {
         fprintf(stderr, "gpt_crosscheck: %s\n", err.msg);
         exit(err.code ? err.code : DT_EXIT_RUNTIME);

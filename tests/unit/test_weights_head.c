@@ -65,7 +65,7 @@ static void test_strict_rejects_a_tensor_the_model_lacks(void **state) {
     dt_error err = {0};
     if (dt_st_write(w, path, &err)) fail_msg("write: %s", err.msg);
     dt_st_writer_free(w);
-    dt_weights_opts strict = {1, 0};
+    dt_weights_opts strict = {1, 0, 0};
     assert_int_equal(dt_weights_load_opts(b, path, &strict, &err), -1);
     printf("# %s\n", err.msg);
     assert_int_equal(err.code, DT_EXIT_USAGE);
@@ -95,7 +95,7 @@ static void test_new_head_keeps_the_classifier_and_loads_the_rest(void **state) 
     if (dt_weights_save(a, path, &err)) fail_msg("save: %s", err.msg);
     float *ha = params(a), *before = params(b);
     // without it: the classifier's shape is an error naming it, and nothing changes
-    dt_weights_opts strict = {1, 0}, head = {1, 1};
+    dt_weights_opts strict = {1, 0, 0}, head = {1, 1, 0};
     assert_int_equal(dt_weights_load_opts(b, path, &strict, &err), -1);
     printf("# %s\n", err.msg);
     assert_non_null(strstr(err.msg, "fc2.weight' has shape"));
