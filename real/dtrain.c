@@ -375,11 +375,12 @@ static int set_up(dtrain_run *r, int *done) {
         r->tok = mallocCheck(n * sizeof(int32_t));
         r->tgt = mallocCheck(n * sizeof(int32_t));
     }
-    return open_log(r);
+    return (rc = open_log(r)) ? rc : dtrain_steps_open(r);
 }
 
 static void tear_down(dtrain_run *r) {
     if (r->csv) fclose(r->csv);
+    dtrain_steps_close(r);
     free(r->tok);
     free(r->tgt);
     dt_loader_destroy(r->ld);

@@ -42,6 +42,9 @@ typedef struct {
     char checkpoint_dir[512];  // --checkpoint-dir
     int resume;              // --resume
     int eval_every;          // --eval-every N epochs (0: never)
+    int64_t eval_every_steps;  // --eval-every-steps N (0: never)
+    int64_t checkpoint_every;  // --checkpoint-every N steps (0: at epoch ends only)
+    char log_steps[512];     // --log-steps FILE.csv: one row per step
     char log_csv[512];       // --log FILE.csv
     int json;                // --json
     char profile[512];       // --profile FILE: the step per layer kind (dtrain_profile.h)
@@ -152,7 +155,24 @@ typedef struct {
     struct dt_trace *trace;  // --trace: this rank's events (nn/train_trace.h), else NULL
     int text, T;             // a gpt model on text, T tokens per sequence (dtrain_text.c)
     int32_t *tok, *tgt;      // text: a step's token ids and targets, (K*B, T) each
+    FILE *steps_csv;         // --log-steps, on rank 0
+    float *step_loss;        // every step's loss of this run, for --json (rank 0)
+    int64_t n_step_loss, cap_step_loss;
 } dtrain_run;
+
+// ---- per-step curves (dtrain_steps.c) ----
+// --log-steps FILE.csv opened on rank 0 with its header (appended to under --resume):
+// 0 or the exit code, agreed by every rank
+int dtrain_steps_open(dtrain_run *r);
+// After each optimizer step: the loss kept for --json; every --eval-every-steps steps the
+// validation (or test) loss evaluated (collective) and printed; the --log-steps row.
+// 0 or the exit code, the same on every rank.
+int dtrain_steps_after(dtrain_run *r, float lr, float loss, double seconds);
+// --json's per-step members: ", \"train_loss_steps\": [...]" (rank 0)
+void dtrain_steps_json(const dtrain_run *r, FILE *f);
+void dtrain_steps_close(dtrain_run *r);
+// Bits per token of a mean loss in nats (bytes are the tokens: bits per byte)
+#define DTRAIN_BITS(nats) ((nats) / 0.69314718055994530942)
 
 // The checkpoint of the current step (collective; a sharded run's pieces gathered on rank 0,
 // which writes it): 0, or 1 where this rank failed (r->err); the caller agrees.

@@ -113,10 +113,10 @@ static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_s
         snprintf(scaler, sizeof scaler, "  loss scale %g (%ld skipped)",
                  (double)tr->scaler.scale, tr->scaler.skipped);
     if (T > 0)  // text: the held-out split's loss per token, next-token accuracy, tokens/s
-        printf("epoch %3d  step %7lld  lr %.3g  train loss %.4f  val loss %.4f  val next-token "
-               "top-1 %5.2f %%  %6.1f s  %8.0f tok/s  data wait %.2f s  comm %.2f s (%.0f %% "
-               "hidden)\n", epoch, (long long)step, lr, e->train_loss, e->test_loss,
-               100 * e->test_top1, e->seconds, e->images_per_s * T, e->data_wait_s, e->comm_s,
+        printf("epoch %3d  step %7lld  lr %.3g  train loss %.4f  val loss %.4f (%.3f bits per "
+               "byte)  val next-token top-1 %5.2f %%  %6.1f s  %8.0f tok/s  data wait %.2f s  "
+               "comm %.2f s (%.0f %% hidden)\n", epoch, (long long)step, lr, e->train_loss,
+               e->test_loss, DTRAIN_BITS(e->test_loss), 100 * e->test_top1, e->seconds, e->images_per_s * T, e->data_wait_s, e->comm_s,
                e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
     else
         printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test "
@@ -222,10 +222,15 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
            "\"mem_optim_bytes\": %zu, \"mem_activation_bytes\": %zu, "
            "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu, "
-           "\"mem_unit_max_bytes\": %zu, \"mem_half_copy_bytes\": %zu}\n",
+           "\"mem_unit_max_bytes\": %zu, \"mem_half_copy_bytes\": %zu",
            dt_shard_name(o->shard), m->units, r->net->n_trainable,
            r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
            m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half);
+    if (r->text)  // the held-out loss in bits per token (bytes: per byte)
+        printf(", \"test_bits_per_byte\": %.6f", isnan(e->test_loss) ? -1.0
+                                                                    : DTRAIN_BITS(e->test_loss));
+    dtrain_steps_json(r, stdout);
+    printf("}\n");
 }
 
 // The memory report of every rank, the largest of each figure (dt_trainer_memory_report).
@@ -394,6 +399,7 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         if (rc) return rc;
         r->st.step++, p->steps_run++;
         p->wait_epoch += wait, p->loss_sum += loss, p->n_loss++;
+        if ((rc = dtrain_steps_after(r, lr, loss, dt_now_s() - p->t_run))) return rc;
         int stop = stop_requested();
         show_progress(r, p, &b, loss);
         if (o->sample_every && r->st.step % o->sample_every == 0 && r->rank == 0) {
@@ -407,7 +413,8 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         int end_of_epoch = b.step == r->spe - 1;
         int end_of_run = o->max_steps && p->steps_run >= o->max_steps;
         if (end_of_epoch && (rc = end_epoch(r, p, &b, lr))) return rc;
-        if (r->ckpt[0] && (end_of_epoch || end_of_run)) {
+        int every = o->checkpoint_every && r->st.step % o->checkpoint_every == 0;
+        if (r->ckpt[0] && (end_of_epoch || end_of_run || every)) {
             if ((rc = dtrain_agree(dtrain_save_checkpoint(r), &r->err, r->rank))) return rc;
         }
         if (end_of_run) break;

@@ -161,12 +161,22 @@ static const dt_opt dtrain_table[] = {
     {.name = "checkpoint-dir", .arg = "DIR", .type = DT_OPT_STRING, AT(checkpoint_dir),
      .help = "write DIR/checkpoint.safetensors after every epoch (and\nat SIGTERM/Ctrl-C, "
      "after the step in flight)"},
+    {.name = "checkpoint-every", .arg = "N", .type = DT_OPT_I64, AT(checkpoint_every),
+     .lo = 0, .hi = 1LL << 50, .want = "steps >= 0",
+     .help = "also every N optimizer steps (0: at epoch ends only)"},
     {.name = "resume", .type = DT_OPT_SWITCH, AT(resume),
      .help = "continue from DIR/checkpoint.safetensors"},
     {.name = "eval-every", .arg = "N", .type = DT_OPT_INT, AT(eval_every), .lo = 0,
-     .hi = 100000, .want = "epochs >= 0", .help = "test top-1 every N epochs (1; 0 never)"},
+     .hi = 100000, .want = "epochs >= 0", .help = "the held-out split every N epochs (1; 0 never): top-1\nand loss (text: bits per byte too)"},
+    {.name = "eval-every-steps", .arg = "N", .type = DT_OPT_I64, AT(eval_every_steps),
+     .lo = 0, .hi = 1LL << 50, .want = "steps >= 0",
+     .help = "also every N optimizer steps (0 never): the held-out\nloss, in bits per byte "
+     "for text"},
     {.name = "log", .arg = "FILE.csv", .type = DT_OPT_STRING, AT(log_csv),
      .help = "one row per epoch"},
+    {.name = "log-steps", .arg = "FILE.csv", .type = DT_OPT_STRING, AT(log_steps),
+     .help = "one row per optimizer step (its loss; the held-out\nloss where "
+     "--eval-every-steps evaluated); --json\nholds the steps' losses too"},
     {.name = "json", .type = DT_OPT_SWITCH, AT(json),
      .help = "print the final summary as JSON on stdout"},
     {.name = "max-steps", .arg = "N", .type = DT_OPT_I64, AT(max_steps), .lo = 1,
@@ -405,6 +415,12 @@ int dtrain_parse(int argc, char **argv, dtrain_opts *o, int rank) {
             fprintf(stderr, "dtrain: %s and --fusion segments/auto: the buckets are planned "
                     "from the first step's times, the shards are needed before it (give a "
                     "byte threshold or none)\n", o->shard_flag);
+        return 2;
+    }
+    if (o->checkpoint_every && !o->checkpoint_dir[0]) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --checkpoint-every %lld needs --checkpoint-dir DIR\n",
+                    (long long)o->checkpoint_every);
         return 2;
     }
     if (o->resume && !o->checkpoint_dir[0]) {

@@ -7,6 +7,11 @@
 #                 end below the cross-entropy of the training split's byte frequencies on
 #                 the validation split (a unigram model, computed here in Python) by 0.4
 #                 nats: the model uses context; the replicas identical; --log and --trace
+#   curves        --log-steps: a row per step, its loss the JSON's train_loss_steps, the
+#                 summary's train_loss the last epoch's mean; --eval-every-steps 10: the
+#                 held-out loss at steps 10, 20, ... in nats and bits per byte (= nats /
+#                 ln 2), falling; --checkpoint-every 7 with a rank killed at step 16: the
+#                 resumed run ends with the uninterrupted run's weights, bit for bit
 #   equivalence   one SGD step of the same global batch of 8 sequences on 1, 2 and 4 ranks
 #                 (a random text made here): the same first loss (to 1e-5, and ln 256 to
 #                 0.3: the initial logits are small, but a token's own logit is ~+1 through
@@ -62,6 +67,44 @@ print(-sum(math.log((c[x]+1)/(t+256)) for x in b[len(b)-v:])/v)")
   [ "$(grep -c '^--- sample after step [48]0:$' "$W/out")" -eq 2 ] && grep -q '^Q: ' "$W/out" || fail "--sample-every 40: not two samples after 'Q: ' (steps 40 and 80)"
   grep -q '"allreduce' "$W/trace.json" || grep -q 'allreduce' "$W/trace.json" || fail "--trace holds no allreduce"
   echo "PASS learns" ;;
+curves)
+  corpus 6000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --epochs 2"
+  run 2 $A --eval-every-steps 10 --log-steps "$W/steps.csv" --json > "$W/out" 2>&1 || { cat "$W/out"; fail "curves run exited $?"; }
+  grep "^step " "$W/out"
+  tail -1 "$W/out" > "$W/json"
+  "$PY" - "$W/steps.csv" "$W/json" <<'PYEOF' || fail "the per-step curve"
+import csv, json, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+j = json.load(open(sys.argv[2]))
+n = j["steps"]
+assert list(rows[0].keys()) == ["step", "epoch", "lr", "train_loss", "val_loss", "val_top1", "val_bits_per_byte", "seconds"], rows[0].keys()
+assert [int(r["step"]) for r in rows] == list(range(1, n + 1)), "steps %s" % [r["step"] for r in rows]
+spe = n // 2
+assert [int(r["epoch"]) for r in rows] == [1] * spe + [2] * spe, "epochs"
+steps = j["train_loss_steps"]
+assert len(steps) == n and all(abs(float(r["train_loss"]) - s) <= 1e-5 * abs(s) for r, s in zip(rows, steps)), "csv and json losses differ"
+last = sum(steps[spe:]) / spe  # the last epoch's mean: the summary's train_loss
+assert abs(last - j["train_loss"]) <= 1e-5 * last, (last, j["train_loss"])
+ev = [r for r in rows if r["val_loss"]]
+assert [int(r["step"]) for r in ev] == [s for s in range(10, n + 1, 10)], "evaluated at %s" % [r["step"] for r in ev]
+for r in ev:
+    v, b = float(r["val_loss"]), float(r["val_bits_per_byte"])
+    assert abs(b - v / math.log(2)) <= 1e-5 * b, (v, b)
+    assert 0 < float(r["val_top1"]) < 1
+assert abs(j["test_bits_per_byte"] - j["test_loss"] / math.log(2)) <= 1e-5, j
+assert float(ev[-1]["val_loss"]) < float(ev[0]["val_loss"]), "the held-out loss does not fall"
+print("ok: %d steps, one row each, the JSON's losses the CSV's, train_loss the last epoch's mean, held out every 10 steps in nats and bits per byte" % n)
+PYEOF
+  # --checkpoint-every: a rank dies at step 16, the run resumes from step 14's checkpoint
+  # and ends with the weights of a run never stopped, bit for bit
+  run 2 $A --save-weights "$W/a.st" > /dev/null 2>&1 || fail "the straight run"
+  run 2 $A --checkpoint-dir "$W/ck" --checkpoint-every 7 --fault-die-at-step 16 > "$W/o" 2>&1 && fail "the run with a rank killed at step 16 exited 0"
+  run 2 $A --checkpoint-dir "$W/ck" --resume --save-weights "$W/b.st" > "$W/o" 2>&1 || { cat "$W/o"; fail "the resumed run"; }
+  cmp -s "$W/a.st" "$W/b.st" || fail "resumed from --checkpoint-every 7 after a crash at step 16: other weights"
+  echo "ok: killed at step 16, resumed from step 14's checkpoint: the straight run's weights, bit for bit"
+  out=$(run 1 $A --checkpoint-every 5 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--checkpoint-every 5 needs --checkpoint-dir" || fail "--checkpoint-every without a directory: $out"
+  echo "PASS curves" ;;
 equivalence)
   corpus 3000 "$W/text"
   A="--data text:$W/text --seq-len 32 --batch 8 --train-examples 8 --epochs 1 --json --optimizer sgd --momentum 0 --wd 0 --warmup 0 --lr-schedule const --clip off"
