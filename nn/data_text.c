@@ -7,18 +7,27 @@
 // first T the model's input and the last T its targets (the same tokens shifted by one),
 // delivered as floats (1, 1, T+1) so that the image pipeline (the seeded shuffle sharded
 // over the ranks, nn/data_shard.c, and real/loader.c's prefetching) carries them unchanged.
+// A directory is read as one text: its regular files in name order (symbolic links and
+// fortune's *.dat indexes skipped), each followed by a newline. The training split may
+// start each window at a random offset (dt_text_random_offsets: nanoGPT samples its
+// windows at random; here window i moves by a seeded 0..T-1 tokens each epoch, so an epoch
+// still covers the split once and every rank count draws the same windows).
 // Not here: a tokenizer with merges, documents of their own (a window may span two texts).
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dataset.h"
+#include "kernels.h"
 
 typedef struct {
     uint8_t *bytes;  // this split's tokens (owned)
     int64_t len;
     int T;           // tokens per example (the targets add one)
+    int random;      // training windows at a seeded random offset (dt_text_random_offsets)
 } text_split;
 
 static int text_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed, float *x,
@@ -26,7 +35,12 @@ static int text_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed, floa
     (void)aug_seed;
     (void)err;
     const text_split *s = ds->impl;
-    const uint8_t *p = s->bytes + index * s->T;  // index < n = (len - 1) / T: in range
+    int64_t at = index * s->T;  // index < n = (len - 1) / T: in range
+    if (s->random && s->T > 1) {  // moved by 0..T-1 tokens, kept inside the split
+        at += (int64_t)(dt_mix64(aug_seed ^ 0x7E47ull) % (uint64_t)s->T);
+        if (at + s->T + 1 > s->len) at = s->len - s->T - 1;
+    }
+    const uint8_t *p = s->bytes + at;
     for (int k = 0; k <= s->T; k++) x[k] = (float)p[k];
     return 0;
 }
@@ -57,6 +71,87 @@ static dt_dataset *make_split(const char *path, const char *which, const uint8_t
     return ds;
 }
 
+// Appends the bytes of the file at path to *buf (*len bytes, *cap allocated). 0, or -1.
+static int append_file(const char *path, uint8_t **buf, size_t *len, size_t *cap, dt_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: cannot open it: %s (expected a "
+                       "readable text file)", path, strerror(errno));
+    int oom = 0;
+    for (size_t got; !oom && (got = fread(*buf + *len, 1, *cap - *len, f)) > 0;) {
+        *len += got;
+        if (*len == *cap) {
+            uint8_t *grown = realloc(*buf, *cap * 2);
+            if (grown) *buf = grown, *cap *= 2;
+            else oom = 1;
+        }
+    }
+    int failed = ferror(f) || oom;
+    fclose(f);
+    if (failed)
+        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: cannot read it (an I/O error, or "
+                       "larger than memory?)", path);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// The corpus at path: a file's bytes, or a directory's regular files in name order (links
+// and *.dat skipped), each followed by a newline. 0 with *buf (malloc'ed), or -1.
+static int read_corpus(const char *path, uint8_t **buf, size_t *len, dt_error *err) {
+    size_t cap = 1 << 16;
+    *buf = mallocCheck(cap), *len = 0;
+    struct stat st;
+    if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+        if (append_file(path, buf, len, &cap, err)) return free(*buf), *buf = NULL, -1;
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        free(*buf), *buf = NULL;
+        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: cannot list the directory: %s",
+                       path, strerror(errno));
+    }
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t k = strlen(e->d_name);
+        char full[4200];
+        struct stat ls;
+        snprintf(full, sizeof full, "%s/%s", path, e->d_name);
+        if (e->d_name[0] == '.' || (k > 4 && !strcmp(e->d_name + k - 4, ".dat")) ||
+            lstat(full, &ls) || !S_ISREG(ls.st_mode))
+            continue;
+        char **more = realloc(names, (n + 1) * sizeof *names);
+        if (!more) break;  // (then read what was listed)
+        names = more;
+        if ((names[n] = strdup(full))) n++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    int rc = n ? 0 : dt_fail(err, DT_EXIT_USAGE, "text corpus %s: the directory holds no "
+                             "regular file to read", path);
+    for (size_t i = 0; i < n; i++) {
+        if (!rc && (rc = append_file(names[i], buf, len, &cap, err)) == 0) {
+            uint8_t *grown = *len == cap ? realloc(*buf, cap * 2) : *buf;
+            if (!grown) rc = dt_fail(err, DT_EXIT_USAGE, "text corpus %s: larger than memory",
+                                     path);
+            else if (*len == cap) *buf = grown, cap *= 2;
+            if (!rc) (*buf)[(*len)++] = '\n';
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (rc) free(*buf), *buf = NULL;
+    return rc;
+}
+
+void dt_text_random_offsets(dt_dataset *train, int on) {
+    ((text_split *)train->impl)->random = on;
+}
+
 int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fraction,
                     dt_dataset **train, dt_dataset **val, dt_error *err) {
     *train = *val = NULL;
@@ -69,31 +164,9 @@ int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fractio
     if (!(val_fraction > 0.0 && val_fraction < 1.0))
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: validation fraction %g, expected "
                        "in (0, 1)", path, val_fraction);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: cannot open it: %s (expected a "
-                       "readable text file)", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *buf = mallocCheck(cap);
-    int oom = 0;
-    for (size_t got; (got = fread(buf + len, 1, cap - len, f)) > 0;) {
-        len += got;
-        if (len == cap) {
-            uint8_t *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                oom = 1;
-                break;
-            }
-            buf = grown, cap *= 2;
-        }
-    }
-    int failed = ferror(f) || oom;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: cannot read it (a directory, an "
-                       "I/O error, or larger than memory?)", path);
-    }
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (read_corpus(path, &buf, &len, err)) return -1;
     if (len == 0) {
         free(buf);
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s is empty (expected text to train "

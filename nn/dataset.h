@@ -62,6 +62,12 @@ void dt_dataset_free(dt_dataset *ds);  // NULL is fine
 // (DT_EXIT_USAGE) naming the file: unreadable, empty, or a split shorter than T+1 bytes.
 int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fraction,
                     dt_dataset **train, dt_dataset **val, dt_error *err);
+// path may be a directory: its regular files in name order (symbolic links and *.dat
+// skipped), each followed by a newline, are the text.
+// With on, window i of train starts at i*T plus 0..T-1 tokens drawn from its aug_seed (so
+// from (seed, epoch, i): the same on every rank count), moved back where it would pass the
+// split's end; off (the default), at i*T.
+void dt_text_random_offsets(dt_dataset *train, int on);
 // One example x (T+1 floats, as dt_dataset_text delivers it) into tokens[T] and targets[T].
 void dt_text_example_tokens(const float *x, int T, int32_t *tokens, int32_t *targets);
 

@@ -38,7 +38,8 @@ static int sizes_of(const dt_net *net, hf_sizes *z, dt_error *err) {
     for (int i = 0; g && i < net->n_params; i++) {
         const dt_param *p = &net->params_table[i];
         int l;
-        if (!strcmp(p->name, "transformer.wte.weight")) z->vocab = p->shape[0], z->width = p->shape[1];
+        if (!strcmp(p->name, "transformer.wte.weight"))
+            z->vocab = p->shape[0], z->width = p->shape[1];
         if (!strcmp(p->name, "transformer.wpe.weight")) z->positions = p->shape[0];
         if (sscanf(p->name, "transformer.h.%d.", &l) == 1 && l + 1 > z->layers) z->layers = l + 1;
     }

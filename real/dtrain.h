@@ -76,6 +76,7 @@ typedef struct {
     int64_t fault_inf_step;  // --fault-inf-grad-at-step N (testing: rank 1's reduced
                              // gradient gets an Inf, which every rank must agree to skip)
     int seq_len;             // --seq-len T: tokens per sequence (gpt models; 0: the context)
+    int windows_fixed;       // --windows fixed: training windows at i*T (default random)
     double clip;             // --clip X: max global gradient norm (0: off; gpt models 1.0)
     int generate;            // --generate N: sample N tokens from --weights, no training
     int64_t sample_every;    // --sample-every N: a sample every N steps while training
@@ -95,6 +96,7 @@ void dtrain_sample_now(const dtrain_opts *o, dt_net *net, int64_t step);
 
 // ---- the gpt models on byte-level text (dtrain_text.c) ----
 #define DT_FORTUNES_FILE "/usr/share/games/fortunes/fortunes"  // Debian's fortunes-min
+#define DT_FORTUNES_DIR "/usr/share/games/fortunes"  // every fortune file: fortunes(-min)
 #define DTRAIN_VAL_FRACTION 0.1  // the corpus's last 10 % is the validation split
 // The corpus file of --data fortunes | text:FILE into path (may be NULL); 0 if --data is
 // not text.

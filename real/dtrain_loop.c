@@ -116,7 +116,8 @@ static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_s
         printf("epoch %3d  step %7lld  lr %.3g  train loss %.4f  val loss %.4f (%.3f bits per "
                "byte)  val next-token top-1 %5.2f %%  %6.1f s  %8.0f tok/s  data wait %.2f s  "
                "comm %.2f s (%.0f %% hidden)\n", epoch, (long long)step, lr, e->train_loss,
-               e->test_loss, DTRAIN_BITS(e->test_loss), 100 * e->test_top1, e->seconds, e->images_per_s * T, e->data_wait_s, e->comm_s,
+               e->test_loss, DTRAIN_BITS(e->test_loss), 100 * e->test_top1, e->seconds,
+               e->images_per_s * T, e->data_wait_s, e->comm_s,
                e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
     else
         printf("epoch %3d  step %7lld  lr %.4f  train loss %.4f  test top-1 %6.2f %%  test "

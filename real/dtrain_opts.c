@@ -16,7 +16,8 @@
 
 static int data_src(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     if (strcmp(s, "fashion-mnist") && strcmp(s, "synthetic") && strncmp(s, "folder:", 7) &&
-        strcmp(s, "fortunes") && (strncmp(s, "text:", 5) || !s[5]))
+        strcmp(s, "fortunes") && strcmp(s, "fortunes-all") &&
+        (strncmp(s, "text:", 5) || !s[5]))
         return dt_opt_bad(err, what, s, d->want);
     return dt_opt_set(&(dt_opt){.type = DT_OPT_STRING, .size = d->size}, what, s, v, err);
 }
@@ -87,10 +88,14 @@ static const dt_opt dtrain_table[] = {
     {.name = "model", .arg = "NAME", .type = DT_OPT_STRING, AT(model),
      .help = "%s (default smallcnn)", .help_arg = model_names},
     {.name = "data", .arg = "SRC", .type = DT_OPT_CUSTOM, AT(data), .parse = data_src,
-     .want = "fashion-mnist, synthetic, folder:ROOT, fortunes or text:FILE",
+     .want = "fashion-mnist, synthetic, folder:ROOT, fortunes, fortunes-all or text:FILE",
      .help = "fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg);\ngpt models: "
-     "fortunes (Debian's fortunes-min, default) |\ntext:FILE, byte-level tokens, the last 10 % "
-     "held out"},
+     "fortunes (Debian's fortunes-min, default) |\nfortunes-all (every file of Debian's "
+     "fortunes packages) |\ntext:FILE|DIR (a directory: its files in name order),\nbyte-level "
+     "tokens, the last 10 % held out"},
+    {.name = "windows", .arg = "random|fixed", .type = DT_OPT_CHOICE, AT(windows_fixed),
+     .choices = "random|fixed", .help = "gpt models: each training window starts 0..T-1 "
+     "tokens\npast i*T, drawn per epoch (random, default), or at i*T"},
     {.name = "seq-len", .arg = "T", .type = DT_OPT_INT, AT(seq_len), .lo = 1, .hi = 1 << 20,
      .want = "a positive number of tokens",
      .help = "gpt models: tokens per sequence (default: the context)"},
@@ -301,7 +306,7 @@ static void defaults(dtrain_opts *o) {
 // them, and the checks between a model and its data. 0, or 2 with a message.
 static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
     const dt_gpt_shape *gpt = dt_gpt_find(o->model);
-    int text = !strcmp(o->data, "fortunes") || !strncmp(o->data, "text:", 5);
+    int text = !strncmp(o->data, "fortunes", 8) || !strncmp(o->data, "text:", 5);
     if (gpt) {
         if (!dt_opt_given(t, "data")) snprintf(o->data, sizeof o->data, "fortunes"), text = 1;
         if (!dt_opt_given(t, "optimizer")) o->optimizer = DT_OPT_ADAMW;

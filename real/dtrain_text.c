@@ -12,6 +12,7 @@
 
 int dtrain_text_path(const dtrain_opts *o, char *path, size_t n) {
     const char *file = !strcmp(o->data, "fortunes") ? DT_FORTUNES_FILE
+                       : !strcmp(o->data, "fortunes-all") ? DT_FORTUNES_DIR
                        : !strncmp(o->data, "text:", 5) ? o->data + 5 : NULL;
     if (file && path) snprintf(path, n, "%s", file);
     return file != NULL;
@@ -30,12 +31,13 @@ int dtrain_load_text(const dtrain_opts *o, dt_dataset **train, dt_dataset **val,
     int T = dtrain_text_seq_len(o);
     if (dt_dataset_text(path, T, s ? s->vocab : 256, DTRAIN_VAL_FRACTION, train, val, err)) {
         size_t len = strlen(err->msg);
-        if (!strcmp(o->data, "fortunes") && len + 120 < sizeof err->msg)
+        if (!strncmp(o->data, "fortunes", 8) && len + 120 < sizeof err->msg)
             snprintf(err->msg + len, sizeof err->msg - len, "; --data fortunes reads Debian's "
                      "fortunes-min package (apt-get install fortunes-min), or give --data "
                      "text:FILE");
         return err->code ? err->code : DT_EXIT_USAGE;
     }
+    if (!o->windows_fixed) dt_text_random_offsets(*train, 1);  // nanoGPT's random windows
     return 0;
 }
 

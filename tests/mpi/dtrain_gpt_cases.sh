@@ -66,6 +66,11 @@ print(-sum(math.log((c[x]+1)/(t+256)) for x in b[len(b)-v:])/v)")
   head -1 "$W/log.csv" | grep -q "val_loss" && [ "$(wc -l < "$W/log.csv")" -eq 5 ] || fail "--log: $(cat "$W/log.csv")"
   [ "$(grep -c '^--- sample after step [48]0:$' "$W/out")" -eq 2 ] && grep -q '^Q: ' "$W/out" || fail "--sample-every 40: not two samples after 'Q: ' (steps 40 and 80)"
   grep -q '"allreduce' "$W/trace.json" || grep -q 'allreduce' "$W/trace.json" || fail "--trace holds no allreduce"
+  # --data fortunes-all: the directory's fortune files in name order, each and a newline
+  run 1 --data fortunes-all --max-steps 1 > "$W/all" 2>&1 || { cat "$W/all"; fail "--data fortunes-all"; }
+  want=$("$PY" -c "import os; d='/usr/share/games/fortunes'; n=sum(os.path.getsize(os.path.join(d,f))+1 for f in sorted(os.listdir(d)) if not f.endswith('.dat') and not f.startswith('.') and not os.path.islink(os.path.join(d,f)) and os.path.isfile(os.path.join(d,f))); print((n-int(n*0.1)-1)//64)")
+  grep -q "fortunes/train, $want sequences of 64 byte tokens" "$W/all" || { head -2 "$W/all"; fail "--data fortunes-all: not $want training sequences"; }
+  echo "ok: --data fortunes-all, $want training sequences of 64 bytes"
   echo "PASS learns" ;;
 curves)
   corpus 6000 "$W/text"

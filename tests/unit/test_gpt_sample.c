@@ -47,7 +47,8 @@ static void test_draws_follow_the_tempered_top_k_distribution(void **state) {
         closed_form(p, V, temp, k, expected);
         long *count = calloc((size_t)V, sizeof *count);
         int *order = malloc((size_t)V * sizeof *order);
-        dt_sample_opts s = {.temperature = temp, .top_k = k, .seed = (uint64_t)tu_int(&r, 0, 1 << 30)};
+        dt_sample_opts s = {.temperature = temp, .top_k = k,
+                            .seed = (uint64_t)tu_int(&r, 0, 1 << 30)};
         for (int i = 0; i < n; i++) {
             int t = dt_sample_token(p, V, &s, (uint64_t)i, order);
             if (t < 0 || t >= V) fail_msg("drew token %d of %d", t, V);
@@ -96,7 +97,8 @@ static void test_greedy_and_reproducible(void **state) {
         other += x == dt_sample_token(p, V, &s2, (uint64_t)i, order);
     }
     assert_int_equal(same, 64);
-    if (other > 16) fail_msg("another seed drew the same token %d times of 64 (1/%d each)", other, V);
+    if (other > 16)
+        fail_msg("another seed drew the same token %d times of 64 (1/%d each)", other, V);
 }
 
 int main(void) {
