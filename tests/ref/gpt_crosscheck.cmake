@@ -6,16 +6,7 @@
 # without one it skips visibly. About 2 s.
 add_executable(dt_gpt_crosscheck ${CMAKE_CURRENT_LIST_DIR}/gpt_crosscheck.c)
 target_link_libraries(dt_gpt_crosscheck PRIVATE dtnn)
-set(DT_TORCH_PYTHON "")
-foreach(py ${Python3_EXECUTABLE} /usr/bin/python3)
-  if(NOT DT_TORCH_PYTHON AND EXISTS "${py}")
-    execute_process(COMMAND ${py} -c "import torch"
-                    RESULT_VARIABLE dt_torch_rc OUTPUT_QUIET ERROR_QUIET)
-    if(dt_torch_rc EQUAL 0)
-      set(DT_TORCH_PYTHON ${py})
-    endif()
-  endif()
-endforeach()
+dt_python_with(DT_TORCH_PYTHON "import torch")
 if(DT_TORCH_PYTHON)
   add_test(NAME ref.gpt_crosscheck
            COMMAND ${DT_TORCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/gpt_crosscheck.py

@@ -31,6 +31,7 @@ import sys
 # writes (with what is under them); the reason is the value.
 NOT_FILES = {
     "llm.c": "Karpathy's llm.c, a project",
+    "sample.py": "nanoGPT's sampling script (docs/dtrain.md)",
     "my_algo.c": "the user's own algorithm in docs/architecture.md's example",
     "my_algo.h": "the user's own algorithm in docs/architecture.md's example",
     "runs/dtsim-srun.sh": "written by dtsim --slurm runs (docs/dtsim.md)",

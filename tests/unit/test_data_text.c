@@ -7,19 +7,29 @@
 // offsets and a directory read as its files (below).
 #include "test_data_util.h"
 
+// A file of len fresh random bytes (every value 0..255) in a new scratch directory dir,
+// split with sequence length T: the bytes (malloc'ed), *train and *val
+static unsigned char *random_corpus(tu_rng *r, char *dir, size_t n, int len, int T,
+                                    dt_dataset **train, dt_dataset **val) {
+    char path[600];
+    td_mkdtemp(dir, n);
+    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    unsigned char *bytes = malloc((size_t)len);
+    for (int i = 0; i < len; i++) bytes[i] = (unsigned char)tu_int(r, 0, 255);
+    td_write(path, bytes, (size_t)len);
+    dt_error err = {0, ""};
+    assert_int_equal(dt_dataset_text(path, T, 256, 0.1, train, val, &err), 0);
+    return bytes;
+}
+
 static void test_windows_are_the_files_bytes_and_targets_shift_by_one(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    char dir[512], path[600];
-    td_mkdtemp(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    char dir[512];
     int len = tu_int(&r, 200, 5000), T = tu_int(&r, 1, 19);
-    unsigned char *bytes = malloc((size_t)len);
-    for (int i = 0; i < len; i++) bytes[i] = (unsigned char)tu_int(&r, 0, 255);
-    td_write(path, bytes, (size_t)len);
-    dt_error err = {0, ""};
     dt_dataset *train, *val;
-    assert_int_equal(dt_dataset_text(path, T, 256, 0.1, &train, &val, &err), 0);
+    unsigned char *bytes = random_corpus(&r, dir, sizeof dir, len, T, &train, &val);
+    dt_error err = {0, ""};
     int n_val = (int)(len * 0.1), n_train = len - n_val;
     assert_int_equal(train->n, (n_train - 1) / T);
     assert_int_equal(val->n, (n_val - 1) / T);
@@ -85,16 +95,11 @@ static void test_bad_corpora_are_refused_with_code_2(void **state) {
 static void test_random_offsets_move_each_window_within_the_split(void **state) {
     (void)state;
     tu_rng r = tu_rng_new(tu_seed());
-    char dir[512], path[600];
-    td_mkdtemp(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    char dir[512];
     int len = tu_int(&r, 400, 3000), T = tu_int(&r, 2, 12);
-    unsigned char *bytes = malloc((size_t)len);
-    for (int i = 0; i < len; i++) bytes[i] = (unsigned char)tu_int(&r, 0, 255);
-    td_write(path, bytes, (size_t)len);
-    dt_error err = {0, ""};
     dt_dataset *train, *val;
-    assert_int_equal(dt_dataset_text(path, T, 256, 0.1, &train, &val, &err), 0);
+    unsigned char *bytes = random_corpus(&r, dir, sizeof dir, len, T, &train, &val);
+    dt_error err = {0, ""};
     dt_text_random_offsets(train, 1);
     int n_train = len - (int)(len * 0.1), draws = 200 * T;
     long *seen = calloc((size_t)T, sizeof *seen);
