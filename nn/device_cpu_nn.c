@@ -74,6 +74,16 @@ static void cpu_col2im_set(dt_device *d, const float *col, int B, int C, int H, 
 
 // y is (B,C,HW): y[b,c,:] += bias[c]
 static void cpu_bias_add(dt_device *d, float *y, const float *bias, int B, int C, int HW) {
+    if (HW == 1) {  // (B, C) rows: a row at a time, vectorised (not a division per element)
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)B * C > DT_CPU_PAR_MIN)
+        for (int b = 0; b < B; b++) {
+            float *p = y + (size_t)b * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) p[c] += bias[c];
+        }
+        return;
+    }
     long planes = (long)B * C;
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)planes * HW > DT_CPU_PAR_MIN)
@@ -85,6 +95,23 @@ static void cpu_bias_add(dt_device *d, float *y, const float *bias, int B, int C
 
 // dy is (B,C,HW): db[c] += sum_{b,hw} dy[b,c,hw], accumulated in double
 static void cpu_bias_backward(dt_device *d, const float *dy, int B, int C, int HW, float *db) {
+    if (HW == 1) {  // (B, C) rows: row by row over 64 columns at a time (not a column's
+                    // stride of C), each column still summed b = 0..B-1 in double
+        int blocks = (C + 63) / 64;
+#pragma omp parallel for num_threads(d->threads) schedule(static) \
+    if ((size_t)B * C > DT_CPU_PAR_MIN)
+        for (int k = 0; k < blocks; k++) {
+            int c0 = 64 * k, w = C - c0 < 64 ? C - c0 : 64;
+            double s[64] = {0};
+            for (int b = 0; b < B; b++) {
+                const float *p = dy + (size_t)b * C + c0;
+#pragma omp simd
+                for (int j = 0; j < w; j++) s[j] += p[j];
+            }
+            for (int j = 0; j < w; j++) db[c0 + j] += (float)s[j];
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(d->threads) schedule(static) \
     if ((size_t)B * C * HW > DT_CPU_PAR_MIN)
     for (int c = 0; c < C; c++) {

@@ -299,14 +299,22 @@ DT_HD uint16_t dt_relu_grad_h(int fmt, uint16_t y, uint16_t dy, uint16_t dx, int
 // GELU, tanh approximation (Hendrycks & Gimpel 2016, eq. in sec. 2; GPT-2's gelu and
 // torch.nn.GELU(approximate="tanh")): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 #define DT_GELU_K 0.7978845608028654f  // sqrt(2/pi)
+// tanh through one exponential, tanh |u| = (1 - e) / (1 + e) with e = exp(-2|u|) (never
+// overflows), the sign restored: within 9e-8 of tanh (absolute, float64 reference over
+// [-4, 4]), and 4x faster than glibc's tanhf on the cpu device (26 ns against 6 per element
+// here: GELU was 30 % of gpt2-tiny's step, bench/RESULTS.md)
+DT_HD float dt_tanh(float u) {
+    float e = expf(-2.0f * fabsf(u));
+    return copysignf((1.0f - e) / (1.0f + e), u);
+}
 DT_HD float dt_gelu(float x) {
     float u = DT_GELU_K * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.0f + tanhf(u));
+    return 0.5f * x * (1.0f + dt_tanh(u));
 }
 // d gelu / dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3*0.044715 x^2)
 DT_HD float dt_gelu_grad(float x) {
     float u = DT_GELU_K * (x + 0.044715f * x * x * x);
-    float th = tanhf(u);
+    float th = dt_tanh(u);
     return 0.5f * (1.0f + th) +
            0.5f * x * (1.0f - th * th) * DT_GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
 }
