@@ -130,7 +130,7 @@ static int read_corpus(const char *path, uint8_t **buf, size_t *len, dt_error *e
         if ((names[n] = strdup(full))) n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (n) qsort(names, n, sizeof *names, by_name);  // (names is NULL when n is 0)
     int rc = n ? 0 : dt_fail(err, DT_EXIT_USAGE, "text corpus %s: the directory holds no "
                              "regular file to read", path);
     for (size_t i = 0; i < n; i++) {
