@@ -17,8 +17,9 @@
 #include "safetensors.h"
 
 int dt_weights_is_conv1d(const char *name) {
-    static const char *const tails[] = {".attn.c_attn.weight", ".attn.c_proj.weight",
-                                        ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
+    // characters, not pointers: no relocation, so nothing writable in a PIC build
+    static const char tails[][24] = {".attn.c_attn.weight", ".attn.c_proj.weight",
+                                     ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
         size_t k = strlen(tails[i]);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const NAMES[] = {"gpipe", "1f1b", "interleaved"};
+static const char NAMES[][12] = {"gpipe", "1f1b", "interleaved"};  // no pointers: read-only
 
 int dt_pipe_kind_parse(const char *name) {
     for (int k = 0; name && k < 3; k++)
