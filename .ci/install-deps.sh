@@ -5,7 +5,8 @@
 # reference that the cross-check tests compare our models and weights files with (and the
 # benchmark's peer); python3-matplotlib draws the benchmark scripts' plots (bench/);
 # fortunes-min is the text corpus dtrain trains the gpt models on (docs/dtrain.md), fortunes
-# (every fortune file, 2.6 MB) its larger one (--data fortunes-all);
+# (every fortune file, 2.6 MB) its larger one (--data fortunes-all); python3-regex compiles
+# GPT-2's pre-tokenizer pattern in the independent BPE that tests/ref/bpe_gpt2.py checks ours with;
 # python3-pandas, python3-nbclient and python3-ipykernel run notebooks/ headless in the tests;
 # python3-mpi4py and its source distribution's test suite (below) try libdtcoll_mpi.so under
 # an outside client (tests/coll/preload_mpi4py.sh); similarity-tester (sim_c) is the batch
@@ -13,8 +14,8 @@
 set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev libopenmpi-dev openmpi-bin
       libsimgrid-dev libjemalloc2 libcmocka-dev libpng-dev libturbojpeg0-dev zlib1g-dev
-      dataset-fashion-mnist fortunes-min fortunes python3 python3-torchvision python3-matplotlib
-      python3-pandas python3-nbclient python3-ipykernel python3-mpi4py python3-pip
+      dataset-fashion-mnist fortunes-min fortunes python3 python3-regex python3-torchvision
+      python3-matplotlib python3-pandas python3-nbclient python3-ipykernel python3-mpi4py python3-pip
       similarity-tester"
 missing=""
 for p in $PKGS; do

@@ -12,7 +12,9 @@
 // start each window at a random offset (dt_text_random_offsets: nanoGPT samples its
 // windows at random; here window i moves by a seeded 0..T-1 tokens each epoch, so an epoch
 // still covers the split once and every rank count draws the same windows).
-// Not here: a tokenizer with merges, documents of their own (a window may span two texts).
+// With a byte-level BPE tokenizer (nn/bpe.h: given, or learned from the training split
+// alone) each split is encoded on its own and the windows are of tokens, not bytes.
+// Not here: documents of their own (a window may span two texts).
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -20,11 +22,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bpe.h"
 #include "dataset.h"
 #include "kernels.h"
 
 typedef struct {
-    uint8_t *bytes;  // this split's tokens (owned)
+    int32_t *tok;    // this split's token ids (owned)
     int64_t len;
     int T;           // tokens per example (the targets add one)
     int random;      // training windows at a seeded random offset (dt_text_random_offsets)
@@ -40,35 +43,45 @@ static int text_get(const dt_dataset *ds, int64_t index, uint64_t aug_seed, floa
         at += (int64_t)(dt_mix64(aug_seed ^ 0x7E47ull) % (uint64_t)s->T);
         if (at + s->T + 1 > s->len) at = s->len - s->T - 1;
     }
-    const uint8_t *p = s->bytes + at;
+    const int32_t *p = s->tok + at;
     for (int k = 0; k <= s->T; k++) x[k] = (float)p[k];
     return 0;
 }
 
 static void text_destroy(dt_dataset *ds) {
     text_split *s = ds->impl;
-    if (s) free(s->bytes);
+    if (s) free(s->tok);
     free(s);
 }
 
 
-static dt_dataset *make_split(const char *path, const char *which, const uint8_t *bytes,
-                              int64_t len, int T, int vocab) {
+dt_dataset *dt_dataset_tokens(const char *name, const char *which, int32_t *tok, int64_t len,
+                              int T, int vocab) {
     dt_dataset *ds = callocCheck(1, sizeof *ds);
-    const char *base = strrchr(path, '/');
-    snprintf(ds->name, sizeof ds->name, "%.80s/%s", base ? base + 1 : path, which);
+    const char *base = strrchr(name, '/');
+    snprintf(ds->name, sizeof ds->name, "%.80s/%s", base && base[1] ? base + 1 : name, which);
     ds->n = (len - 1) / T;
     ds->c = 1, ds->h = 1, ds->w = T + 1;
     ds->num_classes = vocab;
     ds->labels = callocCheck((size_t)ds->n, sizeof(int32_t));  // unused: the targets are in x
     for (int k = 0; k < 3; k++) ds->mean[k] = 0.0f, ds->std[k] = 1.0f;
     text_split *s = callocCheck(1, sizeof *s);
-    s->bytes = mallocCheck((size_t)len);
-    memcpy(s->bytes, bytes, (size_t)len);
-    s->len = len, s->T = T;
+    s->tok = tok, s->len = len, s->T = T;
     ds->impl = s;
     ds->ops = (dt_dataset_ops){text_get, text_destroy};
     return ds;
+}
+
+// A split of the text: its bytes as ids, or encoded by bpe; *len its tokens
+static int32_t *tokens_of(const uint8_t *bytes, int64_t n, const dt_bpe *bpe, int64_t *len) {
+    int32_t *tok = mallocCheck((size_t)(n > 0 ? n : 1) * sizeof *tok);
+    if (bpe) {
+        *len = (int64_t)dt_bpe_encode(bpe, bytes, (size_t)n, tok);
+    } else {
+        for (int64_t i = 0; i < n; i++) tok[i] = bytes[i];
+        *len = n;
+    }
+    return tok;
 }
 
 // Appends the bytes of the file at path to *buf (*len bytes, *cap allocated). 0, or -1.
@@ -98,9 +111,7 @@ static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-// The corpus at path: a file's bytes, or a directory's regular files in name order (links
-// and *.dat skipped), each followed by a newline. 0 with *buf (malloc'ed), or -1.
-static int read_corpus(const char *path, uint8_t **buf, size_t *len, dt_error *err) {
+int dt_text_read(const char *path, uint8_t **buf, size_t *len, dt_error *err) {
     size_t cap = 1 << 16;
     *buf = mallocCheck(cap), *len = 0;
     struct stat st;
@@ -152,37 +163,53 @@ void dt_text_random_offsets(dt_dataset *train, int on) {
     ((text_split *)train->impl)->random = on;
 }
 
-int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fraction,
-                    dt_dataset **train, dt_dataset **val, dt_error *err) {
+int dt_dataset_text(const char *path, dt_text_opts *o, dt_dataset **train,
+                    dt_dataset **val, dt_error *err) {
     *train = *val = NULL;
+    int seq_len = o->seq_len;
     if (seq_len < 1 || seq_len > (1 << 24))
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: sequence length %d, expected "
                        "1 .. 2^24 tokens", path, seq_len);
-    if (vocab < 256)
+    if (o->vocab < 256)
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: byte-level tokens need a "
-                       "vocabulary of 256 or more; the model has %d", path, vocab);
-    if (!(val_fraction > 0.0 && val_fraction < 1.0))
+                       "vocabulary of 256 or more; the model has %d", path, o->vocab);
+    if (!(o->val_fraction > 0.0 && o->val_fraction < 1.0))
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: validation fraction %g, expected "
-                       "in (0, 1)", path, val_fraction);
+                       "in (0, 1)", path, o->val_fraction);
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (read_corpus(path, &buf, &len, err)) return -1;
+    if (dt_text_read(path, &buf, &len, err)) return -1;
     if (len == 0) {
         free(buf);
         return dt_fail(err, DT_EXIT_USAGE, "text corpus %s is empty (expected text to train "
                        "on)", path);
     }
-    int64_t n_val = (int64_t)((double)len * val_fraction), n_train = (int64_t)len - n_val;
-    if (n_train < seq_len + 1 || n_val < seq_len + 1) {
-        free(buf);
-        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: %zu bytes split %lld for "
-                       "training and %lld for validation; a sequence of %d tokens needs %d "
-                       "bytes in each (a longer text, or a shorter --seq-len)", path, len,
-                       (long long)n_train, (long long)n_val, seq_len, seq_len + 1);
+    int64_t n_val = (int64_t)((double)len * o->val_fraction), n_train = (int64_t)len - n_val;
+    dt_bpe *bpe = o->bpe ? *o->bpe : NULL;
+    if (!bpe && o->bpe_vocab > 0) {  // learned from the training split only
+        if (!(bpe = dt_bpe_train(buf, (size_t)n_train, o->bpe_vocab, err))) {
+            size_t l = strlen(err->msg);
+            snprintf(err->msg + l, sizeof err->msg - l, " (text corpus %s)", path);
+            free(buf);
+            return -1;
+        }
+        *o->bpe = bpe;
     }
-    *train = make_split(path, "train", buf, n_train, seq_len, vocab);
-    *val = make_split(path, "val", buf + n_train, n_val, seq_len, vocab);
+    int64_t nt, nv;
+    int32_t *tt = tokens_of(buf, n_train, bpe, &nt);
+    int32_t *tv = tokens_of(buf + n_train, n_val, bpe, &nv);
     free(buf);
+    if (nt < seq_len + 1 || nv < seq_len + 1) {
+        free(tt), free(tv);
+        return dt_fail(err, DT_EXIT_USAGE, "text corpus %s: %zu bytes split %lld%s for "
+                       "training and %lld for validation; a sequence of %d tokens needs %d %s "
+                       "in each (a longer text, or a shorter --seq-len)", path, len,
+                       (long long)nt, bpe ? " tokens" : "", (long long)nv, seq_len,
+                       seq_len + 1, bpe ? "tokens" : "bytes");
+    }
+    o->val_bytes_per_token = (double)n_val / (double)nv;
+    *train = dt_dataset_tokens(path, "train", tt, nt, seq_len, o->vocab);
+    *val = dt_dataset_tokens(path, "val", tv, nv, seq_len, o->vocab);
     return 0;
 }
 

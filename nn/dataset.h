@@ -54,16 +54,30 @@ dt_dataset *dt_dataset_synthetic(int64_t n, int c, int h, int w, int classes, ui
 
 void dt_dataset_free(dt_dataset *ds);  // NULL is fine
 
-// Byte-level text for the gpt models (nn/data_text.c): the file at path, each byte a token
-// (ids 0..255 of a vocabulary of vocab >= 256), its last val_fraction held out (contiguous)
-// as *val and the rest as *train. Example i of a split is the T+1 tokens from i*T (T =
-// seq_len; (len-1)/T examples), delivered as floats (1, 1, T+1): the input is the first T,
-// the targets the last T (dt_text_example_tokens); labels are 0. Returns 0, or -1 with err
-// (DT_EXIT_USAGE) naming the file: unreadable, empty, or a split shorter than T+1 bytes.
-int dt_dataset_text(const char *path, int seq_len, int vocab, double val_fraction,
-                    dt_dataset **train, dt_dataset **val, dt_error *err);
-// path may be a directory: its regular files in name order (symbolic links and *.dat
-// skipped), each followed by a newline, are the text.
+// Text for the gpt models (nn/data_text.c): the file at path (or a directory: its regular
+// files in name order, symbolic links and *.dat skipped, each followed by a newline), its
+// last val_fraction of bytes held out (contiguous) as *val and the rest as *train. Tokens are
+// its bytes (ids 0..255) or, with a BPE tokenizer (nn/bpe.h), its byte-level BPE ids, each
+// split encoded on its own. Example i of a split is the T+1 tokens from i*T (T = seq_len;
+// (len-1)/T examples), delivered as floats (1, 1, T+1): the input is the first T, the
+// targets the last T (dt_text_example_tokens); labels are 0. Returns 0, or -1 with err
+// (DT_EXIT_USAGE) naming the file: unreadable, empty, or a split shorter than T+1 tokens.
+struct dt_bpe;
+typedef struct {
+    int seq_len;            // T
+    int vocab;              // the model's vocabulary (>= 256; >= the tokenizer's)
+    double val_fraction;    // in (0, 1)
+    struct dt_bpe **bpe;    // *bpe: encode with it; NULL *bpe and bpe_vocab > 0: learn one
+    int bpe_vocab;          //   of bpe_vocab tokens from the training split into *bpe
+    double val_bytes_per_token;  // out: the validation split's (1 for bytes)
+} dt_text_opts;
+int dt_dataset_text(const char *path, dt_text_opts *o, dt_dataset **train,
+                    dt_dataset **val, dt_error *err);
+// The text at path (a file, or a directory as above) into *buf (malloc'ed), *len bytes.
+int dt_text_read(const char *path, uint8_t **buf, size_t *len, dt_error *err);
+// A split of len token ids (tok, malloc'ed: the dataset owns it), windows as above.
+dt_dataset *dt_dataset_tokens(const char *name, const char *which, int32_t *tok, int64_t len,
+                              int T, int vocab);
 // With on, window i of train starts at i*T plus 0..T-1 tokens drawn from its aug_seed (so
 // from (seed, epoch, i): the same on every rank count), moved back where it would pass the
 // split's end; off (the default), at i*T.

@@ -79,6 +79,10 @@ void dt_st_close(dt_st_file *f);
 // scalar, net->bn_batches_tracked) for each batchnorm, as torch.save(model.state_dict())
 // would name them, with metadata {"format": "pt", "model": net->model}.
 int dt_weights_save(const dt_net *net, const char *path, dt_error *err);
+// The same with one more metadata entry key: value (none when either is NULL), such as the
+// tokenizer that dtrain's gpt models were trained with.
+int dt_weights_save_meta(const dt_net *net, const char *path, const char *key,
+                         const char *value, dt_error *err);
 // The same tensors added to a writer of the caller's (a checkpoint adds more beside them):
 // params_host is the network's whole parameter buffer on the host (n_total floats) and
 // tracked the num_batches_tracked value; both must stay valid until dt_st_write.
@@ -117,7 +121,12 @@ int dt_weights_is_conv1d(const char *name);
 // transformers.GPT2LMHeadModel.from_pretrained(DIR) loads it; DIR is created if absent.
 // Each file is written atomically. 0, or -1 with err (DT_EXIT_USAGE: not a gpt model, a
 // directory that cannot be made).
-int dt_weights_save_hf(const dt_net *net, const char *dir, dt_error *err);
+// With bpe (nn/bpe.h), its vocab.json, merges.txt and tokenizer_config.json beside them
+// (GPT2TokenizerFast.from_pretrained reads them); without, the model's tokens are bytes and
+// such files left in DIR by an earlier run are removed.
+struct dt_bpe;
+int dt_weights_save_hf(const dt_net *net, const char *dir, const struct dt_bpe *bpe,
+                       dt_error *err);
 // dt_weights_load_opts, where path may also be a directory written by save_pretrained or
 // dt_weights_save_hf: its config.json must describe this model (model_type gpt2, n_embd,
 // n_layer, n_head, vocab_size, n_positions, a tanh GELU, epsilon 1e-5: each mismatch named)

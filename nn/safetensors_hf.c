@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "atomic_file.h"
+#include "bpe.h"
 #include "json.h"
 #include "models.h"
 #include "safetensors.h"
@@ -51,7 +53,7 @@ static int sizes_of(const dt_net *net, hf_sizes *z, dt_error *err) {
     return 0;
 }
 
-static int write_config(const char *path, const hf_sizes *z, dt_error *err) {
+static int write_config(const char *path, const hf_sizes *z, int bpe, dt_error *err) {
     dt_atomic_file a;
     if (dt_atomic_open(&a, path, "config.json", err)) return -1;
     fprintf(a.f, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
@@ -62,18 +64,30 @@ static int write_config(const char *path, const hf_sizes *z, dt_error *err) {
             "  \"initializer_range\": 0.02,\n  \"scale_attn_weights\": true,\n"
             "  \"tie_word_embeddings\": true,\n  \"bos_token_id\": null,\n"
             "  \"eos_token_id\": null,\n  \"torch_dtype\": \"float32\",\n"
-            "  \"dtlab_tokens\": \"bytes: token id t is the byte t\"\n}\n",
-            z->vocab, z->positions, z->positions, z->width, z->layers, z->heads);
+            "  \"dtlab_tokens\": \"%s\"\n}\n",
+            z->vocab, z->positions, z->positions, z->width, z->layers, z->heads,
+            bpe ? "byte-level BPE: vocab.json and merges.txt in this directory"
+                : "bytes: token id t is the byte t");
     if (dt_atomic_finish(&a, err)) return -1;
     return dt_atomic_commit(&a, err);
 }
 
-int dt_weights_save_hf(const dt_net *net, const char *dir, dt_error *err) {
+int dt_weights_save_hf(const dt_net *net, const char *dir, const dt_bpe *bpe, dt_error *err) {
     hf_sizes z;
     if (sizes_of(net, &z, err)) return -1;
     if (mkdir(dir, 0777) && errno != EEXIST)
         return dt_fail(err, DT_EXIT_USAGE, "%.300s: cannot make the directory: %s", dir,
                        strerror(errno));
+    if (bpe && dt_bpe_vocab(bpe) != z.vocab)
+        return dt_fail(err, DT_EXIT_RUNTIME, "%.300s: the tokenizer has %d tokens, the model "
+                       "%d", dir, dt_bpe_vocab(bpe), z.vocab);
+    if (bpe && dt_bpe_save_dir(bpe, dir, err)) return -1;
+    static const char stale[][24] = {"vocab.json", "merges.txt", "tokenizer_config.json"};
+    char path[4096];
+    for (size_t i = 0; !bpe && i < sizeof stale / sizeof *stale; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, stale[i]);
+        unlink(path);  // an earlier run's tokenizer: not this model's
+    }
     float *host = mallocCheck(net->n_total * sizeof(float));
     net->dev->to_host(net->dev, host, net->params, net->n_total * sizeof(float));
     float *flip = mallocCheck(net->n_total * sizeof(float));  // the Conv1D copies
@@ -93,13 +107,12 @@ int dt_weights_save_hf(const dt_net *net, const char *dir, dt_error *err) {
         }
         dt_st_add(w, p->name, DT_ST_F32, p->ndim, shape, src);
     }
-    char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     int rc = dt_st_write(w, path, err);
     dt_st_writer_free(w);
     free(host), free(flip);
     snprintf(path, sizeof path, "%s/config.json", dir);
-    return rc ? rc : write_config(path, &z, err);
+    return rc ? rc : write_config(path, &z, bpe != NULL, err);
 }
 
 // DIR/config.json against the model: every size and the math it names

@@ -52,6 +52,11 @@ void dt_weights_add(dt_st_writer *w, const dt_net *net, const float *params_host
 }
 
 int dt_weights_save(const dt_net *net, const char *path, dt_error *err) {
+    return dt_weights_save_meta(net, path, NULL, NULL, err);
+}
+
+int dt_weights_save_meta(const dt_net *net, const char *path, const char *key,
+                         const char *value, dt_error *err) {
     if (check_net(net, path, err)) return -1;
     dt_device *dev = net->dev;
     float *host = mallocCheck(net->n_total * sizeof(float));
@@ -61,6 +66,7 @@ int dt_weights_save(const dt_net *net, const char *path, dt_error *err) {
     dt_st_writer *w = dt_st_writer_new();
     dt_st_add_metadata(w, "format", "pt");  // as safetensors.torch.save_file writes it
     if (net->model[0]) dt_st_add_metadata(w, "model", net->model);
+    if (key && value) dt_st_add_metadata(w, key, value);
     dt_weights_add(w, net, host, &tracked);
     int rc = dt_st_write(w, path, err);
     dt_st_writer_free(w);

@@ -52,11 +52,11 @@ static int default_threads(int ranks) {
 }
 
 // The training and test sets named by --data.
-static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test,
-                     dt_error *err) {
+static int load_data(dtrain_run *r, dt_dataset **train, dt_dataset **test, dt_error *err) {
+    const dtrain_opts *o = r->o;
     *train = *test = NULL;
     if (dtrain_text_path(o, NULL, 0)) {  // gpt models (dtrain_text.c)
-        return dtrain_load_text(o, train, test, err);
+        return dtrain_load_text(o, train, test, &r->bpe, &r->bytes_per_token, err);
     } else if (!strcmp(o->data, "fashion-mnist")) {
         *train = dt_dataset_load_idx(o->data_dir, "train", err);
         if (*train) *test = dt_dataset_load_idx(o->data_dir, "t10k", err);
@@ -91,7 +91,7 @@ static int load_data(const dtrain_opts *o, dt_dataset **train, dt_dataset **test
 static int set_up_data(dtrain_run *r) {
     r->text = dtrain_text_path(r->o, NULL, 0);
     r->T = r->text ? dtrain_text_seq_len(r->o) : 0;
-    int rc = dtrain_agree(load_data(r->o, &r->train, &r->test, &r->err), &r->err, r->rank);
+    int rc = dtrain_agree(load_data(r, &r->train, &r->test, &r->err), &r->err, r->rank);
     if (rc) return rc;
     // --train-examples N: the first N examples only (torch.utils.data.Subset of a range)
     if (r->o->train_examples > 0 && r->o->train_examples < r->train->n)
@@ -130,7 +130,8 @@ static int set_up_model(dtrain_run *r) {
     cfg.seed = o->seed;
     cfg.dropout = o->dropout;
     cfg.amp = o->precision;
-    cfg.seq_len = r->T;  // gpt models (0 for images); the vocabulary is the model's own
+    cfg.seq_len = r->T;  // gpt models (0 for images)
+    cfg.vocab = r->bpe ? dt_bpe_vocab(r->bpe) : 0;  // the tokenizer's, else the model's own
     r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
     // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
     // file stops every rank with the same message, before any step)
@@ -390,6 +391,7 @@ static void tear_down(dtrain_run *r) {
     dt_net_free(r->net);
     if (r->dev) r->dev->destroy(r->dev);
     dt_dataset_free(r->train);
+    dt_bpe_free(r->bpe);
     dt_dataset_free(r->test);
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bpe.h"
 #include "checkpoint.h"
 #include "coll/coll.h"
 #include "coll/fusion.h"
@@ -77,6 +78,8 @@ typedef struct {
                              // gradient gets an Inf, which every rank must agree to skip)
     int seq_len;             // --seq-len T: tokens per sequence (gpt models; 0: the context)
     int windows_fixed;       // --windows fixed: training windows at i*T (default random)
+    int vocab;               // --vocab N: a BPE of N tokens learned from the corpus (0: bytes)
+    char tokenizer[512];     // --tokenizer DIR: the BPE of DIR/merges.txt
     double clip;             // --clip X: max global gradient norm (0: off; gpt models 1.0)
     int generate;            // --generate N: sample N tokens from --weights, no training
     int64_t sample_every;    // --sample-every N: a sample every N steps while training
@@ -91,22 +94,29 @@ typedef struct {
 // N sampled tokens (with --json, one JSON line of the token ids instead); 0 or 2
 int dtrain_generate(const dtrain_opts *o, int rank);
 // --sample-every: rank 0 prints a sample of --sample-tokens after --prompt from net (its
-// replica, whose weights are whole), draws numbered from step's
-void dtrain_sample_now(const dtrain_opts *o, dt_net *net, int64_t step);
+// replica, whose weights are whole), draws numbered from step's; bpe: the run's tokenizer
+// (NULL: bytes)
+void dtrain_sample_now(const dtrain_opts *o, dt_net *net, const dt_bpe *bpe, int64_t step);
 
 // ---- the gpt models on byte-level text (dtrain_text.c) ----
 #define DT_FORTUNES_FILE "/usr/share/games/fortunes/fortunes"  // Debian's fortunes-min
 #define DT_FORTUNES_DIR "/usr/share/games/fortunes"  // every fortune file: fortunes(-min)
 #define DTRAIN_VAL_FRACTION 0.1  // the corpus's last 10 % is the validation split
-// The corpus file of --data fortunes | text:FILE into path (may be NULL); 0 if --data is
-// not text.
+// The corpus file of --data fortunes | text:FILE (or the directory of tokens:DIR) into path
+// (may be NULL); 0 if --data is not text.
 int dtrain_text_path(const dtrain_opts *o, char *path, size_t n);
 // Tokens per sequence: --seq-len, else the model's context.
 int dtrain_text_seq_len(const dtrain_opts *o);
-// The training and validation splits of the corpus (nn/dataset.h dt_dataset_text); 0, or
-// the exit code with err naming the file (and the package, for --data fortunes).
-int dtrain_load_text(const dtrain_opts *o, dt_dataset **train, dt_dataset **val,
-                     dt_error *err);
+// The training and validation splits of the corpus (nn/dataset.h dt_dataset_text) and its
+// tokenizer (*bpe: --vocab's, learned; --tokenizer's; tokens:DIR's; NULL for bytes), and the
+// validation split's bytes per token (1 for bytes); 0, or the exit code with err naming the
+// file (and the package, for --data fortunes).
+int dtrain_load_text(const dtrain_opts *o, dt_dataset **train, dt_dataset **val, dt_bpe **bpe,
+                     double *bytes_per_token, dt_error *err);
+// The tokenizer that --generate uses: --tokenizer DIR's, else the one --weights carries
+// (DIR/merges.txt, or a weights file's DTRAIN_BPE_KEY), else NULL (bytes). 0, or -1 with err.
+#define DTRAIN_BPE_KEY "dtlab.bpe_merges"  // a weights file's metadata: merges.txt's text
+int dtrain_tokenizer_of(const dtrain_opts *o, dt_bpe **bpe, dt_error *err);
 // A loader batch of b windows (T+1 floats each) into tokens and targets, (b, T) each.
 void dtrain_text_batch(const dt_batch *b, int T, int32_t *tokens, int32_t *targets);
 // Next-token accuracy over every window of ds, sharded over the ranks of comm and summed;
@@ -156,6 +166,8 @@ typedef struct {
     FILE *csv;               // --log, on rank 0
     struct dt_trace *trace;  // --trace: this rank's events (nn/train_trace.h), else NULL
     int text, T;             // a gpt model on text, T tokens per sequence (dtrain_text.c)
+    dt_bpe *bpe;             // text: its BPE tokenizer (NULL: bytes)
+    double bytes_per_token;  // text: of the validation split (1 for bytes), for bits per byte
     int32_t *tok, *tgt;      // text: a step's token ids and targets, (K*B, T) each
     FILE *steps_csv;         // --log-steps, on rank 0
     float *step_loss;        // every step's loss of this run, for --json (rank 0)
@@ -173,8 +185,8 @@ int dtrain_steps_after(dtrain_run *r, float lr, float loss, double seconds);
 // --json's per-step members: ", \"train_loss_steps\": [...]" (rank 0)
 void dtrain_steps_json(const dtrain_run *r, FILE *f);
 void dtrain_steps_close(dtrain_run *r);
-// Bits per token of a mean loss in nats (bytes are the tokens: bits per byte)
-#define DTRAIN_BITS(nats) ((nats) / 0.69314718055994530942)
+// Bits per byte of a mean loss in nats per token, with bpt bytes per token
+#define DTRAIN_BITS(nats, bpt) ((nats) / 0.69314718055994530942 / (bpt))
 
 // The checkpoint of the current step (collective; a sharded run's pieces gathered on rank 0,
 // which writes it): 0, or 1 where this rank failed (r->err); the caller agrees.

@@ -107,7 +107,7 @@ int dtrain_log_row(FILE *f, const char *line) {
 
 // The epoch line on stdout and its --log row; -1 (errno set) if the row could not be written.
 static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_stats *e,
-                     const dt_trainer *tr, int T) {
+                     const dt_trainer *tr, int T, double bpt) {
     char scaler[96] = "";
     if (tr->loss_scaling)  // fp16: the dynamic loss scale now, and the steps it skipped
         snprintf(scaler, sizeof scaler, "  loss scale %g (%ld skipped)",
@@ -116,7 +116,7 @@ static int log_epoch(FILE *csv, int epoch, int64_t step, float lr, const epoch_s
         printf("epoch %3d  step %7lld  lr %.3g  train loss %.4f  val loss %.4f (%.3f bits per "
                "byte)  val next-token top-1 %5.2f %%  %6.1f s  %8.0f tok/s  data wait %.2f s  "
                "comm %.2f s (%.0f %% hidden)\n", epoch, (long long)step, lr, e->train_loss,
-               e->test_loss, DTRAIN_BITS(e->test_loss), 100 * e->test_top1, e->seconds,
+               e->test_loss, DTRAIN_BITS(e->test_loss, bpt), 100 * e->test_top1, e->seconds,
                e->images_per_s * T, e->data_wait_s, e->comm_s,
                e->comm_s > 0 ? 100 * e->hidden_s / e->comm_s : 0.0);
     else
@@ -145,9 +145,13 @@ static void print_banner(const dtrain_run *r) {
     else
         snprintf(per_rank, sizeof per_rank, "%d per rank", o->global_batch / r->ranks);
     static const char *const opt_names[] = {"SGD", "LARS", "AdamW", "LAMB"};
-    char what[64] = "examples", clip[48] = "";
+    char what[128] = "examples", clip[48] = "";
     if (o->clip > 0) snprintf(clip, sizeof clip, ", gradient norm clipped to %g", o->clip);
-    if (r->text)
+    if (r->text && r->bpe)
+        snprintf(what, sizeof what, "sequences of %d tokens of a byte-level BPE of %d (%.2f "
+                 "bytes per token; +%lld held out)", r->T, dt_bpe_vocab(r->bpe),
+                 r->bytes_per_token, r->test ? (long long)r->test->n : 0LL);
+    else if (r->text)
         snprintf(what, sizeof what, "sequences of %d byte tokens (+%lld held out)", r->T,
                  r->test ? (long long)r->test->n : 0LL);
     printf("dtrain: %s on %s, %lld %s, %d ranks x %s, batch %d (%s), "
@@ -192,7 +196,8 @@ static void print_banner(const dtrain_run *r) {
 
 // --json: the run's summary on one line. train_loss is the mean step loss of the last epoch
 // that ran: over the steps it ran when --max-steps stopped the run inside it (that epoch
-// has no line of its own; its steps are still counted), else the last epoch line's.
+// has no line of its own; its steps are still counted), else the last epoch line's; the
+// test loss and top-1 are those of the weights the run ends with (evaluate_last).
 static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, int same,
                                double total, const dt_trainer_memory *m) {
     const dtrain_opts *o = r->o;
@@ -227,9 +232,11 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            dt_shard_name(o->shard), m->units, r->net->n_trainable,
            r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
            m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half);
-    if (r->text)  // the held-out loss in bits per token (bytes: per byte)
-        printf(", \"test_bits_per_byte\": %.6f", isnan(e->test_loss) ? -1.0
-                                                                    : DTRAIN_BITS(e->test_loss));
+    if (r->text)  // the held-out loss in bits per byte, and per token as a perplexity
+        printf(", \"tokenizer\": \"%s\", \"vocab\": %d, \"test_bits_per_byte\": %.6f, "
+               "\"test_perplexity\": %.6f", r->bpe ? "bpe" : "bytes", r->net->num_classes,
+               isnan(e->test_loss) ? -1.0 : DTRAIN_BITS(e->test_loss, r->bytes_per_token),
+               isnan(e->test_loss) ? -1.0 : exp(e->test_loss));
     dtrain_steps_json(r, stdout);
     printf("}\n");
 }
@@ -369,7 +376,8 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     }
     if (p->live) printf("\r%*s\r", 100, "");
     int failed = 0;
-    if (r->rank == 0 && log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr, r->T)) {
+    if (r->rank == 0 && log_epoch(r->csv, (int)r->st.epoch, r->st.step, lr, e, tr, r->T,
+                                     r->bytes_per_token)) {
         dt_fail(&r->err, DT_EXIT_RUNTIME, "--log %.400s: write failed: %s (the file keeps "
                 "its complete rows)", o->log_csv, strerror(errno));
         failed = 1;
@@ -405,7 +413,7 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         show_progress(r, p, &b, loss);
         if (o->sample_every && r->st.step % o->sample_every == 0 && r->rank == 0) {
             if (p->live) printf("\r%*s\r", 100, "");
-            dtrain_sample_now(o, r->net, r->st.step);  // rank 0's replica, between steps
+            dtrain_sample_now(o, r->net, r->bpe, r->st.step);  // rank 0's replica, between steps
         }
         if (stop) {
             if (b.step == r->spe - 1) r->st.epoch = b.epoch + 1;  // the checkpoint's position
@@ -423,23 +431,44 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
     return got < 0 ? dtrain_agree(2, &r->err, r->rank) : 0;
 }
 
+// A language model that --max-steps stopped inside an epoch: the validation split once
+// more, on the weights the run ends with (those --save-weights writes), so that --json's
+// test loss is theirs, as nanoGPT's last evaluation is (image models keep the last epoch's).
+static int evaluate_last(dtrain_run *r, dtrain_progress *p) {
+    if (p->n_loss == 0 || !r->text || !r->test || !r->o->eval_every) return 0;
+    epoch_stats *e = &p->last;
+    e->test_top1 = dtrain_evaluate_text(r->net, r->test, MPI_COMM_WORLD, &e->test_loss,
+                                        &r->err);
+    int rc = dtrain_agree(e->test_top1 < 0 ? 1 : 0, &r->err, r->rank);
+    if (!rc && r->rank == 0)
+        printf("end     step %7lld  val loss %.4f (%.3f bits per byte)  val next-token top-1 "
+               "%5.2f %%\n", (long long)r->st.step, e->test_loss,
+               DTRAIN_BITS(e->test_loss, r->bytes_per_token), 100 * e->test_top1);
+    return rc;
+}
+
 // After the loop: the replicas must still be identical (exit 1 if not), then
 // --save-weights and the --json summary.
-static int finish(dtrain_run *r, const dtrain_progress *p) {
+static int finish(dtrain_run *r, dtrain_progress *p) {
     const dtrain_opts *o = r->o;
     int rc = 0;
     if (p->live) printf("\r%*s\r", 100, "");
     dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model from the shards
+    if ((rc = evaluate_last(r, p))) return rc;
     int same = replicas_identical(r->net);
     if (!same) {
         if (r->rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
         rc = 1;
     }
-    if (o->save_weights[0] && r->rank == 0 && dt_weights_save(r->net, o->save_weights, &r->err)) {
+    char *merges = r->bpe && r->rank == 0 ? dt_bpe_merges_text(r->bpe) : NULL;  // carried along
+    if (o->save_weights[0] && r->rank == 0 &&
+        dt_weights_save_meta(r->net, o->save_weights, DTRAIN_BPE_KEY, merges, &r->err)) {
         fprintf(stderr, "dtrain: %s\n", r->err.msg);
         rc = 1;
     }
-    if (o->save_hf[0] && r->rank == 0 && dt_weights_save_hf(r->net, o->save_hf, &r->err)) {
+    free(merges);
+    if (o->save_hf[0] && r->rank == 0 &&
+        dt_weights_save_hf(r->net, o->save_hf, r->bpe, &r->err)) {
         fprintf(stderr, "dtrain: --save-hf %s: %s\n", o->save_hf, r->err.msg);
         rc = 1;
     }

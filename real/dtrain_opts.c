@@ -17,7 +17,7 @@
 static int data_src(const dt_opt *d, const char *what, const char *s, void *v, dt_error *err) {
     if (strcmp(s, "fashion-mnist") && strcmp(s, "synthetic") && strncmp(s, "folder:", 7) &&
         strcmp(s, "fortunes") && strcmp(s, "fortunes-all") &&
-        (strncmp(s, "text:", 5) || !s[5]))
+        (strncmp(s, "text:", 5) || !s[5]) && (strncmp(s, "tokens:", 7) || !s[7]))
         return dt_opt_bad(err, what, s, d->want);
     return dt_opt_set(&(dt_opt){.type = DT_OPT_STRING, .size = d->size}, what, s, v, err);
 }
@@ -88,11 +88,20 @@ static const dt_opt dtrain_table[] = {
     {.name = "model", .arg = "NAME", .type = DT_OPT_STRING, AT(model),
      .help = "%s (default smallcnn)", .help_arg = model_names},
     {.name = "data", .arg = "SRC", .type = DT_OPT_CUSTOM, AT(data), .parse = data_src,
-     .want = "fashion-mnist, synthetic, folder:ROOT, fortunes, fortunes-all or text:FILE",
+     .want = "fashion-mnist, synthetic, folder:ROOT, fortunes, fortunes-all, text:FILE or "
+             "tokens:DIR",
      .help = "fashion-mnist | synthetic | folder:ROOT (ROOT/class/*.png|jpg);\ngpt models: "
      "fortunes (Debian's fortunes-min, default) |\nfortunes-all (every file of Debian's "
-     "fortunes packages) |\ntext:FILE|DIR (a directory: its files in name order),\nbyte-level "
-     "tokens, the last 10 % held out"},
+     "fortunes packages) |\ntext:FILE|DIR (a directory: its files in name order),\nthe last "
+     "10 % held out; bytes, or BPE with --vocab |\ntokens:DIR (dttok prepare's train.bin, "
+     "val.bin and\ntokenizer)"},
+    {.name = "vocab", .arg = "N", .type = DT_OPT_INT, AT(vocab), .lo = 258, .hi = DT_BPE_MAX_VOCAB,
+     .want = "258 .. 1048576 tokens",
+     .help = "gpt models: a byte-level BPE of N tokens (GPT-2's), learned\nfrom the training "
+     "split, instead of bytes; the model's\nvocabulary is N (dttok does the same ahead of time)"},
+    {.name = "tokenizer", .arg = "DIR", .type = DT_OPT_STRING, AT(tokenizer),
+     .help = "gpt models: the BPE of DIR/merges.txt and vocab.json\n(dttok train, --save-hf); "
+     "--generate reads it from --weights\nwhen they carry one"},
     {.name = "windows", .arg = "random|fixed", .type = DT_OPT_CHOICE, AT(windows_fixed),
      .choices = "random|fixed", .help = "gpt models: each training window starts 0..T-1 "
      "tokens\npast i*T, drawn per epoch (random, default), or at i*T"},
@@ -307,7 +316,8 @@ static void defaults(dtrain_opts *o) {
 // them, and the checks between a model and its data. 0, or 2 with a message.
 static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
     const dt_gpt_shape *gpt = dt_gpt_find(o->model);
-    int text = !strncmp(o->data, "fortunes", 8) || !strncmp(o->data, "text:", 5);
+    int text = !strncmp(o->data, "fortunes", 8) || !strncmp(o->data, "text:", 5) ||
+               !strncmp(o->data, "tokens:", 7);
     if (gpt) {
         if (!dt_opt_given(t, "data")) snprintf(o->data, sizeof o->data, "fortunes"), text = 1;
         if (!dt_opt_given(t, "optimizer")) o->optimizer = DT_OPT_ADAMW;
@@ -327,6 +337,15 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
     else if (!gpt && text)
         snprintf(msg, sizeof msg, "--data %s is text: it trains the gpt models (--model "
                  "gpt2-tiny, ...), not --model %s", o->data, o->model), why = msg;
+    else if ((o->vocab || o->tokenizer[0]) && !gpt)
+        snprintf(msg, sizeof msg, "--%s is for the gpt models (got --model %s)",
+                 o->vocab ? "vocab" : "tokenizer", o->model), why = msg;
+    else if (o->vocab && o->tokenizer[0])
+        snprintf(msg, sizeof msg, "--vocab %d learns a tokenizer and --tokenizer %s names one: "
+                 "give one of them", o->vocab, o->tokenizer), why = msg;
+    else if ((o->vocab || o->tokenizer[0]) && !strncmp(o->data, "tokens:", 7))
+        snprintf(msg, sizeof msg, "--data %s holds its own tokenizer (DIR/merges.txt): drop "
+                 "--%s", o->data, o->vocab ? "vocab" : "tokenizer"), why = msg;
     else if (o->seq_len && !gpt)
         snprintf(msg, sizeof msg, "--seq-len is for the gpt models (got --model %s)", o->model),
             why = msg;

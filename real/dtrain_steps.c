@@ -54,7 +54,7 @@ int dtrain_steps_after(dtrain_run *r, float lr, float loss, double seconds) {
         if (r->rank == 0 && r->text)
             printf("step %7lld  train loss %.4f  val loss %.4f (%.3f bits per byte)  val "
                    "next-token top-1 %5.2f %%\n", (long long)r->st.step, loss, vloss,
-                   DTRAIN_BITS(vloss), 100 * vtop1);
+                   DTRAIN_BITS(vloss, r->bytes_per_token), 100 * vtop1);
         else if (r->rank == 0)
             printf("step %7lld  train loss %.4f  test loss %.4f  test top-1 %6.2f %%\n",
                    (long long)r->st.step, loss, vloss, 100 * vtop1);
@@ -65,7 +65,8 @@ int dtrain_steps_after(dtrain_run *r, float lr, float loss, double seconds) {
         char row[256], val[96];  // empty cells where this step was not evaluated
         snprintf(val, sizeof val, "%s", r->text ? ",," : ",");
         if (!isnan(vloss) && r->text)
-            snprintf(val, sizeof val, "%.6f,%.6f,%.6f", vloss, vtop1, DTRAIN_BITS(vloss));
+            snprintf(val, sizeof val, "%.6f,%.6f,%.6f", vloss, vtop1,
+                     DTRAIN_BITS(vloss, r->bytes_per_token));
         else if (!isnan(vloss))
             snprintf(val, sizeof val, "%.6f,%.6f", vloss, vtop1);
         snprintf(row, sizeof row, "%lld,%lld,%.6g,%.6f,%s,%.3f\n", (long long)r->st.step,

@@ -1,5 +1,9 @@
-# real/programs.cmake — the programs of real runs: dtrain (mpirun -np P dtrain). Included from
+# real/programs.cmake — the programs of real runs: dtrain (mpirun -np P dtrain), and dttok
+# (the gpt models' BPE tokenizer: learn, prepare token shards, encode, decode). Included from
 # real/CMakeLists.txt after libdtdata is defined.
+add_executable(dttok ${CMAKE_CURRENT_LIST_DIR}/dttok.c)
+target_link_libraries(dttok PRIVATE dtnn)
+set_target_properties(dttok PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 if(TARGET dtdata AND DT_HAVE_MPI)
   add_library(dtreal STATIC ${CMAKE_CURRENT_LIST_DIR}/checkpoint.c
                             ${CMAKE_CURRENT_LIST_DIR}/dtrain_opts.c

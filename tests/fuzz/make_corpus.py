@@ -137,3 +137,31 @@ with tempfile.TemporaryDirectory() as t:
     put("bench_csv", "header-only", csv.splitlines()[0] + "\n")
     put("bench_csv", "nan", csv.replace(csv.splitlines()[1].split(",")[-1], "nan", 1))
 print("corpus written under", os.path.join(here, "corpus"))
+
+
+# ---- bpe (fuzz_bpe.c: the first byte picks merges.txt 0, vocab.json 1, else a corpus)
+def b2u():  # GPT-2's bytes_to_unicode
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b), cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+_u = b2u()
+_vocab = {_u[b]: b for b in range(256)}
+_vocab.update({"he": 256, "hey": 257, "<|endoftext|>": 258})
+for name, data in {
+    "merges": b"\x00#version: 0.2\n\xc4\xa0 t\nh e\n\xc4\xa0t he\n",
+    "merges-crlf": b"\x00#version: 0.2\r\na b\r\nab c\r\n",
+    "merges-unknown": b"\x00a b\nx yz\n", "merges-dup": b"\x00a b\na b\n",
+    "merges-foreign": b"\x00a \xce\xa9\n", "merges-empty": b"\x00",
+    "vocab": b"\x01" + json.dumps(_vocab).encode(),
+    "vocab-swapped": b"\x01" + json.dumps(dict(_vocab, he=257, hey=256)).encode(),
+    "vocab-garbage": b"\x01{\"a\": [", "corpus-text": b"x" + b"it's the end of the world as "
+    b"we know it, and I feel fine.\n" * 20, "corpus-bytes": b"\x03" + bytes(range(256)) * 2,
+    "corpus-utf8": b"\x10" + "naïve café — 日本語 ٣٤ 😀 \u3000 x\n".encode() * 8,
+}.items():
+    put("bpe", name, data)

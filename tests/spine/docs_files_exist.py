@@ -32,6 +32,8 @@ import sys
 NOT_FILES = {
     "llm.c": "Karpathy's llm.c, a project",
     "sample.py": "nanoGPT's sampling script (docs/dtrain.md)",
+    "encoder.py": "GPT-2's tokenizer in openai/gpt-2 (docs/dtrain.md, nn/bpe.h)",
+    "prepare.py": "nanoGPT's data preparation script (docs/dtrain.md)",
     "my_algo.c": "the user's own algorithm in docs/architecture.md's example",
     "my_algo.h": "the user's own algorithm in docs/architecture.md's example",
     "runs/dtsim-srun.sh": "written by dtsim --slurm runs (docs/dtsim.md)",

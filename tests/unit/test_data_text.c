@@ -7,6 +7,13 @@
 // offsets and a directory read as its files (below).
 #include "test_data_util.h"
 
+// dt_dataset_text on bytes: sequence length T, a model of vocab tokens, val_fraction held out
+static int text_bytes(const char *path, int T, int vocab, double val_fraction,
+                      dt_dataset **train, dt_dataset **val, dt_error *err) {
+    dt_text_opts o = {.seq_len = T, .vocab = vocab, .val_fraction = val_fraction};
+    return dt_dataset_text(path, &o, train, val, err);
+}
+
 // A file of len fresh random bytes (every value 0..255) in a new scratch directory dir,
 // split with sequence length T: the bytes (malloc'ed), *train and *val
 static unsigned char *random_corpus(tu_rng *r, char *dir, size_t n, int len, int T,
@@ -18,7 +25,7 @@ static unsigned char *random_corpus(tu_rng *r, char *dir, size_t n, int len, int
     for (int i = 0; i < len; i++) bytes[i] = (unsigned char)tu_int(r, 0, 255);
     td_write(path, bytes, (size_t)len);
     dt_error err = {0, ""};
-    assert_int_equal(dt_dataset_text(path, T, 256, 0.1, train, val, &err), 0);
+    assert_int_equal(text_bytes(path, T, 256, 0.1, train, val, &err), 0);
     return bytes;
 }
 
@@ -68,20 +75,20 @@ static void test_bad_corpora_are_refused_with_code_2(void **state) {
     dt_dataset *train = NULL, *val = NULL;
     dt_error err = {0, ""};
     snprintf(path, sizeof path, "%s/missing.txt", dir);
-    assert_int_equal(dt_dataset_text(path, 8, 256, 0.1, &train, &val, &err), -1);
+    assert_int_equal(text_bytes(path, 8, 256, 0.1, &train, &val, &err), -1);
     td_assert_error(err, path, "cannot open it");
     snprintf(path, sizeof path, "%s/empty.txt", dir);
     td_write(path, "", 0);
-    assert_int_equal(dt_dataset_text(path, 8, 256, 0.1, &train, &val, &err), -1);
+    assert_int_equal(text_bytes(path, 8, 256, 0.1, &train, &val, &err), -1);
     td_assert_error(err, path, "is empty");
     snprintf(path, sizeof path, "%s/short.txt", dir);
     td_write(path, "0123456789abcdefghijklmnopqrstuvwxyzABCD", 40);  // 36 + 4 bytes
-    assert_int_equal(dt_dataset_text(path, 3, 256, 0.1, &train, &val, &err), 0);  // fits
+    assert_int_equal(text_bytes(path, 3, 256, 0.1, &train, &val, &err), 0);  // fits
     dt_dataset_free(train);
     dt_dataset_free(val);
-    assert_int_equal(dt_dataset_text(path, 4, 256, 0.1, &train, &val, &err), -1);
+    assert_int_equal(text_bytes(path, 4, 256, 0.1, &train, &val, &err), -1);
     td_assert_error(err, path, "a sequence of 4 tokens needs 5 bytes");
-    assert_int_equal(dt_dataset_text(path, 2, 255, 0.1, &train, &val, &err), -1);
+    assert_int_equal(text_bytes(path, 2, 255, 0.1, &train, &val, &err), -1);
     td_assert_error(err, path, "vocabulary of 256 or more");
     assert_null(train);
     assert_null(val);
@@ -154,7 +161,7 @@ static void test_a_directory_is_its_files_in_name_order(void **state) {
     td_mkdtemp(dir, sizeof dir);
     dt_error err = {0, ""};
     dt_dataset *train = NULL, *val = NULL;
-    assert_int_equal(dt_dataset_text(dir, 4, 256, 0.1, &train, &val, &err), -1);
+    assert_int_equal(text_bytes(dir, 4, 256, 0.1, &train, &val, &err), -1);
     td_assert_error(err, dir, "holds no regular file");
     const char *names[3] = {"b", "a", "c"};
     int lens[3];
@@ -182,7 +189,7 @@ static void test_a_directory_is_its_files_in_name_order(void **state) {
         want[len++] = '\n';
     }
     int T = 3;
-    assert_int_equal(dt_dataset_text(dir, T, 256, 0.1, &train, &val, &err), 0);
+    assert_int_equal(text_bytes(dir, T, 256, 0.1, &train, &val, &err), 0);
     int n_val = (int)(len * 0.1), n_train = len - n_val;
     assert_int_equal(train->n, (n_train - 1) / T);
     assert_int_equal(val->n, (n_val - 1) / T);
