@@ -2,9 +2,10 @@
 // cpu device, tokens/s, the median of timed steps after warm-up. bench/gpt_step.py runs it
 // beside the same step of a PyTorch reference module and prints the table row.
 // Not a test: speed is measured here, never in ctest.
-// usage: bench_gpt_step MODEL BATCH SEQ THREADS WARMUP STEPS
+// usage: bench_gpt_step MODEL BATCH SEQ THREADS WARMUP STEPS [fp32|bf16|fp16]
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "dt.h"
@@ -17,8 +18,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: bench_gpt_step MODEL BATCH SEQ THREADS WARMUP STEPS\n");
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: bench_gpt_step MODEL BATCH SEQ THREADS WARMUP STEPS "
+                "[fp32|bf16|fp16]\n");
+        return DT_EXIT_USAGE;
+    }
+    const char *prec = argc == 8 ? argv[7] : "fp32";
+    dt_amp amp = !strcmp(prec, "bf16") ? DT_AMP_BF16 : !strcmp(prec, "fp16") ? DT_AMP_FP16
+                 : DT_AMP_FP32;
+    if (amp == DT_AMP_FP32 && strcmp(prec, "fp32")) {
+        fprintf(stderr, "bench_gpt_step: precision %s, expected fp32, bf16 or fp16\n", prec);
         return DT_EXIT_USAGE;
     }
     int B = atoi(argv[2]), T = atoi(argv[3]), threads = atoi(argv[4]);
@@ -29,7 +38,7 @@ int main(int argc, char **argv) {
     }
     dt_device *dev = dt_device_cpu_create(threads);
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = B, cfg.seq_len = T;
+    cfg.batch = B, cfg.seq_len = T, cfg.amp = amp;
     dt_error err = {0};
     dt_net *net = dt_model_create(argv[1], dev, &cfg, &err);
     if (!net) return fprintf(stderr, "bench_gpt_step: %s\n", err.msg), err.code;

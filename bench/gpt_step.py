@@ -3,7 +3,11 @@
 (bench_gpt_step) and the PyTorch reference module of tests/ref/gpt_crosscheck.py in the same
 run, the median of timed steps after warm-up, and the ratio. Run with Debian's python3 inside
 the build lock; prints a bench/RESULTS.md table row.
-usage: gpt_step.py BUILD_DIR [--batch 8] [--seq 64] [--threads 2] [--warmup 3] [--steps 20]"""
+usage: gpt_step.py BUILD_DIR [--batch 8] [--seq 64] [--threads 2] [--warmup 3] [--steps 20]
+                   [--precision fp32|bf16]
+bf16: PyTorch under torch.autocast("cpu", torch.bfloat16) (its matmuls in bf16, fp32 master
+weights), dtlab under --precision bf16 (nn/net_half.c: activations stored in bf16, fp32 math)."""
+import contextlib
 import argparse
 import importlib.util
 import os
@@ -22,6 +26,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location(
@@ -38,7 +43,9 @@ def main():
     for s in range(a.warmup + a.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        _, loss = model(idx, tgt)
+        with (torch.autocast("cpu", dtype=torch.bfloat16) if a.precision == "bf16"
+              else contextlib.nullcontext()):
+            _, loss = model(idx, tgt)
         loss.backward()
         opt.step()
         if s >= a.warmup:
@@ -46,11 +53,11 @@ def main():
     torch_tps = a.batch * a.seq / statistics.median(times)
     out = subprocess.run([os.path.join(a.build, "bench", "bench_gpt_step"), "gpt2-tiny",
                           str(a.batch), str(a.seq), str(a.threads), str(a.warmup),
-                          str(a.steps)], env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)),
+                          str(a.steps), a.precision], env=dict(os.environ, OMP_NUM_THREADS=str(a.threads)),
                          check=True, capture_output=True, text=True).stdout.split()
     ours = float(out[1])
-    print("| gpt2-tiny | %d | %d | %d | %.0f | %.0f | %.2f | %s |" % (
-        a.batch, a.seq, a.threads, ours, torch_tps, ours / torch_tps, out[5]))
+    print("| gpt2-tiny %s | %d | %d | %d | %.0f | %.0f | %.2f | %s |" % (
+        a.precision, a.batch, a.seq, a.threads, ours, torch_tps, ours / torch_tps, out[5]))
 
 
 if __name__ == "__main__":

@@ -114,7 +114,8 @@ static int build(dt_net *net, const model_entry *m, const dt_model_config *cfg) 
 }
 
 // A gpt model's configuration: the input is (1, 1, T) tokens, T = seq_len or the context,
-// the classes are the vocabulary; fp32 only; vocab and seq_len must not be negative.
+// the classes are the vocabulary; any precision (nn/net_half.c); vocab and seq_len must not be
+// negative.
 static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_config *out,
                       dt_error *err) {
     dt_gpt_shape own = dt_gpt_shape_of(dt_gpt_find(m->name), in);
@@ -131,9 +132,6 @@ static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_
     if (in->seq_len > s->context)
         return dt_fail(err, DT_EXIT_USAGE, "model %s: a sequence of %d tokens is longer than "
                        "the model's context of %d", m->name, in->seq_len, s->context);
-    if (in->amp != DT_AMP_FP32)
-        return dt_fail(err, DT_EXIT_USAGE, "model %s: gpt models train in fp32 only (got "
-                       "precision %s)", m->name, dt_amp_name(in->amp));
     int tp = in->tp > 1 ? in->tp : 1;
     if (in->tp < 0 || in->blocks < 0 || in->blocks > s->layers || s->heads % tp)
         return dt_fail(err, DT_EXIT_USAGE, "model %s: tensor-parallel degree %d and %d blocks: "

@@ -327,7 +327,8 @@ void dt_net_half_backward(dt_net *net, dt_layer *l) {
     if (direct_backward(net, l)) return;
     views v = {{NULL}, {0}, {0}};
     int reads_in = l->type == DT_LAYER_CONV || l->type == DT_LAYER_LINEAR ||
-                   l->type == DT_LAYER_BN;
+                   l->type == DT_LAYER_BN || l->type == DT_LAYER_LAYERNORM ||
+                   l->type == DT_LAYER_ATTENTION || l->type == DT_LAYER_GELU;
     if (reads_in) bind_src(net, &v, l->in, 1);
     if (l->type == DT_LAYER_RELU && l->out_h) l->out = view(net, &v, l->out_h, out_elems(l), 1, 0);
     if (l->dout_h) l->dout = view(net, &v, l->dout_h, out_elems(l), 1, 0);

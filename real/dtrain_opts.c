@@ -349,10 +349,6 @@ static int text_models(dtrain_opts *o, const dt_opt_table *t, int rank) {
     else if (o->seq_len && !gpt)
         snprintf(msg, sizeof msg, "--seq-len is for the gpt models (got --model %s)", o->model),
             why = msg;
-    else if (gpt && o->precision != DT_AMP_FP32)
-        snprintf(msg, sizeof msg, "--precision %s: the gpt models' layers (embedding, layer "
-                 "norm, attention) run in fp32 only; drop --precision",
-                 dt_amp_name(o->precision)), why = msg;
     else if (gpt && o->seq_len > gpt->context)
         snprintf(msg, sizeof msg, "--seq-len %d is longer than --model %s's context of %d "
                  "tokens (its position embedding has %d rows)", o->seq_len, o->model,

@@ -3,7 +3,8 @@
 //    itself (NaNs to a NaN); random floats, exact ties and values past bf16's largest
 //    narrow to the nearest bf16 (ties to even), checked against a float64 search of the two
 //    neighbours;
-//  - the gradient of a whole network (smallcnn, resnet8, resnet50 on a small input) stored
+//  - the gradient of a whole network (smallcnn, resnet8, resnet50 on a small input, and
+//    gpt2-tiny on 2 sequences of 32 tokens) stored
 //    in fp16 or bf16 against the same network in fp32 (same weights, same batch): the
 //    relative error of the full parameter gradient and of the loss within a bound derived
 //    from the format's unit roundoff u (below), not tuned;
@@ -104,6 +105,7 @@ typedef struct {
     const char *model;
     int batch, c, hw, classes;
     int zero_init_residual;
+    int seq;  // gpt models: tokens per sequence (their inputs are token ids, classes the vocab)
 } net_case;
 
 static dt_net *build(dt_device *d, const net_case *nc, dt_amp amp, uint64_t seed) {
@@ -114,6 +116,7 @@ static dt_net *build(dt_device *d, const net_case *nc, dt_amp amp, uint64_t seed
     cfg.zero_init_residual = nc->zero_init_residual;
     cfg.seed = seed;
     cfg.amp = amp;
+    cfg.seq_len = nc->seq;
     dt_error e;
     memset(&e, 0, sizeof e);
     dt_net *net = dt_model_create(nc->model, d, &cfg, &e);
@@ -136,10 +139,14 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
     uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
     dt_net *ref = build(d, nc, DT_AMP_FP32, seed), *half = build(d, nc, amp, seed);
     size_t nx = (size_t)nc->batch * nc->c * nc->hw * nc->hw;
+    size_t rows = (size_t)nc->batch * (nc->seq ? nc->seq : 1);  // rows of logits
     float *x = malloc(nx * sizeof(float));
-    int32_t *y = malloc((size_t)nc->batch * sizeof(int32_t));
+    int32_t *y = malloc(rows * sizeof(int32_t)), *tok = malloc(rows * sizeof(int32_t));
     tu_fill_uniform(&f->rng, x, nx, -1.0, 1.0);
-    for (int i = 0; i < nc->batch; i++) y[i] = tu_int(&f->rng, 0, nc->classes - 1);
+    for (size_t i = 0; i < rows; i++) {
+        y[i] = tu_int(&f->rng, 0, nc->classes - 1);
+        tok[i] = tu_int(&f->rng, 0, nc->classes - 1);
+    }
     size_t nt = ref->n_trainable, ntot = ref->n_total;
     assert_int_equal(half->n_trainable, nt);
     float *g32 = malloc(nt * sizeof(float)), *gh = malloc(nt * sizeof(float));
@@ -154,7 +161,8 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
     float S = amp == DT_AMP_FP16 ? 4096.0f : 1.0f, loss[2];
     dt_net *nets[2] = {ref, half};
     for (int k = 0; k < 2; k++) {
-        dt_net_set_batch(nets[k], x, y);
+        if (nc->seq) dt_net_set_tokens(nets[k], tok, y);
+        else dt_net_set_batch(nets[k], x, y);
         dt_net_forward(nets[k], 1);
         loss[k] = dt_net_loss(nets[k]);
         dt_net_backward(nets[k], k ? S : 1.0f, NULL, NULL);
@@ -194,12 +202,12 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
     // activation memory: every half-stored buffer is half of fp32's; the logits and their
     // gradient stay fp32 (2 * B * K floats)
     size_t s32, sh, b32 = dt_net_activation_bytes(ref, &s32), bh = dt_net_activation_bytes(half, &sh);
-    size_t logits = 2 * (size_t)nc->batch * nc->classes * sizeof(float);
+    size_t logits = 2 * rows * nc->classes * sizeof(float);
     print_message("%s %s: activations %zu bytes (fp32 %zu), + %zu bytes of fp32 scratch\n",
                   nc->model, dt_amp_name(amp), bh, b32, sh);
     if (!(bh <= b32 / 2 + logits)) fail_msg("activations not halved: %zu vs %zu", bh, b32);
     assert_int_equal(s32, 0);
-    free(x), free(y), free(g32), free(gh), free(m_before), free(m_after), free(r_stats);
+    free(x), free(y), free(tok), free(g32), free(gh), free(m_before), free(m_after), free(r_stats);
     dt_net_free(ref), dt_net_free(half);
 }
 
@@ -209,9 +217,12 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
 // gradient is chaotic: a relative perturbation of 2^-11 of the weights alone, in fp32,
 // changes it by 60 % (measured with PyTorch, torchvision's resnet50, batch 8 at 96x96), so
 // no bound from the format's precision can hold there.
-static const net_case SMALLCNN = {"smallcnn", 8, 1, 28, 10, 0};
-static const net_case RESNET8 = {"resnet8", 4, 1, 28, 10, 0};
-static const net_case RESNET50 = {"resnet50", 4, 3, 96, 10, 1};
+static const net_case SMALLCNN = {"smallcnn", 8, 1, 28, 10, 0, 0};
+static const net_case RESNET8 = {"resnet8", 4, 1, 28, 10, 0, 0};
+static const net_case RESNET50 = {"resnet50", 4, 3, 96, 10, 1, 0};
+// gpt2-tiny on bytes: 2 sequences of 32 tokens (embedding, layer norms, attention, GELU,
+// linear layers and residual adds, all stored in half)
+static const net_case GPT2_TINY = {"gpt2-tiny", 2, 1, 1, 256, 0, 32};
 
 static void test_smallcnn_fp16(void **s) { check_against_fp32(*s, &SMALLCNN, DT_AMP_FP16); }
 static void test_smallcnn_bf16(void **s) { check_against_fp32(*s, &SMALLCNN, DT_AMP_BF16); }
@@ -219,6 +230,8 @@ static void test_resnet8_fp16(void **s) { check_against_fp32(*s, &RESNET8, DT_AM
 static void test_resnet8_bf16(void **s) { check_against_fp32(*s, &RESNET8, DT_AMP_BF16); }
 static void test_resnet50_fp16(void **s) { check_against_fp32(*s, &RESNET50, DT_AMP_FP16); }
 static void test_resnet50_bf16(void **s) { check_against_fp32(*s, &RESNET50, DT_AMP_BF16); }
+static void test_gpt2_tiny_fp16(void **s) { check_against_fp32(*s, &GPT2_TINY, DT_AMP_FP16); }
+static void test_gpt2_tiny_bf16(void **s) { check_against_fp32(*s, &GPT2_TINY, DT_AMP_BF16); }
 
 // ---- relu and the residual add on half storage (nn/device.h relu_forward_h, relu_backward_h,
 // add_h): bit for bit the fp32 op on widened views, op by op and through a whole network ----
@@ -453,6 +466,8 @@ int main(void) {
         cmocka_unit_test(test_bf16_every_value_round_trips),
         cmocka_unit_test(test_bf16_rounds_to_nearest_even),
         cmocka_unit_test(test_smallcnn_fp16),
+        cmocka_unit_test(test_gpt2_tiny_fp16),
+        cmocka_unit_test(test_gpt2_tiny_bf16),
         cmocka_unit_test(test_smallcnn_bf16),
         cmocka_unit_test(test_resnet8_fp16),
         cmocka_unit_test(test_resnet8_bf16),
