@@ -344,6 +344,7 @@ dt_bpe *dt_bpe_from_merges(const char *text, size_t len, const char *what, dt_er
         if (n && s[n - 1] == '\r') n--;
         if (n == 0 || (line == 1 && n >= 8 && !strncmp(s, "#version", 8))) continue;
         const char *sp = memchr(s, ' ', n);
+        int show = n < 40 ? (int)n : 40;  // the line in a message (not NUL-terminated)
         bytes = realloc(bytes, n + 1);
         DT_ASSERT(bytes);
         int la = sp ? from_alphabet(s, (size_t)(sp - s), bytes) : -1;
@@ -352,14 +353,14 @@ dt_bpe *dt_bpe_from_merges(const char *text, size_t len, const char *what, dt_er
         int32_t y = lb > 0 ? bytemap_id(&t, bytes + la, (size_t)lb, 0) : -1;
         if (x < 0 || y < 0)
             bad = dt_fail(err, DT_EXIT_USAGE, "%s line %d: expected two tokens made before "
-                          "it, in GPT-2's byte alphabet, separated by one space (\"%.40s\")",
-                          what, line, s);
+                          "it, in GPT-2's byte alphabet, separated by one space (\"%.*s\")",
+                          what, line, show, s);
         else if (m + 258 > DT_BPE_MAX_VOCAB)
             bad = dt_fail(err, DT_EXIT_USAGE, "%s: more than %d merges", what,
                           DT_BPE_MAX_VOCAB - 258);
         else if (bytemap_id(&t, bytes, (size_t)(la + lb), 0) >= 0)
             bad = dt_fail(err, DT_EXIT_USAGE, "%s line %d: makes a token that an earlier line "
-                          "or a byte made already (\"%.40s\")", what, line, s);
+                          "or a byte made already (\"%.*s\")", what, line, show, s);
         if (bad) break;
         bytemap_id(&t, bytes, (size_t)(la + lb), 1);
         if (m == cap) pairs = realloc(pairs, (size_t)(cap *= 2) * sizeof *pairs);
