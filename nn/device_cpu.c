@@ -56,7 +56,7 @@ static void cpu_sync(dt_device *d) { (void)d; }
 static void cpu_destroy(dt_device *d) {
     if (!d) return;
     dt_cpu_ctx *ctx = d->ctx;
-    if (ctx) free(ctx->scratch), free(ctx->bf16), free(ctx->hbuf);
+    if (ctx) free(ctx->scratch), free(ctx->bf16), free(ctx->r32), free(ctx->hbuf);
     free(ctx);
     free(d);
 }

@@ -31,11 +31,12 @@
 // A0's and B0's spans rounded to bf16 with the same layout, so a piece at A (an image of the
 // batch, a band) is at A16 + (A - A0).
 typedef struct {
-    int kind;  // DT_CPU_GEMM_REFERENCE, DT_CPU_GEMM_ONEDNN, or GEMM_BF16
+    int kind;  // DT_CPU_GEMM_REFERENCE, DT_CPU_GEMM_ONEDNN, GEMM_BF16 or GEMM_BF16_VALUES
     const float *A0, *B0;
-    const uint16_t *A16, *B16;
+    const uint16_t *A16, *B16;  // GEMM_BF16: the operands in bf16
+    const float *A32, *B32;     // GEMM_BF16_VALUES: the operands' bf16 values, in fp32
 } gemm_ops;
-enum { GEMM_BF16 = 100 };
+enum { GEMM_BF16 = 100, GEMM_BF16_VALUES = 101 };
 
 // C = beta*C for an (M,N) block with row stride ldc; beta == 0 writes zeros (as BLAS does:
 // NaN in C does not survive a zero beta).
@@ -73,6 +74,12 @@ static void sgemm1(const gemm_ops *g, int ta, int tb, int M, int N, int K, float
     char a = ta ? 'T' : 'N', b = tb ? 'T' : 'N';
     if (g->kind == DT_CPU_GEMM_ONEDNN) {
         dnnl_status_t s = dnnl_sgemm(a, b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        if (s != dnnl_success) dnnl_failed("dnnl_sgemm", (int)s);
+        return;
+    }
+    if (g->kind == GEMM_BF16_VALUES) {  // bf16 values multiplied exactly by the fp32 gemm
+        dnnl_status_t s = dnnl_sgemm(a, b, M, N, K, alpha, g->A32 + (A - g->A0), lda,
+                                     g->B32 + (B - g->B0), ldb, beta, C, ldc);
         if (s != dnnl_success) dnnl_failed("dnnl_sgemm", (int)s);
         return;
     }
@@ -141,6 +148,21 @@ static size_t extent(int rows, int cols, int ld) {
     return rows > 0 && cols > 0 ? (size_t)(rows - 1) * ld + cols : 0;
 }
 
+// fp32 scratch for operands rounded to bf16's values (plan), grown on demand
+float *dt_cpu_r32_scratch(dt_cpu_ctx *ctx, size_t n) {
+    if (ctx->r32_n < n) {
+        free(ctx->r32);
+        ctx->r32 = malloc((n ? n : 1) * sizeof(float));
+        if (!ctx->r32) {
+            fprintf(stderr, "dtlab: cpu device: out of memory allocating %zu bytes at %s:%d\n",
+                    n * sizeof(float), __FILE__, __LINE__);
+            exit(DT_EXIT_RUNTIME);
+        }
+        ctx->r32_n = n;
+    }
+    return ctx->r32;
+}
+
 // bf16 scratch owned by the device, grown on demand and kept between calls.
 uint16_t *dt_cpu_bf16_scratch(dt_cpu_ctx *ctx, size_t n) {
     if (ctx->bf16_n < n) {
@@ -184,9 +206,13 @@ static void cpu_half_view(dt_device *d, int slot, const float *view, const uint1
 // logits is rounded as a tensor-core gemm on the cuda device rounds it. na and nb are the
 // operands' spans in elements (0: B is rounded elsewhere, gemm_batched_packed). Where the
 // CPU has no bf16 multiply, it says so once and the gemm stays fp32: the same numbers.
-static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, size_t nb) {
+// A small product (small: under DT_CPU_BF16_GEMM_MIN) multiplies the same bf16 values on the
+// fp32 gemm, faster there: each operand not read from a bf16 tensor is rounded to bf16's
+// values in fp32 scratch (a product of two bf16 values is exact in fp32).
+static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, size_t nb,
+                     int small) {
     dt_cpu_ctx *ctx = d->ctx;
-    gemm_ops g = {ctx->gemm, A, B, NULL, NULL};
+    gemm_ops g = {ctx->gemm, A, B, NULL, NULL, NULL, NULL};
     if (d->gemm_half != 2) return g;
     if (!ctx->bf16_gemm) {
         if (!ctx->bf16_said) {
@@ -198,6 +224,15 @@ static gemm_ops plan(dt_device *d, const float *A, size_t na, const float *B, si
     }
     const uint16_t *a16 = viewed(ctx, A, na), *b16 = nb ? viewed(ctx, B, nb) : NULL;
     size_t ca = a16 ? 0 : na, cb = b16 ? 0 : nb;  // elements to round
+    if (small && nb) {
+        float *r = dt_cpu_r32_scratch(ctx, ca + cb);
+        for (size_t i = 0; i < ca; i++) r[i] = dt_bf16_to_f32(dt_f32_to_bf16(A[i]));
+        for (size_t i = 0; i < cb; i++) r[ca + i] = dt_bf16_to_f32(dt_f32_to_bf16(B[i]));
+        g.kind = GEMM_BF16_VALUES;
+        g.A32 = ca ? r : A;
+        g.B32 = cb ? r + ca : B;
+        return g;
+    }
     uint16_t *s = dt_cpu_bf16_scratch(ctx, ca + cb);
     size_t n = ca + cb;
     enum { BLK = 1 << 16 };
@@ -230,9 +265,10 @@ static size_t span(size_t stride, int batch, int rows, int cols, int ld) {
 static void cpu_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float alpha,
                      const float *A, int lda, const float *B, int ldb, float beta, float *C,
                      int ldc) {
-    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL};
+    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL, NULL, NULL};
     if (M > 0 && N > 0 && K > 0 && alpha != 0.0f)
-        g = plan(d, A, extent(ta ? K : M, ta ? M : K, lda), B, extent(tb ? N : K, tb ? K : N, ldb));
+        g = plan(d, A, extent(ta ? K : M, ta ? M : K, lda), B, extent(tb ? N : K, tb ? K : N, ldb),
+                 (double)M * N * K < DT_CPU_BF16_GEMM_MIN);
     sgemm_threads(&g, d->threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -322,14 +358,14 @@ static void cpu_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K, 
     if (batch <= 0 || M <= 0 || N <= 0) return;
     int T = d->threads, small = 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN;
     int packed = !small && sa == 0 && !tb && batch > 1 && N < DT_CPU_PACK_BELOW;
-    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL};
+    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL, NULL, NULL};
     size_t na = span(sa, batch, ta ? K : M, ta ? M : K, lda);
     if (packed && d->gemm_half == 2) {  // room for P's bf16 copy after A's, grown first
         int grp = (DT_CPU_PACK_COLS + N - 1) / N;
         dt_cpu_bf16_scratch(d->ctx, na + (size_t)K * N * (grp < batch ? grp : batch));
     }
     if (K > 0 && alpha != 0.0f)  // packed: B is rounded into P
-        g = plan(d, A, na, B, packed ? 0 : span(sb, batch, tb ? N : K, tb ? K : N, ldb));
+        g = plan(d, A, na, B, packed ? 0 : span(sb, batch, tb ? N : K, tb ? K : N, ldb), 0);
     if (packed) {
         gemm_batched_packed(d, &g, ta, M, N, K, alpha, A, lda, B, ldb, sb, beta, C, ldc, sc,
                             batch);
@@ -370,10 +406,10 @@ static void cpu_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, int
         scale_block(C, M, N, ldc, beta);
         return;
     }
-    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL};
+    gemm_ops g = {((dt_cpu_ctx *)d->ctx)->gemm, A, B, NULL, NULL, NULL, NULL};
     if (K > 0 && alpha != 0.0f)
         g = plan(d, A, span(sa, batch, ta ? K : M, ta ? M : K, lda), B,
-                 span(sb, batch, tb ? N : K, tb ? K : N, ldb));
+                 span(sb, batch, tb ? N : K, tb ? K : N, ldb), 0);
     int T = d->threads;
     if (T <= 1 || 2.0 * M * N * K * batch < DT_CPU_GEMM_PAR_MIN) {
         for (int i = 0; i < batch; i++) {

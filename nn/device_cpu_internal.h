@@ -43,6 +43,8 @@ typedef struct {
     const char *bf16_why;  // why not, when bf16_gemm is 0
     uint16_t *bf16;  // gemm operands rounded to bf16, grown on demand
     size_t bf16_n;
+    float *r32;      // small gemms' operands rounded to bf16's values, in fp32 (plan)
+    size_t r32_n;
     float *hbuf;  // gemm_batched_bf16_h's fp32 results before rounding, grown on demand
     size_t hbuf_n;
     // the network's fp32 views of bf16 tensors (nn/device.h half_view), read in place
@@ -54,6 +56,11 @@ typedef struct {
 // ---- shared by the gemm files (device_cpu_gemm.c, device_cpu_half.c) ----
 // Below this many FLOPs a gemm call runs on one thread: a parallel region would cost more.
 #define DT_CPU_GEMM_PAR_MIN 2e6
+// The smallest single gemm (M*N*K multiply-adds) that the bf16 backend runs when a bf16
+// layer multiplies (nn/device_cpu_gemm.c cpu_gemm): below it the fp32 gemm, on the same
+// bf16 values, is faster here (gpt2-tiny's linear layers, 1024 x 256 x 64: bench/RESULTS.md
+// "bf16").
+#define DT_CPU_BF16_GEMM_MIN 6.4e7
 // Narrow gemms (fewer columns than DT_CPU_PACK_BELOW, e.g. the 7x7 = 49 pixels of ResNet's
 // last stage) with a shared A are packed side by side, about DT_CPU_PACK_COLS wide.
 #define DT_CPU_PACK_BELOW 128
@@ -71,6 +78,7 @@ static inline void dt_cpu_split16(int n, int t, int nt, int *lo, int *hi) {
 // The device's fp32 and bf16 scratch (ctx->scratch, ctx->bf16), grown on demand and kept.
 float *dt_cpu_scratch(dt_device *d, size_t floats);
 uint16_t *dt_cpu_bf16_scratch(dt_cpu_ctx *ctx, size_t n);
+float *dt_cpu_r32_scratch(dt_cpu_ctx *ctx, size_t n);
 
 #if defined(DT_HAVE_DNNL) && defined(DT_HAVE_DNNL_BF16_GEMM)
 #include <oneapi/dnnl/dnnl.h>
