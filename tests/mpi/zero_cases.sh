@@ -39,7 +39,7 @@
 #                   2 and left as it was
 #   accumulate      --accumulate 2 at stages 2 and 3 (each micro-batch reduce-scattered, the
 #                   pieces summed) against the plain run's accumulation (summed whole, one
-#                   allreduce) on the same buckets, np 3: within 1e-5 (the sums' order
+#                   allreduce) on the same buckets, np 3: within 1e-3 (the sums' order
 #                   differs: ranks then micro-batches); the check can tell (no accumulation
 #                   gives other weights)
 #   half_fp16, half_bf16  mixed precision (--precision fp16 with dynamic loss scaling, bf16)
@@ -252,16 +252,19 @@ accumulate)
   # the sharded stages reduce each micro-batch and add the reduced pieces, the plain step
   # adds the micro-batches and reduces once: the same sums in another order, so the model's
   # relative L2 difference (--global), not each tensor's, whose near-zero batch-norm biases
-  # (|b| ~ 1e-7: seed 2472945482, layer3.0.bn1.bias) differ by 2 % of themselves in rounding
+  # (|b| ~ 1e-7: seed 2472945482, layer3.0.bn1.bias) differ by 2 % of themselves in rounding.
+  # Typically 1-2e-8; a rounding that moves a ReLU's input across 0 changes that gradient by
+  # its whole size, and seed 1830764476 gave 2.0e-5. The bound, 1e-3, is 100 times below
+  # what a lost micro-batch gives (no accumulation: 0.10, checked below).
   save ap2 3 --algo ring --fusion 100KB --accumulate 2
   save as2 3 --algo ring --fusion 100KB --accumulate 2 --shard gradients
-  same as2 ap2 1e-5 --global
+  same as2 ap2 1e-3 --global
   save ap3 3 --algo ring --fusion none --accumulate 2
   save as3 3 --algo ring --accumulate 2 --shard parameters
-  same as3 ap3 1e-5 --global
+  same as3 ap3 1e-3 --global
   save n3 3 --algo ring --shard parameters
-  "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 --global | sed "s/^/no accumulation against it: /"
-  if "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-5 --global > /dev/null; then fail "--accumulate 2 gives the weights of no accumulation: the check cannot tell"; fi
+  "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-3 --global | sed "s/^/no accumulation against it: /"
+  if "$ST_COMPARE" "$W/n3.st" "$W/as3.st" 1e-3 --global > /dev/null; then fail "--accumulate 2 gives the weights of no accumulation: the check cannot tell"; fi
   echo "PASS accumulate" ;;
 half_fp16|half_bf16)
   prec=${CASE#half_}
