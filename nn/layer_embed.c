@@ -25,6 +25,11 @@ void dt_embed_forward(dt_layer *l, dt_net *net, int training) {
 
 void dt_embed_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
-    d->embed_backward(d, l->dout, net->tokens, l->B, l->oh, l->ow, dt_net_g(net, l->w_off),
+    float *wte = dt_net_g(net, l->w_off);
+    d->embed_backward(d, l->dout, net->tokens, l->B, l->oh, l->ow, wte,
                       dt_net_g(net, l->b_off));
+    if (net->tied_grad && !net->tied_defer) {  // the tied head's half, once per step
+        d->add(d, wte, net->tied_grad, net->tied_n);
+        d->fill(d, net->tied_grad, 0.0f, net->tied_n);
+    }
 }

@@ -45,8 +45,10 @@ void dt_linear_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     int in = lin_in(l), rows = lin_rows(l), out = l->per_token ? l->ow : l->oc;
     if (l->has_bias) d->bias_backward(d, l->dout, rows, out, 1, dt_net_g(net, l->b_off));
+    // a tied head's weight gradient: apart while the net keeps it so (net.h tied_grad)
+    float *dw = l->tied && net->tied_grad ? net->tied_grad : dt_net_g(net, l->w_off);
     d->gemm(d, 1, 0, out, in, rows, 1.0f, l->dout, out, dt_layer_src(net, l->in), in,
-            1.0f, dt_net_g(net, l->w_off), in);
+            1.0f, dw, in);
     d->gemm(d, 0, 0, rows, in, out, 1.0f, l->dout, out, dt_net_p(net, l->w_off), in,
             l->dsrc_set & 1 ? 0.0f : 1.0f, dt_layer_dsrc(net, l->in), in);
 }

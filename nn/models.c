@@ -133,13 +133,18 @@ static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_
         return dt_fail(err, DT_EXIT_USAGE, "model %s: a sequence of %d tokens is longer than "
                        "the model's context of %d", m->name, in->seq_len, s->context);
     int tp = in->tp > 1 ? in->tp : 1;
-    if (in->tp < 0 || in->blocks < 0 || in->blocks > s->layers || s->heads % tp)
-        return dt_fail(err, DT_EXIT_USAGE, "model %s: tensor-parallel degree %d and %d blocks: "
-                       "the degree must divide the %d attention heads and the blocks be 0 (all) "
-                       "to %d", m->name, in->tp, in->blocks, s->heads, s->layers);
+    if (in->tp < 0 || in->blocks < 0 || in->blocks > s->layers || s->heads % tp ||
+        in->block0 < 0 || in->block0 + (in->blocks ? in->blocks : s->layers) > s->layers ||
+        (in->ends & ~(DT_GPT_NO_EMBED | DT_GPT_NO_HEAD)))
+        return dt_fail(err, DT_EXIT_USAGE, "model %s: tensor-parallel degree %d and %d blocks "
+                       "from block %d: the degree must divide the %d attention heads and the "
+                       "blocks be 0 (all) to %d, within the model", m->name, in->tp, in->blocks,
+                       in->block0, s->heads, s->layers);
     out->seq_len = in->seq_len > 0 ? in->seq_len : s->context;
     out->vocab = in->vocab > 0 ? in->vocab : s->vocab;
     out->in_c = 1, out->in_h = 1, out->in_w = out->seq_len;
+    if (in->ends & DT_GPT_NO_EMBED)  // a later pipeline stage: its first block's input
+        out->in_h = out->seq_len, out->in_w = s->width;
     out->num_classes = (out->vocab + tp - 1) / tp;  // a rank's vocabulary shard
     return 0;
 }

@@ -53,7 +53,12 @@ double dt_gpt_param_count(const dt_gpt_shape *s, int vocab) {
 // tensor-parallel group's allreduce adds), the embedding and the tied head over V/t of the
 // vocabulary; layer norms and residuals whole, on every rank. cfg->blocks builds that many
 // blocks (a pipeline stage's share, with the embedding and head kept: sim/dtsim_3d.c times
-// one block as the difference of two such nets).
+// one block as the difference of two such nets). cfg->ends leaves the embedding out (the
+// stage then reads its first block's input, (1, T, C) per sample, from net->input) or the
+// final norm and head (it ends with its last block's output), and cfg->block0 numbers the
+// blocks from there: one stage of nn/train_pipe.c's pipeline. A head without the embedding
+// holds its own copy of the tied weight, "lm_head.weight", marked tied (Megatron-LM keeps
+// the word embedding on the last stage too: Narayanan et al. 2021, §4).
 int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s) {
     int L = s->layers, C = s->width, t = cfg->tp > 1 ? cfg->tp : 1;
     int V = cfg->vocab > 0 ? cfg->vocab : s->vocab;
@@ -62,10 +67,12 @@ int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s)
     // llm.c train_gpt2.py _init_weights: N(0, 0.02^2), the residual projections scaled by
     // 1/sqrt(2L) (GPT-2 sec. 2.3); biases 0, layer norms 1 and 0
     float std = 0.02f, proj_std = 0.02f / sqrtf(2.0f * (float)L);
-    int emb = dt_net_add_embed(net, "transformer", V, s->context, C, std);
+    int emb = -1;
+    if (!(cfg->ends & DT_GPT_NO_EMBED))
+        emb = dt_net_add_embed(net, "transformer", V, s->context, C, std);
     int x = emb;
     char n[64];
-    for (int i = 0; i < nb && dt_build_status(net) == 0; i++) {
+    for (int i = cfg->block0; i < cfg->block0 + nb && dt_build_status(net) == 0; i++) {
 #define NAME(part) (snprintf(n, sizeof n, "transformer.h.%d.%s", i, part), n)
         int ln1 = dt_net_add_layernorm(net, NAME("ln_1"), x, 1e-5f);
         int qkv = dt_net_add_linear_tokens(net, NAME("attn.c_attn"), ln1, 3 * C / t, 1, std);
@@ -79,7 +86,13 @@ int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s)
         x = dt_net_add_add(net, p2, x1);
 #undef NAME
     }
+    if (cfg->ends & DT_GPT_NO_HEAD) return dt_build_status(net);
     int lnf = dt_net_add_layernorm(net, "transformer.ln_f", x, 1e-5f);
-    dt_net_add_tied_head(net, "lm_head", lnf, emb);
+    if (emb >= 0) {
+        dt_net_add_tied_head(net, "lm_head", lnf, emb);
+    } else {
+        int h = dt_net_add_linear_tokens(net, "lm_head", lnf, V, 0, std);
+        if (h >= 0) net->layers[h]->tied = 1;
+    }
     return dt_build_status(net);
 }

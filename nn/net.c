@@ -479,6 +479,7 @@ void dt_net_free(dt_net *net) {
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) d->free(d, bufs[i]);
     if (net->params_bf16) d->free(d, net->params_bf16);
+    if (net->tied_grad) d->free(d, net->tied_grad);
     if (net->labels) d->free(d, net->labels);
     if (net->tokens) d->free(d, net->tokens);
     for (int i = 0; i < net->n_layers; i++) {  // douts are shared (plan_douts): free once

@@ -65,10 +65,17 @@ typedef struct {
     // layers of 1/tp of every block (0 or 1: the whole model; nn/models_gpt.c), and the
     // number of blocks built (0: the model's; a pipeline stage's share of them)
     int tp, blocks;
+    // gpt models, one stage of a pipeline (nn/train_pipe.h): its first block's index (the
+    // names' transformer.h.<i>), and the model's ends it leaves out (DT_GPT_NO_*: a stage
+    // without the embedding reads (1, T, C) activations as its input, one without the head
+    // ends with its last block's output; 0: both ends, as sim/dtsim_3d.c times them)
+    int block0, ends;
     // gpt models: a shape of one's own over the named model's (0: the model's): blocks L,
     // width C, attention heads (Megatron-LM's table of models, Narayanan et al. 2021)
     int layers, width, heads;
 } dt_model_config;
+
+enum { DT_GPT_NO_EMBED = 1, DT_GPT_NO_HEAD = 2 };
 
 dt_model_config dt_model_config_default(void);  // batch 32, 3x224x224, 1000 classes, zero-init
 
@@ -136,6 +143,16 @@ struct dt_net {
     struct dt_net_units *units;
     void (*on_params)(void *ctx, dt_net *net, int layer, int phase);
     void *on_params_ctx;
+
+    // ---- a tied head's gradient kept apart (dt_net_keep_tied_apart) ----
+    // Non-NULL: a tied head (l->tied) adds its weight gradient here, not into the
+    // embedding's, and the embedding layer's backward adds this buffer into its wte gradient
+    // and zeroes it, unless tied_defer (the trainer sets it for micro-batches that do not
+    // communicate): the two halves of a tied weight's gradient summed once per step, as a
+    // pipeline whose ends sit on different ranks must sum them (Narayanan et al. 2021).
+    float *tied_grad;        // device, the tied weight's elements
+    size_t tied_n;
+    int tied_defer;
 
     dt_error build_err;      // first error met while adding layers (reported by finalize)
     int finalized;
@@ -246,6 +263,13 @@ typedef void (*dt_grad_ready_fn)(void *ctx, dt_net *net, int layer, size_t lo, s
 // seed the loss gradient (scaled by loss_scale/B), run backward last layer first, calling
 // ready(ctx, ...) after each layer (ready may be NULL).
 void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx);
+// dt_net_backward seeded with dout (device, the last layer's output size), the gradient of
+// the loss with respect to the last layer's output that a later pipeline stage sent, in
+// place of the loss's (a stage without the head: no dt_net_loss first).
+void dt_net_backward_from(dt_net *net, const float *dout, dt_grad_ready_fn ready, void *ctx);
+// Allocates net->tied_grad (zero) for the weight of the net's tied head or of its
+// embedding's wte (the half a pipeline stage holds); 0, or -1 when the net has neither.
+int dt_net_keep_tied_apart(dt_net *net);
 // Bytes of the layers' activation and activation-gradient buffers (out and dout, shared
 // ones once), and of the fp32 scratch mixed precision converts them through (0 in fp32).
 size_t dt_net_activation_bytes(const dt_net *net, size_t *scratch_bytes);

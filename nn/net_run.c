@@ -177,7 +177,8 @@ void dt_net_dout_first_writer(const dt_net *net, int *first) {
 // register in order, so walking the layers backwards hands out ranges that tile
 // [0, n_trainable) from the top down; a layer without parameters reports the empty range
 // at the current low mark.
-void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx) {
+static void backward(dt_net *net, float loss_scale, const float *seed, dt_grad_ready_fn ready,
+                     void *ctx) {
     DT_ASSERT(net && net->finalized);
     dt_device *d = net->dev;
     int n = net->n_layers;
@@ -198,9 +199,14 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     if (swap) net->master = net->params, net->params = net->params_lp;
     dt_layer *last = net->layers[n - 1];
     int root_last = dt_layer_buffer_root(net, n - 1);
-    d->fill(d, last->dout, 0.0f, (size_t)last->B * dt_layer_out_size(last));
-    d->softmax_xent_backward(d, net->probs, net->labels, loss_rows(net), net->num_classes,
-                             loss_scale / (float)loss_rows(net), last->dout);
+    size_t n_last = (size_t)last->B * dt_layer_out_size(last);
+    if (seed) {  // a later pipeline stage's gradient
+        d->copy(d, last->dout, seed, n_last * sizeof(float));
+    } else {
+        d->fill(d, last->dout, 0.0f, n_last);
+        d->softmax_xent_backward(d, net->probs, net->labels, loss_rows(net), net->num_classes,
+                                 loss_scale / (float)loss_rows(net), last->dout);
+    }
     size_t mark = net->n_trainable;
     for (int t = n - 1; t >= 0; t--) {
         dt_layer *l = net->layers[t];
@@ -233,6 +239,31 @@ void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void
     prepare(net, -1, DT_PHASE_BACKWARD);
     if (swap) net->params = net->master, net->master = NULL;
     free(first), free(zero_at), free(next);
+}
+
+void dt_net_backward(dt_net *net, float loss_scale, dt_grad_ready_fn ready, void *ctx) {
+    backward(net, loss_scale, NULL, ready, ctx);
+}
+
+void dt_net_backward_from(dt_net *net, const float *dout, dt_grad_ready_fn ready, void *ctx) {
+    DT_ASSERT(dout);
+    backward(net, 1.0f, dout, ready, ctx);
+}
+
+int dt_net_keep_tied_apart(dt_net *net) {
+    DT_ASSERT(net && net->finalized);
+    for (int i = 0; i < net->n_layers && !net->tied_grad; i++) {
+        const dt_layer *l = net->layers[i];
+        if (l->type != DT_LAYER_EMBED && !l->tied) continue;
+        const dt_param *w = NULL;  // wte, or the head's copy of it
+        for (int t = 0; t < net->n_params && !w; t++)
+            if (net->params_table[t].offset == (size_t)l->w_off && net->params_table[t].trainable)
+                w = &net->params_table[t];
+        DT_ASSERT(w);
+        net->tied_n = w->count;
+        net->tied_grad = net->dev->alloc(net->dev, w->count * sizeof(float));
+    }
+    return net->tied_grad ? 0 : -1;
 }
 
 double dt_net_forward_flops(const dt_net *net) {

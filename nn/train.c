@@ -25,17 +25,24 @@ static void set_micro_batch(dt_net *net, const float *x, const int32_t *tokens,
 // communicate (an earlier micro-batch of accumulation) the gradient just adds up here;
 // otherwise backward runs with the strategy's hooks, then its finish, and is timed:
 // backward's compute, the communication the strategy saw, the part after backward (exposed).
-static void backward(dt_trainer *t, const dt_strategy *s, int communicate) {
+// seed: a later pipeline stage's gradient of the net's output (nn/train_pipe.c), else NULL
+// (the loss's). A tied weight's halves kept apart (net.h tied_grad) are summed where the
+// strategy communicates.
+void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate,
+                         const float *seed) {
     dt_net *net = t->net;
     dt_device *d = net->dev;
     float scale = t->hooks.scale ? t->hooks.scale(t) : 1.0f;
+    net->tied_defer = !communicate;
     if (!communicate) {
-        dt_net_backward(net, scale, NULL, NULL);
+        if (seed) dt_net_backward_from(net, seed, NULL, NULL);
+        else dt_net_backward(net, scale, NULL, NULL);
         return;
     }
     double t0 = MPI_Wtime();
     t->last_backward_start = t0;
-    dt_net_backward(net, scale, s->on_gradient_ready, t);
+    if (seed) dt_net_backward_from(net, seed, s->on_gradient_ready, t);
+    else dt_net_backward(net, scale, s->on_gradient_ready, t);
     if (s->progress && d->device_memory && d->mark) {  // a GPU still computing: progress
         uint64_t m = d->mark(d);
         while (!d->done(d, m)) s->progress(t);
@@ -60,7 +67,8 @@ static float forward_backward(dt_trainer *t, const dt_strategy *s, const float *
     dt_net_forward(net, 1);
     float loss = dt_net_loss(net);
     net->keep_grads = k > 0;  // accumulation: later micro-batches add to the gradient
-    backward(t, s, k == t->accumulate - 1 || (s->flags & DT_STRATEGY_EACH_MICRO));
+    dt_trainer_backward(t, s, k == t->accumulate - 1 || (s->flags & DT_STRATEGY_EACH_MICRO),
+                        NULL);
     return loss;
 }
 
@@ -87,13 +95,19 @@ static void count_comm(dt_trainer *t) {  // the step's communication, into the s
 static float step(dt_trainer *t, const float *x, const int32_t *tokens, const int32_t *y,
                   float lr) {
     DT_ASSERT(t && t->net && (x || tokens) && y);
-    dt_net *net = t->net;
     dt_strategy s;
     DT_ASSERT(!dt_strategy_get(t->shard, &s));
     int K = t->accumulate;
     float loss = 0.0f;
     for (int k = 0; k < K; k++)  // micro-batches: the mean over this rank's K*B samples
         loss += forward_backward(t, &s, x, tokens, y, k) / (float)K;
+    return dt_trainer_step_end(t, &s, loss, lr);
+}
+
+float dt_trainer_step_end(dt_trainer *t, const dt_strategy *sp, float loss, float lr) {
+    dt_net *net = t->net;
+    dt_strategy s = *sp;
+    int K = t->accumulate;
     net->keep_grads = 0;
     // g = (1/(P*K)) * the sum over the ranks and micro-batches (Goyal et al. 2017, §2.1), of
     // this rank's part of the gradient
@@ -102,6 +116,7 @@ static float step(dt_trainer *t, const float *x, const int32_t *tokens, const in
     // Every rank has B samples, so the global mean is the mean of the ranks' means.
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, t->comm);
     loss /= (float)t->size;
+    if (t->hooks.reduced) t->hooks.reduced(t, &loss);  // a pipeline's stages agree
     if (!isfinite(loss)) {  // the same on every rank: all stop together
         count_comm(t);
         return NAN;

@@ -41,7 +41,12 @@ typedef struct {
     float (*scale)(const dt_trainer *t);
     int (*unscale)(dt_trainer *t);
     void (*clip)(dt_trainer *t);  // clipping by global norm (train_norms.c), before the update
+    // after the gradient and the loss are summed over the data-parallel ranks: a pipeline's
+    // stages agree on the loss and on its tied weight's gradient (train_pipe.c)
+    void (*reduced)(dt_trainer *t, float *loss);
 } dt_step_hooks;
+
+struct dt_pipeline;
 
 struct dt_trainer {
     dt_net *net;        // this rank's replica (borrowed, not freed by the trainer)
@@ -95,6 +100,7 @@ struct dt_trainer {
     // run to match one. Off, a plain run sums whole tensors (one kernel each, not P).
     int piece_norms;
     dt_norm_plan *norms;       // made at the first step that needs it (owned)
+    struct dt_pipeline *pipe;      // a pipeline stage's (nn/train_pipe.h; borrowed), else NULL
 
     // ---- what only the simulator supplies (sim/rank.c; NULL in a real run) ----
     // the device of the collectives' kernels: an unscaled handle of the model device (a

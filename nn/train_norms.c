@@ -4,6 +4,7 @@
 // (dt_step_hooks clip). Not here: the plan's arithmetic (optim_norms.c), the step (train.c).
 #include <math.h>
 
+#include "train_pipe.h"
 #include "train_strategy.h"
 
 // The units the pieces are cut from: a sharded strategy's (t->unit_lo: ZeRO's units; stage
@@ -37,11 +38,11 @@ void dt_trainer_sum_ranks(void *ctx, double *v, size_t n) {
 
 // Clipping by global norm (optim.h dt_clip_grad_norm's rule) of this rank's part of the
 // averaged gradient: the whole when plain, the norm summed from the pieces when sharded or
-// piece_norms.
+// piece_norms, or a pipeline's stage (from the pieces of every stage).
 static void clip(dt_trainer *t) {
     dt_net *net = t->net;
     int sharded = t->opt->sharded;
-    if (!sharded && !t->piece_norms) {
+    if (!sharded && !t->piece_norms && !t->pipe) {
         t->last_grad_norm = dt_clip_grad_norm(net, t->clip_norm);
         return;
     }
@@ -49,7 +50,8 @@ static void clip(dt_trainer *t) {
     double *sq = mallocCheck(((size_t)pl->n + 1) * sizeof(double));
     dt_norm_plan_sumsq(pl, net->dev, sharded ? t->rank : -1, t->grad, sharded, sq);
     if (sharded) dt_trainer_sum_ranks(t, sq, (size_t)pl->n);
-    double norm = sqrt(dt_norm_plan_total(pl, sq));
+    // a pipeline stage's segments are part of the model's: all of them, in the model's order
+    double norm = sqrt(t->pipe ? dt_pipeline_norm_total(t, pl, sq) : dt_norm_plan_total(pl, sq));
     free(sq);
     double coef = t->clip_norm / (norm + 1e-6);  // torch.nn.utils.clip_grad_norm_
     if (coef < 1.0 && t->grad_n) net->dev->scale(net->dev, t->grad, (float)coef, t->grad_n);

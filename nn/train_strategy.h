@@ -76,6 +76,15 @@ double dt_shard_units_finish(dt_trainer *t);
 void dt_shard_units_update(dt_trainer *t, float lr);
 void dt_shard_units_memory(const dt_trainer *t, dt_trainer_memory *m);
 
+// ---- the step's pieces (train.c), for a step of another shape (train_pipe.c) ----
+// Backward with the strategy's hooks where it communicates, timed; seed as
+// dt_net_backward_from (NULL: the loss's gradient)
+void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate,
+                         const float *seed);
+// After the micro-batches: the mean over the ranks, the hooks, the update; returns the loss
+// the step reports (loss: this rank's mean over its micro-batches; lr the update's)
+float dt_trainer_step_end(dt_trainer *t, const dt_strategy *s, float loss, float lr);
+
 // ---- what the strategies share (train_norms.c, train_comm.c) ----
 // The norms' plan over the units (t->unit_lo, else the fusion buckets; made once), and
 // the sum over the ranks (dt_sum_fn, ctx the trainer)

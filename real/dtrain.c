@@ -124,7 +124,7 @@ static int set_up_device(dtrain_run *r) {
 static int set_up_model(dtrain_run *r) {
     const dtrain_opts *o = r->o;
     dt_model_config cfg = dt_model_config_default();
-    cfg.batch = o->global_batch / r->ranks / o->accumulate;  // the micro-batch
+    cfg.batch = o->global_batch / r->dp / o->accumulate;  // the micro-batch
     cfg.in_c = r->train->c, cfg.in_h = r->train->h, cfg.in_w = r->train->w;
     cfg.num_classes = r->train->num_classes;
     cfg.seed = o->seed;
@@ -132,10 +132,11 @@ static int set_up_model(dtrain_run *r) {
     cfg.amp = o->precision;
     cfg.seq_len = r->T;  // gpt models (0 for images)
     cfg.vocab = r->bpe ? dt_bpe_vocab(r->bpe) : 0;  // the tokenizer's, else the model's own
-    r->net = dt_model_create(o->model, r->dev, &cfg, &r->err);
+    dt_net *whole = dt_model_create(o->model, r->dev, &cfg, &r->err);
     // --weights: every rank loads them before the trainer broadcasts rank 0's (so a bad
     // file stops every rank with the same message, before any step)
     dt_weights_opts wo = {1, o->weights_new_head, 0};
+    r->net = whole;
     if (r->net && o->weights[0] && dt_weights_load_path(r->net, o->weights, &wo, &r->err)) {
         int h = dt_weights_head(r->net);
         char head[100];
@@ -153,6 +154,7 @@ static int set_up_model(dtrain_run *r) {
         dt_net_free(r->net);
         r->net = NULL;
     }
+    if (r->net) r->net = dtrain_pipe_net(r, r->net, &cfg);  // --pp: this rank's stage
     dt_optim_config oc = dt_optim_config_default(o->optimizer);
     oc.momentum = o->momentum, oc.weight_decay = o->weight_decay, oc.trust = o->trust;
     oc.nesterov = o->nesterov;
@@ -214,7 +216,7 @@ static int set_up_checkpoint(dtrain_run *r) {
 // --fusion, --no-overlap, and NCCL for --algo nccl.
 static int set_up_trainer(dtrain_run *r) {
     const dtrain_opts *o = r->o;
-    int failed = dt_trainer_init(&r->tr, r->net, r->opt, MPI_COMM_WORLD, &r->err) ? 2 : 0;
+    int failed = dt_trainer_init(&r->tr, r->net, r->opt, r->dp_comm, &r->err) ? 2 : 0;
     int rc = dtrain_agree(failed, &r->err, r->rank);
     if (rc) return rc;
     failed = dt_trainer_set_comm(&r->tr, &o->coll, &o->fusion, o->overlap, &r->err) ||
@@ -223,6 +225,7 @@ static int set_up_trainer(dtrain_run *r) {
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
     failed = dtrain_attach_algo(o, r->tr.coll, r->dev, &r->err) ? 2 : 0;
     if ((rc = dtrain_agree(failed, &r->err, r->rank))) return rc;
+    if ((rc = dtrain_pipe_attach(r))) return rc;  // --pp: the stage's schedule
     if (r->resumed.m) {  // the checkpoint's optimizer state: whole, or this rank's pieces
         dt_trainer_scatter_state(&r->tr, r->resumed.m, r->resumed.v, r->resumed.step);
         dt_optim_state_free(&r->resumed);
@@ -268,7 +271,7 @@ static dt_lr_schedule make_lr_schedule(const dtrain_opts *o, int64_t spe) {
 // The loader's thread, from where the run stands (a resumed run starts mid-epoch).
 static int set_up_loader(dtrain_run *r) {
     const dtrain_opts *o = r->o;
-    dt_loader_config lc = {.global_batch = o->global_batch, .ranks = r->ranks, .rank = r->rank,
+    dt_loader_config lc = {.global_batch = o->global_batch, .ranks = r->dp, .rank = r->dp_rank,
                            .seed = o->seed, .first_epoch = r->st.epoch,
                            .epochs = o->epochs - r->st.epoch,
                            .first_step = r->st.step - r->st.epoch * r->spe,
@@ -338,17 +341,21 @@ static int set_up_trace(dtrain_run *r) {
 static int set_up(dtrain_run *r, int *done) {
     const dtrain_opts *o = r->o;
     *done = 0;
-    if (o->global_batch % r->ranks) {
+    int rc = dtrain_pipe_check(o, r->ranks, r->rank);
+    if (rc) return rc;
+    dtrain_pipe_layout(r);  // without --pp: every rank a data-parallel replica
+    const char *of = o->pp >= 1 ? " data-parallel" : "";
+    if (o->global_batch % r->dp) {
         if (r->rank == 0)
-            fprintf(stderr, "dtrain: --batch %d does not divide over %d ranks (need a multiple "
-                            "of %d)\n", o->global_batch, r->ranks, r->ranks);
+            fprintf(stderr, "dtrain: --batch %d does not divide over %d%s ranks (need a "
+                            "multiple of %d)\n", o->global_batch, r->dp, of, r->dp);
         return 2;
     }
-    if ((o->global_batch / r->ranks) % o->accumulate) {
+    if ((o->global_batch / r->dp) % o->accumulate) {
         if (r->rank == 0)
-            fprintf(stderr, "dtrain: --batch %d over %d ranks x --accumulate %d micro-batches "
-                            "does not divide (need a multiple of %d)\n", o->global_batch,
-                    r->ranks, o->accumulate, r->ranks * o->accumulate);
+            fprintf(stderr, "dtrain: --batch %d over %d%s ranks x --accumulate %d "
+                            "micro-batches does not divide (need a multiple of %d)\n",
+                    o->global_batch, r->dp, of, o->accumulate, r->dp * o->accumulate);
         return 2;
     }
     if (o->slow_rank >= r->ranks) {
@@ -359,7 +366,6 @@ static int set_up(dtrain_run *r, int *done) {
     }
     r->threads = o->threads ? o->threads : default_threads(r->ranks);
     omp_set_num_threads(r->threads);
-    int rc;
     if ((rc = set_up_data(r)) || (rc = set_up_device(r)) || (rc = set_up_model(r)) ||
         (rc = set_up_checkpoint(r)) || (rc = set_up_trainer(r)) || (rc = set_up_trace(r)))
         return rc;
@@ -372,7 +378,7 @@ static int set_up(dtrain_run *r, int *done) {
     }
     if ((rc = set_up_loader(r))) return rc;
     if (r->text) {  // a step's token ids and targets (dt_train_step_tokens)
-        size_t n = (size_t)(o->global_batch / r->ranks) * (size_t)r->T;
+        size_t n = (size_t)(o->global_batch / r->dp) * (size_t)r->T;
         r->tok = mallocCheck(n * sizeof(int32_t));
         r->tgt = mallocCheck(n * sizeof(int32_t));
     }
@@ -385,6 +391,7 @@ static void tear_down(dtrain_run *r) {
     free(r->tok);
     free(r->tgt);
     dt_loader_destroy(r->ld);
+    dtrain_pipe_free(r);  // (before the trainer: it unhooks itself)
     dt_trainer_free(&r->tr);
     dt_optim_state_free(&r->resumed);
     dt_optim_free(r->opt);

@@ -18,6 +18,7 @@
 #include "net.h"
 #include "optim.h"
 #include "train.h"
+#include "train_pipe.h"
 
 typedef struct {
     char model[32];          // --model
@@ -87,6 +88,8 @@ typedef struct {
     char prompt[1024];       // --prompt TEXT: what a sample continues ("\n")
     double temperature;      // --temperature X (0.8; 0: the most likely token)
     int top_k;               // --top-k K (200; 0: the whole vocabulary)
+    int pp;                  // --pp P: pipeline stages (gpt models; 0: none; dtrain_pipe.c)
+    int pp_schedule;         // --pp-schedule gpipe|1f1b (nn/pipe/pipe_sched.h dt_pipe_kind)
 } dtrain_opts;
 
 // ---- text from a gpt model (dtrain_generate.c, nn/gpt_sample.h) ----
@@ -172,7 +175,31 @@ typedef struct {
     FILE *steps_csv;         // --log-steps, on rank 0
     float *step_loss;        // every step's loss of this run, for --json (rank 0)
     int64_t n_step_loss, cap_step_loss;
+    // --pp (dtrain_pipe.c): rank = stage x dp + dp_rank; the data-parallel group is the
+    // ranks of one stage (the trainer's comm), the pipeline those of one dp_rank. Without
+    // --pp: dp = ranks, dp_comm MPI_COMM_WORLD, no pipeline (--pp 1: one stage).
+    int dp, dp_rank, stage;
+    MPI_Comm dp_comm, pipe_comm;
+    dt_net *whole;           // --pp: the whole model, the weights evaluated and saved
+    dt_pipeline pipe;
+    int piped;               // the pipeline is set up (tear-down frees it)
 } dtrain_run;
+
+// ---- --pp: pipeline parallelism (dtrain_pipe.c, nn/train_pipe.h) ----
+// The options --pp cannot run with, and the ranks it needs: 0, or 2 with a message (rank 0)
+int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank);
+// The layout (r->dp, dp_rank, stage, the two communicators); collective
+void dtrain_pipe_layout(dtrain_run *r);
+// The stage's net from the whole model m (kept in r->whole) under --pp, else m itself
+dt_net *dtrain_pipe_net(dtrain_run *r, dt_net *m, const dt_model_config *cfg);
+// After the trainer's set-up: the pipeline of its schedule; 0 or the exit code (agreed)
+int dtrain_pipe_attach(dtrain_run *r);
+// One step of a gpt model: the pipeline's, or the trainer's
+float dtrain_step_tokens(dtrain_run *r, float lr);
+// The net whose weights are whole on every rank: r->net, or under --pp r->whole with every
+// stage's weights gathered into it (collective)
+dt_net *dtrain_whole_net(dtrain_run *r);
+void dtrain_pipe_free(dtrain_run *r);
 
 // ---- per-step curves (dtrain_steps.c) ----
 // --log-steps FILE.csv opened on rank 0 with its header (appended to under --resume):

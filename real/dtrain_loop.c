@@ -20,6 +20,7 @@
 #include "dtrain_profile.h"
 #include "dtrain_slow.h"
 #include "kernels.h"
+#include "models.h"
 #include "safetensors.h"
 #include "train_trace.h"
 
@@ -40,7 +41,7 @@ static void stop_signals(int how) {
 
 // Data parallelism keeps the replicas identical (same start, same averaged gradient, same
 // update); check it at the end of a run with a hash of every rank's parameters.
-static int replicas_identical(const dt_net *net) {
+static int replicas_identical(const dt_net *net, MPI_Comm comm) {
     float *p = mallocCheck(net->n_total * sizeof(float));
     net->dev->to_host(net->dev, p, net->params, net->n_total * sizeof(float));
     uint64_t h = 0x243F6A8885A308D3ull;
@@ -48,8 +49,8 @@ static int replicas_identical(const dt_net *net) {
     for (size_t i = 0; i < net->n_total; i++) h = dt_mix64(h ^ u[i]);
     free(p);
     unsigned long long lo = h, hi = h;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
     return lo == hi;
 }
 
@@ -141,9 +142,9 @@ static void print_banner(const dtrain_run *r) {
     char per_rank[64];
     if (o->accumulate > 1)
         snprintf(per_rank, sizeof per_rank, "%d per rank in %d micro-batches of %d",
-                 o->global_batch / r->ranks, o->accumulate, r->net->B);
+                 o->global_batch / r->dp, o->accumulate, r->net->B);
     else
-        snprintf(per_rank, sizeof per_rank, "%d per rank", o->global_batch / r->ranks);
+        snprintf(per_rank, sizeof per_rank, "%d per rank", o->global_batch / r->dp);
     static const char *const opt_names[] = {"SGD", "LARS", "AdamW", "LAMB"};
     char what[128] = "examples", clip[48] = "";
     if (o->clip > 0) snprintf(clip, sizeof clip, ", gradient norm clipped to %g", o->clip);
@@ -162,6 +163,13 @@ static void print_banner(const dtrain_run *r) {
            dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap && !o->shard_optimizer ? " overlapping backward" : "");
+    if (o->pp >= 1)
+        printf("dtrain: pipeline of %d stages (%s), %d data-parallel ranks each: rank 0 holds "
+               "blocks %d..%d of %d and the embedding; a stage runs each micro-batch's forward "
+               "again before its backward (full recomputation) unless it ran last\n", o->pp,
+               dt_pipe_kind_name((dt_pipe_kind)o->pp_schedule), r->dp, r->pipe.blocks_lo,
+               r->pipe.blocks_lo + r->pipe.blocks_n - 1,
+               dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).layers);
     // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
     if (o->shard == DT_SHARD_OPTIMIZER)
         printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
@@ -211,7 +219,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
            "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
            "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, "
-           "\"seq_len\": %d, \"tokens_per_s\": %.2f, ",
+           "\"seq_len\": %d, \"tokens_per_s\": %.2f, \"pp\": %d, ",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -222,7 +230,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            dt_amp_name(o->precision), tr->loss_scaling ? (double)tr->scaler.scale : 0.0,
            tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
            o->accumulate, r->net->B, o->shard_optimizer ? "true" : "false",
-           r->opt->state_bytes, r->T, p->steps_run * (double)o->global_batch * r->T / total);
+           r->opt->state_bytes, r->T, p->steps_run * (double)o->global_batch * r->T / total,
+           o->pp);
     // the memory per rank, the largest over the ranks (ZeRO's model states, activations)
     printf("\"shard\": \"%s\", \"shard_units\": %d, \"trainable_elements\": %zu, "
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
@@ -234,7 +243,8 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half);
     if (r->text)  // the held-out loss in bits per byte, and per token as a perplexity
         printf(", \"tokenizer\": \"%s\", \"vocab\": %d, \"test_bits_per_byte\": %.6f, "
-               "\"test_perplexity\": %.6f", r->bpe ? "bpe" : "bytes", r->net->num_classes,
+               "\"test_perplexity\": %.6f", r->bpe ? "bpe" : "bytes",
+               (r->whole ? r->whole : r->net)->num_classes,
                isnan(e->test_loss) ? -1.0 : DTRAIN_BITS(e->test_loss, r->bytes_per_token),
                isnan(e->test_loss) ? -1.0 : exp(e->test_loss));
     dtrain_steps_json(r, stdout);
@@ -270,7 +280,7 @@ static int train_step(dtrain_run *r, const dtrain_progress *p, dt_batch *b, floa
     if (o->fault_inf_step == r->st.step && r->rank == 1) dt_trainer_inject_inf_grad(&r->tr);
     if (r->text) {  // windows of T+1 tokens: the input and its next-token targets
         dtrain_text_batch(b, r->T, r->tok, r->tgt);
-        *loss = dt_train_step_tokens(&r->tr, r->tok, r->tgt, lr);
+        *loss = dtrain_step_tokens(r, lr);
     } else {
         *loss = dt_train_step(&r->tr, b->x, b->labels, lr);
     }
@@ -367,7 +377,8 @@ static int end_epoch(dtrain_run *r, dtrain_progress *p, const dt_batch *b, float
     if (r->test && o->eval_every &&
         (r->st.epoch % o->eval_every == 0 || r->st.epoch == o->epochs)) {
         dt_trainer_gather_params(tr);  // ZeRO stage 3: the whole model, for the forward
-        e->test_top1 = r->text ? dtrain_evaluate_text(r->net, r->test, MPI_COMM_WORLD,
+        e->test_top1 = r->text ? dtrain_evaluate_text(dtrain_whole_net(r), r->test,
+                                                      MPI_COMM_WORLD,
                                                       &e->test_loss, &r->err)
                                : dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD,
                                                  &e->test_loss, &r->err);
@@ -437,7 +448,8 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
 static int evaluate_last(dtrain_run *r, dtrain_progress *p) {
     if (p->n_loss == 0 || !r->text || !r->test || !r->o->eval_every) return 0;
     epoch_stats *e = &p->last;
-    e->test_top1 = dtrain_evaluate_text(r->net, r->test, MPI_COMM_WORLD, &e->test_loss,
+    e->test_top1 = dtrain_evaluate_text(dtrain_whole_net(r), r->test, MPI_COMM_WORLD,
+                                        &e->test_loss,
                                         &r->err);
     int rc = dtrain_agree(e->test_top1 < 0 ? 1 : 0, &r->err, r->rank);
     if (!rc && r->rank == 0)
@@ -455,20 +467,21 @@ static int finish(dtrain_run *r, dtrain_progress *p) {
     if (p->live) printf("\r%*s\r", 100, "");
     dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model from the shards
     if ((rc = evaluate_last(r, p))) return rc;
-    int same = replicas_identical(r->net);
+    int same = replicas_identical(r->net, r->dp_comm);  // (--pp: a stage's replicas)
+    dt_net *net = dtrain_whole_net(r);
     if (!same) {
         if (r->rank == 0) fprintf(stderr, "dtrain: the replicas' parameters differ across ranks\n");
         rc = 1;
     }
     char *merges = r->bpe && r->rank == 0 ? dt_bpe_merges_text(r->bpe) : NULL;  // carried along
     if (o->save_weights[0] && r->rank == 0 &&
-        dt_weights_save_meta(r->net, o->save_weights, DTRAIN_BPE_KEY, merges, &r->err)) {
+        dt_weights_save_meta(net, o->save_weights, DTRAIN_BPE_KEY, merges, &r->err)) {
         fprintf(stderr, "dtrain: %s\n", r->err.msg);
         rc = 1;
     }
     free(merges);
     if (o->save_hf[0] && r->rank == 0 &&
-        dt_weights_save_hf(r->net, o->save_hf, r->bpe, &r->err)) {
+        dt_weights_save_hf(net, o->save_hf, r->bpe, &r->err)) {
         fprintf(stderr, "dtrain: --save-hf %s: %s\n", o->save_hf, r->err.msg);
         rc = 1;
     }

@@ -227,6 +227,13 @@ static const dt_opt dtrain_table[] = {
      .help = "how the gradient is summed and the update applied, one of\n%s\nZeRO: SGD, LARS, "
      "AdamW or LAMB, fp32, fp16 or bf16; 2 or\nmore ranks, no --fp16-grads; gradients and "
      "parameters:\n--fusion a byte threshold or none", .help_arg = shard_help},
+    {.name = "pp", .arg = "P", .type = DT_OPT_INT, AT(pp), .lo = 1, .hi = 4096,
+     .want = "a positive number of stages",
+     .help = "pipeline parallelism (gpt models): the blocks cut into P\nstages, data "
+     "parallelism over ranks / P, --accumulate\nmicro-batches; fp32, replicate. --pp 1: the "
+     "same\narithmetic on one stage, the run each P repeats bit for bit"},
+    {.name = "pp-schedule", .arg = "NAME", .type = DT_OPT_CHOICE, AT(pp_schedule),
+     .choices = "gpipe|1f1b", .help = "the pipeline's schedule: gpipe | 1f1b (default 1f1b)"},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
      .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
      "memory in chunks)"},
@@ -306,6 +313,8 @@ static void defaults(dtrain_opts *o) {
     o->sample_tokens = 64;  // nanoGPT's sample.py: temperature 0.8, top_k 200, start "\n"
     o->temperature = 0.8;
     o->top_k = 200;
+    o->pp = 0;  // none: the data-parallel step (--pp 1: a pipeline of one stage)
+    o->pp_schedule = DT_PIPE_1F1B;
     copy_str(o->prompt, sizeof o->prompt, "\n");
 }
 

@@ -47,7 +47,8 @@ int dtrain_steps_after(dtrain_run *r, float lr, float loss, double seconds) {
     double vloss = NAN, vtop1 = NAN;
     if (o->eval_every_steps && r->test && r->st.step % o->eval_every_steps == 0) {
         dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model, for the forward
-        vtop1 = r->text ? dtrain_evaluate_text(r->net, r->test, MPI_COMM_WORLD, &vloss, &r->err)
+        vtop1 = r->text ? dtrain_evaluate_text(dtrain_whole_net(r), r->test, MPI_COMM_WORLD,
+                                               &vloss, &r->err)
                         : dtrain_evaluate(r->net, r->test, MPI_COMM_WORLD, &vloss, &r->err);
         int rc = dtrain_agree(vtop1 < 0 ? 1 : 0, &r->err, r->rank);
         if (rc) return rc;

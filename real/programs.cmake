@@ -13,7 +13,8 @@ if(TARGET dtdata AND DT_HAVE_MPI)
                             ${CMAKE_CURRENT_LIST_DIR}/dtrain_slow.c
                             ${CMAKE_CURRENT_LIST_DIR}/dtrain_text.c
                             ${CMAKE_CURRENT_LIST_DIR}/dtrain_generate.c
-                            ${CMAKE_CURRENT_LIST_DIR}/dtrain_steps.c)
+                            ${CMAKE_CURRENT_LIST_DIR}/dtrain_steps.c
+                            ${CMAKE_CURRENT_LIST_DIR}/dtrain_pipe.c)
   target_include_directories(dtreal PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(dtreal PUBLIC dtdata dtnn MPI::MPI_C)
   if(TARGET dtcuda)

@@ -1,0 +1,314 @@
+// train_pipe.c — see train_pipe.h: a gpt model's stages, the step of one stage run in its
+// schedule's order with the activations sent point to point, and what the stages agree on
+// after the data-parallel sum (the loss, the tied weight's gradient, the norm).
+#include "train_pipe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "models.h"
+#include "train_strategy.h"
+
+// Tags: micro-batch j's activations 2j, their gradient 2j + 1; the tied weight's halves
+// after them. MPI promises tags up to 32767.
+enum { TAG_TIED_HEAD = 32000, TAG_TIED_SUM = 32001, MAX_MICRO = 15999 };
+
+void dt_pipeline_blocks(int layers, int stage, int stages, int *lo, int *n) {
+    int q = layers / stages, r = layers % stages;
+    *n = q + (stage < r);
+    *lo = stage * q + (stage < r ? stage : r);
+}
+
+// The trainable tensor of `whole` that stage tensor `p` is (the head's copy: wte).
+static const dt_param *whole_param(const dt_net *whole, const dt_param *p) {
+    const char *name = strcmp(p->name, "lm_head.weight") ? p->name : "transformer.wte.weight";
+    return dt_net_find_param(whole, name);
+}
+
+dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_config *cfg,
+                          int stage, int stages, const dt_net *whole, dt_error *err) {
+    const dt_gpt_shape *g = dt_gpt_find(name);
+    if (!g) {
+        dt_fail(err, DT_EXIT_USAGE, "pipeline: model %s is not a gpt model (pipeline "
+                "parallelism cuts a transformer's blocks into stages)", name ? name : "?");
+        return NULL;
+    }
+    dt_gpt_shape s = dt_gpt_shape_of(g, cfg);
+    if (stages < 1 || stages > s.layers || stage < 0 || stage >= stages) {
+        dt_fail(err, DT_EXIT_USAGE, "pipeline: %d stages for %s's %d blocks (1 to %d stages, "
+                "each with a block at least)", stages, name, s.layers, s.layers);
+        return NULL;
+    }
+    dt_model_config c = *cfg;
+    dt_pipeline_blocks(s.layers, stage, stages, &c.block0, &c.blocks);
+    c.ends = (stage > 0 ? DT_GPT_NO_EMBED : 0) | (stage < stages - 1 ? DT_GPT_NO_HEAD : 0);
+    dt_net *net = dt_model_create(name, dev, &c, err);
+    if (!net) return NULL;
+    for (int i = 0; i < net->n_params; i++) {  // the plain run's weights, by name
+        const dt_param *p = &net->params_table[i];
+        const dt_param *w = whole ? whole_param(whole, p) : NULL;
+        if (!w || w->count != p->count) {
+            dt_fail(err, DT_EXIT_USAGE, "pipeline: the whole model has no tensor %s of %zu "
+                    "elements for stage %d (built from another model?)", p->name, p->count,
+                    stage);
+            dt_net_free(net);
+            return NULL;
+        }
+        dev->copy(dev, net->params + p->offset, whole->params + w->offset,
+                  p->count * sizeof(float));
+    }
+    return net;
+}
+
+// This stage's own elements in the whole model's layout: its tensors (the tied copy
+// excluded) are a run of the whole model's, in the same order (the blocks are consecutive).
+static int own_range(dt_pipeline *p, const dt_net *net, dt_error *err) {
+    dt_model_config c = net->cfg;
+    c.block0 = 0, c.blocks = 0, c.ends = 0;
+    dt_error e2;
+    dt_net *whole = dt_model_create(net->model, net->dev, &c, &e2);  // names and offsets
+    if (!whole) return dt_fail(err, DT_EXIT_USAGE, "pipeline: %s", e2.msg);
+    size_t lo = SIZE_MAX, n = 0;
+    int bad = 0;
+    for (int i = 0; i < net->n_params; i++) {
+        const dt_param *q = &net->params_table[i];
+        if (!q->trainable) continue;
+        if (!strcmp(q->name, "lm_head.weight")) {
+            p->tied_lo = q->offset, p->tied_n = q->count;
+            continue;
+        }
+        const dt_param *w = whole_param(whole, q);
+        if (lo == SIZE_MAX) lo = w ? w->offset - q->offset : 0;
+        bad |= !w || w->offset != lo + q->offset;
+        n += q->count;
+        if (!strcmp(q->name, "transformer.wte.weight") && p->stages > 1)
+            p->tied_lo = q->offset, p->tied_n = q->count;
+    }
+    dt_net_free(whole);
+    p->own_lo = lo == SIZE_MAX ? 0 : lo, p->own_n = n;
+    if (bad)
+        return dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d's tensors are not a run of "
+                       "the whole model's", p->stage);
+    return 0;
+}
+
+static void pipe_reduced(dt_trainer *t, float *loss);
+
+int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
+                 dt_pipe_kind kind, dt_error *err) {
+    DT_ASSERT(p && t && t->net);
+    memset(p, 0, sizeof *p);
+    dt_net *net = t->net;
+    p->comm = pipe_comm;
+    MPI_Comm_rank(pipe_comm, &p->stage);
+    int size;
+    MPI_Comm_size(pipe_comm, &size);
+    p->stages = stages;
+    int m = t->accumulate, bad = 0;
+    p->blocks_lo = net->cfg.block0;
+    p->blocks_n = net->cfg.blocks;
+    if (size != stages || net->seq <= 0)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d ranks in the pipeline's communicator "
+                      "for %d stages of a gpt model", size, stages);
+    else if (t->opt->sharded)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: the optimizer state is sharded (--shard): "
+                      "a pipeline runs with the replicated strategy only, so far");
+    else if (net->amp != DT_AMP_FP32)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %s storage: a pipeline runs fp32 only, "
+                      "so far", dt_amp_name(net->amp));
+    else if (m > MAX_MICRO)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d micro-batches, at most %d", m,
+                      MAX_MICRO);
+    else if (dt_pipe_build(&p->sched, kind, stages, m, 1, err))
+        bad = 1;
+    else if (own_range(p, net, err))
+        bad = 1;
+    else if (dt_net_keep_tied_apart(net) && stages > 1)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d holds no tied weight",
+                      p->stage);
+    int any = bad;  // every rank of the pipeline and of the data-parallel group alike
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, pipe_comm);
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, t->comm);
+    if (any) {
+        if (!bad) dt_fail(err, DT_EXIT_USAGE, "pipeline: another rank refused (see its "
+                          "message)");
+        dt_pipeline_free(p, t);
+        return -1;
+    }
+    dt_device *d = net->dev;
+    p->act_n = (size_t)net->B * (size_t)net->seq * (size_t)dt_gpt_shape_of(
+                   dt_gpt_find(net->model), &net->cfg).width;
+    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
+    p->stash = mallocCheck((size_t)m * p->act_n * sizeof(float));
+    p->fsend = mallocCheck((size_t)m * p->act_n * sizeof(float));
+    p->bsend = mallocCheck((size_t)m * p->act_n * sizeof(float));
+    p->host = mallocCheck(host_n * sizeof(float));
+    p->tied_send = mallocCheck((p->tied_n + 1) * sizeof(float));
+    p->seed = d->alloc(d, p->act_n * sizeof(float));
+    p->req = mallocCheck((2 * (size_t)m + 2) * sizeof(MPI_Request));
+    p->cur = -1;
+    t->pipe = p;
+    t->hooks.reduced = pipe_reduced;
+    return 0;
+}
+
+void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
+    if (!p) return;
+    dt_pipe_free(&p->sched);
+    free(p->stash), free(p->fsend), free(p->bsend), free(p->host), free(p->req);
+    free(p->tied_send);
+    if (p->seed && t && t->net) t->net->dev->free(t->net->dev, p->seed);
+    if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL;
+    memset(p, 0, sizeof *p);
+}
+
+// ---- one step ----
+
+static void post(dt_pipeline *p, void *buf, size_t n, int to, int tag) {
+    DT_ASSERT(p->n_req < 2 * p->sched.m + 2);
+    MPI_Isend(buf, (int)n, MPI_FLOAT, to, tag, p->comm, &p->req[p->n_req++]);
+}
+
+static void recv(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
+    MPI_Recv(buf, (int)n, MPI_FLOAT, from, tag, p->comm, MPI_STATUS_IGNORE);
+}
+
+// Micro-batch j's forward on this stage: its input (the tokens, or the activations the
+// previous stage sent, kept for a later recomputation), the targets on the last stage, and
+// there its loss. Returns the loss (0 elsewhere).
+static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
+                     const int32_t *targets, int j, int again) {
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    size_t bt = (size_t)net->B * (size_t)net->seq, n = p->act_n;
+    float *in = p->stash + (size_t)j * n;
+    int last = p->stage == p->stages - 1;
+    if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
+    else if (!again) recv(p, in, n, p->stage - 1, 2 * j);
+    if (p->stage > 0) d->from_host(d, net->input, in, n * sizeof(float));
+    if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
+    uint64_t seed = net->dropout_seed;
+    dt_net_forward(net, 1);
+    if (again) net->dropout_seed = seed, p->recomputed++;  // the same masks again
+    p->cur = j;
+    if (last) return dt_net_loss(net);
+    if (!again) {
+        float *out = p->fsend + (size_t)j * n;
+        d->to_host(d, out, net->layers[net->n_layers - 1]->out, n * sizeof(float));
+        post(p, out, n, p->stage + 1, 2 * j);
+    }
+    return 0.0f;
+}
+
+// Micro-batch j's backward, the k-th of the step: its activations (recomputed unless it was
+// the last forward), the gradient the next stage sent, and the strategy's hooks on the
+// last (k = m - 1), where the first stage also adds the head's half of the tied gradient.
+static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
+                     const int32_t *tokens, const int32_t *targets, int j, int k) {
+    dt_net *net = t->net;
+    dt_device *d = net->dev;
+    size_t n = p->act_n;
+    int last = p->stage == p->stages - 1, m = p->sched.m, communicate = k == m - 1;
+    if (p->cur != j) forward(p, t, tokens, targets, j, 1);
+    if (!last) {
+        recv(p, p->host, n, p->stage + 1, 2 * j + 1);
+        d->from_host(d, p->seed, p->host, n * sizeof(float));
+    }
+    if (p->stage == 0 && p->stages > 1 && communicate) {
+        recv(p, p->host, p->tied_n, p->stages - 1, TAG_TIED_HEAD);
+        d->from_host(d, net->tied_grad, p->host, p->tied_n * sizeof(float));
+    }
+    if (s->begin) s->begin(t, k);
+    net->keep_grads = k > 0;
+    dt_trainer_backward(t, s, communicate, last ? NULL : p->seed);
+    if (last && p->stages > 1 && communicate) {  // the head's half, summed over the step
+        d->to_host(d, p->tied_send, net->tied_grad, p->tied_n * sizeof(float));
+        d->fill(d, net->tied_grad, 0.0f, p->tied_n);
+        post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
+    }
+    if (p->stage > 0) {
+        float *g = p->bsend + (size_t)j * n;
+        d->to_host(d, g, net->dinput, n * sizeof(float));
+        post(p, g, n, p->stage - 1, 2 * j + 1);
+    }
+}
+
+float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_t *targets,
+                              float lr) {
+    DT_ASSERT(t && t->pipe && t->net && t->net->seq > 0);
+    dt_pipeline *p = t->pipe;
+    DT_ASSERT((p->stage > 0 || tokens) && (p->stage < p->stages - 1 || targets));
+    dt_strategy s;
+    DT_ASSERT(!dt_strategy_get(t->shard, &s));
+    const dt_pipe_op *op = p->sched.ops + p->sched.start[p->stage];
+    int n_ops = p->sched.start[p->stage + 1] - p->sched.start[p->stage], k = 0;
+    float loss = 0.0f;
+    p->cur = -1, p->n_req = 0;
+    for (int i = 0; i < n_ops; i++) {
+        if (op[i].bwd) backward(p, t, &s, tokens, targets, op[i].micro, k++);
+        else loss += forward(p, t, tokens, targets, op[i].micro, 0) / (float)p->sched.m;
+    }
+    MPI_Waitall(p->n_req, p->req, MPI_STATUSES_IGNORE);
+    p->n_req = 0;
+    return dt_trainer_step_end(t, &s, loss, lr);
+}
+
+// After the data-parallel sums (the step's hook): the last stage's loss to every stage, and
+// the tied weight's gradient, whole on the first stage now, to the last stage's copy, so
+// that both copies take the same update.
+static void pipe_reduced(dt_trainer *t, float *loss) {
+    dt_pipeline *p = t->pipe;
+    MPI_Bcast(loss, 1, MPI_FLOAT, p->stages - 1, p->comm);
+    if (p->stages == 1 || !p->tied_n) return;
+    dt_device *d = t->net->dev;
+    float *g = t->grad + p->tied_lo;
+    if (p->stage == 0) {
+        d->to_host(d, p->host, g, p->tied_n * sizeof(float));
+        MPI_Send(p->host, (int)p->tied_n, MPI_FLOAT, p->stages - 1, TAG_TIED_SUM, p->comm);
+    } else if (p->stage == p->stages - 1) {
+        recv(p, p->host, p->tied_n, 0, TAG_TIED_SUM);
+        d->from_host(d, g, p->host, p->tied_n * sizeof(float));
+    }
+}
+
+double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq) {
+    dt_pipeline *p = t->pipe;
+    if (p->stage == p->stages - 1 && p->stages > 1)  // the copy: counted on the first stage
+        for (int i = 0; i < pl->n; i++)
+            if (pl->lo[i] >= p->tied_lo && pl->hi[i] <= p->tied_lo + p->tied_n) sq[i] = 0.0;
+    int n = pl->n, P = p->stages;
+    int *count = mallocCheck((size_t)P * sizeof(int)), *at = mallocCheck((size_t)P * sizeof(int));
+    MPI_Allgather(&n, 1, MPI_INT, count, 1, MPI_INT, p->comm);
+    int all = 0;
+    for (int i = 0; i < P; i++) at[i] = all, all += count[i];
+    double *v = mallocCheck(((size_t)all + 1) * sizeof(double));
+    MPI_Allgatherv(sq, n, MPI_DOUBLE, v, count, at, MPI_DOUBLE, p->comm);
+    double total = 0.0;  // ascending over the model, as dt_norm_plan_total (+0.0 is exact)
+    for (int i = 0; i < all; i++) total += v[i];
+    free(count), free(at), free(v);
+    return total;
+}
+
+void dt_pipeline_gather(dt_pipeline *p, const dt_net *net, dt_net *whole, int root) {
+    int P = p->stages;
+    long long mine[2] = {(long long)p->own_lo, (long long)p->own_n}, *all = NULL;
+    if (p->stage == root) all = mallocCheck(2 * (size_t)P * sizeof(long long));
+    MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, root, p->comm);
+    dt_device *d = net->dev;
+    float *own = mallocCheck((p->own_n + 1) * sizeof(float));  // the copy sits after them
+    d->to_host(d, own, net->params, p->own_n * sizeof(float));
+    float *dst = NULL;
+    int *count = NULL, *at = NULL;
+    if (p->stage == root) {
+        DT_ASSERT(whole);
+        dst = mallocCheck(whole->n_total * sizeof(float));
+        count = mallocCheck((size_t)P * sizeof(int)), at = mallocCheck((size_t)P * sizeof(int));
+        for (int i = 0; i < P; i++) at[i] = (int)all[2 * i], count[i] = (int)all[2 * i + 1];
+    }
+    MPI_Gatherv(own, (int)p->own_n, MPI_FLOAT, dst, count, at, MPI_FLOAT, root, p->comm);
+    if (p->stage == root) {
+        d->from_host(d, whole->params, dst, whole->n_trainable * sizeof(float));
+        free(dst), free(count), free(at), free(all);
+    }
+    free(own);
+}

@@ -1,0 +1,91 @@
+// train_pipe.h — pipeline parallelism for real (GPipe: Huang et al. 2019; 1F1B: Narayanan et
+// al. 2021, §2.2): a gpt model's blocks cut into consecutive stages, one per rank of a
+// pipeline, each step's micro-batches run through them in the order of a schedule
+// (nn/pipe/pipe_sched.h: the one the simulator prices), the activations sent forward and
+// their gradients back point to point. Composed with data parallelism: the trainer of each
+// stage (train.h) sums its stage's gradient over the ranks that hold the same stage, with
+// its strategy (replicate).
+//
+// What it changes in the arithmetic: nothing. Every stage runs the plain net's layers on the
+// plain net's numbers in the plain order, so a pipeline is the plain run with the same
+// micro-batches (dt_trainer_set_accumulate) bit for bit, when
+//   - the plain net keeps its tied head's gradient apart (net.h dt_net_keep_tied_apart):
+//     GPT-2's head reads the token embedding, which lives on the first stage and, as a copy,
+//     on the last (Megatron-LM's layout); the two halves of its gradient, each summed over
+//     the micro-batches on its own stage, are added once per step, where the first stage's
+//     embedding finishes backward, and the sum goes back to the copy after the data-parallel
+//     sum, so both copies take the same update;
+//   - the norms (clipping, LAMB) are summed from pieces (piece_norms): each stage's pieces are
+//     the plain net's, and the total is taken over all of them in the model's order;
+//   - with data parallelism, the allreduce adds each element in an order that does not depend
+//     on where the element sits in its bucket (halving-doubling: a stage's buckets are not the
+//     plain net's); the ring gives the same sums within float rounding.
+// Activations: a stage keeps each micro-batch's input until its backward (the received
+// activations, or the tokens) and runs that micro-batch's forward again before its backward
+// unless it was the stage's last forward (Megatron-LM's full recomputation, Korthikanti et
+// al. 2022 §4: the last stage never recomputes under 1F1B).
+// Not here: the schedules (nn/pipe/pipe_sched.c), the blocks of a stage (nn/models_gpt.c),
+// the step's common tail (train.c), the simulator's model of a pipeline (sim/dtsim_3d.c).
+#ifndef DT_TRAIN_PIPE_H
+#define DT_TRAIN_PIPE_H
+
+#include "pipe/pipe_sched.h"
+#include "train.h"
+
+typedef struct dt_pipeline {
+    MPI_Comm comm;        // the pipeline: one rank per stage, rank = stage (borrowed)
+    int stage, stages;
+    int blocks_lo, blocks_n;  // this stage's blocks [lo, lo + n) of the model's
+    dt_pipe_sched sched;  // t->accumulate micro-batches
+    size_t act_n;         // floats of one micro-batch's activations, B T C
+    size_t own_lo, own_n; // this stage's trainable elements in the whole model's layout (the
+                          // tied copy excluded): [own_lo, own_lo + own_n)
+    size_t tied_lo, tied_n;  // the tied weight's elements in this stage's net (n 0: none)
+    float *stash;         // host, m x act_n: each micro-batch's received input
+    float *fsend, *bsend; // host, m x act_n: activations and gradients in flight
+    float *host;          // host, max(act_n, tied_n): a message on its way to the device
+    float *tied_send;     // host, tied_n: the last stage's half of the tied gradient
+    float *seed;          // device, act_n: the gradient a later stage sent
+    MPI_Request *req;     // the step's sends (2 m + 1)
+    int n_req;
+    int cur;              // the micro-batch whose activations the net holds, -1 none
+    long recomputed;      // forwards run again, since dt_pipe_init
+} dt_pipeline;
+
+// Stage s of p: its first block and how many (the first L mod p stages take one more,
+// as DeepSpeed's pipeline cuts its layers).
+void dt_pipeline_blocks(int layers, int stage, int stages, int *lo, int *n);
+
+// The net of stage `stage` of `stages` of gpt model `name` (cfg as dt_model_create's): its
+// blocks, the embedding on the first stage, the final norm and the head (with its copy of
+// the tied weight) on the last, its parameters copied from `whole` (the same model built
+// whole: every stage starts from the plain run's weights). NULL with err (DT_EXIT_USAGE): not
+// a gpt model, more stages than blocks, or whole not that model.
+dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_config *cfg,
+                          int stage, int stages, const dt_net *whole, dt_error *err);
+
+// Collective over the trainer's comm and pipe_comm, after dt_trainer_init, set_comm,
+// set_accumulate (m micro-batches) and the strategy: the stage's schedule (kind, v = 1), its
+// buffers, the hooks into the trainer's step (t->pipe, t->hooks.reduced). Refused
+// (DT_EXIT_USAGE, on every rank): a sharded strategy, mixed precision, m too large for the
+// message tags, pipe_comm's size not the stages of `net`.
+int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
+                 dt_pipe_kind kind, dt_error *err);
+void dt_pipeline_free(dt_pipeline *p, dt_trainer *t);
+
+// One step of the pipeline, collective over the pipeline and the data-parallel group: this
+// data-parallel rank's m micro-batches of tokens and their targets ((m B, T) each; the first
+// stage reads the tokens, the last the targets), as dt_train_step_tokens. Returns the mean
+// loss over every rank's tokens, on every stage.
+float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_t *targets,
+                          float lr);
+
+// The norm plan's total over every stage (train_norms.c): sq holds this stage's segments'
+// sums of squares; the tied copy's are left out and the rest summed in the model's order.
+double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq);
+
+// Collective over the pipeline: the whole model's trainable parameters into whole->params
+// on stage `root` (whole NULL elsewhere), each stage's own elements in place.
+void dt_pipeline_gather(dt_pipeline *p, const dt_net *stage_net, dt_net *whole, int root);
+
+#endif

@@ -1,0 +1,85 @@
+#!/bin/sh
+# dtrain_pipe_cases.sh CASE — dtrain --pp (real/dtrain_pipe.c, nn/train_pipe.c) under mpirun
+# on gpt2-tiny and a random text made here (tests/mpi/CMakeLists.txt). Environment: DTRAIN,
+# ST_COMPARE (tests/mpi/st_compare.c), MPIRUN. Fresh random seeds (printed).
+#   bit_identical  4 steps of 4 micro-batches with AdamW and clipping: 2 stages (1F1B and
+#                  GPipe) give --pp 1's weights, step losses and validation loss bit for bit;
+#                  2 stages x 2 data-parallel ranks with halving-doubling give the bits of
+#                  --pp 1 on 2 ranks, with the ring the same within 1e-4; --pp 1 is the
+#                  data-parallel run within 1e-4 (its tied gradient summed in another order),
+#                  and the comparison can tell (lr x 1.01 is not within it)
+#   bad_input      --pp that does not divide the ranks, more stages than blocks, an image
+#                  model, and the options a pipeline does not run with yet: exit 2, a message
+#                  naming --pp, nothing written
+set -u
+CASE=$1
+W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_pipe_${CASE}_XXXXXX")
+trap 'rm -rf "$W"' EXIT
+SEED=${DT_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "# seed $SEED (replay with DT_TEST_SEED=$SEED)"
+run() { np=$1; shift; "$MPIRUN" -np "$np" --oversubscribe "$DTRAIN" --quiet --threads 1 --seed "$SEED" --model gpt2-tiny "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+PY=/usr/bin/python3
+json() { sed -n "s/.*\"$2\": \([-0-9.e]*\).*/\1/p" "$1"; }  # json FILE KEY: a number
+steps() { sed -n 's/.*"train_loss_steps": \(\[[^]]*\]\).*/\1/p' "$1"; }
+corpus() {
+  "$PY" -c "import random,sys; r=random.Random($SEED); w=[''.join(r.choice('etaoinshr') for _ in range(r.randint(1,7))) for _ in range(40)]
+sys.stdout.write(' '.join(r.choice(w) for _ in range(int(sys.argv[1]))))" "$1" > "$2"
+}
+
+case "$CASE" in
+bit_identical)
+  corpus 4000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --epochs 1 --json --clip 0.5"
+  go() {  # go NAME NP ARGS...: a run, its weights W/NAME.st, its output W/NAME
+    name=$1 np=$2; shift 2
+    run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
+  }
+  same() {  # same A B: bit for bit, the weights and every loss
+    "$ST_COMPARE" "$W/$1.st" "$W/$2.st" 0 > /dev/null || fail "$1: weights differ from $2's"
+    [ "$(steps "$W/$1")" = "$(steps "$W/$2")" ] && [ -n "$(steps "$W/$1")" ] ||
+      fail "$1: step losses $(steps "$W/$1") differ from $2's $(steps "$W/$2")"
+    [ "$(json "$W/$1" test_loss)" = "$(json "$W/$2" test_loss)" ] || fail "$1: validation loss differs"
+    grep -q '"replicas_identical": true' "$W/$1" || fail "$1: replicas differ"
+    echo "ok $1 is $2 bit for bit: losses $(steps "$W/$1"), validation $(json "$W/$1" test_loss)"
+  }
+  go one 1 --pp 1
+  go two 2 --pp 2
+  go gpipe 2 --pp 2 --pp-schedule gpipe
+  grep -q '"pp": 2' "$W/two" || fail "the summary does not say --pp 2"
+  grep -q "pipeline of 2 stages (1f1b)" "$W/two" || fail "no pipeline line in the banner"
+  same two one
+  same gpipe one
+  go dp_one 2 --pp 1 --algo rhd
+  go dp_two 4 --pp 2 --algo rhd
+  same dp_two dp_one
+  go ring_one 2 --pp 1
+  go ring_two 4 --pp 2
+  "$ST_COMPARE" "$W/ring_two.st" "$W/ring_one.st" 1e-4 || fail "2 x 2 with the ring: not within 1e-4 of --pp 1"
+  go plain 1
+  "$ST_COMPARE" "$W/one.st" "$W/plain.st" 1e-4 || fail "--pp 1 is not the data-parallel run within 1e-4"
+  go far 1 --pp 1 --lr 0.00303
+  if "$ST_COMPARE" "$W/far.st" "$W/one.st" 1e-4 > /dev/null; then fail "lr x 1.01 is within 1e-4: the check cannot tell"; fi
+  echo "PASS bit_identical" ;;
+bad_input)
+  corpus 2000 "$W/text"
+  T="--data text:$W/text --max-steps 1 --save-weights $W/x.st"
+  check() {  # check WHAT NP PATTERN ARGS...: exit 2, PATTERN on stderr, nothing written
+    what=$1 np=$2 pat=$3; shift 3
+    run "$np" "$@" > "$W/o" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "$pat" "$W/o" || { cat "$W/o"; fail "$what: exit $rc, expected 2 and '$pat'"; }
+    [ ! -e "$W/x.st" ] || fail "$what: a refused run wrote weights"
+    echo "ok $what: $(grep -m1 "dtrain: " "$W/o")"
+  }
+  check "stages not dividing the ranks" 3 "--pp 2 does not divide the 3 ranks" $T --pp 2
+  check "more stages than blocks" 3 "--pp 3: --model gpt2-tiny has 2 blocks" $T --pp 3
+  check "an image model" 2 "--pp 2 cuts a transformer's blocks into stages: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
+  check "ZeRO" 4 "--pp 2 and --shard optimizer" $T --pp 2 --shard optimizer
+  check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
+  check "checkpoints" 2 "--pp 2 and --checkpoint-dir and --resume" $T --pp 2 --checkpoint-dir "$W/ck"
+  check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
+  check "zero stages" 2 "option --pp" $T --pp 0
+  [ ! -e "$W/ck" ] || fail "a refused run made its checkpoint directory"
+  echo "PASS bad_input" ;;
+*) echo "unknown case $CASE"; exit 2 ;;
+esac
