@@ -50,6 +50,9 @@ struct dt_layer {
                       // tokens) instead of flattening C*H*W; weight (out, w)
     int tied;         // linear: w_off is another layer's weight (GPT-2's output head reads
                       // the token embedding), so it owns no parameters but adds to that grad
+    int bias_elsewhere;  // linear: its bias is added by another rank (a row-parallel linear
+                         // of tensor parallelism: once in the sum, nn/train_tp.c); its
+                         // gradient is still computed here
     float init_std;   // weights drawn from N(0, init_std^2) (GPT-2); 0: the type's default
 
     // Parameter offsets in elements into net->params (and net->grads, same offsets for the

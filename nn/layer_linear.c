@@ -36,7 +36,8 @@ void dt_linear_forward(dt_layer *l, dt_net *net, int training) {
     int in = lin_in(l), rows = lin_rows(l), out = l->per_token ? l->ow : l->oc;
     d->gemm(d, 0, 1, rows, out, in, 1.0f, dt_layer_src(net, l->in), in,
             dt_net_p(net, l->w_off), in, 0.0f, l->out, out);
-    if (l->has_bias) d->bias_add(d, l->out, dt_net_p(net, l->b_off), rows, out, 1);
+    if (l->has_bias && !l->bias_elsewhere)
+        d->bias_add(d, l->out, dt_net_p(net, l->b_off), rows, out, 1);
 }
 
 // dy is (B,OUT); adds dw (OUT,IN) += dy^T x, dbias (OUT) += sum_b dy, dx (B,IN) += dy w;

@@ -145,7 +145,8 @@ static int gpt_config(const model_entry *m, const dt_model_config *in, dt_model_
     out->in_c = 1, out->in_h = 1, out->in_w = out->seq_len;
     if (in->ends & DT_GPT_NO_EMBED)  // a later pipeline stage: its first block's input
         out->in_h = out->seq_len, out->in_w = s->width;
-    out->num_classes = (out->vocab + tp - 1) / tp;  // a rank's vocabulary shard
+    out->num_classes = in->tp_vocab_whole ? out->vocab  // a rank's vocabulary shard
+                                          : (out->vocab + tp - 1) / tp;
     return 0;
 }
 

@@ -63,7 +63,7 @@ int dt_build_gpt(dt_net *net, const dt_model_config *cfg, const dt_gpt_shape *s)
     int L = s->layers, C = s->width, t = cfg->tp > 1 ? cfg->tp : 1;
     int V = cfg->vocab > 0 ? cfg->vocab : s->vocab;
     int nb = cfg->blocks > 0 ? cfg->blocks : L;
-    V = (V + t - 1) / t;
+    if (!cfg->tp_vocab_whole) V = (V + t - 1) / t;
     // llm.c train_gpt2.py _init_weights: N(0, 0.02^2), the residual projections scaled by
     // 1/sqrt(2L) (GPT-2 sec. 2.3); biases 0, layer norms 1 and 0
     float std = 0.02f, proj_std = 0.02f / sqrtf(2.0f * (float)L);

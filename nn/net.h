@@ -70,6 +70,10 @@ typedef struct {
     // without the embedding reads (1, T, C) activations as its input, one without the head
     // ends with its last block's output; 0: both ends, as sim/dtsim_3d.c times them)
     int block0, ends;
+    // gpt models under tensor parallelism (tp > 1): 1 keeps the embedding and the head whole
+    // on every rank (dtrain --tp: nn/train_tp.c), 0 splits them over the vocabulary
+    // (Megatron-LM's vocabulary-parallel ends, as sim/dtsim_3d.c prices them)
+    int tp_vocab_whole;
     // gpt models: a shape of one's own over the named model's (0: the model's): blocks L,
     // width C, attention heads (Megatron-LM's table of models, Narayanan et al. 2021)
     int layers, width, heads;
@@ -143,6 +147,12 @@ struct dt_net {
     struct dt_net_units *units;
     void (*on_params)(void *ctx, dt_net *net, int layer, int phase);
     void *on_params_ctx;
+    // ---- tensor parallelism (nn/train_tp.c) ----
+    // optional: called after each layer's forward (phase DT_PHASE_FORWARD) and before each
+    // layer's backward (DT_PHASE_BACKWARD), where a tensor-parallel group sums a layer's
+    // output (Megatron-LM's g) or its output's gradient (f). NULL: nothing is called.
+    void (*on_tensor)(void *ctx, dt_net *net, int layer, int phase);
+    void *on_tensor_ctx;
 
     // ---- a tied head's gradient kept apart (dt_net_keep_tied_apart) ----
     // Non-NULL: a tied head (l->tied) adds its weight gradient here, not into the

@@ -130,6 +130,7 @@ void dt_net_forward(dt_net *net, int training) {
         } else {
             l->forward(l, net, training);
         }
+        if (net->on_tensor) net->on_tensor(net->on_tensor_ctx, net, i, DT_PHASE_FORWARD);
         has_bn |= l->type == DT_LAYER_BN;
     }
     tell(net, -1, DT_PHASE_FORWARD);
@@ -218,6 +219,7 @@ static void backward(dt_net *net, float loss_scale, const float *seed, dt_grad_r
             if (dt_net_dout_overwritten(net, k, t)) continue;
             dt_net_zero_dout(net, z);
         }
+        if (net->on_tensor) net->on_tensor(net->on_tensor_ctx, net, t, DT_PHASE_BACKWARD);
         if (fused_away(net, l)) {  // its batch norm's backward applies its mask
         } else if (half) {
             dt_net_half_backward(net, l);

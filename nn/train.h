@@ -47,6 +47,7 @@ typedef struct {
 } dt_step_hooks;
 
 struct dt_pipeline;
+struct dt_tensor_par;
 
 struct dt_trainer {
     dt_net *net;        // this rank's replica (borrowed, not freed by the trainer)
@@ -101,6 +102,7 @@ struct dt_trainer {
     int piece_norms;
     dt_norm_plan *norms;       // made at the first step that needs it (owned)
     struct dt_pipeline *pipe;      // a pipeline stage's (nn/train_pipe.h; borrowed), else NULL
+    struct dt_tensor_par *tp;      // tensor parallelism's (nn/train_tp.h; borrowed), else NULL
 
     // ---- what only the simulator supplies (sim/rank.c; NULL in a real run) ----
     // the device of the collectives' kernels: an unscaled handle of the model device (a

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "train_pipe.h"
+#include "train_tp.h"
 #include "train_strategy.h"
 
 // The units the pieces are cut from: a sharded strategy's (t->unit_lo: ZeRO's units; stage
@@ -38,11 +39,11 @@ void dt_trainer_sum_ranks(void *ctx, double *v, size_t n) {
 
 // Clipping by global norm (optim.h dt_clip_grad_norm's rule) of this rank's part of the
 // averaged gradient: the whole when plain, the norm summed from the pieces when sharded or
-// piece_norms, or a pipeline's stage (from the pieces of every stage).
+// piece_norms, a pipeline's stage or a tensor-parallel rank (from every part's pieces).
 static void clip(dt_trainer *t) {
     dt_net *net = t->net;
     int sharded = t->opt->sharded;
-    if (!sharded && !t->piece_norms && !t->pipe) {
+    if (!sharded && !t->piece_norms && !t->pipe && !t->tp) {
         t->last_grad_norm = dt_clip_grad_norm(net, t->clip_norm);
         return;
     }
@@ -50,6 +51,7 @@ static void clip(dt_trainer *t) {
     double *sq = mallocCheck(((size_t)pl->n + 1) * sizeof(double));
     dt_norm_plan_sumsq(pl, net->dev, sharded ? t->rank : -1, t->grad, sharded, sq);
     if (sharded) dt_trainer_sum_ranks(t, sq, (size_t)pl->n);
+    if (t->tp) dt_tp_norms(t, pl, sq);  // a tensor-parallel rank's slices
     // a pipeline stage's segments are part of the model's: all of them, in the model's order
     double norm = sqrt(t->pipe ? dt_pipeline_norm_total(t, pl, sq) : dt_norm_plan_total(pl, sq));
     free(sq);

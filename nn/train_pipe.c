@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models.h"
+#include "net_part.h"
 #include "train_strategy.h"
 
 // Tags: micro-batch j's activations 2j, their gradient 2j + 1; the tied weight's halves
@@ -19,14 +20,9 @@ void dt_pipeline_blocks(int layers, int stage, int stages, int *lo, int *n) {
     *lo = stage * q + (stage < r ? stage : r);
 }
 
-// The trainable tensor of `whole` that stage tensor `p` is (the head's copy: wte).
-static const dt_param *whole_param(const dt_net *whole, const dt_param *p) {
-    const char *name = strcmp(p->name, "lm_head.weight") ? p->name : "transformer.wte.weight";
-    return dt_net_find_param(whole, name);
-}
-
 dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_config *cfg,
-                          int stage, int stages, const dt_net *whole, dt_error *err) {
+                              int stage, int stages, int tp_rank, const dt_net *whole,
+                              dt_error *err) {
     const dt_gpt_shape *g = dt_gpt_find(name);
     if (!g) {
         dt_fail(err, DT_EXIT_USAGE, "pipeline: model %s is not a gpt model (pipeline "
@@ -43,53 +39,21 @@ dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_c
     dt_pipeline_blocks(s.layers, stage, stages, &c.block0, &c.blocks);
     c.ends = (stage > 0 ? DT_GPT_NO_EMBED : 0) | (stage < stages - 1 ? DT_GPT_NO_HEAD : 0);
     dt_net *net = dt_model_create(name, dev, &c, err);
-    if (!net) return NULL;
-    for (int i = 0; i < net->n_params; i++) {  // the plain run's weights, by name
-        const dt_param *p = &net->params_table[i];
-        const dt_param *w = whole ? whole_param(whole, p) : NULL;
-        if (!w || w->count != p->count) {
-            dt_fail(err, DT_EXIT_USAGE, "pipeline: the whole model has no tensor %s of %zu "
-                    "elements for stage %d (built from another model?)", p->name, p->count,
-                    stage);
-            dt_net_free(net);
-            return NULL;
-        }
-        dev->copy(dev, net->params + p->offset, whole->params + w->offset,
-                  p->count * sizeof(float));
+    if (net && whole && dt_net_part_copy(net, whole, tp_rank, c.tp, err)) {
+        dt_net_free(net);  // (the plain run's weights, by name)
+        return NULL;
     }
     return net;
 }
 
-// This stage's own elements in the whole model's layout: its tensors (the tied copy
-// excluded) are a run of the whole model's, in the same order (the blocks are consecutive).
-static int own_range(dt_pipeline *p, const dt_net *net, dt_error *err) {
-    dt_model_config c = net->cfg;
-    c.block0 = 0, c.blocks = 0, c.ends = 0;
-    dt_error e2;
-    dt_net *whole = dt_model_create(net->model, net->dev, &c, &e2);  // names and offsets
-    if (!whole) return dt_fail(err, DT_EXIT_USAGE, "pipeline: %s", e2.msg);
-    size_t lo = SIZE_MAX, n = 0;
-    int bad = 0;
-    for (int i = 0; i < net->n_params; i++) {
+// The tied weight's elements in this stage's net: the embedding's wte on the first stage,
+// its copy lm_head.weight on the last (none with one stage: the head reads wte).
+static void find_tied(dt_pipeline *p, const dt_net *net) {
+    for (int i = 0; i < net->n_params && p->stages > 1; i++) {
         const dt_param *q = &net->params_table[i];
-        if (!q->trainable) continue;
-        if (!strcmp(q->name, "lm_head.weight")) {
-            p->tied_lo = q->offset, p->tied_n = q->count;
-            continue;
-        }
-        const dt_param *w = whole_param(whole, q);
-        if (lo == SIZE_MAX) lo = w ? w->offset - q->offset : 0;
-        bad |= !w || w->offset != lo + q->offset;
-        n += q->count;
-        if (!strcmp(q->name, "transformer.wte.weight") && p->stages > 1)
+        if (!strcmp(q->name, "lm_head.weight") || !strcmp(q->name, "transformer.wte.weight"))
             p->tied_lo = q->offset, p->tied_n = q->count;
     }
-    dt_net_free(whole);
-    p->own_lo = lo == SIZE_MAX ? 0 : lo, p->own_n = n;
-    if (bad)
-        return dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d's tensors are not a run of "
-                       "the whole model's", p->stage);
-    return 0;
 }
 
 static void pipe_reduced(dt_trainer *t, float *loss);
@@ -121,9 +85,7 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
                       MAX_MICRO);
     else if (dt_pipe_build(&p->sched, kind, stages, m, 1, err))
         bad = 1;
-    else if (own_range(p, net, err))
-        bad = 1;
-    else if (dt_net_keep_tied_apart(net) && stages > 1)
+    else if (find_tied(p, net), dt_net_keep_tied_apart(net) && stages > 1)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d holds no tied weight",
                       p->stage);
     int any = bad;  // every rank of the pipeline and of the data-parallel group alike
@@ -289,26 +251,16 @@ double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq)
     return total;
 }
 
-void dt_pipeline_gather(dt_pipeline *p, const dt_net *net, dt_net *whole, int root) {
-    int P = p->stages;
-    long long mine[2] = {(long long)p->own_lo, (long long)p->own_n}, *all = NULL;
-    if (p->stage == root) all = mallocCheck(2 * (size_t)P * sizeof(long long));
-    MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, root, p->comm);
-    dt_device *d = net->dev;
-    float *own = mallocCheck((p->own_n + 1) * sizeof(float));  // the copy sits after them
-    d->to_host(d, own, net->params, p->own_n * sizeof(float));
-    float *dst = NULL;
-    int *count = NULL, *at = NULL;
-    if (p->stage == root) {
-        DT_ASSERT(whole);
-        dst = mallocCheck(whole->n_total * sizeof(float));
-        count = mallocCheck((size_t)P * sizeof(int)), at = mallocCheck((size_t)P * sizeof(int));
-        for (int i = 0; i < P; i++) at[i] = (int)all[2 * i], count[i] = (int)all[2 * i + 1];
-    }
-    MPI_Gatherv(own, (int)p->own_n, MPI_FLOAT, dst, count, at, MPI_FLOAT, root, p->comm);
-    if (p->stage == root) {
-        d->from_host(d, whole->params, dst, whole->n_trainable * sizeof(float));
-        free(dst), free(count), free(at), free(all);
-    }
-    free(own);
+void dt_model_parts_gather(const dt_net *part, dt_net *whole, int tp_rank, int tp,
+                           MPI_Comm comm, int root) {
+    int me;
+    MPI_Comm_rank(comm, &me);
+    size_t n = whole->n_trainable;
+    float *mine = callocCheck(n + 1, sizeof(float)), *sum = NULL;
+    dt_net_part_place(part, whole, tp_rank, tp, mine);
+    if (me == root) sum = mallocCheck((n + 1) * sizeof(float));
+    // every element is one part's and zero in the others: the sum is exact
+    MPI_Reduce(mine, sum, (int)n, MPI_FLOAT, MPI_SUM, root, comm);
+    if (me == root) whole->dev->from_host(whole->dev, whole->params, sum, n * sizeof(float));
+    free(mine), free(sum);
 }

@@ -38,8 +38,6 @@ typedef struct dt_pipeline {
     int blocks_lo, blocks_n;  // this stage's blocks [lo, lo + n) of the model's
     dt_pipe_sched sched;  // t->accumulate micro-batches
     size_t act_n;         // floats of one micro-batch's activations, B T C
-    size_t own_lo, own_n; // this stage's trainable elements in the whole model's layout (the
-                          // tied copy excluded): [own_lo, own_lo + own_n)
     size_t tied_lo, tied_n;  // the tied weight's elements in this stage's net (n 0: none)
     float *stash;         // host, m x act_n: each micro-batch's received input
     float *fsend, *bsend; // host, m x act_n: activations and gradients in flight
@@ -56,13 +54,15 @@ typedef struct dt_pipeline {
 // as DeepSpeed's pipeline cuts its layers).
 void dt_pipeline_blocks(int layers, int stage, int stages, int *lo, int *n);
 
-// The net of stage `stage` of `stages` of gpt model `name` (cfg as dt_model_create's): its
-// blocks, the embedding on the first stage, the final norm and the head (with its copy of
-// the tied weight) on the last, its parameters copied from `whole` (the same model built
-// whole: every stage starts from the plain run's weights). NULL with err (DT_EXIT_USAGE): not
-// a gpt model, more stages than blocks, or whole not that model.
+// The net of stage `stage` of `stages` of gpt model `name` (cfg as dt_model_create's: with
+// tp > 1, tensor-parallel rank tp_rank's slices, nn/train_tp.h): its blocks, the embedding
+// on the first stage, the final norm and the head (with its copy of the tied weight) on the
+// last, its parameters taken from `whole` (the same model built whole: every layout starts
+// from the plain run's weights; NULL: left as built). NULL with err (DT_EXIT_USAGE): not a
+// gpt model, more stages than blocks, or whole not that model.
 dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_config *cfg,
-                          int stage, int stages, const dt_net *whole, dt_error *err);
+                              int stage, int stages, int tp_rank, const dt_net *whole,
+                              dt_error *err);
 
 // Collective over the trainer's comm and pipe_comm, after dt_trainer_init, set_comm,
 // set_accumulate (m micro-batches) and the strategy: the stage's schedule (kind, v = 1), its
@@ -84,8 +84,11 @@ float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_
 // sums of squares; the tied copy's are left out and the rest summed in the model's order.
 double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq);
 
-// Collective over the pipeline: the whole model's trainable parameters into whole->params
-// on stage `root` (whole NULL elsewhere), each stage's own elements in place.
-void dt_pipeline_gather(dt_pipeline *p, const dt_net *stage_net, dt_net *whole, int root);
+// Collective over comm, the ranks that hold the parts of one replica of the model (its
+// stages and tensor-parallel ranks): the whole model's trainable parameters into
+// whole->params on comm's rank `root` (whole: the model built whole, on every rank; its
+// layout), each part's elements in their places (nn/net_part.h).
+void dt_model_parts_gather(const dt_net *part, dt_net *whole, int tp_rank, int tp,
+                           MPI_Comm comm, int root);
 
 #endif

@@ -344,7 +344,7 @@ static int set_up(dtrain_run *r, int *done) {
     int rc = dtrain_pipe_check(o, r->ranks, r->rank);
     if (rc) return rc;
     dtrain_pipe_layout(r);  // without --pp: every rank a data-parallel replica
-    const char *of = o->pp >= 1 ? " data-parallel" : "";
+    const char *of = o->pp >= 1 || o->tp > 1 ? " data-parallel" : "";
     if (o->global_batch % r->dp) {
         if (r->rank == 0)
             fprintf(stderr, "dtrain: --batch %d does not divide over %d%s ranks (need a "

@@ -19,6 +19,7 @@
 #include "optim.h"
 #include "train.h"
 #include "train_pipe.h"
+#include "train_tp.h"
 
 typedef struct {
     char model[32];          // --model
@@ -89,6 +90,7 @@ typedef struct {
     double temperature;      // --temperature X (0.8; 0: the most likely token)
     int top_k;               // --top-k K (200; 0: the whole vocabulary)
     int pp;                  // --pp P: pipeline stages (gpt models; 0: none; dtrain_pipe.c)
+    int tp;                  // --tp T: tensor-parallel ranks (gpt models; 1: none)
     int pp_schedule;         // --pp-schedule gpipe|1f1b (nn/pipe/pipe_sched.h dt_pipe_kind)
 } dtrain_opts;
 
@@ -175,29 +177,34 @@ typedef struct {
     FILE *steps_csv;         // --log-steps, on rank 0
     float *step_loss;        // every step's loss of this run, for --json (rank 0)
     int64_t n_step_loss, cap_step_loss;
-    // --pp (dtrain_pipe.c): rank = stage x dp + dp_rank; the data-parallel group is the
-    // ranks of one stage (the trainer's comm), the pipeline those of one dp_rank. Without
-    // --pp: dp = ranks, dp_comm MPI_COMM_WORLD, no pipeline (--pp 1: one stage).
-    int dp, dp_rank, stage;
-    MPI_Comm dp_comm, pipe_comm;
-    dt_net *whole;           // --pp: the whole model, the weights evaluated and saved
+    // --pp, --tp (dtrain_pipe.c): rank = (stage x dp + dp_rank) x tp + tp_rank, Megatron-LM's
+    // order; the data-parallel group (the trainer's comm) holds one stage's one slice, the
+    // pipeline one slice of every stage, the tensor-parallel group every slice of one stage,
+    // the model group every part of one replica. Without them: dp = ranks, dp_comm
+    // MPI_COMM_WORLD, no pipeline (--pp 1: one stage), no slices.
+    int dp, dp_rank, stage, tp_rank;
+    MPI_Comm dp_comm, pipe_comm, tp_comm, model_comm;
+    dt_net *whole;           // --pp, --tp: the whole model, the weights evaluated and saved
     dt_pipeline pipe;
-    int piped;               // the pipeline is set up (tear-down frees it)
+    dt_tensor_par tpar;
+    int piped, tensored;     // the pipeline, the tensor-parallel hooks set up
 } dtrain_run;
 
-// ---- --pp: pipeline parallelism (dtrain_pipe.c, nn/train_pipe.h) ----
-// The options --pp cannot run with, and the ranks it needs: 0, or 2 with a message (rank 0)
+// ---- --pp, --tp: pipeline and tensor parallelism (dtrain_pipe.c, nn/train_pipe.h,
+// nn/train_tp.h) ----
+// The options they cannot run with, and the ranks they need: 0, or 2 with a message (rank 0)
 int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank);
 // The layout (r->dp, dp_rank, stage, the two communicators); collective
 void dtrain_pipe_layout(dtrain_run *r);
-// The stage's net from the whole model m (kept in r->whole) under --pp, else m itself
+// This rank's part (a stage, its slices) of the whole model m (kept in r->whole), else m
 dt_net *dtrain_pipe_net(dtrain_run *r, dt_net *m, const dt_model_config *cfg);
-// After the trainer's set-up: the pipeline of its schedule; 0 or the exit code (agreed)
+// After the trainer's set-up: the pipeline of its schedule, the tensor-parallel hooks; 0 or
+// the exit code (agreed)
 int dtrain_pipe_attach(dtrain_run *r);
 // One step of a gpt model: the pipeline's, or the trainer's
 float dtrain_step_tokens(dtrain_run *r, float lr);
-// The net whose weights are whole on every rank: r->net, or under --pp r->whole with every
-// stage's weights gathered into it (collective)
+// The net whose weights are whole on every rank: r->net, or under --pp, --tp r->whole with
+// every part's weights gathered into it (collective)
 dt_net *dtrain_whole_net(dtrain_run *r);
 void dtrain_pipe_free(dtrain_run *r);
 

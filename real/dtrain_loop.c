@@ -170,6 +170,12 @@ static void print_banner(const dtrain_run *r) {
                dt_pipe_kind_name((dt_pipe_kind)o->pp_schedule), r->dp, r->pipe.blocks_lo,
                r->pipe.blocks_lo + r->pipe.blocks_n - 1,
                dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).layers);
+    if (o->tp > 1) {
+        int heads = dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).heads;
+        printf("dtrain: tensor parallelism over %d ranks: each holds %d of the %d attention "
+               "heads and 1/%d of each MLP; the slices' outputs summed 2x in forward and 2x "
+               "in backward per block (Megatron-LM)\n", o->tp, heads / o->tp, heads, o->tp);
+    }
     // the optimizer state, as allocated (nn/optim.c): sharded, each rank holds 1/P of it
     if (o->shard == DT_SHARD_OPTIMIZER)
         printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
@@ -219,7 +225,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"comm_hidden_s\": %.4f, \"precision\": \"%s\", \"loss_scale\": %g, "
            "\"skipped_steps\": %ld, \"activation_bytes\": %zu, \"accumulate\": %d, "
            "\"micro_batch\": %d, \"shard_optimizer\": %s, \"optimizer_state_bytes\": %zu, "
-           "\"seq_len\": %d, \"tokens_per_s\": %.2f, \"pp\": %d, ",
+           "\"seq_len\": %d, \"tokens_per_s\": %.2f, \"pp\": %d, \"tp\": %d, ",
            o->model, r->ranks, o->global_batch, (long long)r->st.epoch, (long long)r->st.step,
            total, p->steps_run * (double)o->global_batch / total, train_loss,
            isnan(e->test_top1) ? -1.0 : e->test_top1,
@@ -231,7 +237,7 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            tr->loss_scaling ? tr->scaler.skipped : 0L, dt_net_activation_bytes(r->net, NULL),
            o->accumulate, r->net->B, o->shard_optimizer ? "true" : "false",
            r->opt->state_bytes, r->T, p->steps_run * (double)o->global_batch * r->T / total,
-           o->pp);
+           o->pp, o->tp);
     // the memory per rank, the largest over the ranks (ZeRO's model states, activations)
     printf("\"shard\": \"%s\", \"shard_units\": %d, \"trainable_elements\": %zu, "
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "

@@ -232,6 +232,11 @@ static const dt_opt dtrain_table[] = {
      .help = "pipeline parallelism (gpt models): the blocks cut into P\nstages, data "
      "parallelism over ranks / P, --accumulate\nmicro-batches; fp32, replicate. --pp 1: the "
      "same\narithmetic on one stage, the run each P repeats bit for bit"},
+    {.name = "tp", .arg = "T", .type = DT_OPT_INT, AT(tp), .lo = 1, .hi = 4096,
+     .want = "a positive number of ranks",
+     .help = "tensor parallelism (gpt models): each block's attention heads\nand MLP split "
+     "over T consecutive ranks, their outputs\nsummed (Megatron-LM); T divides the heads; "
+     "with --pp"},
     {.name = "pp-schedule", .arg = "NAME", .type = DT_OPT_CHOICE, AT(pp_schedule),
      .choices = "gpipe|1f1b", .help = "the pipeline's schedule: gpipe | 1f1b (default 1f1b)"},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
@@ -313,6 +318,7 @@ static void defaults(dtrain_opts *o) {
     o->sample_tokens = 64;  // nanoGPT's sample.py: temperature 0.8, top_k 200, start "\n"
     o->temperature = 0.8;
     o->top_k = 200;
+    o->tp = 1;
     o->pp = 0;  // none: the data-parallel step (--pp 1: a pipeline of one stage)
     o->pp_schedule = DT_PIPE_1F1B;
     copy_str(o->prompt, sizeof o->prompt, "\n");

@@ -1,22 +1,31 @@
-// dtrain_pipe.c — dtrain --pp P: pipeline parallelism for the gpt models (nn/train_pipe.h).
-// The ranks are laid out as Megatron-LM lays them out without tensor parallelism: rank =
-// stage x dp + dp_rank, so the data-parallel ranks of a stage are consecutive and a
-// pipeline's stages are dp ranks apart. Each rank builds the whole model (its weights: the
-// seed's, or --weights), keeps its stage's blocks, and trains them with the trainer of its
-// stage's data-parallel group; the whole model is gathered for evaluation and saving. What
-// a pipeline does not run with yet is refused before anything starts. --pp 1 is a pipeline of
-// one stage: the plain model with the pipeline's arithmetic (its tied head's gradient kept
-// apart, nn/train_pipe.h), the run that every --pp P with the same micro-batches repeats bit
-// for bit.
+// dtrain_pipe.c — dtrain --pp P and --tp T: pipeline and tensor parallelism for the gpt
+// models (nn/train_pipe.h, nn/train_tp.h). The ranks are laid out as Megatron-LM lays them
+// out: rank = (stage x dp + dp_rank) x tp + tp_rank, so a tensor-parallel group is T
+// consecutive ranks (inside a node), the data-parallel ranks of a stage follow, and a
+// pipeline's stages are dp x tp ranks apart. Each rank builds the whole model (its weights:
+// the seed's, or --weights), keeps its part (its stage's blocks, its slices of them) and
+// trains it with the trainer of its data-parallel group; the whole model is gathered for
+// evaluation and saving. --pp 1 is a pipeline of one stage: the plain model with the
+// pipeline's arithmetic (its tied head's gradient kept apart), the run that every --pp P with
+// the same micro-batches repeats bit for bit. What they do not run with yet is refused
+// before anything starts.
 #include <stdio.h>
 #include <string.h>
 
 #include "dtrain.h"
 #include "models.h"
+#include "net_part.h"
+
+static int parted(const dtrain_opts *o) { return o->pp >= 1 || o->tp > 1; }
 
 int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
-    if (o->pp < 1) return 0;
+    if (!parted(o)) return 0;
     const dt_gpt_shape *g = dt_gpt_find(o->model);
+    int pp = o->pp >= 1 ? o->pp : 1;
+    char what[48];
+    if (o->pp >= 1 && o->tp > 1) snprintf(what, sizeof what, "--pp %d --tp %d", o->pp, o->tp);
+    else if (o->pp >= 1) snprintf(what, sizeof what, "--pp %d", o->pp);
+    else snprintf(what, sizeof what, "--tp %d", o->tp);
     const char *no = o->shard ? o->shard_flag
                      : o->precision != DT_AMP_FP32 ? "--precision fp16 or bf16"
                      : o->checkpoint_dir[0] || o->resume ? "--checkpoint-dir and --resume"
@@ -24,47 +33,74 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
                      : o->profile[0] ? "--profile"
                      : o->trace[0] ? "--trace"
                      : NULL;
-    char msg[300] = "";
+    char msg[400] = "";
     if (!g)
-        snprintf(msg, sizeof msg, "--pp %d cuts a transformer's blocks into stages: it is for "
-                 "the gpt models (--model gpt2-tiny, ...), not --model %s", o->pp, o->model);
-    else if (ranks % o->pp)
-        snprintf(msg, sizeof msg, "--pp %d does not divide the %d ranks (the ranks are %d "
-                 "stages x data-parallel ranks)", o->pp, ranks, o->pp);
-    else if (o->pp > g->layers)
+        snprintf(msg, sizeof msg, "%s cuts a transformer's blocks into parts: it is for the gpt "
+                 "models (--model gpt2-tiny, ...), not --model %s", what, o->model);
+    else if (ranks % (pp * o->tp))
+        snprintf(msg, sizeof msg, "%s: %d stages x %d tensor-parallel ranks do not divide the "
+                 "%d ranks (the ranks are stages x data-parallel x tensor-parallel ranks)", what,
+                 pp, o->tp, ranks);
+    else if (pp > g->layers)
         snprintf(msg, sizeof msg, "--pp %d: --model %s has %d blocks, at most one stage each",
                  o->pp, o->model, g->layers);
+    else if (g->heads % o->tp)
+        snprintf(msg, sizeof msg, "--tp %d: --model %s's %d attention heads do not split over "
+                 "%d ranks (a rank runs whole heads)", o->tp, o->model, g->heads, o->tp);
     else if (no)
-        snprintf(msg, sizeof msg, "--pp %d and %s: a pipeline runs fp32, the replicated "
-                 "strategy, without checkpoints, samples, profiles or traces so far "
-                 "(--save-weights writes the whole model)", o->pp, no);
+        snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run fp32, the "
+                 "replicated strategy, without checkpoints, samples, profiles or traces so far "
+                 "(--save-weights writes the whole model)", what, no);
     if (!msg[0]) return 0;
     if (rank == 0) fprintf(stderr, "dtrain: %s\n", msg);
     return 2;
 }
 
 void dtrain_pipe_layout(dtrain_run *r) {
-    int pp = r->o->pp >= 1 ? r->o->pp : 1;
-    r->dp = r->ranks / pp;
-    r->stage = r->rank / r->dp;
-    r->dp_rank = r->rank % r->dp;
+    const dtrain_opts *o = r->o;
+    int pp = o->pp >= 1 ? o->pp : 1, tp = o->tp > 1 ? o->tp : 1;
+    r->dp = r->ranks / (pp * tp);
+    r->tp_rank = r->rank % tp;
+    r->dp_rank = r->rank / tp % r->dp;
+    r->stage = r->rank / (tp * r->dp);
     r->dp_comm = MPI_COMM_WORLD;
-    r->pipe_comm = MPI_COMM_NULL;
-    if (r->o->pp < 1) return;  // (--pp 1: a pipeline of one stage)
-    MPI_Comm_split(MPI_COMM_WORLD, r->stage, r->dp_rank, &r->dp_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, r->dp_rank, r->stage, &r->pipe_comm);
+    r->pipe_comm = r->tp_comm = r->model_comm = MPI_COMM_NULL;
+    if (!parted(o)) return;
+    MPI_Comm_split(MPI_COMM_WORLD, r->stage * tp + r->tp_rank, r->dp_rank, &r->dp_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, r->dp_rank * tp + r->tp_rank, r->stage, &r->pipe_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, r->stage * r->dp + r->dp_rank, r->tp_rank, &r->tp_comm);
+    MPI_Comm_split(MPI_COMM_WORLD, r->dp_rank, r->stage * tp + r->tp_rank, &r->model_comm);
 }
 
 dt_net *dtrain_pipe_net(dtrain_run *r, dt_net *m, const dt_model_config *cfg) {
-    if (r->o->pp < 1) return m;
+    const dtrain_opts *o = r->o;
+    if (!parted(o)) return m;
     r->whole = m;
-    return dt_pipeline_stage_net(r->o->model, r->dev, cfg, r->stage, r->o->pp, m, &r->err);
+    dt_model_config c = *cfg;
+    c.tp = o->tp, c.tp_vocab_whole = 1;  // the ends whole on every rank, so far
+    if (o->pp >= 1)
+        return dt_pipeline_stage_net(o->model, r->dev, &c, r->stage, o->pp, r->tp_rank, m,
+                                     &r->err);
+    dt_net *net = dt_model_create(o->model, r->dev, &c, &r->err);
+    if (net && dt_net_part_copy(net, m, r->tp_rank, o->tp, &r->err)) {
+        dt_net_free(net);
+        return NULL;
+    }
+    return net;
 }
 
 int dtrain_pipe_attach(dtrain_run *r) {
-    if (r->o->pp < 1) return 0;
-    int failed = dt_pipeline_init(&r->pipe, &r->tr, r->pipe_comm, r->o->pp,
-                                  (dt_pipe_kind)r->o->pp_schedule, &r->err) ? 2 : 0;
+    const dtrain_opts *o = r->o;
+    if (!parted(o)) return 0;
+    int failed = 0;
+    if (o->tp > 1) {
+        failed = dt_tp_init(&r->tpar, &r->tr, r->tp_comm, &r->err) ? 2 : 0;
+        r->tensored = !failed;
+    }
+    int rc = dtrain_agree(failed, &r->err, r->rank);
+    if (rc || o->pp < 1) return rc;
+    failed = dt_pipeline_init(&r->pipe, &r->tr, r->pipe_comm, o->pp,
+                              (dt_pipe_kind)o->pp_schedule, &r->err) ? 2 : 0;
     r->piped = !failed;
     return dtrain_agree(failed, &r->err, r->rank);
 }
@@ -75,13 +111,13 @@ float dtrain_step_tokens(dtrain_run *r, float lr) {
 }
 
 dt_net *dtrain_whole_net(dtrain_run *r) {
-    if (!r->piped) return r->net;
+    if (!r->whole || !r->net) return r->net;
     dt_net *w = r->whole;
-    dt_pipeline_gather(&r->pipe, r->net, r->stage == 0 ? w : NULL, 0);
-    dt_device *d = w->dev;  // then from the first stage to the others
+    dt_model_parts_gather(r->net, w, r->tp_rank, r->o->tp, r->model_comm, 0);
+    dt_device *d = w->dev;  // then from the first part to the others
     float *host = mallocCheck(w->n_trainable * sizeof(float));
     d->to_host(d, host, w->params, w->n_trainable * sizeof(float));
-    MPI_Bcast(host, (int)w->n_trainable, MPI_FLOAT, 0, r->pipe_comm);
+    MPI_Bcast(host, (int)w->n_trainable, MPI_FLOAT, 0, r->model_comm);
     d->from_host(d, w->params, host, w->n_trainable * sizeof(float));
     free(host);
     return w;
@@ -89,12 +125,11 @@ dt_net *dtrain_whole_net(dtrain_run *r) {
 
 void dtrain_pipe_free(dtrain_run *r) {
     if (r->piped) dt_pipeline_free(&r->pipe, &r->tr);
-    r->piped = 0;
+    if (r->tensored) dt_tp_free(&r->tpar, &r->tr);
+    r->piped = r->tensored = 0;
     dt_net_free(r->whole);
     r->whole = NULL;
-    if (r->o->pp >= 1 && r->dp_comm != MPI_COMM_WORLD && r->dp_comm != MPI_COMM_NULL &&
-        r->dp_comm) {
-        MPI_Comm_free(&r->dp_comm);
-        MPI_Comm_free(&r->pipe_comm);
-    }
+    MPI_Comm *c[] = {&r->dp_comm, &r->pipe_comm, &r->tp_comm, &r->model_comm};
+    for (int i = 0; i < 4; i++)
+        if (*c[i] && *c[i] != MPI_COMM_WORLD && *c[i] != MPI_COMM_NULL) MPI_Comm_free(c[i]);
 }

@@ -8,9 +8,15 @@
 #                  --pp 1 on 2 ranks, with the ring the same within 1e-4; --pp 1 is the
 #                  data-parallel run within 1e-4 (its tied gradient summed in another order),
 #                  and the comparison can tell (lr x 1.01 is not within it)
+#   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c): within
+#                  1e-4 of --pp 1 (the slices' sums in another order), the same bits when run
+#                  again; --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit (a pipeline of slices
+#                  changes no sum either); the comparison can tell (lr x 1.01 is not within it)
+#   layouts_8      every layout of 8 ranks (pp 1-2 x tp 1, 2, 4 x the data-parallel rest) ends
+#                  within 1e-4 of --pp 1 on one rank, its replicas identical
 #   bad_input      --pp that does not divide the ranks, more stages than blocks, an image
-#                  model, and the options a pipeline does not run with yet: exit 2, a message
-#                  naming --pp, nothing written
+#                  model, heads that --tp does not divide, and the options they do not run
+#                  with yet: exit 2, a message naming --pp or --tp, nothing written
 set -u
 CASE=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/dtrain_pipe_${CASE}_XXXXXX")
@@ -61,6 +67,39 @@ bit_identical)
   go far 1 --pp 1 --lr 0.00303
   if "$ST_COMPARE" "$W/far.st" "$W/one.st" 1e-4 > /dev/null; then fail "lr x 1.01 is within 1e-4: the check cannot tell"; fi
   echo "PASS bit_identical" ;;
+tensor)
+  corpus 4000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --epochs 1 --json --clip 0.5"
+  go() { name=$1 np=$2; shift 2
+    run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
+    grep -q '"replicas_identical": true' "$W/$name" || fail "$name: replicas differ"; }
+  go one 1 --pp 1
+  go tp2 2 --tp 2
+  go tp2b 2 --tp 2
+  go tp4 4 --tp 4
+  go tp2p1 2 --tp 2 --pp 1
+  go tp2p2 4 --tp 2 --pp 2
+  grep -q "tensor parallelism over 2 ranks: each holds 2 of the 4 attention heads" "$W/tp2" || fail "no tensor-parallel line in the banner"
+  grep -q '"tp": 2' "$W/tp2" || fail "the summary does not say --tp 2"
+  for x in tp2 tp4 tp2p1; do
+    "$ST_COMPARE" "$W/$x.st" "$W/one.st" 1e-4 || fail "$x: not within 1e-4 of --pp 1"
+  done
+  "$ST_COMPARE" "$W/tp2b.st" "$W/tp2.st" 0 || fail "--tp 2 run again: other bits"
+  "$ST_COMPARE" "$W/tp2p2.st" "$W/tp2p1.st" 0 || fail "--tp 2 --pp 2 is not --tp 2 --pp 1 bit for bit"
+  go far 2 --tp 2 --lr 0.00303
+  if "$ST_COMPARE" "$W/far.st" "$W/one.st" 1e-4 > /dev/null; then fail "lr x 1.01 is within 1e-4: the check cannot tell"; fi
+  echo "PASS tensor" ;;
+layouts_8)
+  corpus 4000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 2 --train-examples 64 --epochs 1 --json --clip 0.5"
+  run 1 $A --pp 1 --save-weights "$W/one.st" > "$W/one" 2>&1 || { cat "$W/one"; fail "one rank exited $?"; }
+  for pp in 1 2; do for tp in 1 2 4; do
+    run 8 $A --pp $pp --tp $tp --save-weights "$W/l.st" > "$W/l" 2>&1 || { cat "$W/l"; fail "--pp $pp --tp $tp exited $?"; }
+    grep -q '"replicas_identical": true' "$W/l" || fail "--pp $pp --tp $tp: replicas differ"
+    "$ST_COMPARE" "$W/l.st" "$W/one.st" 1e-4 > "$W/c" || { cat "$W/c"; fail "--pp $pp --tp $tp x dp $((8 / pp / tp)): not within 1e-4 of one rank"; }
+    echo "ok --pp $pp --tp $tp x dp $((8 / pp / tp)): $(cat "$W/c")"
+  done; done
+  echo "PASS layouts_8" ;;
 bad_input)
   corpus 2000 "$W/text"
   T="--data text:$W/text --max-steps 1 --save-weights $W/x.st"
@@ -71,9 +110,12 @@ bad_input)
     [ ! -e "$W/x.st" ] || fail "$what: a refused run wrote weights"
     echo "ok $what: $(grep -m1 "dtrain: " "$W/o")"
   }
-  check "stages not dividing the ranks" 3 "--pp 2 does not divide the 3 ranks" $T --pp 2
+  check "stages not dividing the ranks" 3 "--pp 2: 2 stages x 1 tensor-parallel ranks do not divide the 3 ranks" $T --pp 2
+  check "slices not dividing the ranks" 3 "--tp 2: 1 stages x 2 tensor-parallel ranks do not divide the 3 ranks" $T --tp 2
+  check "heads --tp does not divide" 3 "--tp 3: --model gpt2-tiny's 4 attention heads do not split over 3 ranks" $T --tp 3
+  check "tensor parallelism and ZeRO" 4 "--tp 2 and --shard optimizer" $T --tp 2 --shard optimizer
   check "more stages than blocks" 3 "--pp 3: --model gpt2-tiny has 2 blocks" $T --pp 3
-  check "an image model" 2 "--pp 2 cuts a transformer's blocks into stages: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
+  check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
   check "ZeRO" 4 "--pp 2 and --shard optimizer" $T --pp 2 --shard optimizer
   check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
   check "checkpoints" 2 "--pp 2 and --checkpoint-dir and --resume" $T --pp 2 --checkpoint-dir "$W/ck"

@@ -133,7 +133,7 @@ static run_out pipeline(int stages, dt_pipe_kind kind, dt_algo algo) {
     dt_error_clear(&err);
     dt_net *whole = dt_model_create("gpt2-tiny", dev, &c, &err);
     if (!whole) die("whole net", &err);
-    dt_net *net = dt_pipeline_stage_net("gpt2-tiny", dev, &c, st, stages, whole, &err);
+    dt_net *net = dt_pipeline_stage_net("gpt2-tiny", dev, &c, st, stages, 0, whole, &err);
     if (!net) die("stage net", &err);
     dt_optim *opt = adamw(net);
     dt_trainer t;
@@ -147,7 +147,7 @@ static run_out pipeline(int stages, dt_pipe_kind kind, dt_algo algo) {
     }
     r.norm = t.last_grad_norm;
     r.recomputed = p.recomputed;
-    dt_pipeline_gather(&p, net, st == 0 ? whole : NULL, 0);
+    dt_model_parts_gather(net, whole, 0, 1, pipe, 0);
     r.n = whole->n_trainable;
     r.w = mallocCheck(r.n * sizeof(float));
     memcpy(r.w, whole->params, r.n * sizeof(float));

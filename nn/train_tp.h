@@ -1,0 +1,45 @@
+// train_tp.h — tensor parallelism for real (Megatron-LM: Shoeybi et al. 2019, §3): each rank
+// of a tensor-parallel group holds a slice of every block (nn/models_gpt.c with cfg.tp:
+// attention's c_attn and the MLP's c_fc split by their outputs, so each rank runs heads/t
+// heads and 4C/t of the MLP; both c_proj split by their inputs), and the group sums what
+// the slices make: after each c_proj's forward its output (Megatron-LM's g: the partial
+// products; the bias added once, by rank 0), and before each block's two layer norms'
+// backward the gradient that reaches them through c_attn and c_fc (f). Everything else, the
+// residual stream, the layer norms, the embedding and the head (cfg.tp_vocab_whole: not
+// split over the vocabulary yet), is the same on every rank of the group, computed there
+// from the same numbers. The sums are MPI_Allreduce's (NCCL's allreduce in Megatron-LM):
+// another order than the plain net's, so a tensor-parallel run equals the plain run within
+// float rounding, and repeats itself bit for bit.
+// Composed with the pipeline (a stage's slices, nn/train_pipe.h) and with data parallelism
+// (the trainer of each (stage, slice): the ranks that hold the same slice).
+// Clipping's norm: the slices' sums of squares added over the group, a whole tensor's once.
+#ifndef DT_TRAIN_TP_H
+#define DT_TRAIN_TP_H
+
+#include "train.h"
+
+typedef struct dt_tensor_par {
+    MPI_Comm comm;            // the group (borrowed): one rank per slice
+    int rank, size;
+    unsigned char *sum_out;   // per layer: its output summed after forward (row-parallel)
+    unsigned char *sum_dout;  // per layer: its output's gradient summed before backward
+    unsigned char *split;     // per parameter tensor: sliced (1) or whole on every rank (0)
+    float *host;              // staging for a device whose memory MPI cannot read
+    size_t host_n;
+    long sums;                // allreduces run, since dt_tp_init
+} dt_tensor_par;
+
+// Collective over comm and the trainer's comm, after dt_trainer_init (net built with
+// cfg.tp = comm's size, its slices those of comm's rank): the hooks (net->on_tensor, the
+// row-parallel linears' bias on rank 0 only, t->tp for the norms). Refused (DT_EXIT_USAGE,
+// every rank): a net not of tp slices of a gpt model, mixed precision, a sharded strategy.
+int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err);
+void dt_tp_free(dt_tensor_par *tp, dt_trainer *t);
+
+// Clipping's sums of squares (train_norms.c): sq[s] of plan segment s of this rank's slices
+// becomes, on each tensor's first segment (0 on the others), the tensor's sum over the group:
+// its slices' added, a whole tensor's counted once. The plan's tensors are the same on every
+// rank of the group (its segments need not be).
+void dt_tp_norms(dt_trainer *t, const dt_norm_plan *pl, double *sq);
+
+#endif
