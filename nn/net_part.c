@@ -58,6 +58,8 @@ typedef struct {
     const float *whole;
     float *whole_host;
     const float *part_host;
+    const float *whole_host_in;
+    float *part_host_out;
 } runs;
 
 static void take(void *ctx, size_t po, size_t wo, size_t n) {
@@ -83,11 +85,9 @@ int dt_net_part_copy(dt_net *part, const dt_net *whole, int tp_rank, int tp, dt_
     return 0;
 }
 
-void dt_net_part_place(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
-                       float *whole_host) {
-    float *host = mallocCheck((part->n_trainable + 1) * sizeof(float));
-    part->dev->to_host(part->dev, host, part->params, part->n_trainable * sizeof(float));
-    runs c = {.whole_host = whole_host, .part_host = host};
+void dt_net_part_place_array(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
+                             const float *part_host, float *whole_host) {
+    runs c = {.whole_host = whole_host, .part_host = part_host};
     for (int i = 0; i < part->n_params; i++) {
         const dt_param *p = &part->params_table[i];
         if (!p->trainable || !strcmp(p->name, "lm_head.weight")) continue;  // (the copy)
@@ -95,5 +95,28 @@ void dt_net_part_place(const dt_net *part, const dt_net *whole, int tp_rank, int
         const dt_param *w = dt_net_part_whole_param(whole, p);
         DT_ASSERT(w && !each_run(p, w, tp_rank, tp, put, &c));
     }
+}
+
+void dt_net_part_place(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
+                       float *whole_host) {
+    float *host = mallocCheck((part->n_trainable + 1) * sizeof(float));
+    part->dev->to_host(part->dev, host, part->params, part->n_trainable * sizeof(float));
+    dt_net_part_place_array(part, whole, tp_rank, tp, host, whole_host);
     free(host);
+}
+
+static void take_host(void *ctx, size_t po, size_t wo, size_t n) {
+    runs *c = ctx;
+    memcpy(c->part_host_out + po, c->whole_host_in + wo, n * sizeof(float));
+}
+
+void dt_net_part_take_array(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
+                            const float *whole_host, float *part_host) {
+    runs c = {.whole_host_in = whole_host, .part_host_out = part_host};
+    for (int i = 0; i < part->n_params; i++) {
+        const dt_param *p = &part->params_table[i];
+        if (!p->trainable) continue;
+        const dt_param *w = dt_net_part_whole_param(whole, p);
+        DT_ASSERT(w && !each_run(p, w, tp_rank, tp, take_host, &c));
+    }
 }

@@ -24,4 +24,12 @@ int dt_net_part_copy(dt_net *part, const dt_net *whole, int tp_rank, int tp, dt_
 void dt_net_part_place(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
                        float *whole_host);
 
+// The same for any array laid out as the trainable parameters (an optimizer's moments):
+// part_host (part->n_trainable floats) into whole_host, and back (take: every trainable
+// tensor of the part, its copy of the tied weight too, from the whole's).
+void dt_net_part_place_array(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
+                             const float *part_host, float *whole_host);
+void dt_net_part_take_array(const dt_net *part, const dt_net *whole, int tp_rank, int tp,
+                            const float *whole_host, float *part_host);
+
 #endif

@@ -197,7 +197,8 @@ static int set_up_checkpoint(dtrain_run *r) {
     }
     int bad_ckpt = 0;
     if (o->resume) {
-        bad_ckpt = dt_checkpoint_load_state(r->ckpt, r->net, r->opt->cfg.kind, &r->resumed, st,
+        bad_ckpt = dt_checkpoint_load_state(r->ckpt, r->whole ? r->whole : r->net,
+                                            r->opt->cfg.kind, &r->resumed, st,
                                             &r->err) ? r->err.code : 0;
         if (!bad_ckpt && (st->seed != (int64_t)o->seed || st->global_batch != o->global_batch)) {
             dt_fail(&r->err, DT_EXIT_USAGE, "checkpoint %s was made with --seed %lld --batch "
@@ -205,6 +206,7 @@ static int set_up_checkpoint(dtrain_run *r) {
                     (long long)st->global_batch);
             bad_ckpt = DT_EXIT_USAGE;
         }
+        if (!bad_ckpt && r->whole) dtrain_pipe_resumed(r);  // this part of the whole's
         if (!bad_ckpt && r->rank == 0)
             printf("dtrain: resuming from %s at epoch %lld, step %lld\n", r->ckpt,
                    (long long)st->epoch, (long long)st->step);

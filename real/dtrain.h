@@ -206,6 +206,12 @@ float dtrain_step_tokens(dtrain_run *r, float lr);
 // The net whose weights are whole on every rank: r->net, or under --pp, --tp r->whole with
 // every part's weights gathered into it (collective)
 dt_net *dtrain_whole_net(dtrain_run *r);
+// The checkpoint of a parted run: the whole model's weights and optimizer state gathered on
+// rank 0, which writes the file a plain run writes (collective); 0, or 1 where rank 0 failed
+int dtrain_pipe_save(dtrain_run *r);
+// After a checkpoint was loaded into r->whole (its state into r->resumed, whole): this part's
+// weights and state taken from them
+void dtrain_pipe_resumed(dtrain_run *r);
 void dtrain_pipe_free(dtrain_run *r);
 
 // ---- per-step curves (dtrain_steps.c) ----

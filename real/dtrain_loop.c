@@ -321,6 +321,7 @@ static int stop_requested(void) {
 }
 
 int dtrain_save_checkpoint(dtrain_run *r) {
+    if (r->whole) return dtrain_pipe_save(r);  // --pp, --tp: the whole model's file
     if (!r->opt->sharded)
         return r->rank == 0 && dt_checkpoint_save(r->ckpt, r->net, r->opt, &r->st, &r->err);
     dt_trainer_gather_params(&r->tr);  // ZeRO stage 3: the whole model from the shards
@@ -428,9 +429,10 @@ static int train_loop(dtrain_run *r, dtrain_progress *p, dtrain_profiler *prof) 
         if ((rc = dtrain_steps_after(r, lr, loss, dt_now_s() - p->t_run))) return rc;
         int stop = stop_requested();
         show_progress(r, p, &b, loss);
-        if (o->sample_every && r->st.step % o->sample_every == 0 && r->rank == 0) {
-            if (p->live) printf("\r%*s\r", 100, "");
-            dtrain_sample_now(o, r->net, r->bpe, r->st.step);  // rank 0's replica, between steps
+        if (o->sample_every && r->st.step % o->sample_every == 0) {
+            dt_net *net = dtrain_whole_net(r);  // (--pp, --tp: gathered, collective)
+            if (p->live && r->rank == 0) printf("\r%*s\r", 100, "");
+            if (r->rank == 0) dtrain_sample_now(o, net, r->bpe, r->st.step);  // between steps
         }
         if (stop) {
             if (b.step == r->spe - 1) r->st.epoch = b.epoch + 1;  // the checkpoint's position

@@ -5,7 +5,8 @@
 // pipeline's stages are dp x tp ranks apart. Each rank builds the whole model (its weights:
 // the seed's, or --weights), keeps its part (its stage's blocks, its slices of them) and
 // trains it with the trainer of its data-parallel group; the whole model is gathered for
-// evaluation and saving. --pp 1 is a pipeline of one stage: the plain model with the
+// evaluation, samples and saving, and a checkpoint is the whole model's file (weights and
+// optimizer state), which any layout resumes. --pp 1 is a pipeline of one stage: the plain model with the
 // pipeline's arithmetic (its tied head's gradient kept apart), the run that every --pp P with
 // the same micro-batches repeats bit for bit. What they do not run with yet is refused
 // before anything starts.
@@ -28,8 +29,6 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
     else snprintf(what, sizeof what, "--tp %d", o->tp);
     const char *no = o->shard ? o->shard_flag
                      : o->precision != DT_AMP_FP32 ? "--precision fp16 or bf16"
-                     : o->checkpoint_dir[0] || o->resume ? "--checkpoint-dir and --resume"
-                     : o->sample_every ? "--sample-every"
                      : o->profile[0] ? "--profile"
                      : o->trace[0] ? "--trace"
                      : NULL;
@@ -49,8 +48,7 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
                  "%d ranks (a rank runs whole heads)", o->tp, o->model, g->heads, o->tp);
     else if (no)
         snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run fp32, the "
-                 "replicated strategy, without checkpoints, samples, profiles or traces so far "
-                 "(--save-weights writes the whole model)", what, no);
+                 "replicated strategy, without profiles or traces so far", what, no);
     if (!msg[0]) return 0;
     if (rank == 0) fprintf(stderr, "dtrain: %s\n", msg);
     return 2;
@@ -121,6 +119,46 @@ dt_net *dtrain_whole_net(dtrain_run *r) {
     d->from_host(d, w->params, host, w->n_trainable * sizeof(float));
     free(host);
     return w;
+}
+
+int dtrain_pipe_save(dtrain_run *r) {
+    dt_net *w = dtrain_whole_net(r), *net = r->net;
+    const dt_optim *opt = r->opt;
+    size_t n = net->n_trainable, nw = w->n_trainable;
+    dt_optim_state os = {.kind = opt->cfg.kind, .step = opt->step}, part = {0};
+    (void)n;
+    dt_optim_state_alloc(&part, net, opt->cfg.kind);  // this part's, its moments whole
+    dt_trainer_gather_state(&r->tr, 0, part.m, part.v);
+    if (r->dp_rank == 0) {  // one replica's parts, summed into the whole's layout (exact)
+        float *mw = callocCheck(nw + 1, sizeof(float)), *vw = NULL;
+        dt_net_part_place_array(net, w, r->tp_rank, r->o->tp, part.m, mw);
+        if (part.v) {
+            vw = callocCheck(nw + 1, sizeof(float));
+            dt_net_part_place_array(net, w, r->tp_rank, r->o->tp, part.v, vw);
+        }
+        if (r->rank == 0) dt_optim_state_alloc(&os, w, opt->cfg.kind);
+        os.step = opt->step;
+        MPI_Reduce(mw, os.m, (int)nw, MPI_FLOAT, MPI_SUM, 0, r->model_comm);
+        if (vw) MPI_Reduce(vw, os.v, (int)nw, MPI_FLOAT, MPI_SUM, 0, r->model_comm);
+        free(mw), free(vw);
+    }
+    int failed = r->rank == 0 && dt_checkpoint_save_state(r->ckpt, w, &os, &r->st, &r->err);
+    dt_optim_state_free(&part);
+    dt_optim_state_free(&os);
+    return failed;
+}
+
+void dtrain_pipe_resumed(dtrain_run *r) {
+    dt_net *w = r->whole, *net = r->net;
+    DT_ASSERT(!dt_net_part_copy(net, w, r->tp_rank, r->o->tp, &r->err));
+    dt_optim_state part = {0};
+    dt_optim_state_alloc(&part, net, r->resumed.kind);
+    dt_net_part_take_array(net, w, r->tp_rank, r->o->tp, r->resumed.m, part.m);
+    if (part.v && r->resumed.v) dt_net_part_take_array(net, w, r->tp_rank, r->o->tp,
+                                                       r->resumed.v, part.v);
+    part.step = r->resumed.step;
+    dt_optim_state_free(&r->resumed);
+    r->resumed = part;  // the trainer takes this part's (dt_trainer_scatter_state)
 }
 
 void dtrain_pipe_free(dtrain_run *r) {

@@ -16,6 +16,9 @@
 #                  within 1e-5 of --pp 1 on one rank (the relative L2 difference of the
 #                  model, as every tolerance here), its replicas identical, the memory of
 #                  its busiest rank (parameters, gradients, AdamW state) the closed form
+#   checkpoint     a checkpoint written by --pp 2 (one whole file) resumed by --pp 1 ends
+#                  with the uninterrupted --pp 1 run's weights bit for bit, resumed by --pp 2
+#                  --tp 2 within 1e-5 of them; --sample-every under --pp 2 --tp 2 samples
 #   bad_input      --pp that does not divide the ranks, more stages than blocks, an image
 #                  model, heads that --tp does not divide, and the options they do not run
 #                  with yet: exit 2, a message naming --pp or --tp, nothing written
@@ -118,6 +121,22 @@ sys.exit(0 if got==want else 1)" || fail "--pp $pp --tp $tp: memory per rank is 
     echo "ok --pp $pp --tp $tp x dp $((8 / pp / tp)): $(cat "$W/c")"
   done; done
   echo "PASS layouts_8" ;;
+checkpoint)
+  corpus 4000 "$W/text"
+  A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --json --clip 0.5 --lr-schedule const --warmup 0"
+  run 1 $A --epochs 2 --pp 1 --save-weights "$W/a.st" > "$W/a" 2>&1 || { cat "$W/a"; fail "the uninterrupted run exited $?"; }
+  run 2 $A --epochs 1 --pp 2 --checkpoint-dir "$W/ck" > "$W/b1" 2>&1 || { cat "$W/b1"; fail "the first epoch under --pp 2 exited $?"; }
+  cp -r "$W/ck" "$W/ck2"
+  run 1 $A --epochs 2 --pp 1 --checkpoint-dir "$W/ck" --resume --save-weights "$W/b.st" > "$W/b" 2>&1 || { cat "$W/b"; fail "resumed by --pp 1: exit $?"; }
+  grep -q "resuming from .* at epoch 1, step 4" "$W/b" || { cat "$W/b"; fail "--pp 1 did not resume at epoch 1, step 4"; }
+  "$ST_COMPARE" "$W/b.st" "$W/a.st" 0 || fail "--pp 2, resumed by --pp 1: not the uninterrupted run's bits"
+  run 4 $A --epochs 2 --pp 2 --tp 2 --checkpoint-dir "$W/ck2" --resume --save-weights "$W/c.st" > "$W/c" 2>&1 || { cat "$W/c"; fail "resumed by --pp 2 --tp 2: exit $?"; }
+  "$ST_COMPARE" "$W/c.st" "$W/a.st" 1e-5 --global || fail "--pp 2, resumed by --pp 2 --tp 2: not within 1e-5"
+  run 1 $A --epochs 2 --pp 1 --lr 0.00303 --save-weights "$W/far.st" > /dev/null 2>&1
+  if "$ST_COMPARE" "$W/far.st" "$W/a.st" 1e-5 --global > /dev/null; then fail "lr x 1.01 is within 1e-5: the check cannot tell"; fi
+  run 4 --data text:"$W/text" --seq-len 32 --pp 2 --tp 2 --max-steps 4 --sample-every 2 --sample-tokens 10 --prompt "Q: " > "$W/s" 2>&1 || { cat "$W/s"; fail "--sample-every under --pp 2 --tp 2 exited $?"; }
+  [ "$(grep -c "^Q: " "$W/s")" -eq 2 ] || { cat "$W/s"; fail "--sample-every 2 over 4 steps: not 2 samples"; }
+  echo "PASS checkpoint" ;;
 bad_input)
   corpus 2000 "$W/text"
   T="--data text:$W/text --max-steps 1 --save-weights $W/x.st"
@@ -136,10 +155,10 @@ bad_input)
   check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
   check "ZeRO" 4 "--pp 2 and --shard optimizer" $T --pp 2 --shard optimizer
   check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
-  check "checkpoints" 2 "--pp 2 and --checkpoint-dir and --resume" $T --pp 2 --checkpoint-dir "$W/ck"
+  check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
   check "zero stages" 2 "option --pp" $T --pp 0
-  [ ! -e "$W/ck" ] || fail "a refused run made its checkpoint directory"
+  [ ! -e "$W/ck" ] || fail "a refused run wrote its profile"
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
