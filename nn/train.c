@@ -127,6 +127,7 @@ float dt_trainer_step_end(dt_trainer *t, const dt_strategy *sp, float loss, floa
     }
     if (t->hooks.clip) t->hooks.clip(t);  // clipping: the same on every replica
     s.update(t, lr);
+    if (t->hooks.updated) t->hooks.updated(t);
     count_comm(t);
     t->step++;
     return loss;

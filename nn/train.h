@@ -44,6 +44,9 @@ typedef struct {
     // after the gradient and the loss are summed over the data-parallel ranks: a pipeline's
     // stages agree on the loss and on its tied weight's gradient (train_pipe.c)
     void (*reduced)(dt_trainer *t, float *loss);
+    // after the update (every rank's parameters whole again): a pipeline's last stage takes
+    // the first stage's tied weight (train_pipe.c)
+    void (*updated)(dt_trainer *t);
 } dt_step_hooks;
 
 struct dt_pipeline;

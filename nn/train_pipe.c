@@ -57,6 +57,7 @@ static void find_tied(dt_pipeline *p, const dt_net *net) {
 }
 
 static void pipe_reduced(dt_trainer *t, float *loss);
+static void pipe_updated(dt_trainer *t);
 
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
                  dt_pipe_kind kind, dt_error *err) {
@@ -74,9 +75,10 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     if (size != stages || net->seq <= 0)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d ranks in the pipeline's communicator "
                       "for %d stages of a gpt model", size, stages);
-    else if (t->opt->sharded)
-        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: the optimizer state is sharded (--shard): "
-                      "a pipeline runs with the replicated strategy only, so far");
+    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
+        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: ZeRO's %s stage (--shard %s): a pipeline "
+                      "runs with the replicated strategy or ZeRO stage 1 (--shard optimizer), "
+                      "so far", dt_shard_name(t->shard), dt_shard_name(t->shard));
     else if (net->amp != DT_AMP_FP32)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %s storage: a pipeline runs fp32 only, "
                       "so far", dt_amp_name(net->amp));
@@ -111,6 +113,7 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     p->cur = -1;
     t->pipe = p;
     t->hooks.reduced = pipe_reduced;
+    t->hooks.updated = pipe_updated;
     return 0;
 }
 
@@ -120,7 +123,7 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
     free(p->stash), free(p->fsend), free(p->bsend), free(p->host), free(p->req);
     free(p->tied_send);
     if (p->seed && t && t->net) t->net->dev->free(t->net->dev, p->seed);
-    if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL;
+    if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
 }
 
@@ -215,21 +218,27 @@ float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_
     return dt_trainer_step_end(t, &s, loss, lr);
 }
 
-// After the data-parallel sums (the step's hook): the last stage's loss to every stage, and
-// the tied weight's gradient, whole on the first stage now, to the last stage's copy, so
-// that both copies take the same update.
+// After the data-parallel sums (the step's hook): the last stage's loss to every stage.
 static void pipe_reduced(dt_trainer *t, float *loss) {
     dt_pipeline *p = t->pipe;
     MPI_Bcast(loss, 1, MPI_FLOAT, p->stages - 1, p->comm);
+}
+
+// After the update: the first stage's tied weight, updated from the whole gradient (both
+// halves, summed over the data-parallel ranks), replaces the last stage's copy, whose own
+// gradient is zero (the head's half went to the first stage). One message of the weight a
+// step, as Megatron-LM's allreduce of the two copies' gradients; any strategy's update.
+static void pipe_updated(dt_trainer *t) {
+    dt_pipeline *p = t->pipe;
     if (p->stages == 1 || !p->tied_n) return;
     dt_device *d = t->net->dev;
-    float *g = t->grad + p->tied_lo;
+    float *w = t->net->params + p->tied_lo;
     if (p->stage == 0) {
-        d->to_host(d, p->host, g, p->tied_n * sizeof(float));
+        d->to_host(d, p->host, w, p->tied_n * sizeof(float));
         MPI_Send(p->host, (int)p->tied_n, MPI_FLOAT, p->stages - 1, TAG_TIED_SUM, p->comm);
     } else if (p->stage == p->stages - 1) {
         recv(p, p->host, p->tied_n, 0, TAG_TIED_SUM);
-        d->from_host(d, g, p->host, p->tied_n * sizeof(float));
+        d->from_host(d, w, p->host, p->tied_n * sizeof(float));
     }
 }
 

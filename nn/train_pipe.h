@@ -4,17 +4,17 @@
 // (nn/pipe/pipe_sched.h: the one the simulator prices), the activations sent forward and
 // their gradients back point to point. Composed with data parallelism: the trainer of each
 // stage (train.h) sums its stage's gradient over the ranks that hold the same stage, with
-// its strategy (replicate).
+// its strategy (replicate, or ZeRO stage 1: Megatron-LM's distributed optimizer).
 //
 // What it changes in the arithmetic: nothing. Every stage runs the plain net's layers on the
 // plain net's numbers in the plain order, so a pipeline is the plain run with the same
 // micro-batches (dt_trainer_set_accumulate) bit for bit, when
 //   - the plain net keeps its tied head's gradient apart (net.h dt_net_keep_tied_apart):
 //     GPT-2's head reads the token embedding, which lives on the first stage and, as a copy,
-//     on the last (Megatron-LM's layout); the two halves of its gradient, each summed over
-//     the micro-batches on its own stage, are added once per step, where the first stage's
-//     embedding finishes backward, and the sum goes back to the copy after the data-parallel
-//     sum, so both copies take the same update;
+//     on the last (Megatron-LM's layout); the head's half of its gradient, summed over the
+//     micro-batches on the last stage, is added once per step where the first stage's
+//     embedding finishes backward, and after the update the first stage's weight replaces
+//     the copy;
 //   - the norms (clipping, LAMB) are summed from pieces (piece_norms): each stage's pieces are
 //     the plain net's, and the total is taken over all of them in the model's order;
 //   - with data parallelism, the allreduce adds each element in an order that does not depend
@@ -67,7 +67,7 @@ dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_c
 // Collective over the trainer's comm and pipe_comm, after dt_trainer_init, set_comm,
 // set_accumulate (m micro-batches) and the strategy: the stage's schedule (kind, v = 1), its
 // buffers, the hooks into the trainer's step (t->pipe, t->hooks.reduced). Refused
-// (DT_EXIT_USAGE, on every rank): a sharded strategy, mixed precision, m too large for the
+// (DT_EXIT_USAGE, on every rank): ZeRO's stages 2 and 3, mixed precision, m too large for the
 // message tags, pipe_comm's size not the stages of `net`.
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
                  dt_pipe_kind kind, dt_error *err);

@@ -54,9 +54,10 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     else if (net->amp != DT_AMP_FP32)
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: %s storage: fp32 only, so far",
                       dt_amp_name(net->amp));
-    else if (t->opt->sharded)
-        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: the optimizer state is sharded "
-                      "(--shard): the replicated strategy only, so far");
+    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
+        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's %s stage (--shard %s): "
+                      "the replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
+                      dt_shard_name(t->shard), dt_shard_name(t->shard));
     int any = bad;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, t->comm);

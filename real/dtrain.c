@@ -160,10 +160,11 @@ static int set_up_model(dtrain_run *r) {
     oc.nesterov = o->nesterov;
     // AdamW and LAMB: GPT-3's beta2 (Brown et al. 2020, app. B: betas 0.9, 0.95), as llm.c
     if (o->optimizer == DT_OPT_ADAMW || o->optimizer == DT_OPT_LAMB) oc.beta2 = 0.95f;
-    if (r->net && o->shard_optimizer && r->ranks < 2) {  // (the same on every rank)
-        dt_fail(&r->err, DT_EXIT_USAGE, "%s needs 2 or more ranks: with one rank there is "
-                "no other to hold the rest of the %s (drop it, or run under mpirun -np N)",
-                o->shard_flag, o->shard == DT_SHARD_PARAMETERS ? "model state"
+    if (r->net && o->shard_optimizer && r->dp < 2) {  // (the same on every rank)
+        dt_fail(&r->err, DT_EXIT_USAGE, "%s needs 2 or more %sranks: with one there is no "
+                "other to hold the rest of the %s (drop it, or run under mpirun -np N)",
+                o->shard_flag, r->whole ? "data-parallel " : "",
+                o->shard == DT_SHARD_PARAMETERS ? "model state"
                 : o->shard == DT_SHARD_GRADIENTS ? "gradient and optimizer state"
                 : "optimizer state");
         dt_net_free(r->net);
@@ -171,8 +172,9 @@ static int set_up_model(dtrain_run *r) {
     }
     if (r->net && o->shard_optimizer)  // ZeRO stage 1: momentum for this rank's shard only
         r->opt = dt_optim_create_shard(r->net, &oc,
-                                       dt_shard_lo(r->net->n_trainable, r->ranks, r->rank),
-                                       dt_shard_lo(r->net->n_trainable, r->ranks, r->rank + 1),
+                                       dt_shard_lo(r->net->n_trainable, r->dp, r->dp_rank),
+                                       dt_shard_lo(r->net->n_trainable, r->dp,
+                                                   r->dp_rank + 1),
                                        &r->err);
     else
         r->opt = r->net ? dt_optim_create(r->net, &oc, &r->err) : NULL;

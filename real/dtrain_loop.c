@@ -181,18 +181,18 @@ static void print_banner(const dtrain_run *r) {
         printf("dtrain: optimizer state sharded (ZeRO stage 1): %.3f MiB of momentum per rank "
                "(unsharded %.3f MiB, 1/%d), reduce-scatter + allgather after backward\n",
                r->opt->state_bytes / 1048576.0,
-               r->net->n_trainable * sizeof(float) / 1048576.0, r->ranks);
+               r->net->n_trainable * sizeof(float) / 1048576.0, r->dp);
     dt_trainer_memory m;
     dt_trainer_memory_report(tr, &m);
     if (o->shard == DT_SHARD_GRADIENTS)
         printf("dtrain: gradients and optimizer state sharded (ZeRO stage 2): each of %d "
                "buckets reduce-scattered as backward completes it, 1/%d kept; allgather of "
-               "the parameters per bucket after the update\n", m.units, r->ranks);
+               "the parameters per bucket after the update\n", m.units, r->dp);
     else if (o->shard == DT_SHARD_PARAMETERS)
         printf("dtrain: parameters, gradients and optimizer state sharded (ZeRO stage 3): %d "
                "layers' parameters each allgathered before its forward and its backward "
                "(the next one prefetched), its gradient reduce-scattered; 1/%d kept\n",
-               m.units, r->ranks);
+               m.units, r->dp);
     // mixed precision: what is stored in half, the memory it saves, and the loss scaling
     size_t scratch, act = dt_net_activation_bytes(r->net, &scratch);
     if (o->precision == DT_AMP_FP32) {

@@ -5,7 +5,8 @@
 #   bit_identical  4 steps of 4 micro-batches with AdamW and clipping: 2 stages (1F1B and
 #                  GPipe) give --pp 1's weights, step losses and validation loss bit for bit;
 #                  2 stages x 2 data-parallel ranks with halving-doubling give the bits of
-#                  --pp 1 on 2 ranks, with the ring the same within 1e-5; --pp 1 is the
+#                  --pp 1 on 2 ranks, and so does ZeRO stage 1 (--shard optimizer) there, with
+#                  the ring the same within 1e-5; --pp 1 is the
 #                  data-parallel run within 1e-5 (its tied gradient summed in another order),
 #                  and the comparison can tell (lr x 1.01 is not within it)
 #   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c): within
@@ -64,6 +65,8 @@ bit_identical)
   go dp_one 2 --pp 1 --algo rhd
   go dp_two 4 --pp 2 --algo rhd
   same dp_two dp_one
+  go zero1 4 --pp 2 --algo rhd --shard optimizer
+  same zero1 dp_one
   go ring_one 2 --pp 1
   go ring_two 4 --pp 2
   "$ST_COMPARE" "$W/ring_two.st" "$W/ring_one.st" 1e-5 --global || fail "2 x 2 with the ring: not within 1e-5 of --pp 1"
@@ -150,10 +153,11 @@ bad_input)
   check "stages not dividing the ranks" 3 "--pp 2: 2 stages x 1 tensor-parallel ranks do not divide the 3 ranks" $T --pp 2
   check "slices not dividing the ranks" 3 "--tp 2: 1 stages x 2 tensor-parallel ranks do not divide the 3 ranks" $T --tp 2
   check "heads --tp does not divide" 3 "--tp 3: --model gpt2-tiny's 4 attention heads do not split over 3 ranks" $T --tp 3
-  check "tensor parallelism and ZeRO" 4 "--tp 2 and --shard optimizer" $T --tp 2 --shard optimizer
+  check "tensor parallelism and ZeRO stage 3" 4 "--tp 2 and --shard parameters" $T --tp 2 --shard parameters
+  check "ZeRO stage 1 without data parallelism" 2 "--shard optimizer needs 2 or more data-parallel ranks" $T --pp 2 --shard optimizer
   check "more stages than blocks" 3 "--pp 3: --model gpt2-tiny has 2 blocks" $T --pp 3
   check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
-  check "ZeRO" 4 "--pp 2 and --shard optimizer" $T --pp 2 --shard optimizer
+  check "ZeRO stage 2" 4 "--pp 2 and --shard gradients" $T --pp 2 --shard gradients
   check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
   check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
