@@ -37,6 +37,27 @@ void dt_trainer_sum_ranks(void *ctx, double *v, size_t n) {
     }
 }
 
+// A pipeline stage's plan total (nn/train_pipe.h): sq holds this stage's segments' sums of
+// squares; the last stage's copy of the tied weight is left out (counted on the first stage),
+// and every stage's segments summed in the model's order, as the plain net sums its own.
+static double pipe_total(dt_trainer *t, const dt_norm_plan *pl, double *sq) {
+    dt_pipeline *p = t->pipe;
+    if (p->stage == p->stages - 1 && p->stages > 1)  // the copy: counted on the first stage
+        for (int i = 0; i < pl->n; i++)
+            if (pl->lo[i] >= p->tied_lo && pl->hi[i] <= p->tied_lo + p->tied_n) sq[i] = 0.0;
+    int n = pl->n, P = p->stages;
+    int *count = mallocCheck((size_t)P * sizeof(int)), *at = mallocCheck((size_t)P * sizeof(int));
+    MPI_Allgather(&n, 1, MPI_INT, count, 1, MPI_INT, p->comm);
+    int all = 0;
+    for (int i = 0; i < P; i++) at[i] = all, all += count[i];
+    double *v = mallocCheck(((size_t)all + 1) * sizeof(double));
+    MPI_Allgatherv(sq, n, MPI_DOUBLE, v, count, at, MPI_DOUBLE, p->comm);
+    double total = 0.0;  // ascending over the model, as dt_norm_plan_total (+0.0 is exact)
+    for (int i = 0; i < all; i++) total += v[i];
+    free(count), free(at), free(v);
+    return total;
+}
+
 // Clipping by global norm (optim.h dt_clip_grad_norm's rule) of this rank's part of the
 // averaged gradient: the whole when plain, the norm summed from the pieces when sharded or
 // piece_norms, a pipeline's stage or a tensor-parallel rank (from every part's pieces).
@@ -53,7 +74,7 @@ static void clip(dt_trainer *t) {
     if (sharded) dt_trainer_sum_ranks(t, sq, (size_t)pl->n);
     if (t->tp) dt_tp_norms(t, pl, sq);  // a tensor-parallel rank's slices
     // a pipeline stage's segments are part of the model's: all of them, in the model's order
-    double norm = sqrt(t->pipe ? dt_pipeline_norm_total(t, pl, sq) : dt_norm_plan_total(pl, sq));
+    double norm = sqrt(t->pipe ? pipe_total(t, pl, sq) : dt_norm_plan_total(pl, sq));
     free(sq);
     double coef = t->clip_norm / (norm + 1e-6);  // torch.nn.utils.clip_grad_norm_
     if (coef < 1.0 && t->grad_n) net->dev->scale(net->dev, t->grad, (float)coef, t->grad_n);

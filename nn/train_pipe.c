@@ -242,24 +242,6 @@ static void pipe_updated(dt_trainer *t) {
     }
 }
 
-double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq) {
-    dt_pipeline *p = t->pipe;
-    if (p->stage == p->stages - 1 && p->stages > 1)  // the copy: counted on the first stage
-        for (int i = 0; i < pl->n; i++)
-            if (pl->lo[i] >= p->tied_lo && pl->hi[i] <= p->tied_lo + p->tied_n) sq[i] = 0.0;
-    int n = pl->n, P = p->stages;
-    int *count = mallocCheck((size_t)P * sizeof(int)), *at = mallocCheck((size_t)P * sizeof(int));
-    MPI_Allgather(&n, 1, MPI_INT, count, 1, MPI_INT, p->comm);
-    int all = 0;
-    for (int i = 0; i < P; i++) at[i] = all, all += count[i];
-    double *v = mallocCheck(((size_t)all + 1) * sizeof(double));
-    MPI_Allgatherv(sq, n, MPI_DOUBLE, v, count, at, MPI_DOUBLE, p->comm);
-    double total = 0.0;  // ascending over the model, as dt_norm_plan_total (+0.0 is exact)
-    for (int i = 0; i < all; i++) total += v[i];
-    free(count), free(at), free(v);
-    return total;
-}
-
 void dt_model_parts_gather(const dt_net *part, dt_net *whole, int tp_rank, int tp,
                            MPI_Comm comm, int root) {
     int me;

@@ -80,10 +80,6 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t);
 float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_t *targets,
                           float lr);
 
-// The norm plan's total over every stage (train_norms.c): sq holds this stage's segments'
-// sums of squares; the tied copy's are left out and the rest summed in the model's order.
-double dt_pipeline_norm_total(dt_trainer *t, const dt_norm_plan *pl, double *sq);
-
 // Collective over comm, the ranks that hold the parts of one replica of the model (its
 // stages and tensor-parallel ranks): the whole model's trainable parameters into
 // whole->params on comm's rank `root` (whole: the model built whole, on every rank; its

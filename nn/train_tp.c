@@ -55,9 +55,9 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: %s storage: fp32 only, so far",
                       dt_amp_name(net->amp));
     else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
-        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's %s stage (--shard %s): "
-                      "the replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
-                      dt_shard_name(t->shard), dt_shard_name(t->shard));
+        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's stage %d: the "
+                      "replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
+                      t->shard);
     int any = bad;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, t->comm);
