@@ -56,6 +56,23 @@ static void find_tied(dt_pipeline *p, const dt_net *net) {
     }
 }
 
+// The messages' buffers: the device's memory where MPI reads it (host memory: the cpu
+// device, the simulator's model device, whose copies are then charged as the device's own),
+// else host memory that the device's copies go through (a GPU's).
+static float *buffer(dt_device *d, int direct, size_t n) {
+    return direct ? d->alloc(d, n * sizeof(float)) : mallocCheck(n * sizeof(float));
+}
+
+// dst (device) <- src (a message buffer), and a message buffer <- device memory
+static void take_in(dt_device *d, int direct, float *dst, const float *src, size_t n) {
+    if (direct) d->copy(d, dst, src, n * sizeof(float));
+    else d->from_host(d, dst, src, n * sizeof(float));
+}
+static void put_out(dt_device *d, int direct, float *dst, const float *src, size_t n) {
+    if (direct) d->copy(d, dst, src, n * sizeof(float));
+    else d->to_host(d, dst, src, n * sizeof(float));
+}
+
 static void pipe_reduced(dt_trainer *t, float *loss);
 static void pipe_updated(dt_trainer *t);
 
@@ -102,12 +119,13 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     dt_device *d = net->dev;
     p->act_n = (size_t)net->B * (size_t)net->seq * (size_t)dt_gpt_shape_of(
                    dt_gpt_find(net->model), &net->cfg).width;
-    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
-    p->stash = mallocCheck((size_t)m * p->act_n * sizeof(float));
-    p->fsend = mallocCheck((size_t)m * p->act_n * sizeof(float));
-    p->bsend = mallocCheck((size_t)m * p->act_n * sizeof(float));
-    p->host = mallocCheck(host_n * sizeof(float));
-    p->tied_send = mallocCheck((p->tied_n + 1) * sizeof(float));
+    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n, m_act = (size_t)m * p->act_n;
+    p->direct = !d->device_memory;
+    p->stash = buffer(d, p->direct, m_act);
+    p->fsend = buffer(d, p->direct, m_act);
+    p->bsend = buffer(d, p->direct, m_act);
+    p->tied_send = buffer(d, p->direct, p->tied_n + 1);
+    p->host = p->direct ? NULL : mallocCheck(host_n * sizeof(float));
     p->seed = d->alloc(d, p->act_n * sizeof(float));
     p->req = mallocCheck((2 * (size_t)m + 2) * sizeof(MPI_Request));
     p->cur = -1;
@@ -120,9 +138,15 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
 void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
     if (!p) return;
     dt_pipe_free(&p->sched);
-    free(p->stash), free(p->fsend), free(p->bsend), free(p->host), free(p->req);
-    free(p->tied_send);
-    if (p->seed && t && t->net) t->net->dev->free(t->net->dev, p->seed);
+    dt_device *d = t && t->net ? t->net->dev : NULL;
+    float *bufs[] = {p->stash, p->fsend, p->bsend, p->tied_send};
+    for (int i = 0; i < 4; i++) {
+        if (!bufs[i]) continue;
+        if (p->direct && d) d->free(d, bufs[i]);
+        else if (!p->direct) free(bufs[i]);
+    }
+    free(p->host), free(p->req);
+    if (p->seed && d) d->free(d, p->seed);
     if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
 }
@@ -150,7 +174,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     int last = p->stage == p->stages - 1;
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
     else if (!again) recv(p, in, n, p->stage - 1, 2 * j);
-    if (p->stage > 0) d->from_host(d, net->input, in, n * sizeof(float));
+    if (p->stage > 0) take_in(d, p->direct, net->input, in, n);
     if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
     uint64_t seed = net->dropout_seed;
     dt_net_forward(net, 1);
@@ -159,7 +183,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     if (last) return dt_net_loss(net);
     if (!again) {
         float *out = p->fsend + (size_t)j * n;
-        d->to_host(d, out, net->layers[net->n_layers - 1]->out, n * sizeof(float));
+        put_out(d, p->direct, out, net->layers[net->n_layers - 1]->out, n);
         post(p, out, n, p->stage + 1, 2 * j);
     }
     return 0.0f;
@@ -175,25 +199,25 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     size_t n = p->act_n;
     int last = p->stage == p->stages - 1, m = p->sched.m, communicate = k == m - 1;
     if (p->cur != j) forward(p, t, tokens, targets, j, 1);
-    if (!last) {
-        recv(p, p->host, n, p->stage + 1, 2 * j + 1);
-        d->from_host(d, p->seed, p->host, n * sizeof(float));
+    if (!last) {  // straight into the device's memory where MPI reads it
+        recv(p, p->direct ? p->seed : p->host, n, p->stage + 1, 2 * j + 1);
+        if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
     if (p->stage == 0 && p->stages > 1 && communicate) {
-        recv(p, p->host, p->tied_n, p->stages - 1, TAG_TIED_HEAD);
-        d->from_host(d, net->tied_grad, p->host, p->tied_n * sizeof(float));
+        recv(p, p->direct ? net->tied_grad : p->host, p->tied_n, p->stages - 1, TAG_TIED_HEAD);
+        if (!p->direct) d->from_host(d, net->tied_grad, p->host, p->tied_n * sizeof(float));
     }
     if (s->begin) s->begin(t, k);
     net->keep_grads = k > 0;
     dt_trainer_backward(t, s, communicate, last ? NULL : p->seed);
     if (last && p->stages > 1 && communicate) {  // the head's half, summed over the step
-        d->to_host(d, p->tied_send, net->tied_grad, p->tied_n * sizeof(float));
+        put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
         d->fill(d, net->tied_grad, 0.0f, p->tied_n);
         post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
     }
     if (p->stage > 0) {
         float *g = p->bsend + (size_t)j * n;
-        d->to_host(d, g, net->dinput, n * sizeof(float));
+        put_out(d, p->direct, g, net->dinput, n);
         post(p, g, n, p->stage - 1, 2 * j + 1);
     }
 }
@@ -232,13 +256,13 @@ static void pipe_updated(dt_trainer *t) {
     dt_pipeline *p = t->pipe;
     if (p->stages == 1 || !p->tied_n) return;
     dt_device *d = t->net->dev;
-    float *w = t->net->params + p->tied_lo;
+    float *w = t->net->params + p->tied_lo, *h = p->direct ? w : p->host;
     if (p->stage == 0) {
-        d->to_host(d, p->host, w, p->tied_n * sizeof(float));
-        MPI_Send(p->host, (int)p->tied_n, MPI_FLOAT, p->stages - 1, TAG_TIED_SUM, p->comm);
+        if (!p->direct) d->to_host(d, h, w, p->tied_n * sizeof(float));
+        MPI_Send(h, (int)p->tied_n, MPI_FLOAT, p->stages - 1, TAG_TIED_SUM, p->comm);
     } else if (p->stage == p->stages - 1) {
-        recv(p, p->host, p->tied_n, 0, TAG_TIED_SUM);
-        d->from_host(d, w, p->host, p->tied_n * sizeof(float));
+        recv(p, h, p->tied_n, 0, TAG_TIED_SUM);
+        if (!p->direct) d->from_host(d, w, h, p->tied_n * sizeof(float));
     }
 }
 

@@ -39,10 +39,12 @@ typedef struct dt_pipeline {
     dt_pipe_sched sched;  // t->accumulate micro-batches
     size_t act_n;         // floats of one micro-batch's activations, B T C
     size_t tied_lo, tied_n;  // the tied weight's elements in this stage's net (n 0: none)
-    float *stash;         // host, m x act_n: each micro-batch's received input
-    float *fsend, *bsend; // host, m x act_n: activations and gradients in flight
-    float *host;          // host, max(act_n, tied_n): a message on its way to the device
-    float *tied_send;     // host, tied_n: the last stage's half of the tied gradient
+    int direct;           // MPI reads the device's memory (host memory): the buffers below
+                          // are the device's, else host memory the device's copies go through
+    float *stash;         // m x act_n: each micro-batch's received input
+    float *fsend, *bsend; // m x act_n: activations and gradients in flight
+    float *tied_send;     // tied_n: the last stage's half of the tied gradient
+    float *host;          // host, max(act_n, tied_n): a message on its way (not direct)
     float *seed;          // device, act_n: the gradient a later stage sent
     MPI_Request *req;     // the step's sends (2 m + 1)
     int n_req;

@@ -111,6 +111,9 @@ typedef struct {
     // --micro-batch, --pp-schedule (a dt_pipe_kind and its chunks per stage), --recompute
     // (0 none, 1 full); the data-parallel degree is gpus / (tp pp)
     int tp, pp, micro_batch, pp_kind, pp_chunks, recompute;
+    // --simgrid: a 3D layout simulated by SimGrid (the trainer's own pipeline and tensor
+    // parallelism, nn/train_pipe.c and train_tp.c, on modelled GPUs) beside the cost model
+    int simgrid_3d;
     // --layers, --hidden, --heads: a gpt shape of one's own over --model's (0: the model's)
     int layers, hidden, heads;
     dtsim_jobs_opts par;        // -j, --slice, --gather, --slurm (sim/dtsim_jobs.h)
@@ -163,6 +166,7 @@ typedef struct {
     // optimizer (seconds); the step's model FLOPs (Narayanan et al. 2021's count)
     int dp, micro_batches;
     double stage_params, pipeline_s, pp_bubble, tp_comm_s, p2p_s, dp_comm_s, opt_s;
+    double analytic_iter_s;  // --simgrid 3D: the cost model's step, beside SimGrid's
     double model_flops;
 } dtsim_result;
 

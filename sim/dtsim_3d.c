@@ -69,6 +69,9 @@ static int check_shape(const dtsim_opts *o) {
 int dtsim_3d_check(dtsim_opts *o, int batch) {
     if (!dtsim_is_3d(o)) {
         if (check_shape(o)) return 2;
+        if (o->simgrid_3d)
+            return refuse("--simgrid: for a layout of --tp/--pp (plain runs are SimGrid's "
+                          "unless --analytic)");
         if (o->micro_batch > 1 || o->pp_kind != DT_PIPE_1F1B)
             return refuse("--micro-batch and --pp-schedule: for a pipeline or tensor "
                           "parallelism (--pp, --tp; or --recompute full, which one stage runs)");
@@ -119,10 +122,25 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
         return 2;
     }
     dt_pipe_free(&ps);
-    if (!o->analytic) {
+    if (o->simgrid_3d) {  // the trainer's pipeline (nn/train_pipe.c) under SMPI
+        if (o->analytic)
+            return refuse("--simgrid and --analytic: one of them");
+        if (v > 1 || o->shard > 1)
+            return refuse("--simgrid runs dtrain's pipeline: GPipe or 1F1B, ZeRO stage 0 or 1 "
+                          "(not interleaved)");
+        if (!o->recompute && p > 1) {
+            char w[320];
+            snprintf(w, sizeof w, "--simgrid: the trainer's pipeline runs each micro-batch's "
+                     "forward again before its backward where a later forward ran in between "
+                     "(full recomputation); the cost model's step beside it has none "
+                     "(--recompute full to compare)");
+            fprintf(stderr, "dtsim: warning: %s\n", w);
+            dtsim_warn_json(o, w);
+        }
+    } else if (!o->analytic) {
         char w[320];
         snprintf(w, sizeof w, "--tp/--pp: answered with --analytic (the cost model of "
-                 "docs/parallelism.md); SimGrid does not run a 3D layout yet");
+                 "docs/parallelism.md); --simgrid runs small layouts in SimGrid too");
         fprintf(stderr, "dtsim: warning: %s\n", w);
         dtsim_warn_json(o, w);
         o->analytic = 1;

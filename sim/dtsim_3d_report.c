@@ -19,6 +19,12 @@ void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
                "then data-parallel, then the stages: Megatron-LM's order); %s over %d "
                "micro-batches of %d; recomputation %s\n", o->tp, p, r->dp, r->gpus, sched, m,
             o->micro_batch, o->recompute ? "full" : "none");
+    if (r->analytic_iter_s > 0)  // --simgrid (sim/rank.c): the trainer's own parts
+        fprintf(f, "simulated by SimGrid: step %.2f ms, the trainer's pipeline and tensor "
+                   "parallelism (nn/train_pipe.c, train_tp.c) on modelled GPUs, the embedding and "
+                   "head whole on every tensor-parallel rank as dtrain runs them; the cost "
+                   "model's step (below): %.2f ms (%+.1f %%)\n", 1e3 * r->iter_s,
+                1e3 * r->analytic_iter_s, 100 * (r->analytic_iter_s / r->iter_s - 1));
     fprintf(f, "step: pipeline %.2f ms (bubble %.1f %%; with equal stages and free messages "
                "(p-1)/(%sm+p-1) = %.1f %%) + data-parallel allreduce %.2f ms (%s of %d, after "
                "the flush) + optimizer %.2f ms; of the pipeline, tensor-parallel allreduces "
@@ -58,6 +64,7 @@ void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r
     dt_json_write_int(w, "pp_chunks", o->pp_kind == DT_PIPE_INTERLEAVED ? o->pp_chunks : 1);
     dt_json_write_string(w, "recompute", o->recompute ? "full" : "none");
     dt_json_write_real(w, "pipeline_s", r->pipeline_s);
+    if (r->analytic_iter_s > 0) dt_json_write_real(w, "analytic_iter_s", r->analytic_iter_s);
     dt_json_write_real(w, "pp_bubble", r->pp_bubble);
     dt_json_write_real(w, "tp_comm_s", r->tp_comm_s);
     dt_json_write_real(w, "p2p_s", r->p2p_s);

@@ -143,6 +143,10 @@ static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_
     run->model_side = o->model_side, run->model_classes = o->model_classes;
     run->seq_len = o->seq_len, run->vocab = o->vocab, run->flash = o->flash;
     run->shard = o->shard, run->shard_blocks = o->shard_blocks;
+    if (dtsim_is_3d(o)) {  // --simgrid: the ranks' parts (sim/rank.c)
+        run->tp = o->tp, run->pp = o->pp, run->pp_kind = o->pp_kind;
+        run->micro_batch = o->micro_batch;
+    }
     run->coll = dtsim_coll_for(o, c);
     dt_cost_params *k = &run->coll.cost;
     k->alpha = digits9(k->alpha), k->beta = digits9(k->beta), k->gamma = digits9(k->gamma);
@@ -273,6 +277,8 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->gpus = o->gpus;
     r->per_gpu_batch = o->per_gpu_batch;
     r->global_batch = o->per_gpu_batch * o->gpus;
+    if (dtsim_is_3d(o))  // a data-parallel replica's sequences (sim/dtsim_3d.c)
+        r->global_batch = o->per_gpu_batch * (o->gpus / (o->tp * o->pp));
     r->iter_s = rr->iter_s;
     r->compute_s = rr->compute_s;
     r->comm_s = rr->comm_s;
@@ -283,7 +289,8 @@ static void fill_result(const dtsim_opts *o, const dt_rank_result *rr, dtsim_res
     r->iter_p50_s = rr->iter_p50_s, r->iter_p95_s = rr->iter_p95_s, r->iter_max_s = rr->iter_max_s;
     snprintf(r->algo, sizeof r->algo, "%s", rr->algo);
     r->images_s = r->global_batch / r->iter_s;
-    r->efficiency = r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
+    r->efficiency = dtsim_is_3d(o) ? r->compute_s / r->iter_s  // (no GPU holds the model)
+                  : r->images_s / (o->gpus * o->per_gpu_batch / r->single_iter_s);
     r->epoch_s = o->dataset / r->images_s;
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
@@ -373,7 +380,7 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
         r->single_iter_s = 0;
         for (int k = 0; k < DT_N_KINDS; k++) r->single_iter_s += one.kind_seconds[k] * r->kind_scale[k];
     }
-    if (three_d) return 0;  // analytic: no SimGrid to size (sim/dtsim_3d.c)
+    if (three_d && o->analytic) return 0;  // no SimGrid to size (sim/dtsim_3d.c)
     // one modelled GPU's memory (dtsim plan's check; the gpt models' in dtsim_gpt_prepare)
     const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
     if (!o->plan_row && !o->cpu && !o->no_memory_check && !r->has_mem && g &&
@@ -413,6 +420,11 @@ int dtsim_prepare(const dtsim_opts *o, dtsim_result *r) {
 
 int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     if (o->analytic) return dtsim_analytic(o, r);
+    if (dtsim_is_3d(o)) {  // --simgrid: the cost model's parts first, then SimGrid's step
+        int rc = dtsim_3d_analytic(o, r);
+        if (rc) return rc;
+        r->analytic_iter_s = r->iter_s;
+    }
     double t_wall = dt_now_s();
     int rc;
     dbtree_hint(o);

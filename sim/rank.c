@@ -38,6 +38,8 @@
 #include "rank_run.h"
 #include "rank_zero.h"
 #include "straggler.h"
+#include "train_pipe.h"
+#include "train_tp.h"
 #include "train_trace.h"
 #include "train.h"
 #include "zero.h"
@@ -87,6 +89,13 @@ typedef struct {
     dt_trainer tr;
     int32_t *y;          // the host batch's labels (its images: the arena); never read
     dt_trace *trace;     // NULL: this rank is not traced
+    // --tp/--pp --simgrid (run->pp > 0): this rank's part and its groups, laid out as dtrain
+    // lays them out (real/dtrain_pipe.c): rank = (stage x dp + dp_rank) x tp + tp_rank
+    int three_d, dp;
+    MPI_Comm dp_comm, pipe_comm, tp_comm;
+    dt_pipeline pipe;
+    dt_tensor_par tpar;
+    int32_t *tok;        // a step's tokens (and targets): never read
 } model_run;
 
 typedef struct {
@@ -145,22 +154,38 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         dt_device_model_set_kind_scales(m->dev, run->kind_scale, run->n_kind_scales);
     dt_model_config cfg = dt_model_config_default();
     cfg.batch = run->batch / run->accumulate;  // the micro-batch (dtsim checked that it divides)
+    int t = 1, st = 0, dr = rank;
+    m->dp = P, m->dp_comm = MPI_COMM_WORLD;
+    if ((m->three_d = run->pp > 0)) {  // this rank's stage and slices; its three groups
+        t = run->tp, m->dp = P / (run->tp * run->pp);
+        int tr = rank % t;
+        dr = rank / t % m->dp, st = rank / (t * m->dp);
+        MPI_Comm_split(MPI_COMM_WORLD, st * t + tr, dr, &m->dp_comm);
+        MPI_Comm_split(MPI_COMM_WORLD, dr * t + tr, st, &m->pipe_comm);
+        MPI_Comm_split(MPI_COMM_WORLD, st * m->dp + dr, tr, &m->tp_comm);
+        cfg.batch = run->micro_batch, cfg.tp = t, cfg.tp_vocab_whole = 1;
+    }
     // the model's own input, or the shape a profile measured (dtsim --profile)
     dt_model_shape(run->model, run->model_side, run->model_classes, &cfg.in_h, &cfg.num_classes);
     cfg.in_w = cfg.in_h;
     cfg.seq_len = run->seq_len, cfg.vocab = run->vocab;  // gpt models (0: the model's)
-    if (!(m->net = dt_model_create(run->model, m->dev, &cfg, &err)))
-        return failed(rank, &err, DT_EXIT_USAGE);
+    m->net = m->three_d ? dt_pipeline_stage_net(run->model, m->dev, &cfg, st, run->pp,
+                                                rank % t, NULL, &err)
+                        : dt_model_create(run->model, m->dev, &cfg, &err);
+    if (!m->net) return failed(rank, &err, DT_EXIT_USAGE);
     dt_device_model_follow_layers(m->dev, m->net);  // whose kernels: a profile's kinds
-    m->opt = dt_rank_zero_optim(m->net, run->shard, rank, P,
+    m->opt = dt_rank_zero_optim(m->net, run->shard, dr, m->dp,
                                 dt_sim_optim_kind(run->model, run->lars), &err);
     dt_coll_opts co = run->coll;
     co.share_comm = 1;  // no duplicate of MPI_COMM_WORLD per rank (bench/DTSIM-SPEED.md)
-    if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
+    if (m->three_d) {  // a data-parallel group's ranks in one node (sim/dtsim_3d.c's g)
+        int g = run->gpus_per_node / t < m->dp ? run->gpus_per_node / t : m->dp;
+        co.group = g < 1 ? 1 : g;
+    } else if (dt_dbtree_shares_links(&co.cost, P, co.group)) {
         dt_dbtree_links_of(&g_dbt, P, co.group);
         co.cost.dbt = g_dbt.dbt;
     }
-    if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, MPI_COMM_WORLD, &err))
+    if (!m->opt || dt_trainer_init(&m->tr, m->net, m->opt, m->dp_comm, &err))
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->comm_dev = dt_device_model_unscaled(m->dev);
     m->tr.comm_dev = m->comm_dev;
@@ -169,6 +194,15 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         dt_trainer_set_accumulate(&m->tr, run->accumulate, &err) ||
         dt_rank_zero_setup(&m->tr, run->shard, &err))  // stage 3: the trainer's own
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
+    if (m->three_d) {  // the step is the pipeline's, its sums of slices the group's
+        int micro = run->batch / run->micro_batch;
+        if (dt_trainer_set_accumulate(&m->tr, micro, &err) ||
+            (t > 1 && dt_tp_init(&m->tpar, &m->tr, m->tp_comm, &err)) ||
+            dt_pipeline_init(&m->pipe, &m->tr, m->pipe_comm, run->pp,
+                             (dt_pipe_kind)run->pp_kind, &err))
+            return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
+        m->tok = callocCheck((size_t)run->batch * (size_t)m->net->seq, sizeof(int32_t));
+    }
     m->y = callocCheck((size_t)run->batch, sizeof(int32_t));
     m->trace = run->trace[0] && rank < run->rank.trace_ranks ? dt_trace_new(rank) : NULL;
     m->tr.layer_wait = layer_wait;
@@ -192,7 +226,9 @@ static iter_stats model_loop(const dt_rank_run *run, model_run *m, int rank, int
         double t0 = MPI_Wtime();
         // the host batch is the arena: its bytes are charged as a copy to the GPU, never
         // read; and any learning rate does, as the model device computes nothing
-        if (run->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
+        if (m->three_d)  // the trainer's pipeline (nn/train_pipe.c), its strategy's update
+            dt_pipeline_step_tokens(&m->tr, m->tok, m->tok, 0.1f);
+        else if (run->shard > 0)  // ZeRO stages 1-3 (sim/rank_zero.c)
             dt_rank_zero_step(&m->tr, dt_sim_optim_kind(run->model, run->lars), run->shard, g_arena,
                               m->y);
         else
@@ -273,25 +309,35 @@ static int model_report(const dt_rank_run *run, model_run *m, const iter_stats *
                         .exposed_s = mx[3], .buckets = m->tr.n_buckets,
                         .params = (int64_t)m->net->n_trainable,
                         .arena_used = (int64_t)dt_device_model_stats(m->dev).arena_used,
-                        .model_comm_s = modeled_allreduce_s(m, P), .comm_bytes = mx[4]};
+                        .model_comm_s = modeled_allreduce_s(m, m->dp), .comm_bytes = mx[4]};
     if (run->shard >= 3) {  // the units, and their collectives' time alone (sim/rank_zero.h)
         r.buckets = dt_rank_zero_units(&m->tr);
         r.comm_s = r.model_comm_s = dt_rank_zero_model_comm_s(&m->tr);
     }
     step_percentiles(sum->steps, run->iters, &r);
-    snprintf(r.algo, sizeof r.algo, "%s",
-             run->shard ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));
+    snprintf(r.algo, sizeof r.algo, "%s", run->shard && !m->three_d
+             ? dt_rank_zero_algo(&m->tr) : gradient_algo(&m->tr, m->net));
     return write_result(run, &r);
 }
 
 static void model_free(model_run *m) {
     dt_trace_free(m->trace);
     free(m->y);
+    free(m->tok);
+    if (m->three_d) {
+        dt_pipeline_free(&m->pipe, &m->tr);
+        dt_tp_free(&m->tpar, &m->tr);
+    }
     dt_trainer_free(&m->tr);
     dt_optim_free(m->opt);
     dt_net_free(m->net);
     if (m->comm_dev) m->comm_dev->destroy(m->comm_dev);
     m->dev->destroy(m->dev);
+    if (m->three_d) {
+        MPI_Comm_free(&m->dp_comm);
+        MPI_Comm_free(&m->pipe_comm);
+        MPI_Comm_free(&m->tp_comm);
+    }
 }
 
 static int run_model(const dt_rank_run *run, int rank, int P) {

@@ -52,6 +52,9 @@ typedef struct {
     int flash;                 // attention fused (dt_modeldev_config.flash)
     int shard;                 // ZeRO stage (sim/zero.h): 0 plain data parallel, 1-3 sharded
     int shard_blocks;          // stage 3 gathers a block at a time (--shard-units block)
+    // --tp/--pp --simgrid: the ranks laid out as Megatron-LM does, each running its part
+    // (nn/train_pipe.h, nn/train_tp.h); tp = pp = 0: data parallel only
+    int tp, pp, pp_kind, micro_batch;
     // the allreduce, with the cluster's α-β-γ figures (dtsim_coll_for)
     dt_coll_opts coll;
     dt_fusion_opts fusion;
@@ -74,7 +77,7 @@ typedef struct {
 } dt_rank_run;
 
 // Bump when dt_rank_run changes (the size check alone misses a reordering)
-#define DT_RANK_RUN_VERSION 1
+#define DT_RANK_RUN_VERSION 2
 
 // To path: 0, or -1 with err (DT_EXIT_RUNTIME, naming the path).
 int dt_rank_run_write(const char *path, const dt_rank_run *r, dt_error *err);

@@ -34,6 +34,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 PY=/usr/bin/python3
 json() { sed -n "s/.*\"$2\": \([-0-9.e]*\).*/\1/p" "$1"; }  # json FILE KEY: a number
 steps() { sed -n 's/.*"train_loss_steps": \(\[[^]]*\]\).*/\1/p' "$1"; }
+# go NAME NP ARGS...: a run with the case's options $A, its weights W/NAME.st, its output
+# W/NAME, its replicas identical
+go() {
+  name=$1 np=$2; shift 2
+  run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
+  grep -q '"replicas_identical": true' "$W/$name" || fail "$name: replicas differ"
+}
 corpus() {
   "$PY" -c "import random,sys; r=random.Random($SEED); w=[''.join(r.choice('etaoinshr') for _ in range(r.randint(1,7))) for _ in range(40)]
 sys.stdout.write(' '.join(r.choice(w) for _ in range(int(sys.argv[1]))))" "$1" > "$2"
@@ -43,16 +50,11 @@ case "$CASE" in
 bit_identical)
   corpus 4000 "$W/text"
   A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --epochs 1 --json --clip 0.5"
-  go() {  # go NAME NP ARGS...: a run, its weights W/NAME.st, its output W/NAME
-    name=$1 np=$2; shift 2
-    run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
-  }
   same() {  # same A B: bit for bit, the weights and every loss
     "$ST_COMPARE" "$W/$1.st" "$W/$2.st" 0 > /dev/null || fail "$1: weights differ from $2's"
     [ "$(steps "$W/$1")" = "$(steps "$W/$2")" ] && [ -n "$(steps "$W/$1")" ] ||
       fail "$1: step losses $(steps "$W/$1") differ from $2's $(steps "$W/$2")"
     [ "$(json "$W/$1" test_loss)" = "$(json "$W/$2" test_loss)" ] || fail "$1: validation loss differs"
-    grep -q '"replicas_identical": true' "$W/$1" || fail "$1: replicas differ"
     echo "ok $1 is $2 bit for bit: losses $(steps "$W/$1"), validation $(json "$W/$1" test_loss)"
   }
   go one 1 --pp 1
@@ -78,9 +80,6 @@ bit_identical)
 tensor)
   corpus 4000 "$W/text"
   A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --epochs 1 --json --clip 0.5"
-  go() { name=$1 np=$2; shift 2
-    run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
-    grep -q '"replicas_identical": true' "$W/$name" || fail "$name: replicas differ"; }
   go one 1 --pp 1
   go tp2 2 --tp 2
   go tp2b 2 --tp 2

@@ -21,6 +21,13 @@
 #             layout dividing the GPUs, blocks and node and fitting 80 GiB, the first three
 #             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
 #             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees
+#   simgrid   --simgrid: GPT-2 on 8 A100s as pp 2 (tp 1 and 2) simulated by SimGrid, the
+#             trainer's own pipeline and tensor parallelism (nn/train_pipe.c, train_tp.c) on
+#             modelled GPUs: its step within 25 % of the cost model's beside it (the cost
+#             model adds the data-parallel allreduce after the flush, a bound, and splits the
+#             head over the vocabulary); its pipeline: the step of m = 2, 4, 8 micro-batches
+#             is (m + p - 1) u + c (equal increments, within 10 %) with a bubble of at least
+#             (p - 1) u; the refusals (no layout, interleaved, with --analytic)
 #   refuse    what does not divide (tp into the heads or the node, tp x pp into the GPUs, more
 #             stages than blocks, interleaving's chunks into the blocks, the batch into the replicas or the micro-batches, interleaving's
 #             micro-batches into the stages), tp/pp for an image model, ZeRO stage 2 beside
@@ -162,6 +169,39 @@ rank = degrees.index((8, 16)) + 1
 check(rank <= 5, f"Megatron-LM's GPT-3 175B layout (tp 8 x pp 16) ranks {rank} of {len(degrees)} degrees")
 PYEOF
   expect2 "plan chooses the layout" "is what the search chooses" plan --model gpt3-175b --gpu a100 --gpus 1024 --tp 8
+  ;;
+simgrid)
+  S="--gpu a100 --model gpt2 --gpus 8 --pp 2 --recompute full --simgrid --iters 1 --warmup 1"
+  for tp in 1 2; do
+    "$DTSIM" $S --tp $tp --per-gpu-batch 8 --json > "$W/t$tp.json" 2> "$W/t$tp.err" || { cat "$W/t$tp.err"; fail "tp $tp: exit $?"; }
+    "$DTSIM" $S --tp $tp --per-gpu-batch 8 2>&1 | grep -q "^simulated by SimGrid: step" || fail "tp $tp: no SimGrid line"
+  done
+  for m in 2 4; do
+    "$DTSIM" $S --per-gpu-batch $m --json > "$W/m$m.json" 2> "$W/m$m.err" || { cat "$W/m$m.err"; fail "$m micro-batches: exit $?"; }
+  done
+  "$PY" - "$W" <<'PYEOF' || fail "the simulated pipeline"
+import json, sys
+w = sys.argv[1]
+r = {k: json.load(open(f"{w}/{k}.json"))[0] for k in ("t1", "t2", "m2", "m4")}
+ok = True
+for k in ("t1", "t2"):
+    s, a = r[k]["iter_s"], r[k]["analytic_iter_s"]
+    print(f"tp {k[1]}: SimGrid {1e3 * s:.2f} ms, the cost model {1e3 * a:.2f} ms ({100 * (a / s - 1):+.1f} %)")
+    ok &= r[k]["analytic"] is False and abs(a / s - 1) < 0.25
+# a pipeline's step is (m + p - 1) u + c: u a micro-batch's forward and backward, c the
+# step's fixed part; from m = 2, 4, 8: equal increments per micro-batch, and a bubble of at
+# least (p - 1) u = u in the step of 2
+s2, s4, s8 = r["m2"]["iter_s"], r["m4"]["iter_s"], r["t1"]["iter_s"]
+u = (s8 - s4) / 4
+lin, bubble = (s8 - s4) / (s4 - s2) / 2, (s2 - 2 * u) / u
+print(f"steps of 2, 4, 8 micro-batches: {1e3 * s2:.2f}, {1e3 * s4:.2f}, {1e3 * s8:.2f} ms: "
+      f"increments' ratio {lin:.3f} (1: linear in m), the rest of the step of 2 {bubble:.2f} u (>= p - 1 = 1)")
+ok &= abs(lin - 1) < 0.1 and bubble >= 1
+sys.exit(0 if ok else 1)
+PYEOF
+  expect2 "--simgrid alone" "for a layout of --tp/--pp" --gpu a100 --model gpt2 --gpus 8 --simgrid
+  expect2 "--simgrid interleaved" "GPipe or 1F1B" $S --pp-schedule interleaved:2 --per-gpu-batch 8 --gpus 8
+  expect2 "--simgrid and --analytic" "one of them" $S --per-gpu-batch 8 --analytic
   ;;
 refuse)
   G="--gpu a100 --model gpt3-13b --gpus 64 --batch 256"
