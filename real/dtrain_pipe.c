@@ -125,9 +125,8 @@ dt_net *dtrain_whole_net(dtrain_run *r) {
 int dtrain_pipe_save(dtrain_run *r) {
     dt_net *w = dtrain_whole_net(r), *net = r->net;
     const dt_optim *opt = r->opt;
-    size_t n = net->n_trainable, nw = w->n_trainable;
+    size_t nw = w->n_trainable;
     dt_optim_state os = {.kind = opt->cfg.kind, .step = opt->step}, part = {0};
-    (void)n;
     dt_optim_state_alloc(&part, net, opt->cfg.kind);  // this part's, its moments whole
     dt_trainer_gather_state(&r->tr, 0, part.m, part.v);
     if (r->dp_rank == 0) {  // one replica's parts, summed into the whole's layout (exact)

@@ -38,7 +38,7 @@ steps() { sed -n 's/.*"train_loss_steps": \(\[[^]]*\]\).*/\1/p' "$1"; }
 # W/NAME, its replicas identical
 go() {
   name=$1 np=$2; shift 2
-  run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { cat "$W/$name"; fail "$name exited $?"; }
+  run "$np" $A --save-weights "$W/$name.st" "$@" > "$W/$name" 2>&1 || { rc=$?; cat "$W/$name"; fail "$name exited $rc"; }
   grep -q '"replicas_identical": true' "$W/$name" || fail "$name: replicas differ"
 }
 corpus() {
@@ -99,9 +99,9 @@ tensor)
 layouts_8)
   corpus 4000 "$W/text"
   A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 2 --train-examples 64 --epochs 1 --json --clip 0.5"
-  run 1 $A --pp 1 --save-weights "$W/one.st" > "$W/one" 2>&1 || { cat "$W/one"; fail "one rank exited $?"; }
+  run 1 $A --pp 1 --save-weights "$W/one.st" > "$W/one" 2>&1 || { rc=$?; cat "$W/one"; fail "one rank exited $rc"; }
   for pp in 1 2; do for tp in 1 2 4; do
-    run 8 $A --pp $pp --tp $tp --save-weights "$W/l.st" > "$W/l" 2>&1 || { cat "$W/l"; fail "--pp $pp --tp $tp exited $?"; }
+    run 8 $A --pp $pp --tp $tp --save-weights "$W/l.st" > "$W/l" 2>&1 || { rc=$?; cat "$W/l"; fail "--pp $pp --tp $tp exited $rc"; }
     grep -q '"replicas_identical": true' "$W/l" || fail "--pp $pp --tp $tp: replicas differ"
     "$ST_COMPARE" "$W/l.st" "$W/one.st" 1e-5 --global > "$W/c" || { cat "$W/c"; fail "--pp $pp --tp $tp x dp $((8 / pp / tp)): not within 1e-5 of one rank"; }
     # memory per rank, the largest over the ranks, against the closed form of a stage's
@@ -126,17 +126,17 @@ sys.exit(0 if got==want else 1)" || fail "--pp $pp --tp $tp: memory per rank is 
 checkpoint)
   corpus 4000 "$W/text"
   A="--data text:$W/text --seq-len 32 --batch 16 --accumulate 4 --train-examples 64 --json --clip 0.5 --lr-schedule const --warmup 0"
-  run 1 $A --epochs 2 --pp 1 --save-weights "$W/a.st" > "$W/a" 2>&1 || { cat "$W/a"; fail "the uninterrupted run exited $?"; }
-  run 2 $A --epochs 1 --pp 2 --checkpoint-dir "$W/ck" > "$W/b1" 2>&1 || { cat "$W/b1"; fail "the first epoch under --pp 2 exited $?"; }
+  run 1 $A --epochs 2 --pp 1 --save-weights "$W/a.st" > "$W/a" 2>&1 || { rc=$?; cat "$W/a"; fail "the uninterrupted run exited $rc"; }
+  run 2 $A --epochs 1 --pp 2 --checkpoint-dir "$W/ck" > "$W/b1" 2>&1 || { rc=$?; cat "$W/b1"; fail "the first epoch under --pp 2 exited $rc"; }
   cp -r "$W/ck" "$W/ck2"
-  run 1 $A --epochs 2 --pp 1 --checkpoint-dir "$W/ck" --resume --save-weights "$W/b.st" > "$W/b" 2>&1 || { cat "$W/b"; fail "resumed by --pp 1: exit $?"; }
+  run 1 $A --epochs 2 --pp 1 --checkpoint-dir "$W/ck" --resume --save-weights "$W/b.st" > "$W/b" 2>&1 || { rc=$?; cat "$W/b"; fail "resumed by --pp 1: exit $rc"; }
   grep -q "resuming from .* at epoch 1, step 4" "$W/b" || { cat "$W/b"; fail "--pp 1 did not resume at epoch 1, step 4"; }
   "$ST_COMPARE" "$W/b.st" "$W/a.st" 0 || fail "--pp 2, resumed by --pp 1: not the uninterrupted run's bits"
-  run 4 $A --epochs 2 --pp 2 --tp 2 --checkpoint-dir "$W/ck2" --resume --save-weights "$W/c.st" > "$W/c" 2>&1 || { cat "$W/c"; fail "resumed by --pp 2 --tp 2: exit $?"; }
+  run 4 $A --epochs 2 --pp 2 --tp 2 --checkpoint-dir "$W/ck2" --resume --save-weights "$W/c.st" > "$W/c" 2>&1 || { rc=$?; cat "$W/c"; fail "resumed by --pp 2 --tp 2: exit $rc"; }
   "$ST_COMPARE" "$W/c.st" "$W/a.st" 1e-5 --global || fail "--pp 2, resumed by --pp 2 --tp 2: not within 1e-5"
   run 1 $A --epochs 2 --pp 1 --lr 0.00303 --save-weights "$W/far.st" > /dev/null 2>&1
   if "$ST_COMPARE" "$W/far.st" "$W/a.st" 1e-5 --global > /dev/null; then fail "lr x 1.01 is within 1e-5: the check cannot tell"; fi
-  run 4 --data text:"$W/text" --seq-len 32 --pp 2 --tp 2 --max-steps 4 --sample-every 2 --sample-tokens 10 --prompt "Q: " > "$W/s" 2>&1 || { cat "$W/s"; fail "--sample-every under --pp 2 --tp 2 exited $?"; }
+  run 4 --data text:"$W/text" --seq-len 32 --pp 2 --tp 2 --max-steps 4 --sample-every 2 --sample-tokens 10 --prompt "Q: " > "$W/s" 2>&1 || { rc=$?; cat "$W/s"; fail "--sample-every under --pp 2 --tp 2 exited $rc"; }
   [ "$(grep -c "^Q: " "$W/s")" -eq 2 ] || { cat "$W/s"; fail "--sample-every 2 over 4 steps: not 2 samples"; }
   echo "PASS checkpoint" ;;
 bad_input)
