@@ -11,11 +11,11 @@
 // an op starts when the stage is free and its input has arrived (sends never block: the
 // runner posts them non-blocking).
 //
-// Schedules (docs/formulas.md, "Pipeline parallelism"):
+// Schedules (docs/parallelism.md, "One step"):
 //   gpipe        all m forwards, then all m backwards (Huang et al. 2019)
-//   1f1b         min(p-s-1, m) forwards of warm-up, then one forward and one backward in
-//                turn, then the remaining backwards (PipeDream-Flush: Narayanan et al. 2021,
-//                §2.2.1): the same bubble as GPipe, at most p-s micro-batches in flight
+//   1f1b         a warm-up of forwards, then one forward and one backward in turn, then
+//                the remaining backwards (PipeDream-Flush: Narayanan et al. 2021, §2.2.1;
+//                lesson 12): the same bubble as GPipe, at most p-s micro-batches in flight
 //   interleaved  1f1b over v chunks per stage (Narayanan et al. 2021, §2.2.2: m a multiple
 //                of p): the bubble divided by v, for v times the point-to-point messages
 // With uniform costs (a chunk's forward f/v, its backward b/v, free messages) a step takes
