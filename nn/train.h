@@ -174,6 +174,10 @@ void dt_trainer_scatter_state(dt_trainer *t, const float *m, const float *v, lon
 // buckets resident at once). Activations: dt_net_activation_bytes with its scratch.
 typedef struct {
     size_t params, grads, optim, activations;
+    size_t pipe;  // a pipeline stage's buffers for the micro-batches it holds: their inputs
+                  // (their backwards recompute from them), the activations and gradients it
+                  // sends (nn/train_pipe.h: 3 x slots x B T C floats, 1 on the first stage,
+                  // 2 on the last)
     size_t params_peak, grads_peak;
     size_t half;  // mixed precision: the part of params that is the half-rounded copy the
                   // layers read (fp32-stored, as nn/net_half.c keeps it, and its half bits

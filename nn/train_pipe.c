@@ -73,6 +73,36 @@ static void put_out(dt_device *d, int direct, float *dst, const float *src, size
     else d->to_host(d, dst, src, n * sizeof(float));
 }
 
+// The micro-batches this stage holds at once under its schedule (dt_pipe_run's peak: 1F1B
+// min(p - s, m), GPipe m): the slots of its buffers. Refused (-1) where the stages run the
+// backwards in different orders: a slot's gradient send then might wait for a stage that
+// waits for this one (every schedule of pipe_sched.c runs them in one order).
+static int stage_slots(const dt_pipe_sched *s, int stage, dt_error *err) {
+    int m = s->m;
+    const dt_pipe_op *o0 = s->ops + s->start[0];
+    for (int st = 1; st < s->p; st++) {
+        const dt_pipe_op *o = s->ops + s->start[st];
+        for (int i = 0, k = 0, k0 = 0; i < 2 * m; i++) {
+            if (!o[i].bwd) continue;
+            while (!o0[k0].bwd) k0++;
+            if (o[i].micro != o0[k0].micro)
+                return dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d runs its backward %d on "
+                               "micro-batch %d, stage 0 on %d: the stages must run the "
+                               "backwards in one order", st, k, o[i].micro, o0[k0].micro);
+            k++, k0++;
+        }
+    }
+    dt_pipe_cost c = {1, 2, 0, 0};
+    dt_pipe_price pr;
+    int *held = callocCheck((size_t)s->p, sizeof(int));
+    char why[200];
+    int rc = dt_pipe_run(s, &c, 1, &pr, held, why, sizeof why);
+    int n = held[stage];
+    free(held);
+    if (rc) return dt_fail(err, DT_EXIT_USAGE, "pipeline: its schedule does not run: %s", why);
+    return n > 0 ? n : 1;
+}
+
 static void pipe_reduced(dt_trainer *t, float *loss);
 static void pipe_updated(dt_trainer *t);
 
@@ -102,7 +132,8 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     else if (m > MAX_MICRO)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d micro-batches, at most %d", m,
                       MAX_MICRO);
-    else if (dt_pipe_build(&p->sched, kind, stages, m, 1, err))
+    else if (dt_pipe_build(&p->sched, kind, stages, m, 1, err) ||
+             (p->slots = stage_slots(&p->sched, p->stage, err)) < 0)
         bad = 1;
     else if (find_tied(p, net), dt_net_keep_tied_apart(net) && stages > 1)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: stage %d holds no tied weight",
@@ -119,15 +150,24 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     dt_device *d = net->dev;
     p->act_n = (size_t)net->B * (size_t)net->seq * (size_t)dt_gpt_shape_of(
                    dt_gpt_find(net->model), &net->cfg).width;
-    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n, m_act = (size_t)m * p->act_n;
+    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
+    size_t slots_n = (size_t)p->slots * p->act_n;
     p->direct = !d->device_memory;
-    p->stash = buffer(d, p->direct, m_act);
-    p->fsend = buffer(d, p->direct, m_act);
-    p->bsend = buffer(d, p->direct, m_act);
+    // (Narayanan et al. 2021 §2.2.1: with full recomputation a stage keeps the input of each
+    // micro-batch in flight, sb h, not its activations)
+    if (p->stage > 0) p->stash = buffer(d, p->direct, slots_n);
+    if (p->stage > 0) p->bsend = buffer(d, p->direct, slots_n);
+    if (p->stage < stages - 1) p->fsend = buffer(d, p->direct, slots_n);
+    p->buffer_bytes = (p->stage > 0 ? 2 : 0) + (p->stage < stages - 1);
+    p->buffer_bytes *= slots_n * sizeof(float);
     p->tied_send = buffer(d, p->direct, p->tied_n + 1);
     p->host = p->direct ? NULL : mallocCheck(host_n * sizeof(float));
     p->seed = d->alloc(d, p->act_n * sizeof(float));
-    p->req = mallocCheck((2 * (size_t)m + 2) * sizeof(MPI_Request));
+    p->n_req = 2 * p->slots + 1;
+    p->req = mallocCheck((size_t)p->n_req * sizeof(MPI_Request));
+    for (int i = 0; i < p->n_req; i++) p->req[i] = MPI_REQUEST_NULL;
+    p->holder = mallocCheck((size_t)p->slots * sizeof(int));
+    p->slot_of = mallocCheck((size_t)m * sizeof(int));
     p->cur = -1;
     t->pipe = p;
     t->hooks.reduced = pipe_reduced;
@@ -145,7 +185,7 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
         if (p->direct && d) d->free(d, bufs[i]);
         else if (!p->direct) free(bufs[i]);
     }
-    free(p->host), free(p->req);
+    free(p->host), free(p->req), free(p->holder), free(p->slot_of);
     if (p->seed && d) d->free(d, p->seed);
     if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
@@ -153,9 +193,24 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
 
 // ---- one step ----
 
-static void post(dt_pipeline *p, void *buf, size_t n, int to, int tag) {
-    DT_ASSERT(p->n_req < 2 * p->sched.m + 2);
-    MPI_Isend(buf, (int)n, MPI_FLOAT, to, tag, p->comm, &p->req[p->n_req++]);
+// A send from buf, whose request is req (the one before it on that buffer completed)
+static void post(dt_pipeline *p, void *buf, size_t n, int to, int tag, MPI_Request *req) {
+    MPI_Isend(buf, (int)n, MPI_FLOAT, to, tag, p->comm, req);
+}
+
+// Micro-batch j's first forward takes a free slot: its input (received), its output (sent
+// on), the gradient this stage sends back. The slot's last output has been received (its
+// micro-batch's backward ran, after the next stage's), so the wait here is no wait; its
+// last gradient is waited for before the slot's next one is written (backward).
+static int take_slot(dt_pipeline *p, int j) {
+    for (int k = 0; k < p->slots; k++)
+        if (p->holder[k] < 0) {
+            MPI_Wait(&p->req[2 * k], MPI_STATUS_IGNORE);
+            p->holder[k] = j, p->slot_of[j] = k;
+            return k;
+        }
+    DT_ASSERT(!"a pipeline stage ran more micro-batches at once than its schedule holds");
+    return -1;
 }
 
 static void recv(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
@@ -170,7 +225,8 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     dt_net *net = t->net;
     dt_device *d = net->dev;
     size_t bt = (size_t)net->B * (size_t)net->seq, n = p->act_n;
-    float *in = p->stash + (size_t)j * n;
+    int k = again ? p->slot_of[j] : take_slot(p, j);
+    float *in = p->stash ? p->stash + (size_t)k * n : NULL;
     int last = p->stage == p->stages - 1;
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
     else if (!again) recv(p, in, n, p->stage - 1, 2 * j);
@@ -182,9 +238,9 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     p->cur = j;
     if (last) return dt_net_loss(net);
     if (!again) {
-        float *out = p->fsend + (size_t)j * n;
+        float *out = p->fsend + (size_t)k * n;
         put_out(d, p->direct, out, net->layers[net->n_layers - 1]->out, n);
-        post(p, out, n, p->stage + 1, 2 * j);
+        post(p, out, n, p->stage + 1, 2 * j, &p->req[2 * k]);
     }
     return 0.0f;
 }
@@ -213,13 +269,17 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     if (last && p->stages > 1 && communicate) {  // the head's half, summed over the step
         put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
         d->fill(d, net->tied_grad, 0.0f, p->tied_n);
-        post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
+        post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD, &p->req[2 * p->slots]);
     }
-    if (p->stage > 0) {
-        float *g = p->bsend + (size_t)j * n;
+    int slot = p->slot_of[j];
+    if (p->stage > 0) {  // (the previous stage receives the slot's last gradient before it
+                         // needs anything more of this one: one order of backwards)
+        MPI_Wait(&p->req[2 * slot + 1], MPI_STATUS_IGNORE);
+        float *g = p->bsend + (size_t)slot * n;
         put_out(d, p->direct, g, net->dinput, n);
-        post(p, g, n, p->stage - 1, 2 * j + 1);
+        post(p, g, n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
     }
+    p->holder[slot] = -1;
 }
 
 float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_t *targets,
@@ -232,13 +292,13 @@ float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_
     const dt_pipe_op *op = p->sched.ops + p->sched.start[p->stage];
     int n_ops = p->sched.start[p->stage + 1] - p->sched.start[p->stage], k = 0;
     float loss = 0.0f;
-    p->cur = -1, p->n_req = 0;
+    p->cur = -1;
+    for (int k = 0; k < p->slots; k++) p->holder[k] = -1;
     for (int i = 0; i < n_ops; i++) {
         if (op[i].bwd) backward(p, t, &s, tokens, targets, op[i].micro, k++);
         else loss += forward(p, t, tokens, targets, op[i].micro, 0) / (float)p->sched.m;
     }
     MPI_Waitall(p->n_req, p->req, MPI_STATUSES_IGNORE);
-    p->n_req = 0;
     return dt_trainer_step_end(t, &s, loss, lr);
 }
 

@@ -41,13 +41,18 @@ typedef struct dt_pipeline {
     size_t tied_lo, tied_n;  // the tied weight's elements in this stage's net (n 0: none)
     int direct;           // MPI reads the device's memory (host memory): the buffers below
                           // are the device's, else host memory the device's copies go through
-    float *stash;         // m x act_n: each micro-batch's received input
-    float *fsend, *bsend; // m x act_n: activations and gradients in flight
+    int slots;            // micro-batches held at once: the schedule's peak on this stage
+    float *stash;         // slots x act_n: each held micro-batch's received input (NULL on
+                          // the first stage)
+    float *fsend, *bsend; // slots x act_n: activations sent on (NULL on the last stage), their
+                          // gradients sent back (NULL on the first)
+    size_t buffer_bytes;  // of the three: what the stage holds for its micro-batches
+    int *holder, *slot_of;  // slot -> micro-batch (-1 free), micro-batch -> slot
     float *tied_send;     // tied_n: the last stage's half of the tied gradient
     float *host;          // host, max(act_n, tied_n): a message on its way (not direct)
     float *seed;          // device, act_n: the gradient a later stage sent
-    MPI_Request *req;     // the step's sends (2 m + 1)
-    int n_req;
+    MPI_Request *req;     // slot k's sends at 2k (forward) and 2k + 1 (backward), the tied
+    int n_req;            // gradient's at 2 slots: n_req = 2 slots + 1
     int cur;              // the micro-batch whose activations the net holds, -1 none
     long recomputed;      // forwards run again, since dt_pipe_init
 } dt_pipeline;

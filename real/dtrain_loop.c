@@ -243,10 +243,11 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"buffer_elements\": %zu, \"mem_params_bytes\": %zu, \"mem_grads_bytes\": %zu, "
            "\"mem_optim_bytes\": %zu, \"mem_activation_bytes\": %zu, "
            "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu, "
-           "\"mem_unit_max_bytes\": %zu, \"mem_half_copy_bytes\": %zu",
+           "\"mem_unit_max_bytes\": %zu, \"mem_half_copy_bytes\": %zu, "
+           "\"mem_pipe_buffer_bytes\": %zu",
            dt_shard_name(o->shard), m->units, r->net->n_trainable,
            r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
-           m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half);
+           m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half, m->pipe);
     if (r->text)  // the held-out loss in bits per byte, and per token as a perplexity
         printf(", \"tokenizer\": \"%s\", \"vocab\": %d, \"test_bits_per_byte\": %.6f, "
                "\"test_perplexity\": %.6f", r->bpe ? "bpe" : "bytes",
@@ -260,11 +261,11 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
 // The memory report of every rank, the largest of each figure (dt_trainer_memory_report).
 static void memory_max(dt_trainer *tr, dt_trainer_memory *m) {
     dt_trainer_memory_report(tr, m);
-    unsigned long long v[7] = {m->params, m->grads, m->optim, m->activations,
-                               m->params_peak, m->grads_peak, m->half};
-    MPI_Allreduce(MPI_IN_PLACE, v, 7, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    unsigned long long v[8] = {m->params, m->grads, m->optim, m->activations,
+                               m->params_peak, m->grads_peak, m->half, m->pipe};
+    MPI_Allreduce(MPI_IN_PLACE, v, 8, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     m->params = v[0], m->grads = v[1], m->optim = v[2], m->activations = v[3];
-    m->params_peak = v[4], m->grads_peak = v[5], m->half = v[6];
+    m->params_peak = v[4], m->grads_peak = v[5], m->half = v[6], m->pipe = v[7];
 }
 
 // ---- the training loop ----
@@ -502,11 +503,15 @@ static int finish(dtrain_run *r, dtrain_progress *p) {
         if (o->precision != DT_AMP_FP32)
             snprintf(half, sizeof half, "; %.3f of it the %s copy", m.half / mib,
                      dt_amp_name(o->precision));
+        char pipe[96] = "";
+        if (m.pipe)
+            snprintf(pipe, sizeof pipe, ", the pipeline's micro-batches in flight %.3f MiB",
+                     m.pipe / mib);
         printf("dtrain: memory per rank (largest over the ranks; ZeRO %s): parameters %.3f "
                "MiB (peak %.3f%s), gradients %.3f MiB (peak %.3f), optimizer state %.3f MiB, "
-               "activations %.3f MiB\n", dt_shard_name(o->shard), m.params / mib,
+               "activations %.3f MiB%s\n", dt_shard_name(o->shard), m.params / mib,
                m.params_peak / mib, half, m.grads / mib, m.grads_peak / mib, m.optim / mib,
-               m.activations / mib);
+               m.activations / mib, pipe);
     }
     if (r->rank == 0 && o->json) print_summary_json(r, p, same, total, &m);
     return rc;

@@ -8,7 +8,9 @@
 #                  --pp 1 on 2 ranks, and so does ZeRO stage 1 (--shard optimizer) there, with
 #                  the ring the same within 1e-5; --pp 1 is the
 #                  data-parallel run within 1e-5 (its tied gradient summed in another order),
-#                  and the comparison can tell (lr x 1.01 is not within it)
+#                  and the comparison can tell (lr x 1.01 is not within it); the
+#                  buffers of the micro-batches a stage holds are 1F1B's min(p - s, m) and
+#                  GPipe's m, to the byte
 #   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c): within
 #                  1e-5 of --pp 1 (the slices' sums in another order), the same bits when run
 #                  again; --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit (a pipeline of slices
@@ -64,6 +66,22 @@ bit_identical)
   grep -q "pipeline of 2 stages (1f1b)" "$W/two" || fail "no pipeline line in the banner"
   same two one
   same gpipe one
+  # the micro-batches a stage holds (nn/train_pipe.c): its buffers of B T C floats (the input
+  # kept for the backward's recomputation and the gradient sent back, on every stage but the
+  # first; the activations sent on, on every stage but the last) x the micro-batches in
+  # flight, 1F1B's min(p - s, m) (Narayanan et al. 2021 §2.2.1), GPipe's m: the largest over
+  # the ranks against that closed form, for m = 4 micro-batches of 4 x 32 tokens of width 64
+  for x in two:1f1b gpipe:gpipe; do
+    "$PY" -c "
+import json,sys
+d=json.loads([l for l in open('$W/${x%%:*}') if l.startswith('{')][0])
+p,m,act=2,4,4*32*64
+def held(s): return min(p-s,m) if '${x#*:}'=='1f1b' else m
+want=max(((2 if s>0 else 0)+(1 if s<p-1 else 0))*held(s)*act*4 for s in range(p))
+got=d['mem_pipe_buffer_bytes']
+print('${x#*:}: the pipeline buffers of the busiest rank %d bytes, closed form %d'%(got,want))
+sys.exit(0 if got==want else 1)" || fail "${x#*:}: the pipeline's buffers are not the closed form"
+  done
   go dp_one 2 --pp 1 --algo rhd
   go dp_two 4 --pp 2 --algo rhd
   same dp_two dp_one
