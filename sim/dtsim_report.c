@@ -49,8 +49,8 @@ double dtsim_band(const dtsim_opts *o, char *basis, size_t n, double *lo, double
         return *lo = -BAND_PAPERS, *hi = BAND_PAPERS;
     }
     if (dtsim_is_3d(o)) {  // bench/megatron.py's runs (A100s: the only ones measured yet)
-        snprintf(basis, n, "held out: the errors of %d 3D-parallel runs of Megatron-LM on "
-                 "A100s, bench/MEGATRON.md", DTSIM_3D_RUNS);
+        snprintf(basis, n, "held out: the errors of %d published 3D-parallel runs on A100s "
+                 "(Megatron-LM, BLOOM, MT-NLG), bench/MEGATRON.md", DTSIM_3D_RUNS);
         *lo = DTSIM_3D_BAND_LO, *hi = DTSIM_3D_BAND_HI;
         return fmax(-*lo, *hi);
     }
