@@ -363,9 +363,11 @@ def write(a, rows, b, wall):
     L.append("\n## Left out, and why\n")
     L.append("Runs found but not scored, because dtsim does not model what they did: MPT-7B on "
              "128 A100 40GB and MPT-70B on 64 A100 80GB (llm-foundry, the same tables) ran with "
-             "activation checkpointing, whose recomputation dtsim does not model; BLOOM, OPT, "
-             "Megatron-LM and MLPerf's GPT-3 use tensor and pipeline parallelism (not in dtsim "
-             "yet). Runs not found in a form that gives a throughput: MLPerf's A100 and H100 "
+             "activation checkpointing, which dtsim's data-parallel simulation does not run "
+             "(its 3D cost model does); the runs that use tensor and pipeline parallelism "
+             "(Megatron-LM's table, BLOOM-176B, MT-NLG 530B) are scored by that model in "
+             "bench/MEGATRON.md; OPT's and MLPerf's GPT-3 compose FSDP or ZeRO with tensor "
+             "parallelism in ways it does not. Runs not found in a form that gives a throughput: MLPerf's A100 and H100 "
              "BERT and ResNet-50 results other than the one above (time-to-accuracy without the "
              "epochs in the sources read).\n")
     L.append("\n## Where every run came from\n")
