@@ -52,7 +52,10 @@ struct dt_layer {
                       // the token embedding), so it owns no parameters but adds to that grad
     int bias_elsewhere;  // linear: its bias is added by another rank (a row-parallel linear
                          // of tensor parallelism: once in the sum, nn/train_tp.c); its
-                         // gradient is still computed here
+                         // gradient is still computed here. embed: the positions, likewise
+    int vocab_lo, vocab_n;  // embed, vocab_n > 0: its wte is rows [vocab_lo, vocab_lo +
+                            // vocab_n) of the vocabulary, a tensor-parallel rank's slice
+                            // (nn/train_tp.c; host memory); other tokens embed to 0
     float init_std;   // weights drawn from N(0, init_std^2) (GPT-2); 0: the type's default
 
     // Parameter offsets in elements into net->params (and net->grads, same offsets for the

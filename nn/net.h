@@ -153,6 +153,11 @@ struct dt_net {
     // output (Megatron-LM's g) or its output's gradient (f). NULL: nothing is called.
     void (*on_tensor)(void *ctx, dt_net *net, int layer, int phase);
     void *on_tensor_ctx;
+    // optional, with on_tensor_ctx: a vocabulary-parallel head's loss, and the gradient of
+    // its logits (a slice of the vocabulary: the group's maximum and sums), in place of the
+    // device's softmax_xent_forward and softmax_xent_backward
+    float (*loss_part)(void *ctx, dt_net *net);
+    void (*seed_part)(void *ctx, dt_net *net, float scale, float *dlogits);
 
     // ---- a tied head's gradient kept apart (dt_net_keep_tied_apart) ----
     // Non-NULL: a tied head (l->tied) adds its weight gradient here, not into the

@@ -2,7 +2,9 @@
 // are whole tensors of the model, a tensor-parallel rank's are slices of them (Shoeybi et al.
 // 2019, §3: attention's c_attn and the MLP's c_fc split by their output rows, c_attn's per
 // [q | k | v] so that a rank holds whole heads; both c_proj split by their input columns;
-// everything else whole on every rank). Each part tensor is found in the whole by name
+// the token embedding and the head's copy of it by vocabulary rows where the part's
+// vocabulary is a slice (dt_model_config.tp_vocab_whole 0); everything else whole on every
+// rank). Each part tensor is found in the whole by name
 // (lm_head.weight, the last stage's copy of the tied embedding, is transformer.wte.weight)
 // and mapped as runs of elements.
 #include "net_part.h"
@@ -19,8 +21,10 @@ const dt_param *dt_net_part_whole_param(const dt_net *whole, const dt_param *p) 
     return dt_net_find_param(whole, name);
 }
 
-int dt_net_part_split(const dt_param *p) {
+int dt_net_part_split(const dt_net *part, const dt_param *p) {
     const char *n = p->name;
+    if (!strcmp(n, "transformer.wte.weight") || !strcmp(n, "lm_head.weight"))
+        return part->cfg.tp > 1 && !part->cfg.tp_vocab_whole;  // vocabulary rows
     if (ends_with(n, "attn.c_attn.weight") || ends_with(n, "attn.c_attn.bias")) return 3;
     if (ends_with(n, "mlp.c_fc.weight") || ends_with(n, "mlp.c_fc.bias")) return 1;
     if (ends_with(n, "attn.c_proj.weight") || ends_with(n, "mlp.c_proj.weight")) return -1;
@@ -29,9 +33,9 @@ int dt_net_part_split(const dt_param *p) {
 
 // Calls fn(ctx, part offset, whole offset, n) for each run of part tensor p (tensor-parallel
 // rank r of t) in whole tensor w; -1 when the shapes do not fit that split.
-static int each_run(const dt_param *p, const dt_param *w, int r, int t,
+static int each_run(const dt_net *part, const dt_param *p, const dt_param *w, int r, int t,
                     void (*fn)(void *ctx, size_t po, size_t wo, size_t n), void *ctx) {
-    int split = t > 1 ? dt_net_part_split(p) : 0;
+    int split = t > 1 ? dt_net_part_split(part, p) : 0;
     size_t cols = p->ndim == 2 ? (size_t)p->shape[1] : 1;
     if (split == 0) {  // whole on every rank
         if (w->count != p->count) return -1;
@@ -77,7 +81,7 @@ int dt_net_part_copy(dt_net *part, const dt_net *whole, int tp_rank, int tp, dt_
     for (int i = 0; i < part->n_params; i++) {
         const dt_param *p = &part->params_table[i];
         const dt_param *w = dt_net_part_whole_param(whole, p);
-        if (!w || each_run(p, w, tp_rank, tp, take, &c))
+        if (!w || each_run(part, p, w, tp_rank, tp, take, &c))
             return dt_fail(err, DT_EXIT_USAGE, "model part: the whole model has no tensor %s "
                            "that a part of %zu elements (tensor-parallel rank %d of %d) fits "
                            "(built from another model?)", p->name, p->count, tp_rank, tp);
@@ -91,9 +95,9 @@ void dt_net_part_place_array(const dt_net *part, const dt_net *whole, int tp_ran
     for (int i = 0; i < part->n_params; i++) {
         const dt_param *p = &part->params_table[i];
         if (!p->trainable || !strcmp(p->name, "lm_head.weight")) continue;  // (the copy)
-        if (tp_rank > 0 && (tp <= 1 || !dt_net_part_split(p))) continue;  // rank 0's
+        if (tp_rank > 0 && (tp <= 1 || !dt_net_part_split(part, p))) continue;  // rank 0's
         const dt_param *w = dt_net_part_whole_param(whole, p);
-        DT_ASSERT(w && !each_run(p, w, tp_rank, tp, put, &c));
+        DT_ASSERT(w && !each_run(part, p, w, tp_rank, tp, put, &c));
     }
 }
 
@@ -117,6 +121,6 @@ void dt_net_part_take_array(const dt_net *part, const dt_net *whole, int tp_rank
         const dt_param *p = &part->params_table[i];
         if (!p->trainable) continue;
         const dt_param *w = dt_net_part_whole_param(whole, p);
-        DT_ASSERT(w && !each_run(p, w, tp_rank, tp, take_host, &c));
+        DT_ASSERT(w && !each_run(part, p, w, tp_rank, tp, take_host, &c));
     }
 }

@@ -11,9 +11,11 @@
 // The whole's tensor that part tensor p is (a slice of): by name, the last stage's
 // lm_head.weight being transformer.wte.weight. NULL: none.
 const dt_param *dt_net_part_whole_param(const dt_net *whole, const dt_param *p);
-// How tensor parallelism splits p: 3 by output rows in three chunks (c_attn's [q | k | v]),
-// 1 by output rows (c_fc), -1 by input columns (the two c_proj weights), 0 not at all.
-int dt_net_part_split(const dt_param *p);
+// How tensor parallelism splits p, a tensor of part: 3 by output rows in three chunks
+// (c_attn's [q | k | v]), 1 by output rows (c_fc; the token embedding and the head's copy
+// of it where part's vocabulary is a slice), -1 by input columns (the two c_proj weights), 0
+// not at all.
+int dt_net_part_split(const dt_net *part, const dt_param *p);
 // part's parameters from whole's (the same device): tensor-parallel rank tp_rank of tp
 // (tp <= 1: whole tensors). 0, or -1 with err (DT_EXIT_USAGE) for a tensor that does not fit.
 int dt_net_part_copy(dt_net *part, const dt_net *whole, int tp_rank, int tp, dt_error *err);

@@ -148,6 +148,7 @@ void dt_net_forward(dt_net *net, int training) {
 float dt_net_loss(dt_net *net) {
     DT_ASSERT(net && net->finalized);
     const dt_layer *last = net->layers[net->n_layers - 1];
+    if (net->loss_part) return net->loss_part(net->on_tensor_ctx, net);
     return net->dev->softmax_xent_forward(net->dev, last->out, net->labels, loss_rows(net),
                                           net->num_classes, net->probs);
 }
@@ -205,8 +206,13 @@ static void backward(dt_net *net, float loss_scale, const float *seed, dt_grad_r
         d->copy(d, last->dout, seed, n_last * sizeof(float));
     } else {
         d->fill(d, last->dout, 0.0f, n_last);
-        d->softmax_xent_backward(d, net->probs, net->labels, loss_rows(net), net->num_classes,
-                                 loss_scale / (float)loss_rows(net), last->dout);
+        if (net->seed_part)
+            net->seed_part(net->on_tensor_ctx, net, loss_scale / (float)loss_rows(net),
+                           last->dout);
+        else
+            d->softmax_xent_backward(d, net->probs, net->labels, loss_rows(net),
+                                     net->num_classes, loss_scale / (float)loss_rows(net),
+                                     last->dout);
     }
     size_t mark = net->n_trainable;
     for (int t = n - 1; t >= 0; t--) {

@@ -2,9 +2,11 @@
 // forward and backward (net.h on_tensor), and the norm over the group's slices.
 #include "train_tp.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "layers.h"
 #include "net_part.h"
 
@@ -39,6 +41,65 @@ static void on_tensor(void *ctx, dt_net *net, int layer, int phase) {
     if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, net->dev, l->dout, n);
 }
 
+// ---- the vocabulary-parallel head's loss (Megatron-LM's vocab_parallel_cross_entropy) ----
+// Row b's loss, log sum_k exp(z_k - M) + M - z_y over the whole vocabulary, from each rank's
+// slice: M the group's maximum of the rows' maxima, the sum of exponentials and z_y (held
+// by one rank) added over the group. The probabilities of this rank's slice are left in
+// net->probs, exp(z_k - M) / sum, as dt_softmax_xent_row leaves them (nn/kernels.h).
+static float loss_part(void *ctx, dt_net *net) {
+    dt_tensor_par *tp = ctx;
+    const dt_layer *last = net->layers[net->n_layers - 1];
+    int R = net->B * net->seq, K = net->num_classes;
+    DT_ASSERT(K == tp->vocab_n && !net->dev->device_memory);
+    const float *z = last->out;
+    for (int b = 0; b < R; b++) {
+        const float *zb = z + (size_t)b * K;
+        float m = zb[0];
+        for (int k = 1; k < K; k++) m = zb[k] > m ? zb[k] : m;
+        tp->row_max[b] = m;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, tp->row_max, R, MPI_FLOAT, MPI_MAX, tp->comm);
+    for (int b = 0; b < R; b++) {
+        const float *zb = z + (size_t)b * K;
+        float *pb = net->probs + (size_t)b * K;
+        double s = 0.0;
+        for (int k = 0; k < K; k++) {
+            pb[k] = expf(zb[k] - tp->row_max[b]);
+            s += pb[k];
+        }
+        int y = net->labels[b] - tp->vocab_lo;
+        tp->row_sum[b] = s;
+        tp->row_tgt[b] = y >= 0 && y < K ? (double)zb[y] : 0.0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, tp->row_sum, R, MPI_DOUBLE, MPI_SUM, tp->comm);
+    MPI_Allreduce(MPI_IN_PLACE, tp->row_tgt, R, MPI_DOUBLE, MPI_SUM, tp->comm);
+    tp->sums += 3;
+    double total = 0.0;
+    int V = K * tp->size;
+    for (int b = 0; b < R; b++) {
+        float inv = (float)(1.0 / tp->row_sum[b]);
+        float *pb = net->probs + (size_t)b * K;
+        for (int k = 0; k < K; k++) pb[k] *= inv;
+        int y = net->labels[b];
+        total += y >= 0 && y < V
+                     ? log(tp->row_sum[b]) + (double)tp->row_max[b] - tp->row_tgt[b]
+                     : (double)NAN;  // (a label outside the vocabulary: NaN, as the device's)
+    }
+    return (float)(total / R);
+}
+
+// dlogits += scale (p - onehot(y)) on this rank's slice (dt_xent_grad)
+static void seed_part(void *ctx, dt_net *net, float scale, float *dlogits) {
+    dt_tensor_par *tp = ctx;
+    int R = net->B * net->seq, K = net->num_classes;
+    for (int b = 0; b < R; b++) {
+        const float *pb = net->probs + (size_t)b * K;
+        float *g = dlogits + (size_t)b * K;
+        int y = net->labels[b] - tp->vocab_lo;
+        for (int k = 0; k < K; k++) g[k] += dt_xent_grad(pb[k], k == y, scale);
+    }
+}
+
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     DT_ASSERT(tp && t && t->net);
     memset(tp, 0, sizeof *tp);
@@ -58,6 +119,10 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's stage %d: the "
                       "replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
                       t->shard);
+    else if (!net->cfg.tp_vocab_whole && net->dev->device_memory)
+        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: the vocabulary split over the "
+                      "group on %s, whose memory the host cannot read: host memory only, so "
+                      "far (cfg.tp_vocab_whole)", net->dev->name);
     int any = bad;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, t->comm);
@@ -66,6 +131,11 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
                           "its message)");
         return -1;
     }
+    // the vocabulary's rows this rank holds: its wte's, or its head's copy's (one of the two
+    // on every stage that holds an end)
+    const dt_param *w = dt_net_find_param(net, "transformer.wte.weight");
+    if (!w) w = dt_net_find_param(net, "lm_head.weight");
+    int wte_rows = w ? w->shape[0] : 0;
     tp->sum_out = callocCheck((size_t)net->n_layers, 1);
     tp->sum_dout = callocCheck((size_t)net->n_layers, 1);
     tp->split = callocCheck((size_t)net->n_params + 1, 1);
@@ -79,9 +149,28 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         if (l->type == DT_LAYER_LAYERNORM && (ends_with(l->name, ".ln_1") ||
                                               ends_with(l->name, ".ln_2")))
             tp->sum_dout[i] = 1;  // its output feeds a column-parallel c_attn or c_fc
+        if (net->cfg.tp_vocab_whole) continue;
+        if (l->type == DT_LAYER_EMBED) {  // its rows of the vocabulary
+            tp->sum_out[i] = 1;
+            l->bias_elsewhere = tp->rank > 0;  // (the positions)
+            l->vocab_n = wte_rows, l->vocab_lo = tp->rank * wte_rows;
+        }
+        if (l->type == DT_LAYER_LAYERNORM && !strcmp(l->name, "transformer.ln_f"))
+            tp->sum_dout[i] = 1;  // its output feeds the head's slice of the vocabulary
+    }
+    if (!net->cfg.tp_vocab_whole) {  // the head's (or the embedding's) slice
+        tp->vocab_n = wte_rows, tp->vocab_lo = tp->rank * wte_rows;
+        size_t R = (size_t)net->B * (size_t)net->seq + 1;
+        tp->row_max = mallocCheck(R * sizeof(float));
+        tp->row_sum = mallocCheck(R * sizeof(double));
+        tp->row_tgt = mallocCheck(R * sizeof(double));
+        if (!(net->cfg.ends & DT_GPT_NO_HEAD)) {
+            DT_ASSERT(net->num_classes == wte_rows);
+            net->loss_part = loss_part, net->seed_part = seed_part;
+        }
     }
     for (int i = 0; i < net->n_params; i++)
-        tp->split[i] = dt_net_part_split(&net->params_table[i]) != 0;
+        tp->split[i] = dt_net_part_split(net, &net->params_table[i]) != 0;
     net->on_tensor = on_tensor;
     net->on_tensor_ctx = tp;
     t->tp = tp;
@@ -92,10 +181,15 @@ void dt_tp_free(dt_tensor_par *tp, dt_trainer *t) {
     if (!tp) return;
     if (t && t->net && t->net->on_tensor_ctx == tp) {
         t->net->on_tensor = NULL, t->net->on_tensor_ctx = NULL;
-        for (int i = 0; i < t->net->n_layers; i++) t->net->layers[i]->bias_elsewhere = 0;
+        t->net->loss_part = NULL, t->net->seed_part = NULL;
+        for (int i = 0; i < t->net->n_layers; i++) {
+            dt_layer *l = t->net->layers[i];
+            l->bias_elsewhere = 0, l->vocab_lo = l->vocab_n = 0;
+        }
     }
     if (t && t->tp == tp) t->tp = NULL;
     free(tp->sum_out), free(tp->sum_dout), free(tp->split), free(tp->host);
+    free(tp->row_max), free(tp->row_sum), free(tp->row_tgt);
     memset(tp, 0, sizeof *tp);
 }
 

@@ -4,10 +4,14 @@
 // heads and 4C/t of the MLP; both c_proj split by their inputs), and the group sums what
 // the slices make: after each c_proj's forward its output (Megatron-LM's g: the partial
 // products; the bias added once, by rank 0), and before each block's two layer norms'
-// backward the gradient that reaches them through c_attn and c_fc (f). Everything else, the
-// residual stream, the layer norms, the embedding and the head (cfg.tp_vocab_whole: not
-// split over the vocabulary yet), is the same on every rank of the group, computed there
-// from the same numbers. The sums are MPI_Allreduce's (NCCL's allreduce in Megatron-LM):
+// backward the gradient that reaches them through c_attn and c_fc (f). With the vocabulary
+// split (cfg.tp_vocab_whole 0; host memory), the token embedding and the tied head are too
+// (Megatron-LM's VocabParallelEmbedding and vocab-parallel cross-entropy): each rank embeds
+// the tokens of its rows (the group sums the outputs), computes the logits of its slice, and
+// the loss takes the group's row maximum, sum of exponentials and target logit (three
+// allreduces of B T numbers, never the B T V logits); the gradient reaching the final layer
+// norm through the head is summed (f). Everything else, the residual stream and the layer
+// norms, is the same on every rank of the group, computed there from the same numbers. The sums are MPI_Allreduce's (NCCL's allreduce in Megatron-LM):
 // another order than the plain net's, so a tensor-parallel run equals the plain run within
 // float rounding, and repeats itself bit for bit.
 // Composed with the pipeline (a stage's slices, nn/train_pipe.h) and with data parallelism
@@ -26,13 +30,18 @@ typedef struct dt_tensor_par {
     unsigned char *split;     // per parameter tensor: sliced (1) or whole on every rank (0)
     float *host;              // staging for a device whose memory MPI cannot read
     size_t host_n;
+    int vocab_lo, vocab_n;    // the vocabulary split: this rank's rows of it (n 0: whole)
+    float *row_max;           // loss rows: the group's row maxima, then the target logits
+    double *row_sum, *row_tgt;  // the group's sums of exponentials, the target's logit
     long sums;                // allreduces run, since dt_tp_init
 } dt_tensor_par;
 
 // Collective over comm and the trainer's comm, after dt_trainer_init (net built with
 // cfg.tp = comm's size, its slices those of comm's rank): the hooks (net->on_tensor, the
-// row-parallel linears' bias on rank 0 only, t->tp for the norms). Refused (DT_EXIT_USAGE,
-// every rank): a net not of tp slices of a gpt model, mixed precision, a sharded strategy.
+// row-parallel linears' bias on rank 0 only, t->tp for the norms; with the vocabulary split,
+// net->loss_part and seed_part). Refused (DT_EXIT_USAGE, every rank): a net not of tp slices
+// of a gpt model, mixed precision, a sharded strategy, the vocabulary split on a device whose
+// memory the host cannot read.
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err);
 void dt_tp_free(dt_tensor_par *tp, dt_trainer *t);
 

@@ -163,6 +163,8 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         MPI_Comm_split(MPI_COMM_WORLD, st * t + tr, dr, &m->dp_comm);
         MPI_Comm_split(MPI_COMM_WORLD, dr * t + tr, st, &m->pipe_comm);
         MPI_Comm_split(MPI_COMM_WORLD, st * m->dp + dr, tr, &m->tp_comm);
+        // (the ends whole: the vocabulary-parallel loss reads the logits on the host,
+        // nn/train_tp.c, and the model device's memory holds no numbers)
         cfg.batch = run->micro_batch, cfg.tp = t, cfg.tp_vocab_whole = 1;
     }
     // the model's own input, or the shape a profile measured (dtsim --profile)

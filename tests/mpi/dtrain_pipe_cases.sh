@@ -11,8 +11,10 @@
 #                  and the comparison can tell (lr x 1.01 is not within it); the
 #                  buffers of the micro-batches a stage holds are 1F1B's min(p - s, m) and
 #                  GPipe's m, to the byte
-#   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c): within
-#                  1e-5 of --pp 1 (the slices' sums in another order), the same bits when run
+#   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c, the
+#                  embedding and the head split over the vocabulary): weights within 1e-5
+#                  of --pp 1 (the slices' sums in another order), its step losses to the
+#                  digits printed, the same bits when run
 #                  again; --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit (a pipeline of slices
 #                  changes no sum either); the comparison can tell (lr x 1.01 is not within it)
 #   layouts_8      every layout of 8 ranks (pp 1-2 x tp 1, 2, 4 x the data-parallel rest) ends
@@ -108,6 +110,14 @@ tensor)
   grep -q '"tp": 2' "$W/tp2" || fail "the summary does not say --tp 2"
   for x in tp2 tp4 tp2p1; do
     "$ST_COMPARE" "$W/$x.st" "$W/one.st" 1e-5 --global || fail "$x: not within 1e-5 of --pp 1"
+    # the step losses: the vocabulary-parallel loss (the group's maximum, sums of
+    # exponentials and target logits) is the whole vocabulary's, to the 6 digits printed
+    "$PY" -c "
+import sys
+a, b = [eval(s) for s in sys.argv[1:3]]
+sys.exit(0 if len(a) == len(b) > 0 and all(abs(x - y) <= 2e-5 * abs(y) for x, y in zip(a, b)) else 1)" \
+      "$(steps "$W/$x")" "$(steps "$W/one")" ||
+      fail "$x: step losses $(steps "$W/$x") are not --pp 1's $(steps "$W/one")"
   done
   "$ST_COMPARE" "$W/tp2b.st" "$W/tp2.st" 0 || fail "--tp 2 run again: other bits"
   "$ST_COMPARE" "$W/tp2p2.st" "$W/tp2p1.st" 0 || fail "--tp 2 --pp 2 is not --tp 2 --pp 1 bit for bit"
@@ -124,15 +134,16 @@ layouts_8)
     "$ST_COMPARE" "$W/l.st" "$W/one.st" 1e-5 --global > "$W/c" || { cat "$W/c"; fail "--pp $pp --tp $tp x dp $((8 / pp / tp)): not within 1e-5 of one rank"; }
     # memory per rank, the largest over the ranks, against the closed form of a stage's
     # parameters (docs/parallelism.md): blocks x (12h^2/t + 7h/t + 6h), the first stage's
-    # embedding V h + context h, the last's final norm 2h and (with stages) its copy of wte
+    # embedding V h/t (its rows of the vocabulary) + context h, the last's final norm 2h and
+    # (with stages) its copy of its rows of wte
     "$PY" -c "
 import json,sys
 d=json.loads([l for l in open('$W/l') if l.startswith('{')][0])
 h,V,ctx,L,p,t=64,256,64,2,$pp,$tp
 def stage(s):
     nb=L//p+(s<L%p); n=nb*(12*h*h//t+7*h//t+6*h)
-    if s==0: n+=V*h+ctx*h
-    if s==p-1: n+=2*h+(V*h if p>1 else 0)
+    if s==0: n+=V*h//t+ctx*h
+    if s==p-1: n+=2*h+(V*h//t if p>1 else 0)
     return n
 psi=max(stage(s) for s in range(p))
 got=(d['mem_params_bytes'],d['mem_grads_bytes'],d['mem_optim_bytes']); want=(4*psi,4*psi,8*psi)
