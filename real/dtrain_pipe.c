@@ -6,10 +6,10 @@
 // the seed's, or --weights), keeps its part (its stage's blocks, its slices of them) and
 // trains it with the trainer of its data-parallel group; the whole model is gathered for
 // evaluation, samples and saving, and a checkpoint is the whole model's file (weights and
-// optimizer state), which any layout resumes. --pp 1 is a pipeline of one stage: the plain model with the
-// pipeline's arithmetic (its tied head's gradient kept apart), the run that every --pp P with
-// the same micro-batches repeats bit for bit. What they do not run with yet is refused
-// before anything starts.
+// optimizer state), which any layout resumes. --pp 1 is a pipeline of one stage: the plain
+// model with the pipeline's arithmetic (its tied head's gradient kept apart), the run that
+// every --pp P with the same micro-batches repeats bit for bit. What they do not run with
+// yet is refused before anything starts.
 #include <stdio.h>
 #include <string.h>
 
