@@ -26,14 +26,15 @@ static void set_micro_batch(dt_net *net, const float *x, const int32_t *tokens,
 // otherwise backward runs with the strategy's hooks, then its finish, and is timed:
 // backward's compute, the communication the strategy saw, the part after backward (exposed).
 // seed: a later pipeline stage's gradient of the net's output (nn/train_pipe.c), else NULL
-// (the loss's). A tied weight's halves kept apart (net.h tied_grad) are summed where the
-// strategy communicates.
-void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate,
+// (the loss's). A tied weight's halves kept apart (net.h tied_grad) are summed in the step's
+// last micro-batch (last), once: a strategy that communicates after every micro-batch (ZeRO
+// 2) then sums them in the same order whatever the pipeline.
+void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, int last,
                          const float *seed) {
     dt_net *net = t->net;
     dt_device *d = net->dev;
     float scale = t->hooks.scale ? t->hooks.scale(t) : 1.0f;
-    net->tied_defer = !communicate;
+    net->tied_defer = !last;
     if (!communicate) {
         if (seed) dt_net_backward_from(net, seed, NULL, NULL);
         else dt_net_backward(net, scale, NULL, NULL);
@@ -67,8 +68,8 @@ static float forward_backward(dt_trainer *t, const dt_strategy *s, const float *
     dt_net_forward(net, 1);
     float loss = dt_net_loss(net);
     net->keep_grads = k > 0;  // accumulation: later micro-batches add to the gradient
-    dt_trainer_backward(t, s, k == t->accumulate - 1 || (s->flags & DT_STRATEGY_EACH_MICRO),
-                        NULL);
+    int last = k == t->accumulate - 1;
+    dt_trainer_backward(t, s, last || (s->flags & DT_STRATEGY_EACH_MICRO), last, NULL);
     return loss;
 }
 

@@ -122,10 +122,11 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     if (size != stages || net->seq <= 0)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d ranks in the pipeline's communicator "
                       "for %d stages of a gpt model", size, stages);
-    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
+    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER &&
+             t->shard != DT_SHARD_GRADIENTS)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: ZeRO's %s stage (--shard %s): a pipeline "
-                      "runs with the replicated strategy or ZeRO stage 1 (--shard optimizer), "
-                      "so far", dt_shard_name(t->shard), dt_shard_name(t->shard));
+                      "runs with the replicated strategy or ZeRO stages 1 and 2, so far",
+                      dt_shard_name(t->shard), dt_shard_name(t->shard));
     else if (net->amp != DT_AMP_FP32)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %s storage: a pipeline runs fp32 only, "
                       "so far", dt_amp_name(net->amp));
@@ -246,27 +247,29 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
 }
 
 // Micro-batch j's backward, the k-th of the step: its activations (recomputed unless it was
-// the last forward), the gradient the next stage sent, and the strategy's hooks on the
-// last (k = m - 1), where the first stage also adds the head's half of the tied gradient.
+// the last forward), the gradient the next stage sent, and the strategy's hooks on the last
+// (k = m - 1; on every one for a strategy that communicates after each, ZeRO 2), where the
+// first stage also adds the head's half of the tied gradient.
 static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
                      const int32_t *tokens, const int32_t *targets, int j, int k) {
     dt_net *net = t->net;
     dt_device *d = net->dev;
     size_t n = p->act_n;
-    int last = p->stage == p->stages - 1, m = p->sched.m, communicate = k == m - 1;
+    int last = p->stage == p->stages - 1, m = p->sched.m, final = k == m - 1;
+    int communicate = final || (s->flags & DT_STRATEGY_EACH_MICRO);
     if (p->cur != j) forward(p, t, tokens, targets, j, 1);
     if (!last) {  // straight into the device's memory where MPI reads it
         recv(p, p->direct ? p->seed : p->host, n, p->stage + 1, 2 * j + 1);
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
-    if (p->stage == 0 && p->stages > 1 && communicate) {
+    if (p->stage == 0 && p->stages > 1 && final) {
         recv(p, p->direct ? net->tied_grad : p->host, p->tied_n, p->stages - 1, TAG_TIED_HEAD);
         if (!p->direct) d->from_host(d, net->tied_grad, p->host, p->tied_n * sizeof(float));
     }
     if (s->begin) s->begin(t, k);
     net->keep_grads = k > 0;
-    dt_trainer_backward(t, s, communicate, last ? NULL : p->seed);
-    if (last && p->stages > 1 && communicate) {  // the head's half, summed over the step
+    dt_trainer_backward(t, s, communicate, final, last ? NULL : p->seed);
+    if (last && p->stages > 1 && final) {  // the head's half, summed over the step
         put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
         d->fill(d, net->tied_grad, 0.0f, p->tied_n);
         post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD, &p->req[2 * p->slots]);

@@ -78,8 +78,9 @@ void dt_shard_units_memory(const dt_trainer *t, dt_trainer_memory *m);
 
 // ---- the step's pieces (train.c), for a step of another shape (train_pipe.c) ----
 // Backward with the strategy's hooks where it communicates, timed; seed as
-// dt_net_backward_from (NULL: the loss's gradient)
-void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate,
+// dt_net_backward_from (NULL: the loss's gradient); last: the step's last micro-batch, where
+// a tied weight's halves kept apart are summed
+void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, int last,
                          const float *seed);
 // After the micro-batches: the mean over the ranks, the hooks, the update; returns the loss
 // the step reports (loss: this rank's mean over its micro-batches; lr the update's)

@@ -27,7 +27,8 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
     if (o->pp >= 1 && o->tp > 1) snprintf(what, sizeof what, "--pp %d --tp %d", o->pp, o->tp);
     else if (o->pp >= 1) snprintf(what, sizeof what, "--pp %d", o->pp);
     else snprintf(what, sizeof what, "--tp %d", o->tp);
-    const char *no = o->shard > DT_SHARD_OPTIMIZER ? o->shard_flag
+    const char *no = o->shard > (o->tp > 1 ? DT_SHARD_OPTIMIZER : DT_SHARD_GRADIENTS)
+                         ? o->shard_flag
                      : o->precision != DT_AMP_FP32 ? "--precision fp16 or bf16"
                      : o->profile[0] ? "--profile"
                      : o->trace[0] ? "--trace"
@@ -48,8 +49,8 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
                  "%d ranks (a rank runs whole heads)", o->tp, o->model, g->heads, o->tp);
     else if (no)
         snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run fp32, the "
-                 "replicated strategy or ZeRO stage 1 (--shard optimizer), without profiles or "
-                 "traces so far", what, no);
+                 "replicated strategy or ZeRO stage 1 (stage 2 with --pp alone), without "
+                 "profiles or traces so far", what, no);
     if (!msg[0]) return 0;
     if (rank == 0) fprintf(stderr, "dtrain: %s\n", msg);
     return 2;

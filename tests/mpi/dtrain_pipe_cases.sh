@@ -5,10 +5,10 @@
 #   bit_identical  4 steps of 4 micro-batches with AdamW and clipping: 2 stages (1F1B and
 #                  GPipe) give --pp 1's weights, step losses and validation loss bit for bit;
 #                  2 stages x 2 data-parallel ranks with halving-doubling give the bits of
-#                  --pp 1 on 2 ranks, and so does ZeRO stage 1 (--shard optimizer) there, with
-#                  the ring the same within 1e-5; --pp 1 is the
-#                  data-parallel run within 1e-5 (its tied gradient summed in another order),
-#                  and the comparison can tell (lr x 1.01 is not within it); the
+#                  --pp 1 on 2 ranks, and so do ZeRO stages 1 and 2 there (stage 2 within
+#                  1e-5 of the replicated run); with the ring the same within 1e-5; --pp 1
+#                  is the data-parallel run within 1e-5 (its tied gradient summed in another
+#                  order), and the comparison can tell (lr x 1.01 is not within it); the
 #                  buffers of the micro-batches a stage holds are 1F1B's min(p - s, m) and
 #                  GPipe's m, to the byte
 #   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c, the
@@ -89,6 +89,12 @@ sys.exit(0 if got==want else 1)" || fail "${x#*:}: the pipeline's buffers are no
   same dp_two dp_one
   go zero1 4 --pp 2 --algo rhd --shard optimizer
   same zero1 dp_one
+  # ZeRO stage 2 (each unit's gradient reduce-scattered after every micro-batch): 2 stages
+  # are 1 stage bit for bit, and the replicated run within float rounding
+  go zero2_one 2 --pp 1 --algo rhd --shard gradients
+  go zero2_two 4 --pp 2 --algo rhd --shard gradients
+  same zero2_two zero2_one
+  "$ST_COMPARE" "$W/zero2_one.st" "$W/dp_one.st" 1e-5 --global || fail "ZeRO stage 2 under --pp 1: not within 1e-5 of the replicated run"
   go ring_one 2 --pp 1
   go ring_two 4 --pp 2
   "$ST_COMPARE" "$W/ring_two.st" "$W/ring_one.st" 1e-5 --global || fail "2 x 2 with the ring: not within 1e-5 of --pp 1"
@@ -185,7 +191,8 @@ bad_input)
   check "ZeRO stage 1 without data parallelism" 2 "--shard optimizer needs 2 or more data-parallel ranks" $T --pp 2 --shard optimizer
   check "more stages than blocks" 3 "--pp 3: --model gpt2-tiny has 2 blocks" $T --pp 3
   check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
-  check "ZeRO stage 2" 4 "--pp 2 and --shard gradients" $T --pp 2 --shard gradients
+  check "ZeRO stage 3" 4 "--pp 2 and --shard parameters" $T --pp 2 --shard parameters
+  check "tensor parallelism and ZeRO stage 2" 4 "--tp 2 and --shard gradients" $T --tp 2 --shard gradients
   check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
   check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
