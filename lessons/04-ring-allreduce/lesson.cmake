@@ -54,7 +54,7 @@ if(TARGET lesson04_student_programs)
                    ${MPIRUN_EXECUTABLE})
   set_tests_properties(lesson.04.skeleton_ring_in_dtsim_and_dtrain_says_write_ring_c PROPERTIES
     LABELS "lesson;lesson04" TIMEOUT 120
-    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;${DT_MPIRUN_ENV}"
     PASS_REGULAR_EXPRESSION "PASS skeleton" FAIL_REGULAR_EXPRESSION "FAIL")
 endif()
 if(NOT TARGET lesson04_solution_programs)
@@ -72,6 +72,6 @@ foreach(case dtrain dtsim)
   add_test(NAME ${name} COMMAND sh ${L04}/programs_check.sh ${case} ${DT_LESSONS_BIN}/04/solution
                                    ${MPIRUN_EXECUTABLE})
   set_tests_properties(${name} PROPERTIES LABELS "lesson;lesson04" TIMEOUT 300
-    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    ENVIRONMENT "OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1;${DT_MPIRUN_ENV}"
     PASS_REGULAR_EXPRESSION "PASS ${case}" FAIL_REGULAR_EXPRESSION "FAIL")
 endforeach()

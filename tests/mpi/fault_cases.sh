@@ -108,7 +108,9 @@ disk_full)
   echo "# log: $((rows - 1)) whole rows kept, $(wc -c <"$W/log.csv") bytes"
   echo "PASS disk_full" ;;
 sigterm_saves)
-  "$MPIRUN" -np 2 --oversubscribe "$DTRAIN" $DT $SYN --synthetic-examples 480 --model resnet8 --batch 16 --epochs 1000 --eval-every 0 --checkpoint-dir "$W/ck" >"$W/out" 2>&1 &
+  # mpirun forwards SIGTERM and gives the ranks odls_base_sigkill_timeout to save before its
+  # SIGKILL: Open MPI's default (1 s), which the test environment sets to 0 for refusals
+  OMPI_MCA_odls_base_sigkill_timeout=1 "$MPIRUN" -np 2 --oversubscribe "$DTRAIN" $DT $SYN --synthetic-examples 480 --model resnet8 --batch 16 --epochs 1000 --eval-every 0 --checkpoint-dir "$W/ck" >"$W/out" 2>&1 &
   mp=$!
   i=0; while [ ! -e "$W/ck/checkpoint.safetensors" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
   [ -e "$W/ck/checkpoint.safetensors" ] || { kill -9 $mp; cat "$W/out"; fail "no checkpoint after 60 s"; }
