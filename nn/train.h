@@ -30,6 +30,12 @@
 #include "net.h"
 #include "optim.h"
 
+// The most floats the trainer puts in one MPI message of its own (512 MiB; the weights'
+// broadcast, the pipeline's tied weight): larger buffers go in pieces, as the allreduce's do
+// (coll/coll_run.h DT_MSG_MAX). An MPI count is an int, and SimGrid 3.32 copies a message of
+// 2 GiB or more whole (8 GB of copies for gpt3-175b's broadcast at 1024 GPUs).
+#define DT_TRAIN_MSG_MAX ((size_t)1 << 27)
+
 typedef struct dt_trainer dt_trainer;
 
 // The step's extensions, each in its own file and hooked in where the core leaves a point,

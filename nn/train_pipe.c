@@ -164,9 +164,10 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     p->tied_send = buffer(d, p->direct, p->tied_n + 1);
     p->host = p->direct ? NULL : mallocCheck(host_n * sizeof(float));
     p->seed = d->alloc(d, p->act_n * sizeof(float));
-    p->n_req = 2 * p->slots + 1;
+    p->n_req = 2 * p->slots;
     p->req = mallocCheck((size_t)p->n_req * sizeof(MPI_Request));
     for (int i = 0; i < p->n_req; i++) p->req[i] = MPI_REQUEST_NULL;
+    p->msg_max = DT_PIPE_MSG_MAX;
     p->holder = mallocCheck((size_t)p->slots * sizeof(int));
     p->slot_of = mallocCheck((size_t)m * sizeof(int));
     p->cur = -1;
@@ -186,7 +187,7 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
         if (p->direct && d) d->free(d, bufs[i]);
         else if (!p->direct) free(bufs[i]);
     }
-    free(p->host), free(p->req), free(p->holder), free(p->slot_of);
+    free(p->host), free(p->req), free(p->tied_req), free(p->holder), free(p->slot_of);
     if (p->seed && d) d->free(d, p->seed);
     if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
@@ -216,6 +217,48 @@ static int take_slot(dt_pipeline *p, int j) {
 
 static void recv(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
     MPI_Recv(buf, (int)n, MPI_FLOAT, from, tag, p->comm, MPI_STATUS_IGNORE);
+}
+
+// The tied weight and its gradient (a vocabulary's embedding: 2.5 GB for GPT-3) go in
+// messages of at most p->msg_max floats, in order (MPI's non-overtaking rule): an MPI count
+// is an int, and SimGrid 3.32 copies a message of 2 GiB or more whole (its size cast to int
+// makes it "small", so detached: 20 GB of copies at 128 GPUs of gpt3-175b; train.h)
+static int pieces(const dt_pipeline *p, size_t n) {
+    return n ? (int)((n + p->msg_max - 1) / p->msg_max) : 0;
+}
+
+static size_t piece(const dt_pipeline *p, size_t n, int i, size_t *lo) {
+    *lo = (size_t)i * p->msg_max;
+    return n - *lo < p->msg_max ? n - *lo : p->msg_max;
+}
+
+// non-blocking, the requests in p->tied_req (their last ones completed at the step's end)
+static void post_pieces(dt_pipeline *p, float *buf, size_t n, int to, int tag) {
+    int k = pieces(p, n);
+    if (k > p->n_tied_req) {
+        free(p->tied_req);
+        p->tied_req = mallocCheck((size_t)k * sizeof(MPI_Request));
+        p->n_tied_req = k;
+    }
+    for (int i = 0; i < p->n_tied_req; i++) {
+        size_t lo, c = i < k ? piece(p, n, i, &lo) : 0;
+        p->tied_req[i] = MPI_REQUEST_NULL;
+        if (c) MPI_Isend(buf + lo, (int)c, MPI_FLOAT, to, tag, p->comm, &p->tied_req[i]);
+    }
+}
+
+static void send_pieces(dt_pipeline *p, const float *buf, size_t n, int to, int tag) {
+    for (int i = 0; i < pieces(p, n); i++) {
+        size_t lo, c = piece(p, n, i, &lo);
+        MPI_Send(buf + lo, (int)c, MPI_FLOAT, to, tag, p->comm);
+    }
+}
+
+static void recv_pieces(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
+    for (int i = 0; i < pieces(p, n); i++) {
+        size_t lo, c = piece(p, n, i, &lo);
+        recv(p, buf + lo, c, from, tag);
+    }
 }
 
 // Micro-batch j's forward on this stage: its input (the tokens, or the activations the
@@ -263,7 +306,8 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
     if (p->stage == 0 && p->stages > 1 && final) {
-        recv(p, p->direct ? net->tied_grad : p->host, p->tied_n, p->stages - 1, TAG_TIED_HEAD);
+        recv_pieces(p, p->direct ? net->tied_grad : p->host, p->tied_n, p->stages - 1,
+                    TAG_TIED_HEAD);
         if (!p->direct) d->from_host(d, net->tied_grad, p->host, p->tied_n * sizeof(float));
     }
     if (s->begin) s->begin(t, k);
@@ -272,7 +316,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     if (last && p->stages > 1 && final) {  // the head's half, summed over the step
         put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
         d->fill(d, net->tied_grad, 0.0f, p->tied_n);
-        post(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD, &p->req[2 * p->slots]);
+        post_pieces(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
     }
     int slot = p->slot_of[j];
     if (p->stage > 0) {  // (the previous stage receives the slot's last gradient before it
@@ -302,6 +346,7 @@ float dt_pipeline_step_tokens(dt_trainer *t, const int32_t *tokens, const int32_
         else loss += forward(p, t, tokens, targets, op[i].micro, 0) / (float)p->sched.m;
     }
     MPI_Waitall(p->n_req, p->req, MPI_STATUSES_IGNORE);
+    if (p->n_tied_req) MPI_Waitall(p->n_tied_req, p->tied_req, MPI_STATUSES_IGNORE);
     return dt_trainer_step_end(t, &s, loss, lr);
 }
 
@@ -322,9 +367,9 @@ static void pipe_updated(dt_trainer *t) {
     float *w = t->net->params + p->tied_lo, *h = p->direct ? w : p->host;
     if (p->stage == 0) {
         if (!p->direct) d->to_host(d, h, w, p->tied_n * sizeof(float));
-        MPI_Send(h, (int)p->tied_n, MPI_FLOAT, p->stages - 1, TAG_TIED_SUM, p->comm);
+        send_pieces(p, h, p->tied_n, p->stages - 1, TAG_TIED_SUM);
     } else if (p->stage == p->stages - 1) {
-        recv(p, h, p->tied_n, 0, TAG_TIED_SUM);
+        recv_pieces(p, h, p->tied_n, 0, TAG_TIED_SUM);
         if (!p->direct) d->from_host(d, w, h, p->tied_n * sizeof(float));
     }
 }

@@ -32,6 +32,10 @@
 #include "pipe/pipe_sched.h"
 #include "train.h"
 
+// The most floats in one message of the tied weight or its gradient: they go in pieces
+// (train_pipe.c post_pieces; train.h DT_TRAIN_MSG_MAX)
+#define DT_PIPE_MSG_MAX DT_TRAIN_MSG_MAX
+
 typedef struct dt_pipeline {
     MPI_Comm comm;        // the pipeline: one rank per stage, rank = stage (borrowed)
     int stage, stages;
@@ -51,8 +55,12 @@ typedef struct dt_pipeline {
     float *tied_send;     // tied_n: the last stage's half of the tied gradient
     float *host;          // host, max(act_n, tied_n): a message on its way (not direct)
     float *seed;          // device, act_n: the gradient a later stage sent
-    MPI_Request *req;     // slot k's sends at 2k (forward) and 2k + 1 (backward), the tied
-    int n_req;            // gradient's at 2 slots: n_req = 2 slots + 1
+    MPI_Request *req;     // slot k's sends at 2k (forward) and 2k + 1 (backward)
+    int n_req;            // 2 slots
+    size_t msg_max;       // the tied weight's and its gradient's messages: at most this many
+                          // floats each (DT_PIPE_MSG_MAX; may be lowered before a step)
+    MPI_Request *tied_req;  // the tied gradient's pieces in flight (n_tied_req)
+    int n_tied_req;
     int cur;              // the micro-batch whose activations the net holds, -1 none
     long recomputed;      // forwards run again, since dt_pipe_init
 } dt_pipeline;

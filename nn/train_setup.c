@@ -11,8 +11,8 @@
 #include "train_strategy.h"
 
 static void bcast_floats(float *buf, size_t n, int root, MPI_Comm comm) {
-    while (n > 0) {
-        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+    while (n > 0) {  // (in pieces: train.h DT_TRAIN_MSG_MAX)
+        int c = n > DT_TRAIN_MSG_MAX ? (int)DT_TRAIN_MSG_MAX : (int)n;
         MPI_Bcast(buf, c, MPI_FLOAT, root, comm);
         buf += c;
         n -= (size_t)c;

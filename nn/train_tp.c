@@ -15,21 +15,19 @@ static int ends_with(const char *s, const char *tail) {
     return a >= b && !strcmp(s + a - b, tail);
 }
 
-// x (n floats of device memory) summed over the group, in place, the same bits on every rank
-static void sum(dt_tensor_par *tp, dt_device *d, float *x, size_t n) {
+// x (n floats of device memory) summed over the group, in place, the same bits on every rank:
+// the library's ring (coll/coll_ring.c: each element summed in one place, then copied; NCCL's
+// ring inside a node, as Megatron-LM's allreduces run), which stages a GPU's memory itself and
+// on the simulator's model device keeps its buffers in the device's arena and charges its
+// additions as kernels (MPI's own allreduce there reduced real temporary copies of every
+// activation: 20 GiB of SimGrid at 128 GPUs of gpt3-175b)
+static void sum(dt_tensor_par *tp, float *x, size_t n) {
     tp->sums++;
-    if (!d->device_memory) {
-        MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, tp->comm);
-        return;
+    dt_error err = {0};
+    if (dt_allreduce(tp->coll, x, n, DT_F32, &err)) {  // (options checked at dt_tp_init)
+        fprintf(stderr, "dtlab: internal error: tensor parallelism: %s\n", err.msg);
+        abort();
     }
-    if (tp->host_n < n) {
-        free(tp->host);
-        tp->host = mallocCheck(n * sizeof(float));
-        tp->host_n = n;
-    }
-    d->to_host(d, tp->host, x, n * sizeof(float));
-    MPI_Allreduce(MPI_IN_PLACE, tp->host, (int)n, MPI_FLOAT, MPI_SUM, tp->comm);
-    d->from_host(d, x, tp->host, n * sizeof(float));
 }
 
 // net.h on_tensor: g after a row-parallel linear's forward, f before a layer norm's backward
@@ -37,8 +35,8 @@ static void on_tensor(void *ctx, dt_net *net, int layer, int phase) {
     dt_tensor_par *tp = ctx;
     dt_layer *l = net->layers[layer];
     size_t n = (size_t)l->B * dt_layer_out_size(l);
-    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) sum(tp, net->dev, l->out, n);
-    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, net->dev, l->dout, n);
+    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) sum(tp, l->out, n);
+    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, l->dout, n);
 }
 
 // ---- the vocabulary-parallel head's loss (Megatron-LM's vocab_parallel_cross_entropy) ----
@@ -101,7 +99,7 @@ static void seed_part(void *ctx, dt_net *net, float scale, float *dlogits) {
 }
 
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
-    DT_ASSERT(tp && t && t->net);
+    DT_ASSERT(tp && t && t->net && t->coll);
     memset(tp, 0, sizeof *tp);
     dt_net *net = t->net;
     tp->comm = comm;
@@ -129,6 +127,22 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     if (any) {
         if (!bad) dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: another rank refused (see "
                           "its message)");
+        return -1;
+    }
+    // the group's ring: the trainer's options (its device for the additions, the simulator's
+    // sweep and cost parameters) but the ring over the group, on the group's communicator
+    dt_coll_opts co = *dt_coll_get_opts(t->coll);
+    co.algo = DT_ALGO_RING, co.wire_f16 = 0, co.checked = 0, co.coarsen = 0;
+    co.share_comm = 0, co.one_comm = 0;
+    tp->coll = dt_coll_create(comm, t->comm_dev ? t->comm_dev : net->dev, &co, err);
+    bad = !tp->coll;
+    any = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+        if (tp->coll) dt_coll_free(tp->coll);
+        tp->coll = NULL;
+        if (!bad) dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: another rank's allreduce "
+                          "was refused (see its message)");
         return -1;
     }
     // the vocabulary's rows this rank holds: its wte's, or its head's copy's (one of the two
@@ -188,7 +202,8 @@ void dt_tp_free(dt_tensor_par *tp, dt_trainer *t) {
         }
     }
     if (t && t->tp == tp) t->tp = NULL;
-    free(tp->sum_out), free(tp->sum_dout), free(tp->split), free(tp->host);
+    if (tp->coll) dt_coll_free(tp->coll);  // (collective, as dt_tp_free is)
+    free(tp->sum_out), free(tp->sum_dout), free(tp->split);
     free(tp->row_max), free(tp->row_sum), free(tp->row_tgt);
     memset(tp, 0, sizeof *tp);
 }

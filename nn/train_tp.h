@@ -28,15 +28,14 @@ typedef struct dt_tensor_par {
     unsigned char *sum_out;   // per layer: its output summed after forward (row-parallel)
     unsigned char *sum_dout;  // per layer: its output's gradient summed before backward
     unsigned char *split;     // per parameter tensor: sliced (1) or whole on every rank (0)
-    float *host;              // staging for a device whose memory MPI cannot read
-    size_t host_n;
+    dt_coll *coll;            // owned: the group's ring (the trainer's options, algo ring)
     int vocab_lo, vocab_n;    // the vocabulary split: this rank's rows of it (n 0: whole)
     float *row_max;           // loss rows: the group's row maxima, then the target logits
     double *row_sum, *row_tgt;  // the group's sums of exponentials, the target's logit
     long sums;                // allreduces run, since dt_tp_init
 } dt_tensor_par;
 
-// Collective over comm and the trainer's comm, after dt_trainer_init (net built with
+// Collective over comm and the trainer's comm, after dt_trainer_set_comm (net built with
 // cfg.tp = comm's size, its slices those of comm's rank): the hooks (net->on_tensor, the
 // row-parallel linears' bias on rank 0 only, t->tp for the norms; with the vocabulary split,
 // net->loss_part and seed_part). Refused (DT_EXIT_USAGE, every rank): a net not of tp slices

@@ -92,6 +92,7 @@ typedef struct {
     int pp;                  // --pp P: pipeline stages (gpt models; 0: none; dtrain_pipe.c)
     int tp;                  // --tp T: tensor-parallel ranks (gpt models; 1: none)
     int pp_schedule;         // --pp-schedule gpipe|1f1b (nn/pipe/pipe_sched.h dt_pipe_kind)
+    int64_t pp_message;      // --pp-message: floats in one message of the tied weight at most
 } dtrain_opts;
 
 // ---- text from a gpt model (dtrain_generate.c, nn/gpt_sample.h) ----

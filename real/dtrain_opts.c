@@ -239,6 +239,10 @@ static const dt_opt dtrain_table[] = {
      "with --pp"},
     {.name = "pp-schedule", .arg = "NAME", .type = DT_OPT_CHOICE, AT(pp_schedule),
      .choices = "gpipe|1f1b", .help = "the pipeline's schedule: gpipe | 1f1b (default 1f1b)"},
+    {.name = "pp-message", .arg = "N", .type = DT_OPT_I64, AT(pp_message), .lo = 1,
+     .hi = DT_PIPE_MSG_MAX, .want = "a number of floats from 1 to 134217728",
+     .help = "the tied embedding and its gradient go between the first\nand last stages in "
+     "messages of at most N floats\n(default 134217728: 512 MiB)"},
     {.name = "cuda-aware", .type = DT_OPT_SWITCH, AT(cuda_aware),
      .help = "cuda: hand GPU buffers to a CUDA-aware MPI (default: staged\nthrough pinned host "
      "memory in chunks)"},
@@ -321,6 +325,7 @@ static void defaults(dtrain_opts *o) {
     o->tp = 1;
     o->pp = 0;  // none: the data-parallel step (--pp 1: a pipeline of one stage)
     o->pp_schedule = DT_PIPE_1F1B;
+    o->pp_message = DT_PIPE_MSG_MAX;
     copy_str(o->prompt, sizeof o->prompt, "\n");
 }
 

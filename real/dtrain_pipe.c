@@ -108,6 +108,7 @@ int dtrain_pipe_attach(dtrain_run *r) {
     failed = dt_pipeline_init(&r->pipe, &r->tr, r->pipe_comm, o->pp,
                               (dt_pipe_kind)o->pp_schedule, &r->err) ? 2 : 0;
     r->piped = !failed;
+    if (r->piped) r->pipe.msg_max = (size_t)o->pp_message;
     return dtrain_agree(failed, &r->err, r->rank);
 }
 

@@ -140,7 +140,7 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
     } else if (!o->analytic) {
         char w[320];
         snprintf(w, sizeof w, "--tp/--pp: answered with --analytic (the cost model of "
-                 "docs/parallelism.md); --simgrid runs small layouts in SimGrid too");
+                 "docs/parallelism.md); --simgrid runs the layout in SimGrid too");
         fprintf(stderr, "dtsim: warning: %s\n", w);
         dtsim_warn_json(o, w);
         o->analytic = 1;

@@ -227,8 +227,8 @@ void dtsim_analytic_note(FILE *f, const dtsim_opts *o) {
     if (dtsim_is_3d(o)) {  // sim/dtsim_3d.c
         fprintf(f, "analytic, 3D: the pipeline's schedule run against each stage's modelled "
                    "compute and messages, the data-parallel allreduce after the flush (not "
-                   "overlapped: a bound); --simgrid runs small layouts in SimGrid beside "
-                   "it; against published runs: bench/MEGATRON.md\n");
+                   "overlapped: a bound); --simgrid runs the layout in SimGrid beside it; "
+                   "against published runs: bench/MEGATRON.md\n");
         return;
     }
     if (o->shard > 0 && o->shard < 3)  // sim/dtsim_gpt.c, dtsim_gpt_analytic

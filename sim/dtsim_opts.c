@@ -233,8 +233,8 @@ static const dt_opt dtsim_table[] = {
      .help = "gpipe | 1f1b (default) | interleaved:V (V chunks per stage)"},
     {.name = "simgrid", .type = DT_OPT_SWITCH, AT(o.simgrid_3d),
      .help = "--tp/--pp simulated by SimGrid too: the trainer's own pipeline\nand tensor "
-     "parallelism on modelled GPUs, every op of every\nmicro-batch (small layouts; the cost "
-     "model's step beside it)"},
+     "parallelism on modelled GPUs, every op of every\nmicro-batch (the cost model's step "
+     "beside it)"},
     {.name = "recompute", .arg = "R", .type = DT_OPT_CUSTOM, AT(o.recompute),
      .parse = dtsim_parse_recompute, .want = "none or full",
      .help = "activation recomputation: none (default) | full (each block's\ninput kept, its "

@@ -454,8 +454,8 @@ int dtsim_simulate(const dtsim_opts *o, dtsim_result *r) {
     dtsim_end_if_signalled();  // after the folder is gone
     if (code == -1) {  // stopped for memory
         snprintf(r->simgrid_refused, sizeof r->simgrid_refused, "SimGrid needed more than the "
-                 "%.1f GiB of memory it may use here (of %.1f GiB) for %d GPUs of %s (stopped at "
-                 "%.1f GiB)", dtsim_simgrid_memory_limit(ram_bytes()) / 1073741824.0,
+                 "%.3g GiB of memory it may use here (of %.1f GiB) for %d GPUs of %s (stopped at "
+                 "%.3g GiB)", dtsim_simgrid_memory_limit(ram_bytes()) / 1073741824.0,
                  ram_bytes() / 1073741824.0, o->gpus, o->model, peak / 1073741824.0);
         if (o->fallback) return 3;
         fprintf(stderr, "dtsim: %s: lower --gpus or --per-gpu-batch, or --analytic\n",

@@ -68,6 +68,10 @@ bit_identical)
   grep -q "pipeline of 2 stages (1f1b)" "$W/two" || fail "no pipeline line in the banner"
   same two one
   same gpipe one
+  # the tied embedding (256 x 64 floats) and its gradient in 17 messages of at most 1000
+  # floats (nn/train_pipe.c post_pieces; 512 MiB by default, for SimGrid's 2 GiB limit)
+  go pieces 2 --pp 2 --pp-message 1000
+  same pieces one
   # the micro-batches a stage holds (nn/train_pipe.c): its buffers of B T C floats (the input
   # kept for the backward's recomputation and the gradient sent back, on every stage but the
   # first; the activations sent on, on every stage but the last) x the micro-batches in

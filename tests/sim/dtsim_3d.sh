@@ -203,6 +203,25 @@ PYEOF
   expect2 "--simgrid interleaved" "GPipe or 1F1B" $S --pp-schedule interleaved:2 --per-gpu-batch 8 --gpus 8
   expect2 "--simgrid and --analytic" "one of them" $S --per-gpu-batch 8 --analytic
   ;;
+simgrid_gpt3_1024)
+  # Megatron-LM's layout of GPT-3 175B (tp 8 x pp 16 x dp 8) on 1,024 A100s, in SimGrid with
+  # 1 GiB of memory allowed (docs/parallelism.md: its share is about 0.12 GiB; a message of
+  # 2 GiB or more copied whole by SimGrid, or SMPI's allreduce of the activations, outgrew
+  # 20 GiB): the trainer's pipeline simulated, not answered by the cost model, with memory
+  # per GPU and the cost model's step beside it
+  DTSIM_MEMORY_LIMIT_GIB=1 "$DTSIM" --model gpt3-175b --gpu a100 --tp 8 --pp 16 --gpus 1024 \
+    --per-gpu-batch 1 --simgrid --iters 1 --warmup 1 --json > "$W/g.json" 2> "$W/g.err" ||
+    { cat "$W/g.err"; fail "exit $?"; }
+  "$PY" - "$W/g.json" <<'PYEOF' || { cat "$W/g.err"; fail "gpt3-175b on 1,024 GPUs in SimGrid"; }
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+print(f"SimGrid's step {r['iter_s']:.3f} s, the cost model's {r['analytic_iter_s']:.3f} s, "
+      f"{r['mem_total_bytes'] / 2**30:.2f} GiB a GPU; warnings: {r['warnings']}")
+assert r["analytic"] is False and r["gpus"] == 1024 and (r["tp"], r["pp"], r["dp"]) == (8, 16, 8)
+assert not any("SimGrid needed" in w for w in r["warnings"])
+assert r["iter_s"] > 0 and r["analytic_iter_s"] > 0 and 20 < r["mem_total_bytes"] / 2**30 < 80
+PYEOF
+  echo "PASS simgrid_gpt3_1024" ;;
 refuse)
   G="--gpu a100 --model gpt3-13b --gpus 64 --batch 256"
   expect2 "tp into the heads" "divide the model's 40 attention heads" $G --tp 3 --gpus-per-node 6 --gpus 48 --batch 240
