@@ -29,8 +29,8 @@ static void set_micro_batch(dt_net *net, const float *x, const int32_t *tokens,
 // (the loss's). A tied weight's halves kept apart (net.h tied_grad) are summed in the step's
 // last micro-batch (last), once: a strategy that communicates after every micro-batch (ZeRO
 // 2) then sums them in the same order whatever the pipeline.
-void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, int last,
-                         const float *seed) {
+void dt_trainer_backward_begin(dt_trainer *t, const dt_strategy *s, int communicate, int last,
+                               const float *seed) {
     dt_net *net = t->net;
     dt_device *d = net->dev;
     float scale = t->hooks.scale ? t->hooks.scale(t) : 1.0f;
@@ -49,13 +49,22 @@ void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, i
         while (!d->done(d, m)) s->progress(t);
     }
     d->sync(d);  // the model device: backward's last kernels take their time here
-    double bw = MPI_Wtime() - t0;
+    t->last_backward = MPI_Wtime() - t0;
+}
+
+void dt_trainer_backward_end(dt_trainer *t, const dt_strategy *s, int communicate) {
+    if (!communicate) return;
     t->last_comm = s->finish(t);
-    double end = MPI_Wtime() - t0;
-    t->last_backward = bw;
-    t->last_exposed = end - bw;
-    t->sum_backward += bw;
+    double end = MPI_Wtime() - t->last_backward_start;
+    t->last_exposed = end - t->last_backward;
+    t->sum_backward += t->last_backward;
     t->n_stats++;
+}
+
+void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, int last,
+                         const float *seed) {
+    dt_trainer_backward_begin(t, s, communicate, last, seed);
+    dt_trainer_backward_end(t, s, communicate);
 }
 
 // Micro-batch k: its forward, loss and backward (the strategy's begin first). Returns the

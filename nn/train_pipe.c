@@ -312,12 +312,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     }
     if (s->begin) s->begin(t, k);
     net->keep_grads = k > 0;
-    dt_trainer_backward(t, s, communicate, final, last ? NULL : p->seed);
-    if (last && p->stages > 1 && final) {  // the head's half, summed over the step
-        put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
-        d->fill(d, net->tied_grad, 0.0f, p->tied_n);
-        post_pieces(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
-    }
+    dt_trainer_backward_begin(t, s, communicate, final, last ? NULL : p->seed);
     int slot = p->slot_of[j];
     if (p->stage > 0) {  // (the previous stage receives the slot's last gradient before it
                          // needs anything more of this one: one order of backwards)
@@ -325,6 +320,15 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
         float *g = p->bsend + (size_t)slot * n;
         put_out(d, p->direct, g, net->dinput, n);
         post(p, g, n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
+    }
+    // the data-parallel sums end after the gradient went on (Megatron-LM sums after the
+    // flush): waiting first held every stage's backward back by its allreduce, 16 of them in
+    // a row for GPT-3's pipeline under SimGrid (docs/parallelism.md)
+    dt_trainer_backward_end(t, s, communicate);
+    if (last && p->stages > 1 && final) {  // the head's half, summed over the step
+        put_out(d, p->direct, p->tied_send, net->tied_grad, p->tied_n);
+        d->fill(d, net->tied_grad, 0.0f, p->tied_n);
+        post_pieces(p, p->tied_send, p->tied_n, 0, TAG_TIED_HEAD);
     }
     p->holder[slot] = -1;
 }

@@ -82,6 +82,12 @@ void dt_shard_units_memory(const dt_trainer *t, dt_trainer_memory *m);
 // a tied weight's halves kept apart are summed
 void dt_trainer_backward(dt_trainer *t, const dt_strategy *s, int communicate, int last,
                          const float *seed);
+// The same in two halves (train_pipe.c sends its messages between them, as Megatron-LM's
+// pipeline sends a gradient on before the data-parallel sums end): the backward with the
+// strategy's collectives started, then their end (the strategy's finish)
+void dt_trainer_backward_begin(dt_trainer *t, const dt_strategy *s, int communicate, int last,
+                               const float *seed);
+void dt_trainer_backward_end(dt_trainer *t, const dt_strategy *s, int communicate);
 // After the micro-batches: the mean over the ranks, the hooks, the update; returns the loss
 // the step reports (loss: this rank's mean over its micro-batches; lr the update's)
 float dt_trainer_step_end(dt_trainer *t, const dt_strategy *s, float loss, float lr);
