@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static int ends_with(const char *s, const char *tail) {
+int dt_name_ends_with(const char *s, const char *tail) {
     size_t a = strlen(s), b = strlen(tail);
     return a >= b && !strcmp(s + a - b, tail);
 }
@@ -25,9 +25,12 @@ int dt_net_part_split(const dt_net *part, const dt_param *p) {
     const char *n = p->name;
     if (!strcmp(n, "transformer.wte.weight") || !strcmp(n, "lm_head.weight"))
         return part->cfg.tp > 1 && !part->cfg.tp_vocab_whole;  // vocabulary rows
-    if (ends_with(n, "attn.c_attn.weight") || ends_with(n, "attn.c_attn.bias")) return 3;
-    if (ends_with(n, "mlp.c_fc.weight") || ends_with(n, "mlp.c_fc.bias")) return 1;
-    if (ends_with(n, "attn.c_proj.weight") || ends_with(n, "mlp.c_proj.weight")) return -1;
+    if (dt_name_ends_with(n, "attn.c_attn.weight") || dt_name_ends_with(n, "attn.c_attn.bias"))
+        return 3;
+    if (dt_name_ends_with(n, "mlp.c_fc.weight") || dt_name_ends_with(n, "mlp.c_fc.bias"))
+        return 1;
+    if (dt_name_ends_with(n, "attn.c_proj.weight") || dt_name_ends_with(n, "mlp.c_proj.weight"))
+        return -1;
     return 0;
 }
 

@@ -11,6 +11,9 @@
 // The whole's tensor that part tensor p is (a slice of): by name, the last stage's
 // lm_head.weight being transformer.wte.weight. NULL: none.
 const dt_param *dt_net_part_whole_param(const dt_net *whole, const dt_param *p);
+
+// Does the layer or parameter name s end with tail? (how the parts find a block's pieces)
+int dt_name_ends_with(const char *s, const char *tail);
 // How tensor parallelism splits p, a tensor of part: 3 by output rows in three chunks
 // (c_attn's [q | k | v]), 1 by output rows (c_fc; the token embedding and the head's copy
 // of it where part's vocabulary is a slice), -1 by input columns (the two c_proj weights), 0

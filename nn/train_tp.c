@@ -10,10 +10,6 @@
 #include "layers.h"
 #include "net_part.h"
 
-static int ends_with(const char *s, const char *tail) {
-    size_t a = strlen(s), b = strlen(tail);
-    return a >= b && !strcmp(s + a - b, tail);
-}
 
 // x (n floats of device memory) summed over the group, in place, the same bits on every rank:
 // the library's ring (coll/coll_ring.c: each element summed in one place, then copied; NCCL's
@@ -155,13 +151,13 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     tp->split = callocCheck((size_t)net->n_params + 1, 1);
     for (int i = 0; i < net->n_layers; i++) {
         dt_layer *l = net->layers[i];
-        if (l->type == DT_LAYER_LINEAR && (ends_with(l->name, "attn.c_proj") ||
-                                           ends_with(l->name, "mlp.c_proj"))) {
+        if (l->type == DT_LAYER_LINEAR && (dt_name_ends_with(l->name, "attn.c_proj") ||
+                                           dt_name_ends_with(l->name, "mlp.c_proj"))) {
             tp->sum_out[i] = 1;  // partial products over the slices' inputs
             l->bias_elsewhere = tp->rank > 0;
         }
-        if (l->type == DT_LAYER_LAYERNORM && (ends_with(l->name, ".ln_1") ||
-                                              ends_with(l->name, ".ln_2")))
+        if (l->type == DT_LAYER_LAYERNORM && (dt_name_ends_with(l->name, ".ln_1") ||
+                                              dt_name_ends_with(l->name, ".ln_2")))
             tp->sum_dout[i] = 1;  // its output feeds a column-parallel c_attn or c_fc
         if (net->cfg.tp_vocab_whole) continue;
         if (l->type == DT_LAYER_EMBED) {  // its rows of the vocabulary
