@@ -3,7 +3,6 @@
 // (dt_trainer_set_shard: the checks every rank agrees on, then the registry entry's own
 // set-up), accumulation, and the memory report. Not here: the step (train.c), the
 // allreduce and its buckets (train_comm.c), the strategies themselves.
-#include <limits.h>
 #include <string.h>
 
 #include "kernels.h"
