@@ -366,6 +366,30 @@ struct dt_device {
                            float *r, size_t n, float b1, float b2, float eps, float wd,
                            float bc1, float bc2);
 
+    // ---- the vocabulary split over a tensor-parallel group (nn/train_tp.c; Megatron-LM's
+    // VocabParallelEmbedding and vocab_parallel_cross_entropy) ----
+    // Optional: NULL where a device lacks them (cuda); dt_tp_init then refuses the split. A
+    // rank holds vocabulary rows [lo, lo + n). Arrays named host are host memory.
+    // out[b,t,:] = (wte[tokens[b,t] - lo,:] for a token of its rows, else 0) + wpe[t,:]
+    // (wpe NULL: no positions, another rank adds them)
+    void (*embed_part_forward)(dt_device *d, const int32_t *tokens, const float *wte,
+                               const float *wpe, int lo, int n, int B, int T, int C,
+                               float *out);
+    // dwte[tokens[b,t] - lo,:] += dout[b,t,:] for a token of its rows; dwpe as embed_backward
+    void (*embed_part_backward)(dt_device *d, const float *dout, const int32_t *tokens,
+                                int lo, int n, int B, int T, int C, float *dwte, float *dwpe);
+    // The loss over B rows of K logits z, the slice of vocabulary entries lo..lo+K-1, in
+    // three passes between the group's allreduces: row_max_host[b] = max_k z[b,k]; then with
+    // the group's maxima M, p[b,k] = exp(z[b,k] - M[b]), row_sum_host[b] = sum_k p[b,k] (in
+    // double, k ascending) and row_tgt_host[b] = z[b, labels[b] - lo] where that column is
+    // this slice's, else 0; then with the group's sums S, p[b,k] *= (float)(1 / S[b]). The
+    // host reads the rows after each of the first two (the device waits for its kernels).
+    void (*xent_part_max)(dt_device *d, const float *z, int B, int K, float *row_max_host);
+    void (*xent_part_exp)(dt_device *d, const float *z, const int32_t *labels, int lo, int B,
+                          int K, const float *row_max_host, float *p, double *row_sum_host,
+                          double *row_tgt_host);
+    void (*xent_part_scale)(dt_device *d, float *p, const double *row_sum_host, int B, int K);
+
     // ---- simulation only (NULL elsewhere) ----
     // Let `seconds` of simulated time pass on this device's clock (the model device: the
     // latency that a coarsened allreduce schedule folds away, nn/coll/coll_ring.c).

@@ -340,5 +340,6 @@ dt_device *dt_device_cpu_create(int threads) {
     dt_cpu_install_nn(d);
     dt_cpu_install_half(d);
     dt_cpu_install_gpt(d);
+    dt_cpu_install_vocab(d);
     return d;
 }

@@ -260,5 +260,7 @@ void dt_cpu_narrow(const dt_device *d, int fmt, const float *f, uint16_t *h, siz
 void dt_cpu_install_half(dt_device *d);
 // Sets the transformer primitives and the Adam-family updates (device_cpu_gpt.c).
 void dt_cpu_install_gpt(dt_device *d);
+// Sets the primitives of a vocabulary split over a tensor-parallel group (device_cpu_vocab.c).
+void dt_cpu_install_vocab(dt_device *d);
 
 #endif

@@ -16,42 +16,19 @@ void dt_embed_setup(dt_layer *l) {
     l->workspace_floats = 0;
 }
 
-// A tensor-parallel rank's slice of the vocabulary (l->vocab_n > 0, host memory): a token
-// outside rows [vocab_lo, vocab_lo + vocab_n) embeds to 0 here, the positions are added by
-// the group's rank 0 (bias_elsewhere elsewhere), and the group sums the outputs
-// (Megatron-LM's VocabParallelEmbedding; Shoeybi et al. 2019 §3). Backward: the gradient of
-// the sum is every rank's (the same), so each adds it to its rows, and to the positions
-// (whole on every rank, the same gradient everywhere).
-static void forward_part(const dt_layer *l, const dt_net *net, const float *wte,
-                         const float *wpe) {
-    int T = l->oh, C = l->ow;
-    for (long bt = 0; bt < (long)l->B * T; bt++) {
-        int v = net->tokens[bt] - l->vocab_lo;
-        const float *p = wpe + (size_t)(bt % T) * C;
-        float *o = l->out + (size_t)bt * C;
-        for (int c = 0; c < C; c++)
-            o[c] = (v >= 0 && v < l->vocab_n ? wte[(size_t)v * C + c] : 0.0f) +
-                   (l->bias_elsewhere ? 0.0f : p[c]);
-    }
-}
-static void backward_part(const dt_layer *l, const dt_net *net, float *dwte, float *dwpe) {
-    int T = l->oh, C = l->ow;
-    for (long bt = 0; bt < (long)l->B * T; bt++) {
-        int v = net->tokens[bt] - l->vocab_lo;
-        const float *g = l->dout + (size_t)bt * C;
-        float *p = dwpe + (size_t)(bt % T) * C;
-        for (int c = 0; c < C; c++) p[c] += g[c];
-        if (v >= 0 && v < l->vocab_n)
-            for (int c = 0; c < C; c++) dwte[(size_t)v * C + c] += g[c];
-    }
-}
-
+// A tensor-parallel rank's slice of the vocabulary (l->vocab_n > 0): a token outside rows
+// [vocab_lo, vocab_lo + vocab_n) embeds to 0 here, the positions are added by the group's
+// rank 0 (bias_elsewhere elsewhere), and the group sums the outputs (Megatron-LM's
+// VocabParallelEmbedding; Shoeybi et al. 2019 §3). Backward: the gradient of the sum is
+// every rank's (the same), so each adds it to its rows, and to the positions (whole on every
+// rank, the same gradient everywhere). The device's embed_part_* (nn/device.h).
 void dt_embed_forward(dt_layer *l, dt_net *net, int training) {
     (void)training;
     dt_device *d = net->dev;
     if (l->vocab_n) {
-        DT_ASSERT(!d->device_memory);
-        forward_part(l, net, dt_net_p(net, l->w_off), dt_net_p(net, l->b_off));
+        d->embed_part_forward(d, net->tokens, dt_net_p(net, l->w_off),
+                              l->bias_elsewhere ? NULL : dt_net_p(net, l->b_off), l->vocab_lo,
+                              l->vocab_n, l->B, l->oh, l->ow, l->out);
         return;
     }
     d->embed_forward(d, net->tokens, dt_net_p(net, l->w_off), dt_net_p(net, l->b_off), l->B,
@@ -61,7 +38,8 @@ void dt_embed_forward(dt_layer *l, dt_net *net, int training) {
 void dt_embed_backward(dt_layer *l, dt_net *net) {
     dt_device *d = net->dev;
     float *wte = dt_net_g(net, l->w_off);
-    if (l->vocab_n) backward_part(l, net, wte, dt_net_g(net, l->b_off));
+    if (l->vocab_n) d->embed_part_backward(d, l->dout, net->tokens, l->vocab_lo, l->vocab_n,
+                                           l->B, l->oh, l->ow, wte, dt_net_g(net, l->b_off));
     else d->embed_backward(d, l->dout, net->tokens, l->B, l->oh, l->ow, wte,
                            dt_net_g(net, l->b_off));
     if (net->tied_grad && !net->tied_defer) {  // the tied head's half, once per step

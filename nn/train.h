@@ -122,6 +122,10 @@ struct dt_trainer {
     // before the polls (it charges time only where it is waited for)
     void (*layer_wait)(void *ctx, dt_net *net, int communicating);
     void *layer_wait_ctx;
+    // the modelled GPU's activations are 2 bytes (mixed precision) on an fp32 net of the
+    // model device, which holds no numbers: tensor parallelism's sums and the pipeline's
+    // activations carry 2 bytes an element on the wire, as Megatron-LM's bf16 ones do
+    int act_wire_half;
 };
 
 // ZeRO's stages (Rajbhandari et al. 2020 §5): what each rank keeps only 1/P of.

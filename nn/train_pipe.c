@@ -154,6 +154,7 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
     size_t slots_n = (size_t)p->slots * p->act_n;
     p->direct = !d->device_memory;
+    p->wire_half = p->direct && t->act_wire_half;
     // (Narayanan et al. 2021 §2.2.1: with full recomputation a stage keeps the input of each
     // micro-batch in flight, sb h, not its activations)
     if (p->stage > 0) p->stash = buffer(d, p->direct, slots_n);
@@ -215,6 +216,12 @@ static int take_slot(dt_pipeline *p, int j) {
     return -1;
 }
 
+// An activation message's count: n floats, or under the simulator's act_wire_half (train.h)
+// their bytes at 2 an element (the model device's buffers hold no numbers)
+static size_t act_count(const dt_pipeline *p, size_t n) {
+    return p->wire_half ? (n + 1) / 2 : n;
+}
+
 static void recv(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
     MPI_Recv(buf, (int)n, MPI_FLOAT, from, tag, p->comm, MPI_STATUS_IGNORE);
 }
@@ -273,7 +280,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     float *in = p->stash ? p->stash + (size_t)k * n : NULL;
     int last = p->stage == p->stages - 1;
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
-    else if (!again) recv(p, in, n, p->stage - 1, 2 * j);
+    else if (!again) recv(p, in, act_count(p, n), p->stage - 1, 2 * j);
     if (p->stage > 0) take_in(d, p->direct, net->input, in, n);
     if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
     uint64_t seed = net->dropout_seed;
@@ -284,7 +291,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     if (!again) {
         float *out = p->fsend + (size_t)k * n;
         put_out(d, p->direct, out, net->layers[net->n_layers - 1]->out, n);
-        post(p, out, n, p->stage + 1, 2 * j, &p->req[2 * k]);
+        post(p, out, act_count(p, n), p->stage + 1, 2 * j, &p->req[2 * k]);
     }
     return 0.0f;
 }
@@ -302,7 +309,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     int communicate = final || (s->flags & DT_STRATEGY_EACH_MICRO);
     if (p->cur != j) forward(p, t, tokens, targets, j, 1);
     if (!last) {  // straight into the device's memory where MPI reads it
-        recv(p, p->direct ? p->seed : p->host, n, p->stage + 1, 2 * j + 1);
+        recv(p, p->direct ? p->seed : p->host, act_count(p, n), p->stage + 1, 2 * j + 1);
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
     if (p->stage == 0 && p->stages > 1 && final) {
@@ -319,7 +326,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
         MPI_Wait(&p->req[2 * slot + 1], MPI_STATUS_IGNORE);
         float *g = p->bsend + (size_t)slot * n;
         put_out(d, p->direct, g, net->dinput, n);
-        post(p, g, n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
+        post(p, g, act_count(p, n), p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
     }
     // the data-parallel sums end after the gradient went on (Megatron-LM sums after the
     // flush): waiting first held every stage's backward back by its allreduce, 16 of them in

@@ -45,6 +45,7 @@ typedef struct dt_pipeline {
     size_t tied_lo, tied_n;  // the tied weight's elements in this stage's net (n 0: none)
     int direct;           // MPI reads the device's memory (host memory): the buffers below
                           // are the device's, else host memory the device's copies go through
+    int wire_half;        // activations sent at 2 bytes an element (train.h act_wire_half)
     int slots;            // micro-batches held at once: the schedule's peak on this stage
     float *stash;         // slots x act_n: each held micro-batch's received input (NULL on
                           // the first stage)

@@ -31,49 +31,39 @@ static void on_tensor(void *ctx, dt_net *net, int layer, int phase) {
     dt_tensor_par *tp = ctx;
     dt_layer *l = net->layers[layer];
     size_t n = (size_t)l->B * dt_layer_out_size(l);
-    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) sum(tp, l->out, n);
-    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, l->dout, n);
+    int f = phase == DT_PHASE_FORWARD && tp->sum_out[layer];
+    int b = phase == DT_PHASE_BACKWARD && tp->sum_dout[layer];
+    // after the kernels that made x (a stream orders NCCL's allreduce after them; the
+    // simulator's model device charges their time here, not after the sum)
+    if (f || b) net->dev->sync(net->dev);
+    if (f) sum(tp, l->out, n);
+    if (b) sum(tp, l->dout, n);
 }
 
 // ---- the vocabulary-parallel head's loss (Megatron-LM's vocab_parallel_cross_entropy) ----
 // Row b's loss, log sum_k exp(z_k - M) + M - z_y over the whole vocabulary, from each rank's
 // slice: M the group's maximum of the rows' maxima, the sum of exponentials and z_y (held
 // by one rank) added over the group. The probabilities of this rank's slice are left in
-// net->probs, exp(z_k - M) / sum, as dt_softmax_xent_row leaves them (nn/kernels.h).
+// net->probs, exp(z_k - M) / sum, as dt_softmax_xent_row leaves them (nn/kernels.h). The
+// passes are the device's (nn/device.h xent_part_*), the sums the group's allreduces of B T
+// numbers.
 static float loss_part(void *ctx, dt_net *net) {
     dt_tensor_par *tp = ctx;
+    dt_device *d = net->dev;
     const dt_layer *last = net->layers[net->n_layers - 1];
     int R = net->B * net->seq, K = net->num_classes;
-    DT_ASSERT(K == tp->vocab_n && !net->dev->device_memory);
-    const float *z = last->out;
-    for (int b = 0; b < R; b++) {
-        const float *zb = z + (size_t)b * K;
-        float m = zb[0];
-        for (int k = 1; k < K; k++) m = zb[k] > m ? zb[k] : m;
-        tp->row_max[b] = m;
-    }
+    DT_ASSERT(K == tp->vocab_n);
+    d->xent_part_max(d, last->out, R, K, tp->row_max);
     MPI_Allreduce(MPI_IN_PLACE, tp->row_max, R, MPI_FLOAT, MPI_MAX, tp->comm);
-    for (int b = 0; b < R; b++) {
-        const float *zb = z + (size_t)b * K;
-        float *pb = net->probs + (size_t)b * K;
-        double s = 0.0;
-        for (int k = 0; k < K; k++) {
-            pb[k] = expf(zb[k] - tp->row_max[b]);
-            s += pb[k];
-        }
-        int y = net->labels[b] - tp->vocab_lo;
-        tp->row_sum[b] = s;
-        tp->row_tgt[b] = y >= 0 && y < K ? (double)zb[y] : 0.0;
-    }
+    d->xent_part_exp(d, last->out, net->labels, tp->vocab_lo, R, K, tp->row_max, net->probs,
+                     tp->row_sum, tp->row_tgt);
     MPI_Allreduce(MPI_IN_PLACE, tp->row_sum, R, MPI_DOUBLE, MPI_SUM, tp->comm);
     MPI_Allreduce(MPI_IN_PLACE, tp->row_tgt, R, MPI_DOUBLE, MPI_SUM, tp->comm);
     tp->sums += 3;
+    d->xent_part_scale(d, net->probs, tp->row_sum, R, K);
     double total = 0.0;
     int V = K * tp->size;
     for (int b = 0; b < R; b++) {
-        float inv = (float)(1.0 / tp->row_sum[b]);
-        float *pb = net->probs + (size_t)b * K;
-        for (int k = 0; k < K; k++) pb[k] *= inv;
         int y = net->labels[b];
         total += y >= 0 && y < V
                      ? log(tp->row_sum[b]) + (double)tp->row_max[b] - tp->row_tgt[b]
@@ -82,16 +72,17 @@ static float loss_part(void *ctx, dt_net *net) {
     return (float)(total / R);
 }
 
-// dlogits += scale (p - onehot(y)) on this rank's slice (dt_xent_grad)
+// dlogits += scale (p - onehot(y)) on this rank's slice: the device's softmax_xent_backward
+// with the labels of the slice (y - lo; another slice's is no column of it)
 static void seed_part(void *ctx, dt_net *net, float scale, float *dlogits) {
     dt_tensor_par *tp = ctx;
     int R = net->B * net->seq, K = net->num_classes;
     for (int b = 0; b < R; b++) {
-        const float *pb = net->probs + (size_t)b * K;
-        float *g = dlogits + (size_t)b * K;
         int y = net->labels[b] - tp->vocab_lo;
-        for (int k = 0; k < K; k++) g[k] += dt_xent_grad(pb[k], k == y, scale);
+        tp->labels_part[b] = y >= 0 && y < K ? y : -1;
     }
+    net->dev->softmax_xent_backward(net->dev, net->probs, tp->labels_part, R, K, scale,
+                                    dlogits);
 }
 
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
@@ -113,10 +104,11 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's stage %d: the "
                       "replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
                       t->shard);
-    else if (!net->cfg.tp_vocab_whole && net->dev->device_memory)
+    else if (!net->cfg.tp_vocab_whole && !dt_tp_vocab_split_ok(net->dev))
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: the vocabulary split over the "
-                      "group on %s, whose memory the host cannot read: host memory only, so "
-                      "far (cfg.tp_vocab_whole)", net->dev->name);
+                      "group on %s, which lacks its kernels (nn/device.h embed_part_*, "
+                      "xent_part_*): the cpu and the simulator's model only, so far "
+                      "(cfg.tp_vocab_whole)", net->dev->name);
     int any = bad;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, t->comm);
@@ -128,7 +120,7 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     // the group's ring: the trainer's options (its device for the additions, the simulator's
     // sweep and cost parameters) but the ring over the group, on the group's communicator
     dt_coll_opts co = *dt_coll_get_opts(t->coll);
-    co.algo = DT_ALGO_RING, co.wire_f16 = 0, co.checked = 0, co.coarsen = 0;
+    co.algo = DT_ALGO_RING, co.wire_f16 = t->act_wire_half, co.checked = 0, co.coarsen = 0;
     co.share_comm = 0, co.one_comm = 0;
     tp->coll = dt_coll_create(comm, t->comm_dev ? t->comm_dev : net->dev, &co, err);
     bad = !tp->coll;
@@ -174,6 +166,7 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         tp->row_max = mallocCheck(R * sizeof(float));
         tp->row_sum = mallocCheck(R * sizeof(double));
         tp->row_tgt = mallocCheck(R * sizeof(double));
+        tp->labels_part = mallocCheck(R * sizeof(int32_t));
         if (!(net->cfg.ends & DT_GPT_NO_HEAD)) {
             DT_ASSERT(net->num_classes == wte_rows);
             net->loss_part = loss_part, net->seed_part = seed_part;
@@ -200,8 +193,13 @@ void dt_tp_free(dt_tensor_par *tp, dt_trainer *t) {
     if (t && t->tp == tp) t->tp = NULL;
     if (tp->coll) dt_coll_free(tp->coll);  // (collective, as dt_tp_free is)
     free(tp->sum_out), free(tp->sum_dout), free(tp->split);
-    free(tp->row_max), free(tp->row_sum), free(tp->row_tgt);
+    free(tp->row_max), free(tp->row_sum), free(tp->row_tgt), free(tp->labels_part);
     memset(tp, 0, sizeof *tp);
+}
+
+int dt_tp_vocab_split_ok(const dt_device *d) {
+    return d->embed_part_forward && d->embed_part_backward && d->xent_part_max &&
+           d->xent_part_exp && d->xent_part_scale;
 }
 
 void dt_tp_norms(dt_trainer *t, const dt_norm_plan *pl, double *sq) {

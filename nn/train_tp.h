@@ -5,7 +5,7 @@
 // the slices make: after each c_proj's forward its output (Megatron-LM's g: the partial
 // products; the bias added once, by rank 0), and before each block's two layer norms'
 // backward the gradient that reaches them through c_attn and c_fc (f). With the vocabulary
-// split (cfg.tp_vocab_whole 0; host memory), the token embedding and the tied head are too
+// split (cfg.tp_vocab_whole 0; a device with its kernels), the token embedding and the tied head are too
 // (Megatron-LM's VocabParallelEmbedding and vocab-parallel cross-entropy): each rank embeds
 // the tokens of its rows (the group sums the outputs), computes the logits of its slice, and
 // the loss takes the group's row maximum, sum of exponentials and target logit (three
@@ -32,6 +32,7 @@ typedef struct dt_tensor_par {
     int vocab_lo, vocab_n;    // the vocabulary split: this rank's rows of it (n 0: whole)
     float *row_max;           // loss rows: the group's row maxima, then the target logits
     double *row_sum, *row_tgt;  // the group's sums of exponentials, the target's logit
+    int32_t *labels_part;     // loss rows: the labels as columns of this rank's slice (or -1)
     long sums;                // allreduces run, since dt_tp_init
 } dt_tensor_par;
 
@@ -39,10 +40,13 @@ typedef struct dt_tensor_par {
 // cfg.tp = comm's size, its slices those of comm's rank): the hooks (net->on_tensor, the
 // row-parallel linears' bias on rank 0 only, t->tp for the norms; with the vocabulary split,
 // net->loss_part and seed_part). Refused (DT_EXIT_USAGE, every rank): a net not of tp slices
-// of a gpt model, mixed precision, a sharded strategy, the vocabulary split on a device whose
-// memory the host cannot read.
+// of a gpt model, mixed precision, a sharded strategy, the vocabulary split on a device
+// without its kernels (dt_tp_vocab_split_ok).
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err);
 void dt_tp_free(dt_tensor_par *tp, dt_trainer *t);
+// Whether d has the kernels of a vocabulary split over the group (nn/device.h embed_part_*,
+// xent_part_*): the cpu and the simulator's model device; not cuda, so far.
+int dt_tp_vocab_split_ok(const dt_device *d);
 
 // Clipping's sums of squares (train_norms.c): sq[s] of plan segment s of this rank's slices
 // becomes, on each tensor's first segment (0 on the others), the tensor's sum over the group:

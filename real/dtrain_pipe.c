@@ -78,12 +78,12 @@ dt_net *dtrain_pipe_net(dtrain_run *r, dt_net *m, const dt_model_config *cfg) {
     r->whole = m;
     dt_model_config c = *cfg;
     // the embedding and the head split over the vocabulary (Megatron-LM's) where the
-    // vocabulary divides into the tensor-parallel ranks and the host reads the device's
-    // memory (nn/train_tp.c); else whole on every rank
+    // vocabulary divides into the tensor-parallel ranks and the device has the split's
+    // kernels (nn/train_tp.c); else whole on every rank
     const dt_gpt_shape *g = dt_gpt_find(o->model);
     int V = c.vocab > 0 ? c.vocab : g ? g->vocab : 0;
     c.tp = o->tp;
-    c.tp_vocab_whole = o->tp <= 1 || r->dev->device_memory || V <= 0 || V % o->tp != 0;
+    c.tp_vocab_whole = o->tp <= 1 || !dt_tp_vocab_split_ok(r->dev) || V <= 0 || V % o->tp != 0;
     if (o->pp >= 1)
         return dt_pipeline_stage_net(o->model, r->dev, &c, r->stage, o->pp, r->tp_rank, m,
                                      &r->err);

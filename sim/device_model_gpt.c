@@ -112,6 +112,50 @@ static void model_lamb_direction(dt_device *d, const float *w, const float *g, f
     if (n) dt_model_charge(d, 12.0 * (double)n, 28.0 * (double)n);
 }
 
+// A slice of the vocabulary (nn/device.h, "the vocabulary split"): the embedding of its rows
+// reads what the whole one reads (a row or a zero per token, the positions where wpe is
+// given); the loss in three passes: the row maxima (logits read, 1 FLOP each), exp and sum
+// (logits read, probabilities written, 3 FLOPs: subtract, exp, add), the scaling (the
+// probabilities read and written, 1 FLOP); the host waits after the first two, whose B
+// numbers it reads (8 bytes each in double), those of uniform probabilities.
+static void model_embed_part_forward(dt_device *d, const int32_t *tokens, const float *wte,
+                                     const float *wpe, int lo, int n, int B, int T, int C,
+                                     float *out) {
+    (void)lo, (void)n;
+    model_embed_forward(d, tokens, wte, wpe, B, T, C, out);
+}
+
+static void model_embed_part_backward(dt_device *d, const float *dout, const int32_t *tokens,
+                                      int lo, int n, int B, int T, int C, float *dwte,
+                                      float *dwpe) {
+    (void)lo, (void)n;
+    model_embed_backward(d, dout, tokens, B, T, C, dwte, dwpe);
+}
+
+static void model_xent_part_max(dt_device *d, const float *z, int B, int K, float *row_max) {
+    (void)z;
+    double bk = (double)B * K;
+    if (B > 0 && K > 0) dt_model_charge(d, bk, e_of(d) * bk + 4.0 * B);
+    dt_model_flush(d);
+    for (int b = 0; b < B; b++) row_max[b] = 0.0f;  // (uniform: the loss is ln V, finite)
+}
+
+static void model_xent_part_exp(dt_device *d, const float *z, const int32_t *labels, int lo,
+                                int B, int K, const float *row_max, float *p, double *row_sum,
+                                double *row_tgt) {
+    (void)z, (void)labels, (void)lo, (void)row_max, (void)p;
+    double bk = (double)B * K;
+    if (B > 0 && K > 0) dt_model_charge(d, 3.0 * bk, e_of(d) * 2.0 * bk + 8.0 * 2 * B);
+    dt_model_flush(d);
+    for (int b = 0; b < B; b++) row_sum[b] = (double)K, row_tgt[b] = 0.0;  // (uniform)
+}
+
+static void model_xent_part_scale(dt_device *d, float *p, const double *row_sum, int B, int K) {
+    (void)p, (void)row_sum;
+    double bk = (double)B * K;
+    if (B > 0 && K > 0) dt_model_charge(d, bk, e_of(d) * 2.0 * bk + 8.0 * B);
+}
+
 void dt_model_install_gpt(dt_device *d) {
     d->embed_forward = model_embed_forward;
     d->embed_backward = model_embed_backward;
@@ -123,4 +167,9 @@ void dt_model_install_gpt(dt_device *d) {
     d->gelu_backward = model_gelu_backward;
     d->adamw_update = model_adamw_update;
     d->lamb_direction = model_lamb_direction;
+    d->embed_part_forward = model_embed_part_forward;
+    d->embed_part_backward = model_embed_part_backward;
+    d->xent_part_max = model_xent_part_max;
+    d->xent_part_exp = model_xent_part_exp;
+    d->xent_part_scale = model_xent_part_scale;
 }

@@ -163,9 +163,10 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         MPI_Comm_split(MPI_COMM_WORLD, st * t + tr, dr, &m->dp_comm);
         MPI_Comm_split(MPI_COMM_WORLD, dr * t + tr, st, &m->pipe_comm);
         MPI_Comm_split(MPI_COMM_WORLD, st * m->dp + dr, tr, &m->tp_comm);
-        // (the ends whole: the vocabulary-parallel loss reads the logits on the host,
-        // nn/train_tp.c, and the model device's memory holds no numbers)
-        cfg.batch = run->micro_batch, cfg.tp = t, cfg.tp_vocab_whole = 1;
+        // the ends split over the vocabulary (nn/train_tp.c), V / t rows a rank rounded up:
+        // the vocabulary padded to a multiple of t, as Megatron-LM pads it (its
+        // --make-vocab-size-divisible-by), the cost model's (sim/dtsim_3d.c) shapes
+        cfg.batch = run->micro_batch, cfg.tp = t, cfg.tp_vocab_whole = 0;
     }
     // the model's own input, or the shape a profile measured (dtsim --profile)
     dt_model_shape(run->model, run->model_side, run->model_classes, &cfg.in_h, &cfg.num_classes);
@@ -191,6 +192,7 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
     m->comm_dev = dt_device_model_unscaled(m->dev);
     m->tr.comm_dev = m->comm_dev;
+    m->tr.act_wire_half = run->prec == DT_PREC_FP16;  // (the model device's 2-byte activations)
     m->tr.shard_blocks = run->shard_blocks;  // stage 3's units (--shard-units)
     if (dt_trainer_set_comm(&m->tr, &co, &run->fusion, run->overlap, &err) ||
         dt_trainer_set_accumulate(&m->tr, run->accumulate, &err) ||
