@@ -29,10 +29,17 @@ static void segments(const dt_goodput_in *in, double *n_ckpt, double *last) {
     *last = in->work_s - (n - 1) * in->interval_s;
 }
 
+// Training stands still per checkpoint: the stall, and asynchronously also the wait for the
+// previous write when it outlasts a segment (one background writer: a snapshot waits for it,
+// as an async save waits on the previous one's future), save - interval
+static double ckpt_stall(const dt_goodput_in *in) {
+    return in->stall_s + (in->async ? fmax(0.0, in->save_s - in->interval_s) : 0.0);
+}
+
 static dt_goodput finish(const dt_goodput_in *in, double wall, double n_ckpt) {
     dt_goodput g;
     g.wall_s = wall;
-    g.ckpt_s = n_ckpt * in->stall_s;
+    g.ckpt_s = n_ckpt * ckpt_stall(in);
     g.failures = isinf(in->mtbf_s) ? 0 : wall / in->mtbf_s;  // Wald: failures arrive at 1/M
     g.lost_s = wall - in->work_s - g.ckpt_s;
     g.goodput = isfinite(wall) && wall > 0 ? in->work_s / wall : 0;
@@ -40,13 +47,14 @@ static dt_goodput finish(const dt_goodput_in *in, double wall, double n_ckpt) {
 }
 
 // Asynchronous checkpoints, to first order in X/M: a failure costs the restart, half a segment
-// X = interval + stall on average, and the segment before it when it strikes within save_s
-// of the snapshot (its write not yet on storage): probability min(save, X) / X. The wall time
-// W solves W = (work + checkpoints' stalls) + (W / M) (cost of one failure).
+// X = interval + stall (+ the wait for the writer, ckpt_stall) on average, and the segment
+// before it when it strikes within save_s of the snapshot (its write not yet on storage):
+// probability min(save, X) / X. The wall time W solves W = (work + checkpoints' stalls) +
+// (W / M) (cost of one failure).
 static double async_wall(const dt_goodput_in *in, double n_ckpt) {
-    double busy = in->work_s + n_ckpt * in->stall_s;
+    double busy = in->work_s + n_ckpt * ckpt_stall(in);
     if (isinf(in->mtbf_s)) return busy;
-    double x = in->interval_s + in->stall_s;
+    double x = in->interval_s + ckpt_stall(in);
     double per_failure = in->restart_s + x / 2 + in->interval_s * fmin(in->save_s, x) / x;
     double denom = 1 - per_failure / in->mtbf_s;
     return denom > 0 ? busy / denom : INFINITY;
@@ -95,8 +103,8 @@ static double restart(const dt_goodput_in *in, uint64_t *s, double *failures) {
 }
 
 // One whole run. The work level on storage (`durable`) is what a failure rolls back to; an
-// asynchronous snapshot reaches storage save_s after its stall (blocking: at once). A snapshot
-// taken before the previous one is on storage replaces it (one background writer).
+// asynchronous snapshot reaches storage save_s after its stall (blocking: at once). One
+// background writer: a snapshot waits until the previous one is on storage.
 static double one_run(const dt_goodput_in *in, uint64_t *s, double *failures) {
     double t = 0, done = 0, durable = 0;
     double pending = -1, pending_at = 0;  // a snapshot's level and when it is on storage
@@ -104,7 +112,8 @@ static double one_run(const dt_goodput_in *in, uint64_t *s, double *failures) {
     while (done < in->work_s * (1 - 1e-12)) {
         double step = fmin(in->interval_s, in->work_s - done);
         int last = done + step >= in->work_s * (1 - 1e-12);
-        double x = step + (last ? 0 : in->stall_s);
+        double wait = !last && pending >= 0 ? fmax(0.0, pending_at - (t + step)) : 0.0;
+        double x = step + (last ? 0 : wait + in->stall_s);
         double f = next_failure(s, in->mtbf_s);
         if (f >= x) {
             t += x;

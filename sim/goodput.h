@@ -14,7 +14,8 @@
 // the job restarts (`restart_s`: relaunch and read the checkpoint back), and a failure during
 // a restart or a checkpoint starts that over too. Blocking checkpoints are on storage when the
 // stall ends (stall = the write); asynchronous ones copy the state to host memory during the
-// stall and write it in the background, on storage `save_s` after the stall.
+// stall and write it in the background, on storage `save_s` after the stall; one writer, so
+// where a write outlasts a segment the next snapshot waits for it (training stands still).
 #ifndef DT_GOODPUT_H
 #define DT_GOODPUT_H
 
