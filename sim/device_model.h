@@ -3,7 +3,7 @@
 // (docs/formulas.md, the GPU roofline of the model device)
 //     t = max(flops / (peak(precision) × eff_gemm), bytes / (mem_bw × eff_mem)) + launch_s
 // from a GPU profile (sim/gpu.h). Time accumulates in the device and is handed to the
-// `advance` callback (dtsim's rank program: smpi_execute) when the host would wait for the
+// `advance` callback (dtsim's rank program: a SimGrid sleep) when the host would wait for the
 // GPU: at sync, and in every primitive that returns a value to the host. Natively (advance
 // NULL) the device just counts, which is how the calibration test measures single-GPU
 // throughput. Memory: alloc returns untouched address space from an arena (mmap
@@ -23,7 +23,7 @@
 typedef struct {
     const dt_gpu_profile *gpu;
     dt_precision precision;   // conv/gemm math; fp16 also halves activation bytes
-    // optional: where time goes (the rank program passes smpi_execute); NULL = count only
+    // optional: where time goes (the rank program sleeps it); NULL = count only
     void (*advance)(void *ctx, double seconds);
     void *advance_ctx;
     // optional: the memory arena [base, base+bytes) every alloc is carved from (bump
