@@ -54,6 +54,8 @@ static void coarsen_lane(dt_lane *l, int k_ring, int k_tree, double alpha, doubl
 }
 
 void dt_sched_coarsen(dt_sched *s, int k_ring, int k_tree, double alpha, double alpha_intra) {
+    if (s->coarsened) return;  // (a copy of a coarsened schedule: coll_cache.c)
+    s->coarsened = 1;
     if (k_ring <= 1 && k_tree <= 1) return;
     for (int i = 0; i < s->n_lanes; i++)
         coarsen_lane(&s->lanes[i], k_ring, k_tree, alpha, alpha_intra);

@@ -3,6 +3,7 @@
 // the API (nn/coll/coll.h is).
 //
 //   coll.c, coll_request.c   the API: communicators; start / progress / wait
+//   coll_cache.c             the schedules built, by shape, for the next request
 //   coll_hooks.h             the runner's extensions (fp16, device memory, the library's own allreduce,
 //                            coarsening, polling under SMPI, scratch), each on its own
 //   coll_run.h               the core runner: one lane, round by round
@@ -14,6 +15,29 @@
 
 #include "coll.h"
 #include "coll_hooks.h"
+
+// Schedules built before, by shape (coll_cache.c): what built one, and a coarsened copy.
+typedef struct {
+    int kind;            // 0 an allreduce of the registry, 1 a reduce-scatter, 2 an allgather
+    int algo, quant;     // the algorithm resolved, fp16 on the wire
+    size_t count;        // elements
+    size_t *lo;          // uneven shards' bounds (n_lo of them; owned in the cache), or NULL
+    int n_lo;
+} dt_sched_key;
+typedef struct {
+    int used;
+    dt_sched_key key;
+    dt_sched s;
+} dt_sched_entry;
+#define DT_SCHED_CACHE 8
+typedef struct {
+    dt_sched_entry e[DT_SCHED_CACHE];
+    int next;            // the entry the next put replaces
+} dt_sched_cache;
+// 1 and *out a copy of the schedule built for k before, else 0
+int dt_sched_cache_get(dt_sched_cache *c, const dt_sched_key *k, dt_sched *out);
+void dt_sched_cache_put(dt_sched_cache *c, const dt_sched_key *k, const dt_sched *s);
+void dt_sched_cache_free(dt_sched_cache *c);
 
 struct dt_coll {
     MPI_Comm comms[DT_COMM_COUNT];  // the caller's communicator (or a duplicate), sub-groups of it
@@ -33,6 +57,7 @@ struct dt_coll {
     dt_native_order native;         // `mpi` requests started, and posted, in one order
     dt_sweep sweep;                 // polling under SMPI (opts.sweep)
     uint64_t sent;                  // bytes its schedules handed to MPI_Isend (dt_coll_bytes_sent)
+    dt_sched_cache built;           // its schedules by shape, coarsened (coll_cache.c)
 };
 
 // One allreduce in flight.

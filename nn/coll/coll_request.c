@@ -203,8 +203,9 @@ dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dt
     r->ldev = stage ? NULL : c->dev;
     r->s.n_lanes = 1;
     dt_build_ctx x = dt_coll_build_ctx(c);
+    dt_sched_key key = {0, (int)a, r->wire16, count, NULL, 0};  // (coll_cache.c)
     if (pre) r->s = *pre, memset(pre, 0, sizeof *pre);
-    else def.build(&x, count, r->wire16, &r->s);
+    else if (!dt_sched_cache_get(&c->built, &key, &r->s)) def.build(&x, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
         const dt_lane *l = &r->s.lanes[lane];
@@ -213,8 +214,11 @@ dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dt
     }
     if (r->native) r->native_seq = c->native.started++;
     if (!ops) stage = 0, r->ldev = c->dev;  // nothing to send (P = 1): nothing to stage
-    dt_sched_coarsen(&r->s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
-                     c->o.cost.alpha_intra);
+    if (!r->s.coarsened) {  // built here (pre: its builder coarsened and kept it)
+        dt_sched_coarsen(&r->s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
+                         c->o.cost.alpha_intra);
+        if (!pre) dt_sched_cache_put(&c->built, &key, &r->s);
+    }
     setup_runners(r, stage);
     if (stage) {  // from the chunk the first round touches
         const dt_lane *l = &r->s.lanes[0];
@@ -360,6 +364,7 @@ void dt_coll_free(dt_coll *c) {
     dt_scratch_release_all(&c->scratch, c->dev);
     dt_scratch_release_all(&c->hscratch, c->dev);
     dt_sweep_end(&c->sweep);
+    dt_sched_cache_free(&c->built);
     if (c->ext.destroy) c->ext.destroy(c->ext.ctx);
     for (int i = 0; i < DT_COMM_COUNT; i++) {
         if (i == DT_COMM_ALL && c->o.share_comm) continue;  // the caller's to free

@@ -127,8 +127,10 @@ static dt_coll_req *start(dt_coll *c, void *buf, size_t count, const size_t *cou
                           dt_dtype dtype, int ag, dt_error *err) {
     DT_ASSERT(c);
     int p = c->size[DT_COMM_ALL], r = c->rank[DT_COMM_ALL];
-    size_t *lo = mallocCheck((size_t)(p + 1) * sizeof(size_t));
-    if (shard_bounds(count, counts, p, lo, err)) {
+    // uneven shards' bounds (even ones: the ring's own chunks, built only for MPI's native
+    // collective, whose counts they are: p divisions a request otherwise)
+    size_t *lo = counts ? mallocCheck((size_t)(p + 1) * sizeof(size_t)) : NULL;
+    if (counts && shard_bounds(count, counts, p, lo, err)) {
         free(lo);
         return NULL;
     }
@@ -145,16 +147,27 @@ static dt_coll_req *start(dt_coll *c, void *buf, size_t count, const size_t *cou
     memset(&s, 0, sizeof s);
     s.n_lanes = 1;
     dt_lane *l = &s.lanes[0];
+    dt_sched_key key = {ag ? 2 : 1, (int)a, quant, count, counts ? lo : NULL,
+                        counts ? p + 1 : 0};  // (coll_cache.c)
     if (a == DT_ALGO_MPI && !quant && count <= INT_MAX &&
-        !dt_stage_needed(c->dev, c->o.gpu_direct, dtype))
+        !dt_stage_needed(c->dev, c->o.gpu_direct, dtype)) {
+        if (!lo) lo = mallocCheck((size_t)(p + 1) * sizeof(size_t)),
+                 shard_bounds(count, NULL, p, lo, err);  // (even: cannot fail)
         native(c, buf, lo, dtype, ag);  // (an empty schedule: a request already complete)
-    else if (a == DT_ALGO_RHD && !counts && pow2(p) && p > 1)
-        ag ? rhd_ag(l, DT_COMM_ALL, r, p, count, quant) : rhd_rs(l, DT_COMM_ALL, r, p, count);
-    else if (!counts)
-        ag ? dt_sched_ring_ag(l, DT_COMM_ALL, r, p, 0, count, quant)
-           : dt_sched_ring_rs(l, DT_COMM_ALL, r, p, 0, count);
-    else
-        ag ? ring_ag_v(l, DT_COMM_ALL, r, p, lo, quant) : ring_rs_v(l, DT_COMM_ALL, r, p, lo);
+    } else if (!dt_sched_cache_get(&c->built, &key, &s)) {
+        if (a == DT_ALGO_RHD && !counts && pow2(p) && p > 1)
+            ag ? rhd_ag(l, DT_COMM_ALL, r, p, count, quant)
+               : rhd_rs(l, DT_COMM_ALL, r, p, count);
+        else if (!counts)
+            ag ? dt_sched_ring_ag(l, DT_COMM_ALL, r, p, 0, count, quant)
+               : dt_sched_ring_rs(l, DT_COMM_ALL, r, p, 0, count);
+        else
+            ag ? ring_ag_v(l, DT_COMM_ALL, r, p, lo, quant)
+               : ring_rs_v(l, DT_COMM_ALL, r, p, lo);
+        dt_sched_coarsen(&s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
+                         c->o.cost.alpha_intra);
+        dt_sched_cache_put(&c->built, &key, &s);
+    }
     free(lo);
     dt_coll_req *q = dt_coll_req_create(c, buf, count, dtype, &s, err);
     if (!q) dt_sched_free(&s);

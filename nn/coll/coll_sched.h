@@ -57,6 +57,7 @@ typedef struct {
 typedef struct {
     dt_lane lanes[DT_MAX_LANES];
     int n_lanes;
+    int coarsened;  // dt_sched_coarsen ran (coll_coarsen.c): it does not run twice
 } dt_sched;
 
 // Building (coll_sched.c)

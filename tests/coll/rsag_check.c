@@ -1,8 +1,8 @@
 // rsag_check.c — the library's reduce-scatter and allgather (nn/coll/coll_rsag.c) against
 // the MPI library's own, compiled for both worlds (mpirun P = 1..5, smpirun). For every
 // algorithm asked for, float32 and float64, the even split at counts 0, 1, P-1, P+1, a prime
-// and a large one, and uneven shards (random sizes, zeros among them), with fresh random
-// inputs (the seed is printed; DT_SEED=N repeats a run):
+// and a large one, and uneven shards (random sizes, zeros among them; then the same total
+// split otherwise), with fresh random inputs (the seed is printed; DT_SEED=N repeats a run):
 //  - reduce-scatter of integer-valued inputs (every sum exact, in any order) is bit for bit
 //    MPI_Reduce_scatter_block's (even split, P | count) or MPI_Reduce_scatter's shard;
 //  - reduce-scatter of inputs in [-1, 1) is within P · 2^-23 · Σ_r |x_r| (2^-52 for float64)
@@ -203,6 +203,13 @@ int main(int argc, char **argv) {
             total += counts[i];
         }
         for (int t = 0; t < 2; t++) run(x, c, tok, t ? DT_F64 : DT_F32, total, counts, seed + 77 + t);
+        // the same total split otherwise, on the same communicator: its own schedule, not
+        // the one the library kept for that count (nn/coll/coll_cache.c)
+        size_t *turned = malloc((size_t)P * sizeof(size_t));
+        for (int i = 0; i < P; i++) turned[i] = counts[(i + 1) % P];
+        for (int t = 0; t < 2; t++)
+            run(x, c, tok, t ? DT_F64 : DT_F32, total, turned, seed + 79 + t);
+        free(turned);
         // a wrong shard list: exit code 2's error, on every rank, nothing sent
         counts[0] += 1;
         float one[1];
