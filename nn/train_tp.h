@@ -11,9 +11,10 @@
 // the loss takes the group's row maximum, sum of exponentials and target logit (three
 // allreduces of B T numbers, never the B T V logits); the gradient reaching the final layer
 // norm through the head is summed (f). Everything else, the residual stream and the layer
-// norms, is the same on every rank of the group, computed there from the same numbers. The sums are MPI_Allreduce's (NCCL's allreduce in Megatron-LM):
-// another order than the plain net's, so a tensor-parallel run equals the plain run within
-// float rounding, and repeats itself bit for bit.
+// norms, is the same on every rank of the group, computed there from the same numbers. The
+// sums are the library's ring over the group (NCCL's allreduce in Megatron-LM; the loss's
+// three, MPI_Allreduce's): another order than the plain net's, so a tensor-parallel run
+// equals the plain run within float rounding, and repeats itself bit for bit.
 // Composed with the pipeline (a stage's slices, nn/train_pipe.h) and with data parallelism
 // (the trainer of each (stage, slice): the ranks that hold the same slice).
 // Clipping's norm: the slices' sums of squares added over the group, a whole tensor's once.
