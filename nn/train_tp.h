@@ -5,16 +5,17 @@
 // the slices make: after each c_proj's forward its output (Megatron-LM's g: the partial
 // products; the bias added once, by rank 0), and before each block's two layer norms'
 // backward the gradient that reaches them through c_attn and c_fc (f). With the vocabulary
-// split (cfg.tp_vocab_whole 0; a device with its kernels), the token embedding and the tied head are too
-// (Megatron-LM's VocabParallelEmbedding and vocab-parallel cross-entropy): each rank embeds
-// the tokens of its rows (the group sums the outputs), computes the logits of its slice, and
-// the loss takes the group's row maximum, sum of exponentials and target logit (three
-// allreduces of B T numbers, never the B T V logits); the gradient reaching the final layer
-// norm through the head is summed (f). Everything else, the residual stream and the layer
-// norms, is the same on every rank of the group, computed there from the same numbers. The
-// sums are the library's ring over the group (NCCL's allreduce in Megatron-LM; the loss's
-// three, MPI_Allreduce's): another order than the plain net's, so a tensor-parallel run
-// equals the plain run within float rounding, and repeats itself bit for bit.
+// split (cfg.tp_vocab_whole 0; a device with its kernels), the token embedding and the tied
+// head are too (Megatron-LM's VocabParallelEmbedding and vocab-parallel cross-entropy):
+// each rank embeds the tokens of its rows (the group sums the outputs), computes the logits
+// of its slice, and the loss takes the group's row maximum, sum of exponentials and target
+// logit (three allreduces of B T numbers, never the B T V logits); the gradient reaching
+// the final layer norm through the head is summed (f). Everything else, the residual
+// stream and the layer norms, is the same on every rank of the group, computed there from
+// the same numbers. The sums are the library's ring over the group (NCCL's allreduce in
+// Megatron-LM; the loss's three, MPI_Allreduce's): another order than the plain net's, so
+// a tensor-parallel run equals the plain run within float rounding, and repeats itself bit
+// for bit.
 // Composed with the pipeline (a stage's slices, nn/train_pipe.h) and with data parallelism
 // (the trainer of each (stage, slice): the ranks that hold the same slice).
 // Clipping's norm: the slices' sums of squares added over the group, a whole tensor's once.

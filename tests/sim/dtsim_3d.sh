@@ -175,8 +175,8 @@ simgrid)
   for tp in 1 2; do
     "$DTSIM" $S --tp $tp --per-gpu-batch 8 --json > "$W/t$tp.json" 2> "$W/t$tp.err" || { cat "$W/t$tp.err"; fail "tp $tp: exit $?"; }
     "$DTSIM" $S --tp $tp --per-gpu-batch 8 2>&1 | grep -q "^simulated by SimGrid: step" || fail "tp $tp: no SimGrid line"
-    "$DTSIM" $S --tp $tp --per-gpu-batch 8 --trace "$W/t$tp.trace" --trace-ranks 8 > /dev/null 2>&1 ||
-      fail "tp $tp --trace: exit $?"
+    "$DTSIM" $S --tp $tp --per-gpu-batch 8 --trace "$W/t$tp.trace" --trace-ranks 8 \
+      > /dev/null 2>&1 || fail "tp $tp --trace: exit $?"
   done
   for m in 2 4; do
     "$DTSIM" $S --per-gpu-batch $m --json > "$W/m$m.json" 2> "$W/m$m.err" || { cat "$W/m$m.err"; fail "$m micro-batches: exit $?"; }
