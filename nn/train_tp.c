@@ -31,13 +31,8 @@ static void on_tensor(void *ctx, dt_net *net, int layer, int phase) {
     dt_tensor_par *tp = ctx;
     dt_layer *l = net->layers[layer];
     size_t n = (size_t)l->B * dt_layer_out_size(l);
-    int f = phase == DT_PHASE_FORWARD && tp->sum_out[layer];
-    int b = phase == DT_PHASE_BACKWARD && tp->sum_dout[layer];
-    // after the kernels that made x (a stream orders NCCL's allreduce after them; the
-    // simulator's model device charges their time here, not after the sum)
-    if (f || b) net->dev->sync(net->dev);
-    if (f) sum(tp, l->out, n);
-    if (b) sum(tp, l->dout, n);
+    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) sum(tp, l->out, n);
+    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, l->dout, n);
 }
 
 // ---- the vocabulary-parallel head's loss (Megatron-LM's vocab_parallel_cross_entropy) ----

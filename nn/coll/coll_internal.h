@@ -90,9 +90,10 @@ int dt_coll_rank_in(const dt_coll *c, int comm);
 int dt_coll_size_of(const dt_coll *c, int comm);
 dt_build_ctx dt_coll_build_ctx(const dt_coll *c);
 
-// A request for buf (coll_request.c): with pre (a schedule the caller built, which the
-// request then owns; left to the caller on failure) instead of the algorithm's allreduce.
+// A request for buf (coll_request.c): with pre (a schedule the caller built, or its copy
+// from c->built, which the request then owns; left to the caller on failure) and pre_key
+// (what built it: kept in c->built once coarsened) instead of the algorithm's allreduce.
 dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
-                                dt_sched *pre, dt_error *err);
+                                dt_sched *pre, const dt_sched_key *pre_key, dt_error *err);
 
 #endif

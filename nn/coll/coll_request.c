@@ -162,7 +162,7 @@ static void setup_runners(dt_coll_req *r, int stage) {
 // pre: a schedule built by the caller (coll_rsag.c's reduce-scatter and allgather), which
 // the request takes over; NULL: the algorithm's allreduce from the registry.
 dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
-                                dt_sched *pre, dt_error *err) {
+                                dt_sched *pre, const dt_sched_key *pre_key, dt_error *err) {
     DT_ASSERT(c);
     if (count && !buf) {
         dt_fail(err, DT_EXIT_USAGE, "allreduce: NULL buffer for %zu elements", count);
@@ -204,7 +204,7 @@ dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dt
     r->s.n_lanes = 1;
     dt_build_ctx x = dt_coll_build_ctx(c);
     dt_sched_key key = {0, (int)a, r->wire16, count, NULL, 0};  // (coll_cache.c)
-    if (pre) r->s = *pre, memset(pre, 0, sizeof *pre);
+    if (pre) key = *pre_key, r->s = *pre, memset(pre, 0, sizeof *pre);
     else if (!dt_sched_cache_get(&c->built, &key, &r->s)) def.build(&x, count, r->wire16, &r->s);
     int ops = 0;  // (a round may be empty: count 0 records no op)
     for (int lane = 0; lane < r->s.n_lanes; lane++) {
@@ -214,10 +214,10 @@ dt_coll_req *dt_coll_req_create(dt_coll *c, void *buf, size_t count, dt_dtype dt
     }
     if (r->native) r->native_seq = c->native.started++;
     if (!ops) stage = 0, r->ldev = c->dev;  // nothing to send (P = 1): nothing to stage
-    if (!r->s.coarsened) {  // built here (pre: its builder coarsened and kept it)
+    if (!r->s.coarsened) {  // built now, not copied from c->built: coarsened and kept
         dt_sched_coarsen(&r->s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
                          c->o.cost.alpha_intra);
-        if (!pre) dt_sched_cache_put(&c->built, &key, &r->s);
+        dt_sched_cache_put(&c->built, &key, &r->s);
     }
     setup_runners(r, stage);
     if (stage) {  // from the chunk the first round touches
@@ -315,7 +315,7 @@ static int progress(dt_coll_req *r, int blocking) {
 
 dt_coll_req *dt_allreduce_start(dt_coll *c, void *buf, size_t count, dt_dtype dtype,
                                 dt_error *err) {
-    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, err);
+    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, NULL, err);
     if (r && !r->ext) progress(r, 0);  // post the first rounds
     return r;
 }
@@ -347,7 +347,7 @@ void dt_coll_progress_all(dt_coll *c) {
 int dt_allreduce(dt_coll *c, void *buf, size_t count, dt_dtype dtype, dt_error *err) {
     int rc;
     if (native_blocking(c, buf, count, dtype, &rc, err)) return rc;
-    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, err);
+    dt_coll_req *r = dt_coll_req_create(c, buf, count, dtype, NULL, NULL, err);
     if (!r) return -1;
     // the plain case: one lane on host memory, alone — the core runner, round by round
     if (!r->ext && !r->stage.dbuf && r->s.n_lanes == 1 && c->inflight == r && !r->next)

@@ -151,9 +151,12 @@ static dt_coll_req *start(dt_coll *c, void *buf, size_t count, const size_t *cou
                         counts ? p + 1 : 0};  // (coll_cache.c)
     if (a == DT_ALGO_MPI && !quant && count <= INT_MAX &&
         !dt_stage_needed(c->dev, c->o.gpu_direct, dtype)) {
-        if (!lo) lo = mallocCheck((size_t)(p + 1) * sizeof(size_t)),
-                 shard_bounds(count, NULL, p, lo, err);  // (even: cannot fail)
+        if (!lo) {  // (even: cannot fail)
+            lo = mallocCheck((size_t)(p + 1) * sizeof(size_t));
+            shard_bounds(count, NULL, p, lo, err);
+        }
         native(c, buf, lo, dtype, ag);  // (an empty schedule: a request already complete)
+        s.coarsened = 1;                 // (nothing to coarsen, nor to keep)
     } else if (!dt_sched_cache_get(&c->built, &key, &s)) {
         if (a == DT_ALGO_RHD && !counts && pow2(p) && p > 1)
             ag ? rhd_ag(l, DT_COMM_ALL, r, p, count, quant)
@@ -164,12 +167,9 @@ static dt_coll_req *start(dt_coll *c, void *buf, size_t count, const size_t *cou
         else
             ag ? ring_ag_v(l, DT_COMM_ALL, r, p, lo, quant)
                : ring_rs_v(l, DT_COMM_ALL, r, p, lo);
-        dt_sched_coarsen(&s, c->o.coarsen, c->o.coarsen_tree, c->o.cost.alpha,
-                         c->o.cost.alpha_intra);
-        dt_sched_cache_put(&c->built, &key, &s);
     }
+    dt_coll_req *q = dt_coll_req_create(c, buf, count, dtype, &s, &key, err);  // (keeps it)
     free(lo);
-    dt_coll_req *q = dt_coll_req_create(c, buf, count, dtype, &s, err);
     if (!q) dt_sched_free(&s);
     return q;
 }
