@@ -188,6 +188,8 @@ typedef struct {
                   // (their backwards recompute from them), the activations and gradients it
                   // sends (nn/train_pipe.h: 3 x slots x B T C floats, 1 on the first stage,
                   // 2 on the last)
+    size_t pipe_acts;  // without full recomputation, the activations of the micro-batches
+                       // held beyond the net's own (nn/net_acts.h: slots - 1 sets)
     size_t params_peak, grads_peak;
     size_t half;  // mixed precision: the part of params that is the half-rounded copy the
                   // layers read (fp32-stored, as nn/net_half.c keeps it, and its half bits

@@ -106,8 +106,12 @@ static int stage_slots(const dt_pipe_sched *s, int stage, dt_error *err) {
 static void pipe_reduced(dt_trainer *t, float *loss);
 static void pipe_updated(dt_trainer *t);
 
+const char *dt_recompute_name(dt_recompute r) {
+    return r == DT_RECOMPUTE_NONE ? "none" : r == DT_RECOMPUTE_SELECTIVE ? "selective" : "full";
+}
+
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
-                 dt_pipe_kind kind, dt_error *err) {
+                     dt_pipe_kind kind, dt_recompute recompute, dt_error *err) {
     DT_ASSERT(p && t && t->net);
     memset(p, 0, sizeof *p);
     dt_net *net = t->net;
@@ -172,6 +176,11 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     p->holder = mallocCheck((size_t)p->slots * sizeof(int));
     p->slot_of = mallocCheck((size_t)m * sizeof(int));
     p->cur = -1;
+    p->recompute = recompute;
+    if (recompute != DT_RECOMPUTE_FULL) {  // a set per slot, no forward again (net_acts.h)
+        p->acts = dt_net_acts_create(net, p->slots, recompute == DT_RECOMPUTE_NONE);
+        p->acts_bytes = dt_net_acts_bytes(p->acts);
+    }
     t->pipe = p;
     t->hooks.reduced = pipe_reduced;
     t->hooks.updated = pipe_updated;
@@ -190,6 +199,7 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
     }
     free(p->host), free(p->req), free(p->tied_req), free(p->holder), free(p->slot_of);
     if (p->seed && d) d->free(d, p->seed);
+    if (p->acts && t && t->net) dt_net_acts_free(p->acts, t->net);
     if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
 }
@@ -283,6 +293,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     else if (!again) recv(p, in, act_count(p, n), p->stage - 1, 2 * j);
     if (p->stage > 0) take_in(d, p->direct, net->input, in, n);
     if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
+    if (p->acts) dt_net_acts_use(p->acts, net, k);
     uint64_t seed = net->dropout_seed;
     dt_net_forward(net, 1);
     if (again) net->dropout_seed = seed, p->recomputed++;  // the same masks again
@@ -296,10 +307,26 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     return 0.0f;
 }
 
-// Micro-batch j's backward, the k-th of the step: its activations (recomputed unless it was
-// the last forward), the gradient the next stage sent, and the strategy's hooks on the last
-// (k = m - 1; on every one for a strategy that communicates after each, ZeRO 2), where the
-// first stage also adds the head's half of the tied gradient.
+// Without full recomputation, micro-batch j's activations back in the net: its slot's set,
+// its input (the tokens, the received activations) and targets, and under selective
+// recomputation the attention layers run again.
+static void restore(dt_pipeline *p, dt_net *net, const int32_t *tokens,
+                    const int32_t *targets, int j) {
+    size_t bt = (size_t)net->B * net->seq;
+    int k = p->slot_of[j];
+    dt_net_acts_use(p->acts, net, k);
+    if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
+    else take_in(net->dev, p->direct, net->input, p->stash + (size_t)k * p->act_n, p->act_n);
+    if (p->stage == p->stages - 1) dt_net_set_tokens(net, NULL, targets + j * bt);
+    if (p->recompute == DT_RECOMPUTE_SELECTIVE)
+        dt_net_acts_rerun_attention(net), p->recomputed++;
+    p->cur = j;
+}
+
+// Micro-batch j's backward, the k-th of the step: its activations (recomputed or restored
+// unless it was the last forward), the gradient the next stage sent, and the strategy's
+// hooks on the last (k = m - 1; on every one for a strategy that communicates after each,
+// ZeRO 2), where the first stage also adds the head's half of the tied gradient.
 static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
                      const int32_t *tokens, const int32_t *targets, int j, int k) {
     dt_net *net = t->net;
@@ -307,7 +334,8 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     size_t n = p->act_n;
     int last = p->stage == p->stages - 1, m = p->sched.m, final = k == m - 1;
     int communicate = final || (s->flags & DT_STRATEGY_EACH_MICRO);
-    if (p->cur != j) forward(p, t, tokens, targets, j, 1);
+    if (p->cur != j && p->acts) restore(p, net, tokens, targets, j);
+    else if (p->cur != j) forward(p, t, tokens, targets, j, 1);
     if (!last) {  // straight into the device's memory where MPI reads it
         recv(p, p->direct ? p->seed : p->host, act_count(p, n), p->stage + 1, 2 * j + 1);
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));

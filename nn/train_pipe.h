@@ -20,17 +20,27 @@
 //   - with data parallelism, the allreduce adds each element in an order that does not depend
 //     on where the element sits in its bucket (halving-doubling: a stage's buckets are not the
 //     plain net's); the ring gives the same sums within float rounding.
-// Activations: a stage keeps each micro-batch's input until its backward (the received
-// activations, or the tokens) and runs that micro-batch's forward again before its backward
-// unless it was the stage's last forward (Megatron-LM's full recomputation, Korthikanti et
-// al. 2022 §4: the last stage never recomputes under 1F1B).
+// Activations (dt_recompute): a stage keeps each micro-batch's input until its backward (the
+// received activations, or the tokens) and, under full recomputation, runs that
+// micro-batch's forward again before its backward unless it was the stage's last forward
+// (Megatron-LM's full recomputation, Korthikanti et al. 2022 §4: the last stage never
+// recomputes under 1F1B); without, it keeps each micro-batch's activations (nn/net_acts.h),
+// and selectively all but the attention's scores, whose forward it runs again. The same bits
+// in all three: the forward is run again on the same inputs with the same dropout masks.
 // Not here: the schedules (nn/pipe/pipe_sched.c), the blocks of a stage (nn/models_gpt.c),
 // the step's common tail (train.c), the simulator's model of a pipeline (sim/dtsim_3d.c).
 #ifndef DT_TRAIN_PIPE_H
 #define DT_TRAIN_PIPE_H
 
+#include "net_acts.h"
 #include "pipe/pipe_sched.h"
 #include "train.h"
+
+// Activation recomputation (Korthikanti et al. 2022): none, full (each block's input kept,
+// the stage's forward run again), selective (the attention's core run again). The numbers
+// are dtsim's --recompute.
+typedef enum { DT_RECOMPUTE_NONE, DT_RECOMPUTE_FULL, DT_RECOMPUTE_SELECTIVE } dt_recompute;
+const char *dt_recompute_name(dt_recompute r);
 
 // The most floats in one message of the tied weight or its gradient: they go in pieces
 // (train_pipe.c post_pieces; train.h DT_TRAIN_MSG_MAX)
@@ -63,7 +73,11 @@ typedef struct dt_pipeline {
     MPI_Request *tied_req;  // the tied gradient's pieces in flight (n_tied_req)
     int n_tied_req;
     int cur;              // the micro-batch whose activations the net holds, -1 none
-    long recomputed;      // forwards run again, since dt_pipe_init
+    dt_recompute recompute;
+    dt_net_acts *acts;    // none, selective: a set of activations per slot (NULL: full)
+    size_t acts_bytes;    // of the sets beyond the net's own
+    long recomputed;      // forwards run again (selective: the attention layers' forwards),
+                          // since dt_pipe_init
 } dt_pipeline;
 
 // Stage s of p: its first block and how many (the first L mod p stages take one more,
@@ -82,11 +96,12 @@ dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_c
 
 // Collective over the trainer's comm and pipe_comm, after dt_trainer_init, set_comm,
 // set_accumulate (m micro-batches) and the strategy: the stage's schedule (kind, v = 1), its
-// buffers, the hooks into the trainer's step (t->pipe, t->hooks.reduced). Refused
+// buffers (with each slot's activations unless recompute is full), the hooks into the
+// trainer's step (t->pipe, t->hooks.reduced). Refused
 // (DT_EXIT_USAGE, on every rank): ZeRO's stages 2 and 3, mixed precision, m too large for the
 // message tags, pipe_comm's size not the stages of `net`.
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
-                 dt_pipe_kind kind, dt_error *err);
+                     dt_pipe_kind kind, dt_recompute recompute, dt_error *err);
 void dt_pipeline_free(dt_pipeline *p, dt_trainer *t);
 
 // One step of the pipeline, collective over the pipeline and the data-parallel group: this

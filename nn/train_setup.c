@@ -172,6 +172,7 @@ void dt_trainer_memory_report(const dt_trainer *t, dt_trainer_memory *m) {
     m->activations = dt_net_activation_bytes(t->net, &scratch) + scratch;
     m->optim = t->opt ? t->opt->state_bytes : 0;
     m->pipe = t->pipe ? t->pipe->buffer_bytes : 0;
+    m->pipe_acts = t->pipe ? t->pipe->acts_bytes : 0;
     dt_strategy s;
     DT_ASSERT(!dt_strategy_get(t->shard, &s));
     s.memory(t, m);

@@ -93,6 +93,8 @@ typedef struct {
     int tp;                  // --tp T: tensor-parallel ranks (gpt models; 1: none)
     int pp_schedule;         // --pp-schedule gpipe|1f1b (nn/pipe/pipe_sched.h dt_pipe_kind)
     int64_t pp_message;      // --pp-message: floats in one message of the tied weight at most
+    int recompute;           // --recompute none|full|selective (nn/train_pipe.h dt_recompute;
+                             // -1: not given, full)
 } dtrain_opts;
 
 // ---- text from a gpt model (dtrain_generate.c, nn/gpt_sample.h) ----

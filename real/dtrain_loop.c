@@ -163,13 +163,20 @@ static void print_banner(const dtrain_run *r) {
            dt_algo_name(o->coll.algo),
            o->coll.wire_f16 ? " (fp16)" : "", tr->n_buckets, tr->n_buckets == 1 ? "" : "s",
            tr->overlap && !o->shard_optimizer ? " overlapping backward" : "");
-    if (o->pp >= 1)
+    if (o->pp >= 1) {
+        dt_recompute rc = r->pipe.recompute;
         printf("dtrain: pipeline of %d stages (%s), %d data-parallel ranks each: rank 0 holds "
-               "blocks %d..%d of %d and the embedding; a stage runs each micro-batch's forward "
-               "again before its backward (full recomputation) unless it ran last\n", o->pp,
+               "blocks %d..%d of %d and the embedding; %s recomputation: %s\n", o->pp,
                dt_pipe_kind_name((dt_pipe_kind)o->pp_schedule), r->dp, r->pipe.blocks_lo,
                r->pipe.blocks_lo + r->pipe.blocks_n - 1,
-               dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).layers);
+               dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).layers,
+               dt_recompute_name(rc),
+               rc == DT_RECOMPUTE_FULL ? "a stage runs each micro-batch's forward again "
+               "before its backward unless it ran last"
+               : rc == DT_RECOMPUTE_NONE ? "a stage keeps each micro-batch's activations"
+               : "a stage keeps each micro-batch's activations but the attention scores, "
+               "and runs the attention again");
+    }
     if (o->tp > 1) {
         int heads = dt_gpt_shape_of(dt_gpt_find(o->model), &r->net->cfg).heads;
         printf("dtrain: tensor parallelism over %d ranks: each holds %d of the %d attention "
@@ -244,10 +251,13 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
            "\"mem_optim_bytes\": %zu, \"mem_activation_bytes\": %zu, "
            "\"mem_params_peak_bytes\": %zu, \"mem_grads_peak_bytes\": %zu, "
            "\"mem_unit_max_bytes\": %zu, \"mem_half_copy_bytes\": %zu, "
-           "\"mem_pipe_buffer_bytes\": %zu",
+           "\"mem_pipe_buffer_bytes\": %zu, \"mem_pipe_activation_bytes\": %zu, "
+           "\"pp_recompute\": \"%s\", \"pp_recomputed\": %ld",
            dt_shard_name(o->shard), m->units, r->net->n_trainable,
            r->net->n_total - r->net->n_trainable, m->params, m->grads, m->optim,
-           m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half, m->pipe);
+           m->activations, m->params_peak, m->grads_peak, m->unit_max, m->half, m->pipe,
+           m->pipe_acts, r->piped ? dt_recompute_name(r->pipe.recompute) : "none",
+           r->piped ? r->pipe.recomputed : 0L);
     if (r->text)  // the held-out loss in bits per byte, and per token as a perplexity
         printf(", \"tokenizer\": \"%s\", \"vocab\": %d, \"test_bits_per_byte\": %.6f, "
                "\"test_perplexity\": %.6f", r->bpe ? "bpe" : "bytes",
@@ -261,11 +271,12 @@ static void print_summary_json(const dtrain_run *r, const dtrain_progress *p, in
 // The memory report of every rank, the largest of each figure (dt_trainer_memory_report).
 static void memory_max(dt_trainer *tr, dt_trainer_memory *m) {
     dt_trainer_memory_report(tr, m);
-    unsigned long long v[8] = {m->params, m->grads, m->optim, m->activations,
-                               m->params_peak, m->grads_peak, m->half, m->pipe};
-    MPI_Allreduce(MPI_IN_PLACE, v, 8, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    unsigned long long v[9] = {m->params, m->grads, m->optim, m->activations,
+                               m->params_peak, m->grads_peak, m->half, m->pipe, m->pipe_acts};
+    MPI_Allreduce(MPI_IN_PLACE, v, 9, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     m->params = v[0], m->grads = v[1], m->optim = v[2], m->activations = v[3];
     m->params_peak = v[4], m->grads_peak = v[5], m->half = v[6], m->pipe = v[7];
+    m->pipe_acts = v[8];
 }
 
 // ---- the training loop ----
@@ -503,10 +514,13 @@ static int finish(dtrain_run *r, dtrain_progress *p) {
         if (o->precision != DT_AMP_FP32)
             snprintf(half, sizeof half, "; %.3f of it the %s copy", m.half / mib,
                      dt_amp_name(o->precision));
-        char pipe[96] = "";
+        char pipe[160] = "";
         if (m.pipe)
             snprintf(pipe, sizeof pipe, ", the pipeline's micro-batches in flight %.3f MiB",
-                     m.pipe / mib);
+                     (m.pipe + m.pipe_acts) / mib);
+        if (m.pipe_acts)  // (without full recomputation: nn/net_acts.h)
+            snprintf(pipe + strlen(pipe), sizeof pipe - strlen(pipe), " (%.3f of it their "
+                     "activations)", m.pipe_acts / mib);
         printf("dtrain: memory per rank (largest over the ranks; ZeRO %s): parameters %.3f "
                "MiB (peak %.3f%s), gradients %.3f MiB (peak %.3f), optimizer state %.3f MiB, "
                "activations %.3f MiB%s\n", dt_shard_name(o->shard), m.params / mib,

@@ -239,6 +239,11 @@ static const dt_opt dtrain_table[] = {
      "with --pp"},
     {.name = "pp-schedule", .arg = "NAME", .type = DT_OPT_CHOICE, AT(pp_schedule),
      .choices = "gpipe|1f1b", .help = "the pipeline's schedule: gpipe | 1f1b (default 1f1b)"},
+    {.name = "recompute", .arg = "R", .type = DT_OPT_CHOICE, AT(recompute),
+     .choices = "none|full|selective",
+     .help = "with --pp, what a stage keeps of each micro-batch in flight:\nfull (default) its "
+     "input, its forward run again before its\nbackward; selective all but the attention "
+     "scores, their\nforward run again; none all (Korthikanti et al. 2022);\nthe same bits"},
     {.name = "pp-message", .arg = "N", .type = DT_OPT_I64, AT(pp_message), .lo = 1,
      .hi = DT_PIPE_MSG_MAX, .want = "a number of floats from 1 to 134217728",
      .help = "the tied embedding and its gradient go between the first\nand last stages in "
@@ -326,6 +331,7 @@ static void defaults(dtrain_opts *o) {
     o->pp = 0;  // none: the data-parallel step (--pp 1: a pipeline of one stage)
     o->pp_schedule = DT_PIPE_1F1B;
     o->pp_message = DT_PIPE_MSG_MAX;
+    o->recompute = -1;
     copy_str(o->prompt, sizeof o->prompt, "\n");
 }
 

@@ -20,6 +20,14 @@
 static int parted(const dtrain_opts *o) { return o->pp >= 1 || o->tp > 1; }
 
 int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
+    if (o->recompute >= 0 && o->pp < 1) {
+        if (rank == 0)
+            fprintf(stderr, "dtrain: --recompute %s: it says what a pipeline's stages keep of "
+                    "their micro-batches in flight: give --pp (the data-parallel step keeps "
+                    "one micro-batch's activations)\n",
+                    dt_recompute_name((dt_recompute)o->recompute));
+        return 2;
+    }
     if (!parted(o)) return 0;
     const dt_gpt_shape *g = dt_gpt_find(o->model);
     int pp = o->pp >= 1 ? o->pp : 1;
@@ -105,8 +113,9 @@ int dtrain_pipe_attach(dtrain_run *r) {
     }
     int rc = dtrain_agree(failed, &r->err, r->rank);
     if (rc || o->pp < 1) return rc;
+    dt_recompute rc_mode = o->recompute >= 0 ? (dt_recompute)o->recompute : DT_RECOMPUTE_FULL;
     failed = dt_pipeline_init(&r->pipe, &r->tr, r->pipe_comm, o->pp,
-                              (dt_pipe_kind)o->pp_schedule, &r->err) ? 2 : 0;
+                              (dt_pipe_kind)o->pp_schedule, rc_mode, &r->err) ? 2 : 0;
     r->piped = !failed;
     if (r->piped) r->pipe.msg_max = (size_t)o->pp_message;
     return dtrain_agree(failed, &r->err, r->rank);

@@ -109,7 +109,8 @@ typedef struct {
     int analytic;               // --analytic: the cost model instead of SimGrid
     // tensor and pipeline parallelism (sim/dtsim_3d.c; Narayanan et al. 2021): --tp, --pp,
     // --micro-batch, --pp-schedule (a dt_pipe_kind and its chunks per stage), --recompute
-    // (0 none, 1 full); the data-parallel degree is gpus / (tp pp)
+    // (0 none, 1 full, 2 selective: nn/train_pipe.h dt_recompute's numbers); the
+    // data-parallel degree is gpus / (tp pp)
     int tp, pp, micro_batch, pp_kind, pp_chunks, recompute;
     // --simgrid: a 3D layout simulated by SimGrid (the trainer's own pipeline and tensor
     // parallelism, nn/train_pipe.c and train_tp.c, on modelled GPUs) beside the cost model
@@ -272,6 +273,9 @@ const dt_gpt_shape *dtsim_gpt_shape(const dtsim_opts *o, dt_gpt_shape *buf);
 // fit), the analytic step, and the report's lines and JSON fields
 // (a run given --recompute is answered by the same model, with one stage at tp 1)
 static inline int dtsim_is_3d(const dtsim_opts *o) { return o->tp * o->pp > 1 || o->recompute; }
+static inline const char *dtsim_recompute_name(int r) {
+    return r == 1 ? "full" : r == 2 ? "selective" : "none";
+}
 int dtsim_3d_check(dtsim_opts *o, int batch);
 int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r);
@@ -286,6 +290,13 @@ void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r
 int dtsim_single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int accumulate,
                      dt_model_stats *st, size_t *used, size_t *params);
 int dtsim_calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r);
+// The attention a calibration row's network ran: --attention is the run's own model's; the
+// row's source ran fused attention where FlashAttention runs (A100 and later), dtsim's
+// default (sim/dtsim_gpt.c). Without --attention, the run's own setting (the same rule).
+static inline int dtsim_row_flash(const dtsim_opts *o) {
+    const dt_gpu_profile *g = dt_gpu_find(o->cluster.gpu);
+    return o->attention[0] ? g && g->bf16 : o->flash;
+}
 int dtsim_profile_scales(const dtsim_opts *o, dtsim_result *r);
 int dtsim_3d_calibration(const dtsim_opts *o, dtsim_result *r);
 int dtsim_layouts_main(int argc, char **argv);

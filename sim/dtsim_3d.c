@@ -31,6 +31,7 @@
 #include "layer.h"
 #include "models.h"
 #include "net.h"
+#include "net_acts.h"
 #include "optim.h"
 #include "pipe/pipe_sched.h"
 #include "zero.h"
@@ -128,15 +129,6 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
         if (v > 1 || o->shard > 1)
             return refuse("--simgrid runs dtrain's pipeline: GPipe or 1F1B, ZeRO stage 0 or 1 "
                           "(not interleaved)");
-        if (!o->recompute && p > 1) {
-            char w[320];
-            snprintf(w, sizeof w, "--simgrid: the trainer's pipeline runs each micro-batch's "
-                     "forward again before its backward where a later forward ran in between "
-                     "(full recomputation); the cost model's step beside it has none "
-                     "(--recompute full to compare)");
-            fprintf(stderr, "dtsim: warning: %s\n", w);
-            dtsim_warn_json(o, w);
-        }
     } else if (!o->analytic) {
         char w[320];
         snprintf(w, sizeof w, "--tp/--pp: answered with --analytic (the cost model of "
@@ -150,10 +142,22 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
 
 // One tensor-parallel rank's network of `blocks` blocks at one micro-batch, timed on the
 // modelled GPU: forward (with the loss), backward and the optimizer's step, its trainable
-// parameters and the bytes its activations keep (as sim/dtsim_gpt.c counts them)
+// parameters and the bytes its activations keep (as sim/dtsim_gpt.c counts them); of these,
+// the attention's core: its forward again (selective recomputation) and its scores' bytes
 typedef struct {
-    double f, b, opt, params, act;
+    double f, b, opt, params, act, att_f, att_act;
 } part_t;
+
+// Bytes of the attention layers' saved scores, as dtsim_net_activation_bytes counts them
+static double attention_bytes(const dtsim_opts *o, const dt_net *net) {
+    double bytes = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        if (l->type != DT_LAYER_ATTENTION) continue;
+        bytes += o->flash ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
+    }
+    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+}
 
 static int time_part(const dtsim_opts *o, double scale, int blocks, part_t *out) {
     dt_error err = {0};
@@ -185,8 +189,10 @@ static int time_part(const dtsim_opts *o, double scale, int blocks, part_t *out)
     double t2 = dt_device_model_stats(dev).seconds;
     dt_optim_step(opt, net, 0.1f);
     double t3 = dt_device_model_stats(dev).seconds;
+    dt_net_acts_rerun_attention(net);  // (what selective recomputation runs again)
+    double t4 = dt_device_model_stats(dev).seconds;
     *out = (part_t){t1 - t0, t2 - t1, t3 - t2, (double)net->n_trainable,
-                    dtsim_net_activation_bytes(o, net)};
+                    dtsim_net_activation_bytes(o, net), t4 - t3, attention_bytes(o, net)};
     free(x), free(y);
     dt_optim_free(opt);
     dt_net_free(net);
@@ -202,9 +208,9 @@ static int block_and_ends(const dtsim_opts *o, double scale, part_t *blk, part_t
     if (!rc) rc = time_part(o, scale, 2, &two);
     if (rc) return rc;
     *blk = (part_t){two.f - one.f, two.b - one.b, two.opt - one.opt, two.params - one.params,
-                    two.act - one.act};
+                    two.act - one.act, two.att_f - one.att_f, two.att_act - one.att_act};
     *ends = (part_t){one.f - blk->f, one.b - blk->b, one.opt - blk->opt,
-                     one.params - blk->params, one.act - blk->act};
+                     one.params - blk->params, one.act - blk->act, 0, 0};
     return 0;
 }
 
@@ -255,13 +261,15 @@ int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r) {
     int T = o->seq_len ? o->seq_len : s->context;
     int in0, inl;
     inflight(o, &y, &in0, &inl);
-    // activations: each chunk-micro-batch in flight keeps its blocks' (or, recomputed, each
-    // block's input: b T C elements), plus the chunk being recomputed; the last stage also the
-    // ends' (the head's logits over V/t)
-    double keep = o->recompute ? (double)y.b * T * s->width * y.esz : blk.act;
-    double a0 = in0 * y.chunk_blocks * keep + (o->recompute ? y.chunk_blocks * blk.act : 0);
-    double al = inl * y.chunk_blocks * keep + (o->recompute ? y.chunk_blocks * blk.act : 0) +
-                ends.act;
+    // activations: each chunk-micro-batch in flight keeps its blocks' (recomputed fully, each
+    // block's input: b T C elements, plus the chunk being recomputed; selectively, all but
+    // the attention's scores: Korthikanti et al. 2022 §5, eq. 2 without 5as/h, plus the one
+    // block's scores being used); the last stage also the ends' (the head's logits over V/t)
+    int full = o->recompute == 1, sel = o->recompute == 2;
+    double keep = full ? (double)y.b * T * s->width * y.esz : blk.act - (sel ? blk.att_act : 0);
+    double again = full ? y.chunk_blocks * blk.act : sel ? blk.att_act : 0;
+    double a0 = in0 * y.chunk_blocks * keep + again;
+    double al = inl * y.chunk_blocks * keep + again + ends.act;
     double act = y.p > 1 ? fmax(a0, al) : al;
     // parameters: a stage's blocks, the ends on the first stage (embedding) and the last
     // (Megatron-LM keeps a copy of the tied word embedding there); one stage: both
@@ -331,7 +339,9 @@ int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r) {
         double f = nb * (blk.f + 2 * ar), b = nb * (blk.b + 2 * ar);
         if (k == 0) f += ar;
         if (k == V - 1) f += ends.f + ce, b += ends.b + ar;
-        c[k] = (dt_pipe_cost){f, b, p2p, o->recompute ? nb * (blk.f + 2 * ar) : 0};
+        double again = o->recompute == 1 ? nb * (blk.f + 2 * ar)  // full: the forward again
+                       : o->recompute == 2 ? nb * blk.att_f : 0;   // selective: attention's
+        c[k] = (dt_pipe_cost){f, b, p2p, again};
     }
     dt_pipe_sched ps;
     dt_error err = {0};
@@ -352,7 +362,7 @@ int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r) {
     double wire = base.wire_f16 ? 2 : 4;
     double dp_s = allreduce(&dp, y.d, psi * wire);
     double opt = (y.stage_blocks * blk.opt + ends.opt) / (o->shard >= 1 ? y.d : 1);
-    double tp_s = y.m * (y.stage_blocks * (4 + (o->recompute ? 2 : 0)) * ar + (2 * ar + ce));
+    double tp_s = y.m * (y.stage_blocks * (4 + (o->recompute == 1 ? 2 : 0)) * ar + (2 * ar + ce));
     r->iter_s = pr.step_s + dp_s + opt;
     r->compute_s = pr.busy_s + opt;
     r->comm_s = tp_s + (y.p > 1 ? 2.0 * y.m * y.v * p2p : 0) + dp_s;
@@ -373,10 +383,12 @@ int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r) {
     r->train_s = r->epoch_s * o->epochs;
     r->gpu_hours = o->gpus * r->train_s / 3600;
     // Narayanan et al. 2021, appendix: a step's FLOPs 72 B s l h^2 (1 + s/6h + V/16lh), 96
-    // with full recomputation (one more forward)
+    // with full recomputation (one more forward); selective adds the attention's core
+    // forward, 4 B s^2 h a block (Korthikanti et al. 2022 §6): s/18h
     double h = s->width, V0 = o->vocab ? o->vocab : s->vocab;
-    r->model_flops = (o->recompute ? 96.0 : 72.0) * r->global_batch * T * y.L * h * h *
-                     (1 + T / (6 * h) + V0 / (16 * y.L * h));
+    r->model_flops = (o->recompute == 1 ? 96.0 : 72.0) * r->global_batch * T * y.L * h * h *
+                     (1 + T / (6 * h) + (o->recompute == 2 ? T / (18 * h) : 0) +
+                      V0 / (16 * y.L * h));
     r->wall_s = 0;
     dtsim_band_set(o, r);
     return 0;

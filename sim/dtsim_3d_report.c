@@ -18,11 +18,11 @@ void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     fprintf(f, "3D layout: tp %d x pp %d x dp %d = %d GPUs (tensor-parallel ranks inside a node, "
                "then data-parallel, then the stages: Megatron-LM's order); %s over %d "
                "micro-batches of %d; recomputation %s\n", o->tp, p, r->dp, r->gpus, sched, m,
-            o->micro_batch, o->recompute ? "full" : "none");
+            o->micro_batch, dtsim_recompute_name(o->recompute));
     if (r->analytic_iter_s > 0)  // --simgrid (sim/rank.c): the trainer's own parts
         fprintf(f, "simulated by SimGrid: step %.2f ms, the trainer's pipeline and tensor "
                    "parallelism (nn/train_pipe.c, train_tp.c) on modelled GPUs, the embedding and "
-                   "head whole on every tensor-parallel rank as dtrain runs them; the cost "
+                   "head split over the vocabulary as dtrain runs them; the cost "
                    "model's step (below): %.2f ms (%+.1f %%)\n", 1e3 * r->iter_s,
                 1e3 * r->analytic_iter_s, 100 * (r->analytic_iter_s / r->iter_s - 1));
     fprintf(f, "step: pipeline %.2f ms (bubble %.1f %%; with equal stages and free messages "
@@ -37,8 +37,10 @@ void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     fprintf(f, "model FLOPs: %.1f TFLOP/s per GPU", per_gpu / 1e12);
     if (peak > 0) fprintf(f, ", %.1f %% of the %s's %.0f", 100 * per_gpu / peak, g->name,
                           peak / 1e12);
-    fprintf(f, " (Narayanan et al. 2021's count: %s B s l h^2 (1 + s/6h + V/16lh)%s)\n",
-            o->recompute ? "96" : "72", o->recompute ? ", with the recomputation" : "");
+    fprintf(f, " (Narayanan et al. 2021's count: %s B s l h^2 (1 + s/6h%s + V/16lh)%s)\n",
+            o->recompute == 1 ? "96" : "72", o->recompute == 2 ? " + s/18h" : "",
+            o->recompute == 1 ? ", with the recomputation"
+            : o->recompute == 2 ? ", with the attention's core again (4 B s^2 h a block)" : "");
     fprintf(f, "tokens/s: %.0f (%d sequences of %d tokens a step; %.0f tokens/s per GPU)\n",
             r->images_s * T, r->global_batch, T, r->images_s * T / r->gpus);
     fprintf(f, "memory per GPU, the busiest stage: %.2f GiB = parameters %.2f + gradients %.2f "
@@ -62,7 +64,7 @@ void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r
     dt_json_write_int(w, "micro_batches", r->micro_batches);
     dt_json_write_string(w, "pp_schedule", dt_pipe_kind_name((dt_pipe_kind)o->pp_kind));
     dt_json_write_int(w, "pp_chunks", o->pp_kind == DT_PIPE_INTERLEAVED ? o->pp_chunks : 1);
-    dt_json_write_string(w, "recompute", o->recompute ? "full" : "none");
+    dt_json_write_string(w, "recompute", dtsim_recompute_name(o->recompute));
     dt_json_write_real(w, "pipeline_s", r->pipeline_s);
     if (r->analytic_iter_s > 0) dt_json_write_real(w, "analytic_iter_s", r->analytic_iter_s);
     dt_json_write_real(w, "pp_bubble", r->pp_bubble);

@@ -73,7 +73,8 @@ int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
     *m = *o;
     snprintf(m->model, sizeof m->model, "%s", row->model);
     m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
-    m->layers = m->hidden = m->heads = 0;  // the row's own shape
+    m->layers = m->hidden = m->heads = 0;  // the row's own shape and attention
+    m->flash = dtsim_row_flash(o);
     // FSDP gathers and reduce-scatters every micro-batch: its node is modelled at one
     m->accumulate = row->accumulate > 1 && !row->shard ? row->accumulate : 1;
     m->per_gpu_batch = row->batch * m->accumulate, m->global_batch = 0;

@@ -44,7 +44,7 @@ static void describe(const layout_row *r, char *buf, size_t n) {
     if (r->kind == DT_PIPE_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", r->chunks);
     else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)r->kind));
     snprintf(buf, n, "--tp %d --pp %d --micro-batch %d --pp-schedule %s --recompute %s%s",
-             r->tp, r->pp, r->mb, sched, r->recompute ? "full" : "none",
+             r->tp, r->pp, r->mb, sched, dtsim_recompute_name(r->recompute),
              r->shard ? " --shard 1" : "");
 }
 
@@ -109,10 +109,12 @@ int dtsim_layouts_main(int argc, char **argv) {
                 int m = per / mb;
                 for (int k = 0; k < 2; k++) {  // 1f1b, then interleaved:2
                     if (k && (pp < 2 || m % pp || s->layers % (2 * pp))) continue;
-                    for (int rec = 0; rec < 2; rec++)
+                    for (int rec = 0; rec < 3; rec++)
                         for (int z = 0; z < 2 && n < cap; z++) {
                             if ((z && dp < 2) || (tp * pp == 1 && !rec)) continue;  // one
-                            // stage at tp 1 is the 3D model's with recomputation only
+                            // stage at tp 1 is the 3D model's with recomputation only;
+                            // selective keeps all but the scores, which flash keeps not
+                            if (rec == 2 && base.flash) continue;
                             dtsim_opts o = base;
                             o.tp = tp, o.pp = pp, o.micro_batch = mb, o.recompute = rec;
                             o.pp_kind = k ? DT_PIPE_INTERLEAVED : DT_PIPE_1F1B;
@@ -157,7 +159,7 @@ int dtsim_layouts_main(int argc, char **argv) {
                    "\"shard\": %d, \"step_s\": %.17g, \"model_flops_per_gpu\": %.17g, "
                    "\"mem_total_bytes\": %.17g}", i ? ", " : "", i + 1, r->tp, r->pp, r->dp,
                    r->mb, dt_pipe_kind_name((dt_pipe_kind)r->kind), r->chunks,
-                   r->recompute ? "full" : "none", r->shard, r->step_s, r->flops, r->mem);
+                   dtsim_recompute_name(r->recompute), r->shard, r->step_s, r->flops, r->mem);
         }
         printf("]\n");
         free(rows);
@@ -177,7 +179,7 @@ int dtsim_layouts_main(int argc, char **argv) {
         if (r->kind == DT_PIPE_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", r->chunks);
         else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)r->kind));
         printf("%4d %4d %4d %5d %4d %-14s %-9s %4d %10.3f %9.1f %8.1f\n", i + 1, r->tp, r->pp,
-               r->dp, r->mb, sched, r->recompute ? "full" : "none", r->shard, r->step_s,
+               r->dp, r->mb, sched, dtsim_recompute_name(r->recompute), r->shard, r->step_s,
                r->flops / 1e12, r->mem / GIB);
     }
     char best[160];

@@ -95,7 +95,7 @@ int dtsim_calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result
         snprintf(m->model, sizeof m->model, "%s", row->model);
         m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
         m->layers = m->hidden = m->heads = 0;  // the row's own shape, data-parallel
-        m->tp = m->pp = 1, m->recompute = 0;
+        m->tp = m->pp = 1, m->recompute = 0, m->flash = dtsim_row_flash(o);
         int rc = dtsim_single_gpu(m, o->calib_batch, o->calib_prec, 1, &cal, NULL, NULL);
         free(m);
         if (rc) return rc;

@@ -237,9 +237,10 @@ static const dt_opt dtsim_table[] = {
      "parallelism on modelled GPUs, every op of every\nmicro-batch (the cost model's step "
      "beside it)"},
     {.name = "recompute", .arg = "R", .type = DT_OPT_CUSTOM, AT(o.recompute),
-     .parse = dtsim_parse_recompute, .want = "none or full",
+     .parse = dtsim_parse_recompute, .want = "none, full or selective",
      .help = "activation recomputation: none (default) | full (each block's\ninput kept, its "
-     "forward run again before its backward)"},
+     "forward run again before its backward) |\nselective (all but the attention's scores "
+     "kept, its core\nrun again: Korthikanti et al. 2022)"},
     {.type = DT_OPT_SECTION, .help = "sweep:"},
     {.name = "sweep-gpus", .arg = "LIST", .type = DT_OPT_CUSTOM, AT(o),
      .parse = dtsim_parse_gpu_list,

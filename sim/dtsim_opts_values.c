@@ -158,10 +158,10 @@ int dtsim_parse_pp_schedule(const dt_opt *d, const char *what, const char *s, vo
     return 0;
 }
 
-// --recompute: none (0) | full (1)
+// --recompute: none (0) | full (1) | selective (2)
 int dtsim_parse_recompute(const dt_opt *d, const char *what, const char *s, void *v,
         dt_error *err) {
-    if (strcmp(s, "none") && strcmp(s, "full")) return dt_opt_bad(err, what, s, d->want);
-    *(int *)v = !strcmp(s, "full");
-    return 0;
+    for (int r = 0; r < 3; r++)
+        if (!strcmp(s, dtsim_recompute_name(r))) return *(int *)v = r, 0;
+    return dt_opt_bad(err, what, s, d->want);
 }

@@ -145,7 +145,7 @@ static int write_rank_run(const dtsim_opts *o, const dtsim_result *r, const run_
     run->shard = o->shard, run->shard_blocks = o->shard_blocks;
     if (dtsim_is_3d(o)) {  // --simgrid: the ranks' parts (sim/rank.c)
         run->tp = o->tp, run->pp = o->pp, run->pp_kind = o->pp_kind;
-        run->micro_batch = o->micro_batch;
+        run->micro_batch = o->micro_batch, run->recompute = o->recompute;
     }
     run->coll = dtsim_coll_for(o, c);
     dt_cost_params *k = &run->coll.cost;

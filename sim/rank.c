@@ -206,7 +206,7 @@ static int model_setup(const dt_rank_run *run, int rank, int P, model_run *m) {
         if (dt_trainer_set_accumulate(&m->tr, micro, &err) ||
             (t > 1 && dt_tp_init(&m->tpar, &m->tr, m->tp_comm, &err)) ||
             dt_pipeline_init(&m->pipe, &m->tr, m->pipe_comm, run->pp,
-                             (dt_pipe_kind)run->pp_kind, &err))
+                             (dt_pipe_kind)run->pp_kind, (dt_recompute)run->recompute, &err))
             return failed(rank, &err, err.code ? err.code : DT_EXIT_USAGE);
         m->tok = callocCheck((size_t)run->batch * (size_t)m->net->seq, sizeof(int32_t));
     }

@@ -55,6 +55,7 @@ typedef struct {
     // --tp/--pp --simgrid: the ranks laid out as Megatron-LM does, each running its part
     // (nn/train_pipe.h, nn/train_tp.h); tp = pp = 0: data parallel only
     int tp, pp, pp_kind, micro_batch;
+    int recompute;             // nn/train_pipe.h dt_recompute (dtsim's --recompute)
     // the allreduce, with the cluster's α-β-γ figures (dtsim_coll_for)
     dt_coll_opts coll;
     dt_fusion_opts fusion;

@@ -10,7 +10,9 @@
 #                  is the data-parallel run within 1e-5 (its tied gradient summed in another
 #                  order), and the comparison can tell (lr x 1.01 is not within it); the
 #                  buffers of the micro-batches a stage holds are 1F1B's min(p - s, m) and
-#                  GPipe's m, to the byte
+#                  GPipe's m, to the byte; --recompute none and selective give the same
+#                  bits, none runs no forward again, and the activations they keep are the
+#                  closed form of the micro-batches in flight
 #   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c, the
 #                  embedding and the head split over the vocabulary): weights within 1e-5
 #                  of --pp 1 (the slices' sums in another order), its step losses to the
@@ -87,6 +89,37 @@ want=max(((2 if s>0 else 0)+(1 if s<p-1 else 0))*held(s)*act*4 for s in range(p)
 got=d['mem_pipe_buffer_bytes']
 print('${x#*:}: the pipeline buffers of the busiest rank %d bytes, closed form %d'%(got,want))
 sys.exit(0 if got==want else 1)" || fail "${x#*:}: the pipeline's buffers are not the closed form"
+  done
+  # without full recomputation (nn/net_acts.h): a stage keeps its micro-batches'
+  # activations (none), or all but the attention's scores and runs the attention again
+  # (selective): the same bits, no forward run again (none), and the sets of activations the
+  # busiest rank holds beyond its net's own the closed form: (held - 1) x a micro-batch's
+  # outputs (B T floats each of C for ln_1, attention, both c_proj, ln_f, the embedding, 3C
+  # c_attn, 4C c_fc and gelu, V the head and its probabilities; an add writes into its
+  # input), the layer norms' mean and rstd (2 B T), the attention's scores (B heads T T;
+  # not under selective); on a stage without the head its probabilities' buffer is C wide
+  go none 2 --pp 2 --recompute none
+  go selective 2 --pp 2 --recompute selective
+  go gnone 2 --pp 2 --pp-schedule gpipe --recompute none
+  same none one
+  same selective one
+  same gnone one
+  [ "$(json "$W/two" pp_recomputed)" -gt 0 ] && [ "$(json "$W/none" pp_recomputed)" -eq 0 ] ||
+    fail "forwards run again: full $(json "$W/two" pp_recomputed), none $(json "$W/none" pp_recomputed)"
+  for x in two:1f1b:full none:1f1b:none selective:1f1b:selective gnone:gpipe:none; do
+    "$PY" -c "
+import json,sys
+name,kind,mode='$x'.split(':')
+d=json.loads([l for l in open('$W/'+name) if l.startswith('{')][0])
+p,m,B,T,C,H,V=2,4,4,32,64,4,256
+ln=B*T*C+2*B*T
+block=2*ln+B*T*(3*C+C+C+4*C+4*C+C)+(B*H*T*T if mode=='none' else 0)
+sets=[B*T*C+block+B*T*C, block+ln+2*B*T*V]  # stage 0 (embedding), stage 1 (the head)
+def held(s): return min(p-s,m) if kind=='1f1b' else m
+want=0 if mode=='full' else max((held(s)-1)*sets[s]*4 for s in range(p))
+got=d['mem_pipe_activation_bytes']
+print('%s %s: activations kept for the micro-batches in flight %d bytes, closed form %d'%(kind,mode,got,want))
+sys.exit(0 if got==want and d['pp_recompute']==mode else 1)" || fail "$x: the kept activations are not the closed form"
   done
   go dp_one 2 --pp 1 --algo rhd
   go dp_two 4 --pp 2 --algo rhd
@@ -201,6 +234,8 @@ bad_input)
   check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
   check "zero stages" 2 "option --pp" $T --pp 0
+  check "recomputation without a pipeline" 2 "--recompute none: .* give --pp" $T --recompute none
+  check "a bad recomputation" 2 "option --recompute" $T --pp 2 --recompute sometimes
   [ ! -e "$W/ck" ] || fail "a refused run wrote its profile"
   echo "PASS bad_input" ;;
 *) echo "unknown case $CASE"; exit 2 ;;

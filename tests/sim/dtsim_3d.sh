@@ -12,7 +12,9 @@
 #             (p-1)/(m+p-1) (the stages are not equal: the last one has the head) and within
 #             10 points of it; GPipe keeps more activations than 1F1B (m against p in flight);
 #             interleaving (2 chunks) has the smaller bubble; full recomputation fewer
-#             activations for about a third more pipeline time; no tensor-parallel traffic at
+#             activations for about a third more pipeline time; selective recomputation
+#             (naive attention) keeps the scores of one block, not of every block in flight,
+#             for a few percent and 4 B s^2 h FLOPs a block more; no tensor-parallel traffic at
 #             tp 1, and none between stages at pp 1; 40 blocks on 3 stages (14, 13, 13) run
 #   megatron  every command of bench/MEGATRON.md rerun: its TFLOP/s per GPU as committed (the
 #             same bits on any CPU), the median and extremes of the errors recomputed from the
@@ -81,7 +83,22 @@ schedule)
   "$DTSIM" $B --tp 1 --pp 4 >"$W/tp1.json" || fail "tp 1"
   "$DTSIM" $B --tp 8 --pp 1 >"$W/pp1.json" || fail "pp 1"
   "$DTSIM" --gpu a100 --model gpt3-13b --gpus 48 --batch 240 --json --quiet --tp 2 --pp 3 >"$W/pp3.json" || fail "pp 3 (40 blocks: 14, 13, 13)"
+  for r in none selective; do  # the scores written and kept: what selective recomputation drops
+    "$DTSIM" $B --tp 2 --pp 4 --attention naive --recompute $r >"$W/naive_$r.json" 2>/dev/null || fail "naive attention, --recompute $r"
+  done
   "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
+n, sel = row("naive_none"), row("naive_selective")
+# gpt3-13b: 40 heads over tp 2, 2,048 tokens, bf16; stage 0 holds 4 micro-batches of its 10
+# blocks, and selective recomputation keeps one block's scores (the one being used)
+S = 1 * (40 // 2) * 2048 ** 2 * 2
+drop = n["mem_activations_bytes"] - sel["mem_activations_bytes"]
+check(drop == (4 * 10 - 1) * S, f"selective keeps {drop / 2**30:.3f} GiB fewer activations, (4 x 10 - 1) blocks' scores of b (a/t) s^2 x 2 bytes = {39 * S / 2**30:.3f}")
+ratio = sel["pipeline_s"] / n["pipeline_s"]
+check(1.0 < ratio < 1.05, f"selective: the pipeline takes x{ratio:.4f} (the attention's core forward again)")
+h, s_, L, V = 5120, 2048, 40, 50257
+want = (1 + s_ / (6 * h) + s_ / (18 * h) + V / (16 * L * h)) / (1 + s_ / (6 * h) + V / (16 * L * h))
+got = sel["model_flops_per_gpu"] * sel["iter_s"] / (n["model_flops_per_gpu"] * n["iter_s"])
+check(abs(got / want - 1) < 1e-9, f"selective's FLOPs x{got:.6f} of none's: 4 B s^2 h a block more, x{want:.6f}")
 a, g, i, f, t1, p1, u = (row(n) for n in ("f1b", "gpipe", "inter", "full", "tp1", "pp1", "pp3"))
 check(u["pp_bubble"] >= 2 / (30 + 2), f"uneven stages: bubble {u['pp_bubble']:.4f} >= (p-1)/(m+p-1) = {2/32:.4f}")
 check(abs(u["iter_s"] - u["pipeline_s"] - u["dp_comm_s"] - u["optimizer_s"]) <= 1e-12 * u["iter_s"], "uneven stages: the step adds up")

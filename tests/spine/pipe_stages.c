@@ -139,7 +139,7 @@ static run_out pipeline(int stages, dt_pipe_kind kind, dt_algo algo) {
     dt_trainer t;
     set_up(&t, net, opt, dpc, algo);
     dt_pipeline p;
-    if (dt_pipeline_init(&p, &t, pipe, stages, kind, &err)) die("pipeline", &err);
+    if (dt_pipeline_init(&p, &t, pipe, stages, kind, DT_RECOMPUTE_FULL, &err)) die("pipeline", &err);
     int32_t x[M * B * T], y[M * B * T];
     for (int s = 0; s < STEPS; s++) {
         batch(s, d, whole->num_classes, x, y);
