@@ -9,6 +9,7 @@
 #include "models.h"
 #include "net_part.h"
 #include "train_strategy.h"
+#include "train_tp.h"
 
 // Tags: micro-batch j's activations 2j, their gradient 2j + 1; the tied weight's halves
 // after them. MPI promises tags up to 32767.
@@ -159,6 +160,10 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     size_t slots_n = (size_t)p->slots * p->act_n;
     p->direct = !d->device_memory;
     p->wire_half = p->direct && t->act_wire_half;
+    if (t->tp && t->tp->coll && dt_coll_size(t->tp->coll) > 1 && p->direct) {
+        p->sg = t->tp->coll;
+        p->sg_rank = dt_coll_rank(p->sg), p->sg_size = dt_coll_size(p->sg);
+    }
     // (Narayanan et al. 2021 §2.2.1: with full recomputation a stage keeps the input of each
     // micro-batch in flight, sb h, not its activations)
     if (p->stage > 0) p->stash = buffer(d, p->direct, slots_n);
@@ -236,6 +241,34 @@ static void recv(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
     MPI_Recv(buf, (int)n, MPI_FLOAT, from, tag, p->comm, MPI_STATUS_IGNORE);
 }
 
+// Megatron-LM's scatter/gather between stages (Narayanan et al. 2021, §4.1): a stage's
+// output and its input's gradient are the same on every rank of a tensor-parallel group (after
+// the group's sums), so each rank sends its shard of n (dt_shard_lo's even split) to its peer
+// of the next stage, and the receivers allgather them over the group, inside a node, instead
+// of t whole copies crossing the fabric. The same bits: the numbers are only moved.
+static void act_shard(const dt_pipeline *p, size_t n, size_t *lo, size_t *c) {
+    *lo = p->sg ? dt_shard_lo(n, p->sg_size, p->sg_rank) : 0;
+    *c = (p->sg ? dt_shard_lo(n, p->sg_size, p->sg_rank + 1) : n) - *lo;
+}
+
+static void send_act(dt_pipeline *p, float *buf, size_t n, int to, int tag, MPI_Request *req) {
+    size_t lo, c;
+    act_shard(p, n, &lo, &c);
+    post(p, buf + lo, act_count(p, c), to, tag, req);
+}
+
+static void recv_act(dt_pipeline *p, float *buf, size_t n, int from, int tag) {
+    size_t lo, c;
+    act_shard(p, n, &lo, &c);
+    recv(p, buf + lo, act_count(p, c), from, tag);
+    dt_error err = {0};
+    // (under act_wire_half the group's ring carries 2 bytes an element itself: train_tp.c)
+    if (p->sg && dt_allgather(p->sg, buf, n, NULL, DT_F32, &err)) {
+        fprintf(stderr, "dtlab: pipeline: the tensor-parallel allgather: %s\n", err.msg);
+        DT_ASSERT(!"the group's allgather of a message between stages failed");
+    }
+}
+
 // The tied weight and its gradient (a vocabulary's embedding: 2.5 GB for GPT-3) go in
 // messages of at most p->msg_max floats, in order (MPI's non-overtaking rule): an MPI count
 // is an int, and SimGrid 3.32 copies a message of 2 GiB or more whole (its size cast to int
@@ -290,7 +323,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     float *in = p->stash ? p->stash + (size_t)k * n : NULL;
     int last = p->stage == p->stages - 1;
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
-    else if (!again) recv(p, in, act_count(p, n), p->stage - 1, 2 * j);
+    else if (!again) recv_act(p, in, n, p->stage - 1, 2 * j);
     if (p->stage > 0) take_in(d, p->direct, net->input, in, n);
     if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
     if (p->acts) dt_net_acts_use(p->acts, net, k);
@@ -302,7 +335,7 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     if (!again) {
         float *out = p->fsend + (size_t)k * n;
         put_out(d, p->direct, out, net->layers[net->n_layers - 1]->out, n);
-        post(p, out, act_count(p, n), p->stage + 1, 2 * j, &p->req[2 * k]);
+        send_act(p, out, n, p->stage + 1, 2 * j, &p->req[2 * k]);
     }
     return 0.0f;
 }
@@ -337,7 +370,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     if (p->cur != j && p->acts) restore(p, net, tokens, targets, j);
     else if (p->cur != j) forward(p, t, tokens, targets, j, 1);
     if (!last) {  // straight into the device's memory where MPI reads it
-        recv(p, p->direct ? p->seed : p->host, act_count(p, n), p->stage + 1, 2 * j + 1);
+        recv_act(p, p->direct ? p->seed : p->host, n, p->stage + 1, 2 * j + 1);
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
     if (p->stage == 0 && p->stages > 1 && final) {
@@ -354,7 +387,7 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
         MPI_Wait(&p->req[2 * slot + 1], MPI_STATUS_IGNORE);
         float *g = p->bsend + (size_t)slot * n;
         put_out(d, p->direct, g, net->dinput, n);
-        post(p, g, act_count(p, n), p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
+        send_act(p, g, n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
     }
     // the data-parallel sums end after the gradient went on (Megatron-LM sums after the
     // flush): waiting first held every stage's backward back by its allreduce, 16 of them in

@@ -56,6 +56,10 @@ typedef struct dt_pipeline {
     int direct;           // MPI reads the device's memory (host memory): the buffers below
                           // are the device's, else host memory the device's copies go through
     int wire_half;        // activations sent at 2 bytes an element (train.h act_wire_half)
+    dt_coll *sg;          // tensor parallelism, host-addressable memory: the group's ring
+                          // (nn/train_tp.h, borrowed), over which a message between stages
+                          // is scattered and gathered (train_pipe.c send_act); else NULL
+    int sg_rank, sg_size;
     int slots;            // micro-batches held at once: the schedule's peak on this stage
     float *stash;         // slots x act_n: each held micro-batch's received input (NULL on
                           // the first stage)
