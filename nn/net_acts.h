@@ -12,6 +12,14 @@
 
 #include "net.h"
 
+// Activation recomputation (Korthikanti et al. 2022): none, full (each block's input kept,
+// the stage's forward run again), selective (the attention's core run again). dtrain's
+// pipeline (nn/train_pipe.h) and dtsim's --recompute (sim/dtsim_3d.c) number them alike.
+typedef enum { DT_RECOMPUTE_NONE, DT_RECOMPUTE_FULL, DT_RECOMPUTE_SELECTIVE } dt_recompute;
+static inline const char *dt_recompute_name(int r) {
+    return r == DT_RECOMPUTE_FULL ? "full" : r == DT_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
 typedef struct dt_net_acts dt_net_acts;
 
 // n >= 1 sets for net (finalized). keep_attention 0: the attention layers' saved scores are

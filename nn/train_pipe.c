@@ -107,10 +107,6 @@ static int stage_slots(const dt_pipe_sched *s, int stage, dt_error *err) {
 static void pipe_reduced(dt_trainer *t, float *loss);
 static void pipe_updated(dt_trainer *t);
 
-const char *dt_recompute_name(dt_recompute r) {
-    return r == DT_RECOMPUTE_NONE ? "none" : r == DT_RECOMPUTE_SELECTIVE ? "selective" : "full";
-}
-
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
                      dt_pipe_kind kind, dt_recompute recompute, dt_error *err) {
     DT_ASSERT(p && t && t->net);

@@ -36,12 +36,6 @@
 #include "pipe/pipe_sched.h"
 #include "train.h"
 
-// Activation recomputation (Korthikanti et al. 2022): none, full (each block's input kept,
-// the stage's forward run again), selective (the attention's core run again). The numbers
-// are dtsim's --recompute.
-typedef enum { DT_RECOMPUTE_NONE, DT_RECOMPUTE_FULL, DT_RECOMPUTE_SELECTIVE } dt_recompute;
-const char *dt_recompute_name(dt_recompute r);
-
 // The most floats in one message of the tied weight or its gradient: they go in pieces
 // (train_pipe.c post_pieces; train.h DT_TRAIN_MSG_MAX)
 #define DT_PIPE_MSG_MAX DT_TRAIN_MSG_MAX

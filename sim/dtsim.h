@@ -15,6 +15,7 @@
 #include "generation.h"
 #include "json.h"
 #include "models.h"
+#include "net_acts.h"
 #include "opt_table.h"
 #include "gpu.h"
 #include "gpu_calib.h"
@@ -109,7 +110,7 @@ typedef struct {
     int analytic;               // --analytic: the cost model instead of SimGrid
     // tensor and pipeline parallelism (sim/dtsim_3d.c; Narayanan et al. 2021): --tp, --pp,
     // --micro-batch, --pp-schedule (a dt_pipe_kind and its chunks per stage), --recompute
-    // (0 none, 1 full, 2 selective: nn/train_pipe.h dt_recompute's numbers); the
+    // (nn/net_acts.h dt_recompute: 0 none, 1 full, 2 selective); the
     // data-parallel degree is gpus / (tp pp)
     int tp, pp, micro_batch, pp_kind, pp_chunks, recompute;
     // --simgrid: a 3D layout simulated by SimGrid (the trainer's own pipeline and tensor
@@ -263,6 +264,9 @@ void dtsim_gpt_report(FILE *f, const dtsim_opts *o, const dtsim_result *r);
 // The bytes a network on the modelled GPU keeps for activations in a step (its layers'
 // outputs and saved state, in the run's precision; fused attention keeps no scores)
 double dtsim_net_activation_bytes(const dtsim_opts *o, const dt_net *net);
+// Of them, the layers' saved state (aux: the norms' statistics, the attention's scores, or
+// under flash its row statistics); attention_only: the attention layers' alone
+double dtsim_net_saved_bytes(const dtsim_opts *o, const dt_net *net, int attention_only);
 // A gpt model's configuration as the run gives it (sequence, vocabulary, --layers --hidden
 // --heads), and its shape (NULL if not a gpt model)
 void dtsim_gpt_config(const dtsim_opts *o, dt_model_config *cfg);
@@ -273,9 +277,6 @@ const dt_gpt_shape *dtsim_gpt_shape(const dtsim_opts *o, dt_gpt_shape *buf);
 // fit), the analytic step, and the report's lines and JSON fields
 // (a run given --recompute is answered by the same model, with one stage at tp 1)
 static inline int dtsim_is_3d(const dtsim_opts *o) { return o->tp * o->pp > 1 || o->recompute; }
-static inline const char *dtsim_recompute_name(int r) {
-    return r == 1 ? "full" : r == 2 ? "selective" : "none";
-}
 int dtsim_3d_check(dtsim_opts *o, int batch);
 int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r);
 int dtsim_3d_analytic(const dtsim_opts *o, dtsim_result *r);

@@ -148,17 +148,6 @@ typedef struct {
     double f, b, opt, params, act, att_f, att_act;
 } part_t;
 
-// Bytes of the attention layers' saved scores, as dtsim_net_activation_bytes counts them
-static double attention_bytes(const dtsim_opts *o, const dt_net *net) {
-    double bytes = 0;
-    for (int i = 0; i < net->n_layers; i++) {
-        const dt_layer *l = net->layers[i];
-        if (l->type != DT_LAYER_ATTENTION) continue;
-        bytes += o->flash ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
-    }
-    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
-}
-
 static int time_part(const dtsim_opts *o, double scale, int blocks, part_t *out) {
     dt_error err = {0};
     dt_modeldev_config mc = {dt_gpu_find(o->cluster.gpu), o->prec, NULL, NULL, NULL, 0, 1, scale,
@@ -192,7 +181,7 @@ static int time_part(const dtsim_opts *o, double scale, int blocks, part_t *out)
     dt_net_acts_rerun_attention(net);  // (what selective recomputation runs again)
     double t4 = dt_device_model_stats(dev).seconds;
     *out = (part_t){t1 - t0, t2 - t1, t3 - t2, (double)net->n_trainable,
-                    dtsim_net_activation_bytes(o, net), t4 - t3, attention_bytes(o, net)};
+                    dtsim_net_activation_bytes(o, net), t4 - t3, dtsim_net_saved_bytes(o, net, 1)};
     free(x), free(y);
     dt_optim_free(opt);
     dt_net_free(net);

@@ -91,16 +91,23 @@ int dtsim_gpt_check(dtsim_opts *o, int optim_set) {
     return 0;
 }
 
+double dtsim_net_saved_bytes(const dtsim_opts *o, const dt_net *net, int attention_only) {
+    double bytes = 0;  // (whole numbers of bytes: exact in any order)
+    for (int i = 0; i < net->n_layers; i++) {
+        const dt_layer *l = net->layers[i];
+        int attention = l->type == DT_LAYER_ATTENTION;
+        if (attention_only && !attention) continue;
+        // fused attention keeps its row statistics (B x H x T), not the (B,H,T,T) scores
+        bytes += o->flash && attention ? (double)l->B * l->heads * l->h * sizeof(float)
+                                       : (double)l->aux_bytes;
+    }
+    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+}
+
 double dtsim_net_activation_bytes(const dtsim_opts *o, const dt_net *net) {
     size_t scratch = 0;
     double bytes = (double)dt_net_activation_bytes(net, &scratch) + (double)scratch;
-    for (int i = 0; i < net->n_layers; i++) {
-        const dt_layer *l = net->layers[i];
-        // fused attention keeps its row statistics (B x H x T), not the (B,H,T,T) scores
-        int att = o->flash && l->type == DT_LAYER_ATTENTION;
-        bytes += att ? (double)l->B * l->heads * l->h * sizeof(float) : (double)l->aux_bytes;
-    }
-    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0;
+    return bytes * (o->prec == DT_PREC_FP16 ? 2.0 : 4.0) / 4.0 + dtsim_net_saved_bytes(o, net, 0);
 }
 
 // Bytes the network on the modelled GPU keeps for activations during a step: every layer's

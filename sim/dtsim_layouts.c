@@ -44,7 +44,7 @@ static void describe(const layout_row *r, char *buf, size_t n) {
     if (r->kind == DT_PIPE_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", r->chunks);
     else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)r->kind));
     snprintf(buf, n, "--tp %d --pp %d --micro-batch %d --pp-schedule %s --recompute %s%s",
-             r->tp, r->pp, r->mb, sched, dtsim_recompute_name(r->recompute),
+             r->tp, r->pp, r->mb, sched, dt_recompute_name(r->recompute),
              r->shard ? " --shard 1" : "");
 }
 
@@ -159,7 +159,7 @@ int dtsim_layouts_main(int argc, char **argv) {
                    "\"shard\": %d, \"step_s\": %.17g, \"model_flops_per_gpu\": %.17g, "
                    "\"mem_total_bytes\": %.17g}", i ? ", " : "", i + 1, r->tp, r->pp, r->dp,
                    r->mb, dt_pipe_kind_name((dt_pipe_kind)r->kind), r->chunks,
-                   dtsim_recompute_name(r->recompute), r->shard, r->step_s, r->flops, r->mem);
+                   dt_recompute_name(r->recompute), r->shard, r->step_s, r->flops, r->mem);
         }
         printf("]\n");
         free(rows);
@@ -179,7 +179,7 @@ int dtsim_layouts_main(int argc, char **argv) {
         if (r->kind == DT_PIPE_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", r->chunks);
         else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)r->kind));
         printf("%4d %4d %4d %5d %4d %-14s %-9s %4d %10.3f %9.1f %8.1f\n", i + 1, r->tp, r->pp,
-               r->dp, r->mb, sched, dtsim_recompute_name(r->recompute), r->shard, r->step_s,
+               r->dp, r->mb, sched, dt_recompute_name(r->recompute), r->shard, r->step_s,
                r->flops / 1e12, r->mem / GIB);
     }
     char best[160];

@@ -162,6 +162,6 @@ int dtsim_parse_pp_schedule(const dt_opt *d, const char *what, const char *s, vo
 int dtsim_parse_recompute(const dt_opt *d, const char *what, const char *s, void *v,
         dt_error *err) {
     for (int r = 0; r < 3; r++)
-        if (!strcmp(s, dtsim_recompute_name(r))) return *(int *)v = r, 0;
+        if (!strcmp(s, dt_recompute_name(r))) return *(int *)v = r, 0;
     return dt_opt_bad(err, what, s, d->want);
 }
