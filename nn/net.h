@@ -195,9 +195,10 @@ const uint16_t *dt_net_p_h(const dt_net *net, ssize_t off);
 // Mixed precision under a sharded trainer (nn/net_half.c): x holds the n parameters from
 // element off on; round those of conv and linear weights and biases to half in place, the
 // values the unsharded forward reads (batch and layer norms' stay fp32). And x's half bits
-// into h (net->amp's format).
+// into h (net->amp's format), and h widened back into x (n elements each).
 void dt_net_half_round(dt_net *net, float *x, size_t off, size_t n);
 void dt_net_half_bits(dt_net *net, const float *x, uint16_t *h, size_t n);
+void dt_net_half_widen(dt_net *net, const uint16_t *h, float *x, size_t n);
 // Whether the layers run convolutions on half storage (and read dt_net_p_h).
 int dt_net_half_conv_bits(const dt_net *net);
 static inline float *dt_net_p(const dt_net *net, ssize_t off) {

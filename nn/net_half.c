@@ -115,6 +115,10 @@ void dt_net_half_bits(dt_net *net, const float *x, uint16_t *h, size_t n) {
     narrow(net, x, h, n);
 }
 
+void dt_net_half_widen(dt_net *net, const uint16_t *h, float *x, size_t n) {
+    widen(net, h, x, n);
+}
+
 void dt_net_half_round(dt_net *net, float *x, size_t off, size_t n) {
     for (int t = 0; t < net->n_params; t++) {
         const dt_param *p = &net->params_table[t];

@@ -74,6 +74,36 @@ static void put_out(dt_device *d, int direct, float *dst, const float *src, size
     else d->to_host(d, dst, src, n * sizeof(float));
 }
 
+// A message of n activations or gradients (device memory x) and back: fp32, or under mixed
+// precision their half bits in p->msg_n words, rounded as the whole net stores the tensor
+// between those two layers (nn/net_half.c: every layer's output and output gradient but the
+// logits'), so that the stages compute what the whole net does, bit for bit, and a message
+// is 2 bytes an element, as Megatron-LM's bf16 sends.
+static void pack(dt_pipeline *p, dt_net *net, float *msg, const float *x, size_t n) {
+    dt_device *d = net->dev;
+    if (!p->half) {
+        put_out(d, p->direct, msg, x, n);
+        return;
+    }
+    uint16_t *h = (uint16_t *)(p->direct ? msg : p->bits);
+    dt_net_half_bits(net, x, h, n);
+    if (!p->direct) d->to_host(d, msg, h, p->msg_n * sizeof(float));
+}
+
+static void unpack(dt_pipeline *p, dt_net *net, float *x, const float *msg, size_t n) {
+    dt_device *d = net->dev;
+    if (!p->half) {
+        take_in(d, p->direct, x, msg, n);
+        return;
+    }
+    const uint16_t *h = (const uint16_t *)msg;
+    if (!p->direct) {
+        d->from_host(d, p->bits, msg, p->msg_n * sizeof(float));
+        h = (const uint16_t *)p->bits;
+    }
+    dt_net_half_widen(net, h, x, n);
+}
+
 // The micro-batches this stage holds at once under its schedule (dt_pipe_run's peak: 1F1B
 // min(p - s, m), GPipe m): the slots of its buffers. Refused (-1) where the stages run the
 // backwards in different orders: a slot's gradient send then might wait for a stage that
@@ -128,9 +158,6 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: ZeRO's %s stage (--shard %s): a pipeline "
                       "runs with the replicated strategy or ZeRO stages 1 and 2, so far",
                       dt_shard_name(t->shard), dt_shard_name(t->shard));
-    else if (net->amp != DT_AMP_FP32)
-        bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %s storage: a pipeline runs fp32 only, "
-                      "so far", dt_amp_name(net->amp));
     else if (m > MAX_MICRO)
         bad = dt_fail(err, DT_EXIT_USAGE, "pipeline: %d micro-batches, at most %d", m,
                       MAX_MICRO);
@@ -152,10 +179,12 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     dt_device *d = net->dev;
     p->act_n = (size_t)net->B * (size_t)net->seq * (size_t)dt_gpt_shape_of(
                    dt_gpt_find(net->model), &net->cfg).width;
-    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
-    size_t slots_n = (size_t)p->slots * p->act_n;
     p->direct = !d->device_memory;
     p->wire_half = p->direct && t->act_wire_half;
+    p->half = net->amp != DT_AMP_FP32 && !p->wire_half;
+    p->msg_n = p->half ? (p->act_n + 1) / 2 : p->act_n;
+    size_t host_n = p->act_n > p->tied_n ? p->act_n : p->tied_n;
+    size_t slots_n = (size_t)p->slots * p->msg_n;
     if (t->tp && t->tp->coll && dt_coll_size(t->tp->coll) > 1 && p->direct) {
         p->sg = t->tp->coll;
         p->sg_rank = dt_coll_rank(p->sg), p->sg_size = dt_coll_size(p->sg);
@@ -170,6 +199,8 @@ int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stag
     p->tied_send = buffer(d, p->direct, p->tied_n + 1);
     p->host = p->direct ? NULL : mallocCheck(host_n * sizeof(float));
     p->seed = d->alloc(d, p->act_n * sizeof(float));
+    if (p->half && p->stage < stages - 1) p->grecv = buffer(d, p->direct, p->msg_n);
+    if (p->half && !p->direct) p->bits = d->alloc(d, p->msg_n * sizeof(float));
     p->n_req = 2 * p->slots;
     p->req = mallocCheck((size_t)p->n_req * sizeof(MPI_Request));
     for (int i = 0; i < p->n_req; i++) p->req[i] = MPI_REQUEST_NULL;
@@ -192,14 +223,15 @@ void dt_pipeline_free(dt_pipeline *p, dt_trainer *t) {
     if (!p) return;
     dt_pipe_free(&p->sched);
     dt_device *d = t && t->net ? t->net->dev : NULL;
-    float *bufs[] = {p->stash, p->fsend, p->bsend, p->tied_send};
-    for (int i = 0; i < 4; i++) {
+    float *bufs[] = {p->stash, p->fsend, p->bsend, p->tied_send, p->grecv};
+    for (int i = 0; i < 5; i++) {
         if (!bufs[i]) continue;
         if (p->direct && d) d->free(d, bufs[i]);
         else if (!p->direct) free(bufs[i]);
     }
     free(p->host), free(p->req), free(p->tied_req), free(p->holder), free(p->slot_of);
     if (p->seed && d) d->free(d, p->seed);
+    if (p->bits && d) d->free(d, p->bits);
     if (p->acts && t && t->net) dt_net_acts_free(p->acts, t->net);
     if (t && t->pipe == p) t->pipe = NULL, t->hooks.reduced = NULL, t->hooks.updated = NULL;
     memset(p, 0, sizeof *p);
@@ -313,14 +345,13 @@ static void recv_pieces(dt_pipeline *p, float *buf, size_t n, int from, int tag)
 static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
                      const int32_t *targets, int j, int again) {
     dt_net *net = t->net;
-    dt_device *d = net->dev;
-    size_t bt = (size_t)net->B * (size_t)net->seq, n = p->act_n;
+    size_t bt = (size_t)net->B * (size_t)net->seq, n = p->act_n, w = p->msg_n;
     int k = again ? p->slot_of[j] : take_slot(p, j);
-    float *in = p->stash ? p->stash + (size_t)k * n : NULL;
+    float *in = p->stash ? p->stash + (size_t)k * w : NULL;
     int last = p->stage == p->stages - 1;
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
-    else if (!again) recv_act(p, in, n, p->stage - 1, 2 * j);
-    if (p->stage > 0) take_in(d, p->direct, net->input, in, n);
+    else if (!again) recv_act(p, in, w, p->stage - 1, 2 * j);
+    if (p->stage > 0) unpack(p, net, net->input, in, n);
     if (last) dt_net_set_tokens(net, NULL, targets + j * bt);
     if (p->acts) dt_net_acts_use(p->acts, net, k);
     uint64_t seed = net->dropout_seed;
@@ -329,9 +360,9 @@ static float forward(dt_pipeline *p, dt_trainer *t, const int32_t *tokens,
     p->cur = j;
     if (last) return dt_net_loss(net);
     if (!again) {
-        float *out = p->fsend + (size_t)k * n;
-        put_out(d, p->direct, out, net->layers[net->n_layers - 1]->out, n);
-        send_act(p, out, n, p->stage + 1, 2 * j, &p->req[2 * k]);
+        float *out = p->fsend + (size_t)k * w;
+        pack(p, net, out, net->layers[net->n_layers - 1]->out, n);
+        send_act(p, out, w, p->stage + 1, 2 * j, &p->req[2 * k]);
     }
     return 0.0f;
 }
@@ -345,7 +376,7 @@ static void restore(dt_pipeline *p, dt_net *net, const int32_t *tokens,
     int k = p->slot_of[j];
     dt_net_acts_use(p->acts, net, k);
     if (p->stage == 0) dt_net_set_tokens(net, tokens + j * bt, NULL);
-    else take_in(net->dev, p->direct, net->input, p->stash + (size_t)k * p->act_n, p->act_n);
+    else unpack(p, net, net->input, p->stash + (size_t)k * p->msg_n, p->act_n);
     if (p->stage == p->stages - 1) dt_net_set_tokens(net, NULL, targets + j * bt);
     if (p->recompute == DT_RECOMPUTE_SELECTIVE)
         dt_net_acts_rerun_attention(net), p->recomputed++;
@@ -365,7 +396,10 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     int communicate = final || (s->flags & DT_STRATEGY_EACH_MICRO);
     if (p->cur != j && p->acts) restore(p, net, tokens, targets, j);
     else if (p->cur != j) forward(p, t, tokens, targets, j, 1);
-    if (!last) {  // straight into the device's memory where MPI reads it
+    if (!last && p->half) {  // (the half bits, widened)
+        recv_act(p, p->grecv, p->msg_n, p->stage + 1, 2 * j + 1);
+        unpack(p, net, p->seed, p->grecv, n);
+    } else if (!last) {  // straight into the device's memory where MPI reads it
         recv_act(p, p->direct ? p->seed : p->host, n, p->stage + 1, 2 * j + 1);
         if (!p->direct) d->from_host(d, p->seed, p->host, n * sizeof(float));
     }
@@ -381,9 +415,9 @@ static void backward(dt_pipeline *p, dt_trainer *t, const dt_strategy *s,
     if (p->stage > 0) {  // (the previous stage receives the slot's last gradient before it
                          // needs anything more of this one: one order of backwards)
         MPI_Wait(&p->req[2 * slot + 1], MPI_STATUS_IGNORE);
-        float *g = p->bsend + (size_t)slot * n;
-        put_out(d, p->direct, g, net->dinput, n);
-        send_act(p, g, n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
+        float *g = p->bsend + (size_t)slot * p->msg_n;
+        pack(p, net, g, net->dinput, n);
+        send_act(p, g, p->msg_n, p->stage - 1, 2 * j + 1, &p->req[2 * slot + 1]);
     }
     // the data-parallel sums end after the gradient went on (Megatron-LM sums after the
     // flush): waiting first held every stage's backward back by its allreduce, 16 of them in

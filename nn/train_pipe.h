@@ -50,20 +50,24 @@ typedef struct dt_pipeline {
     int direct;           // MPI reads the device's memory (host memory): the buffers below
                           // are the device's, else host memory the device's copies go through
     int wire_half;        // activations sent at 2 bytes an element (train.h act_wire_half)
+    int half;             // mixed precision (real numbers): messages of half bits
+    size_t msg_n;         // floats (words) of one message: act_n, or (act_n + 1) / 2 halfs
     dt_coll *sg;          // tensor parallelism, host-addressable memory: the group's ring
                           // (nn/train_tp.h, borrowed), over which a message between stages
                           // is scattered and gathered (train_pipe.c send_act); else NULL
     int sg_rank, sg_size;
     int slots;            // micro-batches held at once: the schedule's peak on this stage
-    float *stash;         // slots x act_n: each held micro-batch's received input (NULL on
+    float *stash;         // slots x msg_n: each held micro-batch's received input (NULL on
                           // the first stage)
-    float *fsend, *bsend; // slots x act_n: activations sent on (NULL on the last stage), their
+    float *fsend, *bsend; // slots x msg_n: activations sent on (NULL on the last stage), their
                           // gradients sent back (NULL on the first)
     size_t buffer_bytes;  // of the three: what the stage holds for its micro-batches
     int *holder, *slot_of;  // slot -> micro-batch (-1 free), micro-batch -> slot
     float *tied_send;     // tied_n: the last stage's half of the tied gradient
     float *host;          // host, max(act_n, tied_n): a message on its way (not direct)
     float *seed;          // device, act_n: the gradient a later stage sent
+    float *grecv;         // msg_n, a message buffer: that gradient's half bits (half)
+    float *bits;          // device, msg_n: half bits on their way (half, not direct)
     MPI_Request *req;     // slot k's sends at 2k (forward) and 2k + 1 (backward)
     int n_req;            // 2 slots
     size_t msg_max;       // the tied weight's and its gradient's messages: at most this many
@@ -96,8 +100,8 @@ dt_net *dt_pipeline_stage_net(const char *name, dt_device *dev, const dt_model_c
 // set_accumulate (m micro-batches) and the strategy: the stage's schedule (kind, v = 1), its
 // buffers (with each slot's activations unless recompute is full), the hooks into the
 // trainer's step (t->pipe, t->hooks.reduced). Refused
-// (DT_EXIT_USAGE, on every rank): ZeRO's stages 2 and 3, mixed precision, m too large for the
-// message tags, pipe_comm's size not the stages of `net`.
+// (DT_EXIT_USAGE, on every rank): ZeRO's stage 3, m too large for the message tags,
+// pipe_comm's size not the stages of `net`.
 int dt_pipeline_init(dt_pipeline *p, dt_trainer *t, MPI_Comm pipe_comm, int stages,
                      dt_pipe_kind kind, dt_recompute recompute, dt_error *err);
 void dt_pipeline_free(dt_pipeline *p, dt_trainer *t);

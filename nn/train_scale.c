@@ -5,7 +5,9 @@
 // dt_loss_scaler_update). Not here: the step (train.c).
 #include <math.h>
 
+#include "train_pipe.h"
 #include "train_strategy.h"
+#include "train_tp.h"
 
 static float scale(const dt_trainer *t) { return t->loss_scaling ? t->scaler.scale : 1.0f; }
 
@@ -20,6 +22,10 @@ static int unscale(dt_trainer *t) {
     if (!t->loss_scaling) return 1;
     int overflow = d->nonfinite(d, t->grad, t->grad_n) > 0;
     MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->comm);
+    // a pipeline's stages and a tensor-parallel group's slices hold other parts of the
+    // gradient: an overflow in any part skips the step of the whole model
+    if (t->pipe) MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->pipe->comm);
+    if (t->tp) MPI_Allreduce(MPI_IN_PLACE, &overflow, 1, MPI_INT, MPI_MAX, t->tp->comm);
     float s = t->scaler.scale;  // the scale backward ran with
     if (!dt_loss_scaler_update(&t->scaler, overflow)) {
         t->last_skipped = 1;

@@ -26,13 +26,30 @@ static void sum(dt_tensor_par *tp, float *x, size_t n) {
     }
 }
 
+// Under mixed precision a tensor the net stores in half (nn/net_half.c): each slice's part,
+// already rounded to half as the layer's output or gradient, widened, summed in fp32 and
+// rounded once more (Megatron-LM sums the bf16 parts; NCCL adds them in fp32 and rounds)
+static void sum_half(dt_tensor_par *tp, dt_net *net, uint16_t *h, size_t n) {
+    float *x = net->half_scratch[0];  // (free between layers)
+    DT_ASSERT(n <= net->half_scratch_floats);
+    dt_net_half_widen(net, h, x, n);
+    sum(tp, x, n);
+    dt_net_half_bits(net, x, h, n);
+}
+
 // net.h on_tensor: g after a row-parallel linear's forward, f before a layer norm's backward
 static void on_tensor(void *ctx, dt_net *net, int layer, int phase) {
     dt_tensor_par *tp = ctx;
     dt_layer *l = net->layers[layer];
     size_t n = (size_t)l->B * dt_layer_out_size(l);
-    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) sum(tp, l->out, n);
-    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) sum(tp, l->dout, n);
+    if (phase == DT_PHASE_FORWARD && tp->sum_out[layer]) {
+        if (l->out_h) sum_half(tp, net, l->out_h, n);
+        else sum(tp, l->out, n);
+    }
+    if (phase == DT_PHASE_BACKWARD && tp->sum_dout[layer]) {
+        if (l->dout_h) sum_half(tp, net, l->dout_h, n);
+        else sum(tp, l->dout, n);
+    }
 }
 
 // ---- the vocabulary-parallel head's loss (Megatron-LM's vocab_parallel_cross_entropy) ----
@@ -92,9 +109,6 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: a net of %d slices on a group "
                       "of %d ranks (build a gpt model with cfg.tp = the group's size)",
                       net->cfg.tp, tp->size);
-    else if (net->amp != DT_AMP_FP32)
-        bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: %s storage: fp32 only, so far",
-                      dt_amp_name(net->amp));
     else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's stage %d: the "
                       "replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",

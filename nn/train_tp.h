@@ -42,7 +42,7 @@ typedef struct dt_tensor_par {
 // cfg.tp = comm's size, its slices those of comm's rank): the hooks (net->on_tensor, the
 // row-parallel linears' bias on rank 0 only, t->tp for the norms; with the vocabulary split,
 // net->loss_part and seed_part). Refused (DT_EXIT_USAGE, every rank): a net not of tp slices
-// of a gpt model, mixed precision, a sharded strategy, the vocabulary split on a device
+// of a gpt model, a sharded strategy, the vocabulary split on a device
 // without its kernels (dt_tp_vocab_split_ok).
 int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err);
 void dt_tp_free(dt_tensor_par *tp, dt_trainer *t);

@@ -37,7 +37,6 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
     else snprintf(what, sizeof what, "--tp %d", o->tp);
     const char *no = o->shard > (o->tp > 1 ? DT_SHARD_OPTIMIZER : DT_SHARD_GRADIENTS)
                          ? o->shard_flag
-                     : o->precision != DT_AMP_FP32 ? "--precision fp16 or bf16"
                      : o->profile[0] ? "--profile"
                      : o->trace[0] ? "--trace"
                      : NULL;
@@ -56,7 +55,7 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
         snprintf(msg, sizeof msg, "--tp %d: --model %s's %d attention heads do not split over "
                  "%d ranks (a rank runs whole heads)", o->tp, o->model, g->heads, o->tp);
     else if (no)
-        snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run fp32, the "
+        snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run the "
                  "replicated strategy or ZeRO stage 1 (stage 2 with --pp alone), without "
                  "profiles or traces so far", what, no);
     if (!msg[0]) return 0;

@@ -12,13 +12,16 @@
 #                  buffers of the micro-batches a stage holds are 1F1B's min(p - s, m) and
 #                  GPipe's m, to the byte; --recompute none and selective give the same
 #                  bits, none runs no forward again, and the activations they keep are the
-#                  closed form of the micro-batches in flight
+#                  closed form of the micro-batches in flight; in bf16 and fp16 (with
+#                  overflows skipped on every stage alike) 2 stages are 1 bit for bit
 #   tensor         --tp 2 and 4 (Megatron-LM's tensor parallelism, nn/train_tp.c, the
 #                  embedding and the head split over the vocabulary): weights within 1e-5
 #                  of --pp 1 (the slices' sums in another order), its step losses to the
 #                  digits printed, the same bits when run
 #                  again; --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit (a pipeline of slices
-#                  changes no sum either); the comparison can tell (lr x 1.01 is not within it)
+#                  changes no sum either); the comparison can tell (lr x 1.01 is not within it);
+#                  in bf16 within twice bf16's own distance from fp32, bit for bit again and
+#                  under --pp 2 (lr x 1.2 is not within it)
 #   layouts_8      every layout of 8 ranks (pp 1-2 x tp 1, 2, 4 x the data-parallel rest) ends
 #                  within 1e-5 of --pp 1 on one rank (the relative L2 difference of the
 #                  model, as every tolerance here), its replicas identical, the memory of
@@ -139,6 +142,27 @@ sys.exit(0 if got==want and d['pp_recompute']==mode else 1)" || fail "$x: the ke
   "$ST_COMPARE" "$W/one.st" "$W/plain.st" 1e-5 --global || fail "--pp 1 is not the data-parallel run within 1e-5"
   go far 1 --pp 1 --lr 0.00303
   if "$ST_COMPARE" "$W/far.st" "$W/one.st" 1e-5 --global > /dev/null; then fail "lr x 1.01 is within 1e-5: the check cannot tell"; fi
+  # mixed precision (nn/train_pipe.c pack): a message is the half bits of what the whole net
+  # stores between those layers, so 2 stages are 1 bit for bit in bf16 (kept activations
+  # too) and in fp16, whose loss scale from 10^7, doubled after every good step, overflows
+  # (3 steps of 8, measured): every stage skips those steps (a stage that skipped alone
+  # would hang the pipeline: nn/train_scale.c)
+  go bf_one 1 --pp 1 --precision bf16
+  go bf_two 2 --pp 2 --precision bf16 --recompute none
+  same bf_two bf_one
+  "$PY" -c "
+import json
+d=json.loads([l for l in open('$W/bf_two') if l.startswith('{')][0])
+want=max(((2 if s>0 else 0)+(1 if s<1 else 0))*min(2-s,4)*4*32*64*2 for s in range(2))
+print('bf16: the pipeline buffers of the busiest rank %d bytes, closed form (2 bytes an element) %d'%(d['mem_pipe_buffer_bytes'],want))
+exit(0 if d['mem_pipe_buffer_bytes']==want else 1)" || fail "bf16: the pipeline's buffers are not half the fp32 closed form"
+  if "$ST_COMPARE" "$W/bf_one.st" "$W/one.st" 0 > /dev/null; then fail "bf16 is fp32 bit for bit: no rounding ran"; fi
+  H="--precision fp16 --loss-scale 1e7 --loss-scale-interval 1 --epochs 2"
+  go fp_one 1 --pp 1 $H
+  go fp_two 2 --pp 2 $H
+  same fp_two fp_one
+  k=$(json "$W/fp_two" skipped_steps)
+  [ "$k" -ge 1 ] && [ "$k" -lt "$(json "$W/fp_two" steps)" ] || fail "fp16 from 10^7, growing every step: $k steps skipped of $(json "$W/fp_two" steps) (none, or all: one path of the two did not run)"
   echo "PASS bit_identical" ;;
 tensor)
   corpus 4000 "$W/text"
@@ -166,6 +190,22 @@ sys.exit(0 if len(a) == len(b) > 0 and all(abs(x - y) <= 2e-5 * abs(y) for x, y 
   "$ST_COMPARE" "$W/tp2p2.st" "$W/tp2p1.st" 0 || fail "--tp 2 --pp 2 is not --tp 2 --pp 1 bit for bit"
   go far 2 --tp 2 --lr 0.00303
   if "$ST_COMPARE" "$W/far.st" "$W/one.st" 1e-5 --global > /dev/null; then fail "lr x 1.01 is within 1e-5: the check cannot tell"; fi
+  # bf16 (nn/train_tp.c sum_half: each slice's half part, summed, rounded again): within
+  # twice what bf16 itself moves the model from fp32 (measured: about 1x), the same bits
+  # again, and --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit
+  go bf_one 1 --pp 1 --precision bf16
+  go bf_tp2 2 --tp 2 --pp 1 --precision bf16
+  go bf_tp2b 2 --tp 2 --pp 1 --precision bf16
+  go bf_tp2p2 4 --tp 2 --pp 2 --precision bf16
+  l2() { "$ST_COMPARE" "$W/$1.st" "$W/$2.st" 1 --global | sed -n 's/.*relative L2 difference of the model \([0-9.e+-]*\).*/\1/p'; }
+  bf=$(l2 bf_one one) tpd=$(l2 bf_tp2 bf_one)
+  echo "bf16 from fp32: $bf; --tp 2 bf16 from --pp 1 bf16: $tpd"
+  awk -v a="$tpd" -v b="$bf" 'BEGIN { exit !(b > 0 && a <= 2 * b) }' || fail "--tp 2 in bf16 is $tpd from the plain bf16 run, more than twice bf16's own $bf"
+  "$ST_COMPARE" "$W/bf_tp2b.st" "$W/bf_tp2.st" 0 || fail "--tp 2 bf16 run again: other bits"
+  "$ST_COMPARE" "$W/bf_tp2p2.st" "$W/bf_tp2.st" 0 || fail "--tp 2 --pp 2 bf16 is not --tp 2 --pp 1 bit for bit"
+  go bf_far 2 --tp 2 --precision bf16 --lr 0.0036
+  far=$(l2 bf_far bf_one)
+  awk -v a="$far" -v b="$bf" 'BEGIN { exit !(a > 2 * b) }' || fail "lr x 1.2 is $far, within twice $bf: the check cannot tell"
   echo "PASS tensor" ;;
 layouts_8)
   corpus 4000 "$W/text"
@@ -230,7 +270,6 @@ bad_input)
   check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
   check "ZeRO stage 3" 4 "--pp 2 and --shard parameters" $T --pp 2 --shard parameters
   check "tensor parallelism and ZeRO stage 2" 4 "--tp 2 and --shard gradients" $T --tp 2 --shard gradients
-  check "mixed precision" 2 "--pp 2 and --precision fp16 or bf16" $T --pp 2 --precision bf16
   check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
   check "zero stages" 2 "option --pp" $T --pp 0
