@@ -40,10 +40,12 @@
 // here (bytes) or at twice the largest buffer. A modelled GPU's memory then costs the
 // simulation no memory in proportion to the batch (SimGrid maps the arena at full size).
 #define ARENA_CAP ((size_t)2 << 30)
-// Automatic coarsening cuts ring phases to about this many rounds up to COARSEN_UNTIL GPUs,
-// and above it to fewer in proportion (auto_coarsen)
+// Automatic coarsening cuts ring phases to about this many rounds up to COARSEN_UNTIL GPUs
+// (COARSEN_UNTIL_STAGE3 under ZeRO stage 3), and above it to fewer in proportion
+// (auto_coarsen)
 #define COARSEN_ROUNDS 16
 #define COARSEN_UNTIL 1024
+#define COARSEN_UNTIL_STAGE3 512
 // A reduction reads two operands and writes their sum: bytes of memory traffic per byte
 // reduced, which make the cost model's γ from the GPU's memory bandwidth
 #define REDUCE_TRAFFIC 3
@@ -54,10 +56,14 @@
 // flows in flight: P ranks' rounds of P flows each. Above COARSEN_UNTIL GPUs the rounds per
 // phase shrink as 1/P (4096 GPUs: 4, 16,384: 1), so that this work grows like P, not P²
 // (bench/DTSIM-SPEED.md: a 4096-GPU ring 99 s -> 57 s, its iteration time moved 0.05 %).
-static int auto_coarsen(int gpus) {
+// ZeRO stage 3 starts two collectives per unit every step (290 for gpt2-xl by blocks, where
+// the other strategies start a few fused buckets), so its rounds shrink from 512 GPUs on:
+// 8 a phase at 1,024 GPUs, which simulate in 55 s where 16 took 82 s, the step 0.84 %
+// shorter (bench/DTSIM-SPEED.md).
+static int auto_coarsen(int gpus, int shard) {
     if (gpus <= COARSEN_ROUNDS) return 1;
-    long rounds = COARSEN_ROUNDS;
-    if (gpus > COARSEN_UNTIL) rounds = (long)COARSEN_ROUNDS * COARSEN_UNTIL / gpus;
+    long rounds = COARSEN_ROUNDS, until = shard == 3 ? COARSEN_UNTIL_STAGE3 : COARSEN_UNTIL;
+    if (gpus > until) rounds = (long)COARSEN_ROUNDS * until / gpus;
     if (rounds < 1) rounds = 1;
     return (int)((gpus + rounds - 1) / rounds);
 }
@@ -115,7 +121,7 @@ dt_coll_opts dtsim_coll_for(const dtsim_opts *o, const dt_cluster *c) {
     co.cost.share = own_platform ? 1 : c->gpus_per_node;
     const dt_gpu_profile *g = dt_gpu_find(c->gpu);
     co.cost.gamma = 1.0 / (g->mem_bw * g->eff_mem / REDUCE_TRAFFIC);
-    co.coarsen = o->coarsen >= 0 ? o->coarsen : auto_coarsen(o->gpus);
+    co.coarsen = o->coarsen >= 0 ? o->coarsen : auto_coarsen(o->gpus, o->shard);
     return co;
 }
 
