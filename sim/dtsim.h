@@ -113,6 +113,10 @@ typedef struct {
     // (nn/net_acts.h dt_recompute: 0 none, 1 full, 2 selective); the
     // data-parallel degree is gpus / (tp pp)
     int tp, pp, micro_batch, pp_kind, pp_chunks, recompute;
+    // --sequence-parallel (Korthikanti et al. 2022 §4.2.2): the activations tensor
+    // parallelism leaves whole on every rank (layer norms, dropouts, the residual stream)
+    // split along the sequence; the cost model's memory (sim/dtsim_3d.c)
+    int seq_par;
     // --simgrid: a 3D layout simulated by SimGrid (the trainer's own pipeline and tensor
     // parallelism, nn/train_pipe.c and train_tp.c, on modelled GPUs) beside the cost model
     int simgrid_3d;

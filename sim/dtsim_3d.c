@@ -68,6 +68,9 @@ static int check_shape(const dtsim_opts *o) {
 }
 
 int dtsim_3d_check(dtsim_opts *o, int batch) {
+    if (o->seq_par && o->tp < 2 && !o->plan_row)
+        return refuse("--sequence-parallel splits along the sequence what tensor parallelism "
+                      "leaves whole on each of its ranks: give --tp 2 or more");
     if (!dtsim_is_3d(o)) {
         if (check_shape(o)) return 2;
         if (o->simgrid_3d)
@@ -129,6 +132,9 @@ int dtsim_3d_check(dtsim_opts *o, int batch) {
         if (v > 1 || o->shard > 1)
             return refuse("--simgrid runs dtrain's pipeline: GPipe or 1F1B, ZeRO stage 0 or 1 "
                           "(not interleaved)");
+        if (o->seq_par)
+            return refuse("--simgrid and --sequence-parallel: the trainer does not split the "
+                          "sequence yet (the cost model does: drop --simgrid)");
     } else if (!o->analytic) {
         char w[320];
         snprintf(w, sizeof w, "--tp/--pp: answered with --analytic (the cost model of "
@@ -250,12 +256,24 @@ int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r) {
     int T = o->seq_len ? o->seq_len : s->context;
     int in0, inl;
     inflight(o, &y, &in0, &inl);
+    // sequence parallelism (Korthikanti et al. 2022, Table 2: sbh(34/t + 5as/ht) against
+    // tensor parallelism's sbh(10 + 24/t + 5as/ht)): what the t ranks keep is the whole
+    // block's activations, and the ends', over t; a fully recomputed block's input too
+    double sp = o->seq_par && y.t > 1 ? y.t : 1;
+    if (sp > 1) {
+        part_t blk1, ends1;
+        dtsim_opts o1 = *o;
+        o1.tp = 1;
+        if ((rc = block_and_ends(&o1, 0, &blk1, &ends1))) return rc;
+        blk.act = blk1.act / sp, blk.att_act = blk1.att_act / sp, ends.act = ends1.act / sp;
+    }
     // activations: each chunk-micro-batch in flight keeps its blocks' (recomputed fully, each
     // block's input: b T C elements, plus the chunk being recomputed; selectively, all but
     // the attention's scores: Korthikanti et al. 2022 §5, eq. 2 without 5as/h, plus the one
     // block's scores being used); the last stage also the ends' (the head's logits over V/t)
     int full = o->recompute == 1, sel = o->recompute == 2;
-    double keep = full ? (double)y.b * T * s->width * y.esz : blk.act - (sel ? blk.att_act : 0);
+    double keep = full ? (double)y.b * T * s->width * y.esz / sp
+                       : blk.act - (sel ? blk.att_act : 0);
     double again = full ? y.chunk_blocks * blk.act : sel ? blk.att_act : 0;
     double a0 = in0 * y.chunk_blocks * keep + again;
     double al = inl * y.chunk_blocks * keep + again + ends.act;
@@ -275,8 +293,8 @@ int dtsim_3d_prepare(const dtsim_opts *o, dtsim_result *r) {
     fprintf(stderr, "dtsim: %s does not fit: one %s has %.0f GiB, and with --tp %d --pp %d "
             "(data-parallel %d, ZeRO stage %d) its busiest GPU keeps %.1f GiB (parameters %.1f + "
             "gradients %.1f + %s state %.1f + activations %.1f of %d micro-batches of %d in "
-            "flight); more stages (--pp), more tensor parallelism (--tp), --recompute full, "
-            "--shard 1, or a smaller --micro-batch\n", o->model, g->name, g->mem_bytes / GIB,
+            "flight); more stages (--pp), more tensor parallelism (--tp), "
+            "--sequence-parallel, --recompute full, --shard 1, or a smaller --micro-batch\n", o->model, g->name, g->mem_bytes / GIB,
             y.t, y.p, y.d, o->shard, mm.total / GIB, mm.params / GIB, mm.grads / GIB,
             dtsim_optim_label(o), mm.optim / GIB, mm.activations / GIB, in0 > inl ? in0 : inl,
             y.b);

@@ -17,8 +17,10 @@ void dtsim_3d_report(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)o->pp_kind));
     fprintf(f, "3D layout: tp %d x pp %d x dp %d = %d GPUs (tensor-parallel ranks inside a node, "
                "then data-parallel, then the stages: Megatron-LM's order); %s over %d "
-               "micro-batches of %d; recomputation %s\n", o->tp, p, r->dp, r->gpus, sched, m,
-            o->micro_batch, dt_recompute_name(o->recompute));
+               "micro-batches of %d; recomputation %s%s\n", o->tp, p, r->dp, r->gpus, sched, m,
+            o->micro_batch, dt_recompute_name(o->recompute),
+            o->seq_par && o->tp > 1 ? "; sequence parallelism (the activations a tensor-"
+            "parallel rank keeps: 1/t of each; the same bytes on the wire)" : "");
     if (r->analytic_iter_s > 0)  // --simgrid (sim/rank.c): the trainer's own parts
         fprintf(f, "simulated by SimGrid: step %.2f ms, the trainer's pipeline and tensor "
                    "parallelism (nn/train_pipe.c, train_tp.c) on modelled GPUs, the embedding and "
@@ -65,6 +67,7 @@ void dtsim_3d_json(dt_json_writer *w, const dtsim_opts *o, const dtsim_result *r
     dt_json_write_string(w, "pp_schedule", dt_pipe_kind_name((dt_pipe_kind)o->pp_kind));
     dt_json_write_int(w, "pp_chunks", o->pp_kind == DT_PIPE_INTERLEAVED ? o->pp_chunks : 1);
     dt_json_write_string(w, "recompute", dt_recompute_name(o->recompute));
+    dt_json_write_bool(w, "sequence_parallel", o->seq_par && o->tp > 1);
     dt_json_write_real(w, "pipeline_s", r->pipeline_s);
     if (r->analytic_iter_s > 0) dt_json_write_real(w, "analytic_iter_s", r->analytic_iter_s);
     dt_json_write_real(w, "pp_bubble", r->pp_bubble);

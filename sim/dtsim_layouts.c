@@ -39,13 +39,13 @@ static int cmp_rows(const void *a, const void *b) {
     return x->mem < y->mem ? -1 : x->mem > y->mem;  // the same time: the less memory
 }
 
-static void describe(const layout_row *r, char *buf, size_t n) {
+static void describe(const layout_row *r, int sp, char *buf, size_t n) {
     char sched[24];
     if (r->kind == DT_PIPE_INTERLEAVED) snprintf(sched, sizeof sched, "interleaved:%d", r->chunks);
     else snprintf(sched, sizeof sched, "%s", dt_pipe_kind_name((dt_pipe_kind)r->kind));
-    snprintf(buf, n, "--tp %d --pp %d --micro-batch %d --pp-schedule %s --recompute %s%s",
+    snprintf(buf, n, "--tp %d --pp %d --micro-batch %d --pp-schedule %s --recompute %s%s%s",
              r->tp, r->pp, r->mb, sched, dt_recompute_name(r->recompute),
-             r->shard ? " --shard 1" : "");
+             r->shard ? " --shard 1" : "", sp && r->tp > 1 ? " --sequence-parallel" : "");
 }
 
 static int usage_error(const char *msg) {
@@ -54,7 +54,7 @@ static int usage_error(const char *msg) {
 }
 
 int dtsim_layouts_main(int argc, char **argv) {
-    int top = 10, batch = 0, json = 0;
+    int top = 10, batch = 0, json = 0, seq_par = 0;
     char **av = calloc((size_t)argc + 2, sizeof *av);
     int ac = 0;
     av[ac++] = argv[0];
@@ -69,6 +69,8 @@ int dtsim_layouts_main(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--sequence-parallel")) {  // for every layout with --tp > 1
+            seq_par = 1;
         } else if (!strcmp(a, "--tp") || !strcmp(a, "--pp") || !strcmp(a, "--micro-batch") ||
                    !strcmp(a, "--pp-schedule") || !strcmp(a, "--recompute") ||
                    !strcmp(a, "--shard")) {
@@ -85,6 +87,7 @@ int dtsim_layouts_main(int argc, char **argv) {
     int rc = dtsim_parse(ac, av, &base);
     free(av);
     if (rc) return rc == 1 ? 0 : rc;
+    base.seq_par = seq_par;
     dt_gpt_shape sh;
     const dt_gpt_shape *s = dtsim_gpt_shape(&base, &sh);
     if (!s) return usage_error("without --price, plan searches a transformer's layouts: give a "
@@ -166,11 +169,12 @@ int dtsim_layouts_main(int argc, char **argv) {
         return 0;
     }
     printf("dtsim plan: %s on %d %s (%d per node), global batch %d of %d tokens%s: %d layouts, "
-           "%d fit the %s's %.0f GiB; ranked by time per step (the cost model, "
+           "%d fit the %s's %.0f GiB%s; ranked by time per step (the cost model, "
            "docs/parallelism.md)\n", base.model, G, base.cluster.gpu, gpn, batch, T,
            batch == default_batch(base.model) && strncmp(base.model, "gpt3", 4) == 0
                ? " (GPT-3's, Brown et al. 2020)" : "", n, feasible, base.cluster.gpu,
-           g ? g->mem_bytes / GIB : 0);
+           g ? g->mem_bytes / GIB : 0,
+           base.seq_par ? " (sequence parallelism wherever --tp > 1)" : "");
     printf("%4s %4s %4s %5s %4s %-14s %-9s %4s %10s %9s %8s\n", "rank", "tp", "pp", "dp", "mb",
            "schedule", "recompute", "zero", "step s", "TFLOP/s", "GiB");
     for (int i = 0; i < feasible && i < top; i++) {
@@ -182,8 +186,8 @@ int dtsim_layouts_main(int argc, char **argv) {
                r->dp, r->mb, sched, dt_recompute_name(r->recompute), r->shard, r->step_s,
                r->flops / 1e12, r->mem / GIB);
     }
-    char best[160];
-    describe(&rows[0], best, sizeof best);
+    char best[180];
+    describe(&rows[0], base.seq_par, best, sizeof best);
     printf("TFLOP/s: model FLOPs per GPU as Narayanan et al. 2021 count them (the "
            "recomputation's included where it is on)\n");
     printf("the first, as dtsim flags: %s --batch %d\n", best, batch);

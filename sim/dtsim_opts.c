@@ -236,6 +236,10 @@ static const dt_opt dtsim_table[] = {
      .help = "--tp/--pp simulated by SimGrid too: the trainer's own pipeline\nand tensor "
      "parallelism on modelled GPUs, every op of every\nmicro-batch (the cost model's step "
      "beside it)"},
+    {.name = "sequence-parallel", .type = DT_OPT_SWITCH, AT(o.seq_par),
+     .help = "with --tp: the layer norms', dropouts' and residual\nstream's activations split "
+     "along the sequence over the\ntensor-parallel group (Korthikanti et al. 2022): 1/t of "
+     "every\nactivation; the same bytes on the wire (cost model only)"},
     {.name = "recompute", .arg = "R", .type = DT_OPT_CUSTOM, AT(o.recompute),
      .parse = dtsim_parse_recompute, .want = "none, full or selective",
      .help = "activation recomputation: none (default) | full (each block's\ninput kept, its "

@@ -6,7 +6,9 @@
 #             parameters, gradients and AdamW state against 2 + 2 + 12 bytes of its share,
 #             recomputed here from the shapes of one tensor rank's layers (blocks of
 #             12 C^2/t + 7 C/t + 6 C, the embedding over V/t and its position table), and
-#             ZeRO stage 1's state over the data-parallel ranks; the total adds up
+#             ZeRO stage 1's state over the data-parallel ranks; the total adds up; under
+#             --sequence-parallel (full and no recomputation) the activations tp 1's over t,
+#             the step the same
 #   schedule  GPT-3 13B as tp 2 x pp 4 on 64 A100s, 32 micro-batches: the step is the
 #             pipeline, the data-parallel allreduce and the optimizer; the bubble at least
 #             (p-1)/(m+p-1) (the stages are not equal: the last one has the head) and within
@@ -22,7 +24,8 @@
 #   plan      `dtsim plan` without prices over GPT-3 175B on 1024 A100s: ranked by time, every
 #             layout dividing the GPUs, blocks and node and fitting 80 GiB, the first three
 #             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
-#             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees
+#             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees; with
+#             --sequence-parallel more layouts fit, and the first's flags carry it
 #   simgrid   --simgrid: GPT-2 on 8 A100s as pp 2 (tp 1 and 2) simulated by SimGrid, the
 #             trainer's own pipeline and tensor parallelism (nn/train_pipe.c, train_tp.c) on
 #             modelled GPUs: its step within 25 % of the cost model's beside it (the cost
@@ -35,7 +38,8 @@
 #             stages than blocks, interleaving's chunks into the blocks, the batch into the replicas or the micro-batches, interleaving's
 #             micro-batches into the stages), tp/pp for an image model, ZeRO stage 2 beside
 #             them, --micro-batch alone, --layers without the cost model, a layout that does
-#             not fit (exit 2 each, with the reason); a bare `--model gpt3-175b --tp 8 --pp 16
+#             not fit, --sequence-parallel without --tp or under --simgrid (exit 2 each, with
+#             the reason); a bare `--model gpt3-175b --tp 8 --pp 16
 #             --gpus 1024` on H100s runs and says it is analytic
 set -u
 CHECKS=$(dirname "$0")/checks.py  # check(ok, msg), row(name)
@@ -56,6 +60,15 @@ memory)
   B="--gpu a100 --model gpt3-175b --tp 8 --pp 16 --gpus 1024 --batch 1536 --recompute full --json --quiet"
   "$DTSIM" $B >"$W/s0.json" || fail "stage 0"
   "$DTSIM" $B --shard 1 >"$W/s1.json" || fail "ZeRO stage 1"
+  # sequence parallelism: a tensor-parallel rank keeps 1/t of what one rank of tp 1 keeps
+  # (Korthikanti et al. 2022, Table 2: sbh 34/t against sbh 34), full recomputation's block
+  # inputs too; the same stages and micro-batches in flight (m >= p on both); and without
+  # recomputation, where the split is most of the memory
+  for r in full none; do
+    "$DTSIM" ${B%--recompute*} --recompute $r --json --quiet --sequence-parallel >"$W/sp_$r.json" || fail "sequence parallel, $r"
+    "$DTSIM" ${B%--recompute*} --recompute $r --json --quiet --tp 1 --no-memory-check >"$W/t1_$r.json" || fail "tp 1, $r"
+    "$DTSIM" ${B%--recompute*} --recompute $r --json --quiet >"$W/tp_$r.json" || fail "tp 8, $r"
+  done
   "$PY" "$CHECKS" "$W" <<'PYEOF' || exit 1
 V, T, L, C, t, p, d = 50257, 2048, 96, 12288, 8, 16, 8
 psi = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
@@ -73,6 +86,13 @@ for r, stage1 in ((r0, False), (r1, True)):
     check(abs(r["mem_total_bytes"] - tot) <= 1e-9 * tot, "the total adds up")
     check(0 < r["mem_total_bytes"] <= r["gpu_mem_bytes"], "it fits the A100's 80 GiB")
 check(r1["mem_activations_bytes"] == r0["mem_activations_bytes"], "ZeRO 1 leaves activations")
+for rec in ("full", "none"):
+    sp, one, tp = row("sp_" + rec), row("t1_" + rec), row("tp_" + rec)
+    a, b = sp["mem_activations_bytes"], one["mem_activations_bytes"] / t
+    check(sp["sequence_parallel"] and not tp["sequence_parallel"] and abs(a - b) <= 1e-12 * b,
+          f"{rec}: sequence parallel keeps {a / 2**30:.3f} GiB, tp 1's over {t} {b / 2**30:.3f}"
+          f" (tensor parallel alone {tp['mem_activations_bytes'] / 2**30:.3f})")
+    check(sp["iter_s"] == tp["iter_s"], f"{rec}: the same step ({sp['iter_s']:.6f} s): the same bytes")
 PYEOF
   ;;
 schedule)
@@ -187,6 +207,14 @@ rank = degrees.index((8, 16)) + 1
 check(rank <= 5, f"Megatron-LM's GPT-3 175B layout (tp 8 x pp 16) ranks {rank} of {len(degrees)} degrees")
 PYEOF
   expect2 "plan chooses the layout" "is what the search chooses" plan --model gpt3-175b --gpu a100 --gpus 1024 --tp 8
+  # with --sequence-parallel every layout of tp > 1 keeps less: more fit, and the first's
+  # flags say so
+  out=$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --sequence-parallel 2>&1) || { echo "$out"; fail "plan --sequence-parallel"; }
+  fit() { echo "$1" | sed -n 's/.*layouts, \([0-9]*\) fit.*/\1/p'; }
+  a=$(fit "$out") b=$(fit "$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 2>&1)")
+  [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt "$b" ] || fail "sequence parallelism: $a layouts fit, without it $b"
+  echo "$out" | grep "^the first" | grep -q -e "--tp [2-8] .*--sequence-parallel" || { echo "$out"; fail "the first's flags lack --sequence-parallel"; }
+  echo "ok: with sequence parallelism $a layouts fit, without it $b"
   ;;
 simgrid)
   S="--gpu a100 --model gpt2 --gpus 8 --pp 2 --recompute full --simgrid --iters 1 --warmup 1"
@@ -277,6 +305,8 @@ refuse)
   expect2 "a bad schedule" "gpipe, 1f1b or interleaved" $G --tp 2 --pp 4 --pp-schedule interleaved
   expect2 "--layers simulated" "with --analytic or --tp/--pp" $G --layers 20
   expect2 "does not fit" "does not fit" --gpu a100 --model gpt3-175b --tp 8 --gpus 64 --batch 64
+  expect2 "sequence parallelism without --tp" "give --tp 2 or more" $G --pp 4 --sequence-parallel
+  expect2 "sequence parallelism under SimGrid" "does not split the sequence" --gpu a100 --model gpt2 --gpus 8 --pp 2 --tp 2 --simgrid --sequence-parallel
   out=$("$DTSIM" --model gpt3-175b --gpu h100 --tp 8 --pp 16 --gpus 1024 2>&1) || { echo "$out"; fail "the bare 175B layout"; }
   echo "$out" | grep -q "answered with --analytic" || fail "the bare layout does not say it is analytic"
   echo "$out" | grep -q "^memory per GPU, the busiest stage" || fail "no memory line"
