@@ -109,10 +109,10 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: a net of %d slices on a group "
                       "of %d ranks (build a gpt model with cfg.tp = the group's size)",
                       net->cfg.tp, tp->size);
-    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER)
+    else if (t->shard != DT_SHARD_NONE && t->shard != DT_SHARD_OPTIMIZER &&
+             t->shard != DT_SHARD_GRADIENTS)
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: ZeRO's stage %d: the "
-                      "replicated strategy or ZeRO stage 1 (--shard optimizer) only, so far",
-                      t->shard);
+                      "replicated strategy or ZeRO stages 1 and 2 only, so far", t->shard);
     else if (!net->cfg.tp_vocab_whole && !dt_tp_vocab_split_ok(net->dev))
         bad = dt_fail(err, DT_EXIT_USAGE, "tensor parallelism: the vocabulary split over the "
                       "group on %s, which lacks its kernels (nn/device.h embed_part_*, "

@@ -35,8 +35,7 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
     if (o->pp >= 1 && o->tp > 1) snprintf(what, sizeof what, "--pp %d --tp %d", o->pp, o->tp);
     else if (o->pp >= 1) snprintf(what, sizeof what, "--pp %d", o->pp);
     else snprintf(what, sizeof what, "--tp %d", o->tp);
-    const char *no = o->shard > (o->tp > 1 ? DT_SHARD_OPTIMIZER : DT_SHARD_GRADIENTS)
-                         ? o->shard_flag
+    const char *no = o->shard > DT_SHARD_GRADIENTS ? o->shard_flag
                      : o->profile[0] ? "--profile"
                      : o->trace[0] ? "--trace"
                      : NULL;
@@ -56,7 +55,7 @@ int dtrain_pipe_check(const dtrain_opts *o, int ranks, int rank) {
                  "%d ranks (a rank runs whole heads)", o->tp, o->model, g->heads, o->tp);
     else if (no)
         snprintf(msg, sizeof msg, "%s and %s: pipeline and tensor parallelism run the "
-                 "replicated strategy or ZeRO stage 1 (stage 2 with --pp alone), without "
+                 "replicated strategy or ZeRO stages 1 and 2, without "
                  "profiles or traces so far", what, no);
     if (!msg[0]) return 0;
     if (rank == 0) fprintf(stderr, "dtrain: %s\n", msg);

@@ -21,7 +21,8 @@
 #                  again; --tp 2 --pp 2 is --tp 2 --pp 1 bit for bit (a pipeline of slices
 #                  changes no sum either); the comparison can tell (lr x 1.01 is not within it);
 #                  in bf16 within twice bf16's own distance from fp32, bit for bit again and
-#                  under --pp 2 (lr x 1.2 is not within it)
+#                  under --pp 2 (lr x 1.2 is not within it); with ZeRO stage 2 within 1e-5
+#                  of the replicated run, half its gradients, the same bits under --pp 2
 #   layouts_8      every layout of 8 ranks (pp 1-2 x tp 1, 2, 4 x the data-parallel rest) ends
 #                  within 1e-5 of --pp 1 on one rank (the relative L2 difference of the
 #                  model, as every tolerance here), its replicas identical, the memory of
@@ -203,6 +204,16 @@ sys.exit(0 if len(a) == len(b) > 0 and all(abs(x - y) <= 2e-5 * abs(y) for x, y 
   awk -v a="$tpd" -v b="$bf" 'BEGIN { exit !(b > 0 && a <= 2 * b) }' || fail "--tp 2 in bf16 is $tpd from the plain bf16 run, more than twice bf16's own $bf"
   "$ST_COMPARE" "$W/bf_tp2b.st" "$W/bf_tp2.st" 0 || fail "--tp 2 bf16 run again: other bits"
   "$ST_COMPARE" "$W/bf_tp2p2.st" "$W/bf_tp2.st" 0 || fail "--tp 2 --pp 2 bf16 is not --tp 2 --pp 1 bit for bit"
+  # ZeRO stage 2 beside tensor parallelism (each slice's gradient reduce-scattered over its
+  # data-parallel ranks after every micro-batch): within 1e-5 of the replicated 2 x 2, half
+  # its gradient memory, and under 2 stages the same bits
+  go z_rep 4 --tp 2 --pp 1 --algo rhd
+  go z2 4 --tp 2 --pp 1 --algo rhd --shard gradients
+  go z2p2 8 --tp 2 --pp 2 --algo rhd --shard gradients
+  "$ST_COMPARE" "$W/z2.st" "$W/z_rep.st" 1e-5 --global || fail "--tp 2 with ZeRO stage 2: not within 1e-5 of the replicated run"
+  "$ST_COMPARE" "$W/z2p2.st" "$W/z2.st" 0 || fail "--tp 2 --pp 2 with ZeRO stage 2 is not --pp 1 bit for bit"
+  [ "$(json "$W/z2" mem_grads_bytes)" -eq $(( $(json "$W/z_rep" mem_grads_bytes) / 2 )) ] ||
+    fail "ZeRO stage 2 under --tp 2 keeps $(json "$W/z2" mem_grads_bytes) bytes of gradients, the replicated run $(json "$W/z_rep" mem_grads_bytes)"
   go bf_far 2 --tp 2 --precision bf16 --lr 0.0036
   far=$(l2 bf_far bf_one)
   awk -v a="$far" -v b="$bf" 'BEGIN { exit !(a > 2 * b) }' || fail "lr x 1.2 is $far, within twice $bf: the check cannot tell"
@@ -269,7 +280,6 @@ bad_input)
   check "more stages than blocks" 3 "--pp 3: --model gpt2-tiny has 2 blocks" $T --pp 3
   check "an image model" 2 "--pp 2 cuts a transformer's blocks into parts: it is for the gpt models" --model smallcnn --data synthetic --pp 2 --max-steps 1 --save-weights "$W/x.st"
   check "ZeRO stage 3" 4 "--pp 2 and --shard parameters" $T --pp 2 --shard parameters
-  check "tensor parallelism and ZeRO stage 2" 4 "--tp 2 and --shard gradients" $T --tp 2 --shard gradients
   check "profiles" 2 "--pp 2 and --profile" $T --pp 2 --profile "$W/ck"
   check "a bad schedule" 2 "option --pp-schedule" $T --pp 2 --pp-schedule zigzag
   check "zero stages" 2 "option --pp" $T --pp 0
