@@ -28,8 +28,8 @@
 #                  model, as every tolerance here), its replicas identical, the memory of
 #                  its busiest rank (parameters, gradients, AdamW state) the closed form
 #   checkpoint     a checkpoint written by --pp 2 (one whole file) resumed by --pp 1 ends
-#                  with the uninterrupted --pp 1 run's weights bit for bit, resumed by --pp 2
-#                  --tp 2 within 1e-5 of them; --sample-every under --pp 2 --tp 2 samples
+#                  with the uninterrupted --pp 1 run's weights bit for bit (in fp16 too),
+#                  resumed by --pp 2 --tp 2 within 1e-5 of them; --sample-every under --pp 2 --tp 2 samples
 #   bad_input      --pp that does not divide the ranks, more stages than blocks, an image
 #                  model, heads that --tp does not divide, and the options they do not run
 #                  with yet: exit 2, a message naming --pp or --tp, nothing written
@@ -259,6 +259,11 @@ checkpoint)
   "$ST_COMPARE" "$W/c.st" "$W/a.st" 1e-5 --global || fail "--pp 2, resumed by --pp 2 --tp 2: not within 1e-5"
   run 1 $A --epochs 2 --pp 1 --lr 0.00303 --save-weights "$W/far.st" > /dev/null 2>&1
   if "$ST_COMPARE" "$W/far.st" "$W/a.st" 1e-5 --global > /dev/null; then fail "lr x 1.01 is within 1e-5: the check cannot tell"; fi
+  # in fp16 (the loss scaler's state in the file too): --pp 2's checkpoint resumed by --pp 1
+  run 1 $A --precision fp16 --epochs 2 --pp 1 --save-weights "$W/h.st" > "$W/h" 2>&1 || { cat "$W/h"; fail "fp16 uninterrupted"; }
+  run 2 $A --precision fp16 --epochs 1 --pp 2 --checkpoint-dir "$W/ckh" > "$W/h1" 2>&1 || { cat "$W/h1"; fail "fp16 first epoch under --pp 2"; }
+  run 1 $A --precision fp16 --epochs 2 --pp 1 --checkpoint-dir "$W/ckh" --resume --save-weights "$W/hb.st" > "$W/hb" 2>&1 || { cat "$W/hb"; fail "fp16 resumed by --pp 1"; }
+  "$ST_COMPARE" "$W/hb.st" "$W/h.st" 0 || fail "fp16: --pp 2, resumed by --pp 1: not the uninterrupted run's bits"
   run 4 --data text:"$W/text" --seq-len 32 --pp 2 --tp 2 --max-steps 4 --sample-every 2 --sample-tokens 10 --prompt "Q: " > "$W/s" 2>&1 || { rc=$?; cat "$W/s"; fail "--sample-every under --pp 2 --tp 2 exited $rc"; }
   [ "$(grep -c "^Q: " "$W/s")" -eq 2 ] || { cat "$W/s"; fail "--sample-every 2 over 4 steps: not 2 samples"; }
   echo "PASS checkpoint" ;;
