@@ -136,7 +136,7 @@ def plan(dtsim, run):
             continue
         keep.append(args[i])
         i += 1
-    cmd = [dtsim, "plan"] + keep + ["--top", "100000", "--json"]
+    cmd = [dtsim, "plan"] + keep + ["--top", "100000", "--json", "--confirm", "0"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.exit(f"megatron.py: {' '.join(cmd)} failed:\n{p.stderr}")

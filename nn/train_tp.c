@@ -131,6 +131,8 @@ int dt_tp_init(dt_tensor_par *tp, dt_trainer *t, MPI_Comm comm, dt_error *err) {
     dt_coll_opts co = *dt_coll_get_opts(t->coll);
     co.algo = DT_ALGO_RING, co.wire_f16 = t->act_wire_half, co.checked = 0, co.coarsen = 0;
     co.share_comm = 0, co.one_comm = 0;
+    co.group = tp->size;  // the group's ranks share a node (the data-parallel group's node
+                          // size, which may be larger than the group: dtsim --tp 2 --pp 1)
     tp->coll = dt_coll_create(comm, t->comm_dev ? t->comm_dev : net->dev, &co, err);
     bad = !tp->coll;
     any = bad;

@@ -139,12 +139,13 @@ def plan(price=None, price_node=None, jobs=None, timeout=None, **options):
     return df
 
 
-def layouts(top=100000, timeout=None, **options):
+def layouts(top=100000, confirm=0, timeout=None, **options):
     """`dtsim plan` without prices over a transformer (model="gpt3-175b", gpu, gpus, batch,
     ...): every feasible layout ranked by time per step, one row each (rank, tp, pp, dp,
     micro_batch, pp_schedule, pp_chunks, recompute, shard, step_s, model_flops_per_gpu,
-    mem_total_bytes), as a DataFrame."""
-    argv = [program("dtsim"), "plan"] + flags(dict(options, json=True, top=top))
+    mem_total_bytes; simgrid_step_s for the first `confirm` the trainer runs, simulated by
+    SimGrid), as a DataFrame."""
+    argv = [program("dtsim"), "plan"] + flags(dict(options, json=True, top=top, confirm=confirm))
     return pd.DataFrame(json.loads(run(argv, timeout=timeout)))
 
 

@@ -5,7 +5,9 @@
 // fixed, so also by cost); what does not fit is rejected with its memory. Calibrated once, as
 // every candidate runs on the same GPU (Calculon and Megatron-LM's own search do the same:
 // Isaev et al. 2023; Narayanan et al. 2021, §3.3's rules of thumb are what it checks).
-// A SimGrid confirmation of the top layouts waits for a simulated 3D step (issue 55).
+// The first --confirm K (3) layouts that the trainer runs (GPipe or 1F1B, ZeRO stage 0 or 1,
+// no sequence parallelism) are then simulated by SimGrid (dtsim --simgrid: the trainer's own
+// pipeline and tensor parallelism on modelled GPUs), their step printed beside the model's.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@ typedef struct {
     int tp, pp, dp, mb, kind, chunks, recompute, shard;
     double step_s, flops, mem;  // seconds per step, model FLOP/s per GPU, busiest GPU's bytes
     int fits;
+    double sg_step_s;  // SimGrid's step (confirmed), 0 not simulated, -1 failed
 } layout_row;
 
 // GPT-3's batch in sequences of 2048 (Brown et al. 2020, Table 2.1: 0.5M to 3.2M tokens), the
@@ -48,13 +51,46 @@ static void describe(const layout_row *r, int sp, char *buf, size_t n) {
              r->shard ? " --shard 1" : "", sp && r->tp > 1 ? " --sequence-parallel" : "");
 }
 
+// The options of row r: the search's base with the row's layout
+static dtsim_opts row_opts(const dtsim_opts *base, const layout_row *r, int per, int batch) {
+    dtsim_opts o = *base;
+    o.tp = r->tp, o.pp = r->pp, o.micro_batch = r->mb, o.recompute = r->recompute;
+    o.pp_kind = r->kind, o.pp_chunks = r->chunks, o.shard = r->shard;
+    o.per_gpu_batch = per, o.global_batch = batch, o.plan_row = 1;
+    return o;
+}
+
+// Whether the trainer runs the row's layout under SimGrid (sim/dtsim_3d.c's --simgrid check)
+static int simgrid_runs(const dtsim_opts *base, const layout_row *r) {
+    return r->kind != DT_PIPE_INTERLEAVED && r->shard <= 1 && !(base->seq_par && r->tp > 1);
+}
+
+// SimGrid's step for the first k rows the trainer runs (rows[0..feasible)): a fresh run of
+// dtsim --simgrid each, as its flags would give it
+static void confirm(const dtsim_opts *base, layout_row *rows, int feasible, int k, int batch) {
+    int done = 0;
+    for (int i = 0; i < feasible && done < k; i++) {
+        layout_row *row = &rows[i];
+        if (!simgrid_runs(base, row)) continue;
+        dtsim_opts o = row_opts(base, row, batch / row->dp, batch);
+        o.analytic = 0, o.simgrid_3d = 1, o.plan_row = 0, o.quiet = 1;
+        char what[180];
+        describe(row, base->seq_par, what, sizeof what);
+        fprintf(stderr, "[dtsim plan] confirming %d/%d with SimGrid: #%d, %s\n", done + 1, k,
+                i + 1, what);
+        dtsim_result r;
+        row->sg_step_s = dtsim_run_one(&o, &r) == 0 ? r.iter_s : -1;
+        done++;
+    }
+}
+
 static int usage_error(const char *msg) {
     fprintf(stderr, "dtsim plan: %s\n", msg);
     return 2;
 }
 
 int dtsim_layouts_main(int argc, char **argv) {
-    int top = 10, batch = 0, json = 0, seq_par = 0;
+    int top = 10, batch = 0, json = 0, seq_par = 0, k_confirm = 3;
     char **av = calloc((size_t)argc + 2, sizeof *av);
     int ac = 0;
     av[ac++] = argv[0];
@@ -66,6 +102,12 @@ int dtsim_layouts_main(int argc, char **argv) {
                 return free(av), fprintf(stderr, "dtsim plan: option %s: '%s' is not a whole "
                                          "number from 1\n", a, argv[i + 1]), 2;
             *(!strcmp(a, "--top") ? &top : &batch) = (int)v;
+            i++;
+        } else if (!strcmp(a, "--confirm") && i + 1 < argc) {
+            if (dt_parse_int(argv[i + 1], 0, 64, &v))
+                return free(av), fprintf(stderr, "dtsim plan: option --confirm: '%s' is not a "
+                                         "whole number from 0 to 64\n", argv[i + 1]), 2;
+            k_confirm = (int)v;
             i++;
         } else if (!strcmp(a, "--json")) {
             json = 1;
@@ -118,17 +160,14 @@ int dtsim_layouts_main(int argc, char **argv) {
                             // stage at tp 1 is the 3D model's with recomputation only;
                             // selective keeps all but the scores, which flash keeps not
                             if (rec == 2 && base.flash) continue;
-                            dtsim_opts o = base;
-                            o.tp = tp, o.pp = pp, o.micro_batch = mb, o.recompute = rec;
-                            o.pp_kind = k ? DT_PIPE_INTERLEAVED : DT_PIPE_1F1B;
-                            o.pp_chunks = k ? 2 : 1, o.shard = z;
-                            o.per_gpu_batch = per, o.global_batch = batch, o.plan_row = 1;
+                            layout_row *row = &rows[n];
+                            *row = (layout_row){tp, pp, dp, mb,
+                                                k ? DT_PIPE_INTERLEAVED : DT_PIPE_1F1B,
+                                                k ? 2 : 1, rec, z, 0, 0, 0, 0, 0};
+                            dtsim_opts o = row_opts(&base, row, per, batch);
                             dtsim_result r;
                             memset(&r, 0, sizeof r);
                             r.time_scale = cal.time_scale;
-                            layout_row *row = &rows[n];
-                            *row = (layout_row){tp, pp, dp, mb, o.pp_kind, o.pp_chunks, rec, z,
-                                                0, 0, 0, 0};
                             int fits = dtsim_3d_prepare(&o, &r) == 0;
                             row->mem = r.mem_total;
                             if (fits && dtsim_3d_analytic(&o, &r) == 0) {
@@ -151,6 +190,7 @@ int dtsim_layouts_main(int argc, char **argv) {
         free(rows);
         return 2;
     }
+    confirm(&base, rows, feasible, k_confirm, batch);
     const dt_gpu_profile *g = dt_gpu_find(base.cluster.gpu);
     int T = dtsim_seq_tokens(&base);
     if (json) {
@@ -160,9 +200,11 @@ int dtsim_layouts_main(int argc, char **argv) {
             printf("%s{\"rank\": %d, \"tp\": %d, \"pp\": %d, \"dp\": %d, \"micro_batch\": %d, "
                    "\"pp_schedule\": \"%s\", \"pp_chunks\": %d, \"recompute\": \"%s\", "
                    "\"shard\": %d, \"step_s\": %.17g, \"model_flops_per_gpu\": %.17g, "
-                   "\"mem_total_bytes\": %.17g}", i ? ", " : "", i + 1, r->tp, r->pp, r->dp,
+                   "\"mem_total_bytes\": %.17g", i ? ", " : "", i + 1, r->tp, r->pp, r->dp,
                    r->mb, dt_pipe_kind_name((dt_pipe_kind)r->kind), r->chunks,
                    dt_recompute_name(r->recompute), r->shard, r->step_s, r->flops, r->mem);
+            if (r->sg_step_s) printf(", \"simgrid_step_s\": %.17g", r->sg_step_s);
+            printf("}");
         }
         printf("]\n");
         free(rows);
@@ -191,8 +233,25 @@ int dtsim_layouts_main(int argc, char **argv) {
     printf("TFLOP/s: model FLOPs per GPU as Narayanan et al. 2021 count them (the "
            "recomputation's included where it is on)\n");
     printf("the first, as dtsim flags: %s --batch %d\n", best, batch);
-    printf("not confirmed by SimGrid: a 3D layout is answered by the cost model only (its "
-           "held-out error: bench/MEGATRON.md)\n");
+    int shown = 0;
+    for (int i = 0; i < feasible; i++) {
+        const layout_row *r = &rows[i];
+        if (!r->sg_step_s) continue;
+        if (!shown++)
+            printf("confirmed by SimGrid (the trainer's pipeline and tensor parallelism on "
+                   "modelled GPUs, dtsim --simgrid; the first %d it runs: GPipe or 1F1B, ZeRO "
+                   "0 or 1):\n", k_confirm);
+        describe(r, base.seq_par, best, sizeof best);
+        if (r->sg_step_s < 0)
+            printf("  #%d %s: not simulated here (the reason is above: SimGrid's memory or "
+                   "time on this machine)\n", i + 1, best);
+        else printf("  #%d %s: SimGrid %.3f s a step, the cost model %.3f s (%+.1f %%)\n",
+                    i + 1, best, r->sg_step_s, r->step_s, 100 * (r->step_s / r->sg_step_s - 1));
+    }
+    if (!shown)
+        printf("not confirmed by SimGrid (--confirm %d%s): the ranking is the cost model's (its "
+               "held-out error: bench/MEGATRON.md)\n", k_confirm, k_confirm ? ", and none of "
+               "the layouts is one the trainer runs" : "");
     free(rows);
     return 0;
 }

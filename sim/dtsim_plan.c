@@ -218,10 +218,12 @@ static const dt_opt plan_head[] = {
         "  rejects those that cannot train (with the reason), ranks the rest by cost among\n"
         "  those meeting the deadline and budget (by time-to-train under a budget alone),\n"
         "  and confirms the top K with the SimGrid simulation.\n"
-        "       dtsim plan --model GPT [--batch B] [--top N] [--json] [dtsim's cluster options]\n"
+        "       dtsim plan --model GPT [--batch B] [--top N] [--confirm K] [--json]\n"
+        "                  [--sequence-parallel] [dtsim's cluster options]\n"
         "  Without prices, a transformer's layouts on that cluster: every feasible\n"
         "  tensor x pipeline x data-parallel degree, micro-batch, schedule, recomputation\n"
-        "  and ZeRO stage 1, ranked by time per step (docs/parallelism.md)."},
+        "  and ZeRO stage 1, ranked by time per step (docs/parallelism.md); the first K (3)\n"
+        "  that the trainer runs are simulated by SimGrid (dtsim --simgrid)."},
     {.name = "price", .arg = "LIST", .type = DT_OPT_CUSTOM, .size = sizeof(plan_opts),
      .parse = prices, .want = "TYPE=USD,... (at most 8 types)",
      .help = "USD per GPU-hour per GPU type, e.g. h100=6,a100=3.5,v100=2"},

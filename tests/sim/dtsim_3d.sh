@@ -25,7 +25,9 @@
 #             layout dividing the GPUs, blocks and node and fitting 80 GiB, the first three
 #             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
 #             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees; with
-#             --sequence-parallel more layouts fit, and the first's flags carry it
+#             --sequence-parallel more layouts fit, and the first's flags carry it; the
+#             first two layouts the trainer runs (GPT-2 on 8 A100s) confirmed by SimGrid,
+#             each step dtsim --simgrid's with its flags to the bit
 #   simgrid   --simgrid: GPT-2 on 8 A100s as pp 2 (tp 1 and 2) simulated by SimGrid, the
 #             trainer's own pipeline and tensor parallelism (nn/train_pipe.c, train_tp.c) on
 #             modelled GPUs: its step within 25 % of the cost model's beside it (the cost
@@ -174,7 +176,7 @@ PYEOF
   ;;
 plan)
   # `dtsim plan` without prices: GPT-3 175B's layouts on 1024 A100s
-  "$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --top 100000 --json >"$W/plan.json" || fail "plan"
+  "$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --top 100000 --json --confirm 0 >"$W/plan.json" || fail "plan"
   "$PY" - "$W/plan.json" >"$W/first.txt" <<'PYEOF' || fail "the plan's first rows"
 import json, sys
 for r in json.load(open(sys.argv[1]))[:3]:
@@ -209,12 +211,33 @@ PYEOF
   expect2 "plan chooses the layout" "is what the search chooses" plan --model gpt3-175b --gpu a100 --gpus 1024 --tp 8
   # with --sequence-parallel every layout of tp > 1 keeps less: more fit, and the first's
   # flags say so
-  out=$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --sequence-parallel 2>&1) || { echo "$out"; fail "plan --sequence-parallel"; }
+  out=$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --sequence-parallel --confirm 0 2>&1) || { echo "$out"; fail "plan --sequence-parallel"; }
   fit() { echo "$1" | sed -n 's/.*layouts, \([0-9]*\) fit.*/\1/p'; }
-  a=$(fit "$out") b=$(fit "$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 2>&1)")
+  a=$(fit "$out") b=$(fit "$("$DTSIM" plan --model gpt3-175b --gpu a100 --gpus 1024 --confirm 0 2>&1)")
   [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt "$b" ] || fail "sequence parallelism: $a layouts fit, without it $b"
   echo "$out" | grep "^the first" | grep -q -e "--tp [2-8] .*--sequence-parallel" || { echo "$out"; fail "the first's flags lack --sequence-parallel"; }
   echo "ok: with sequence parallelism $a layouts fit, without it $b"
+  echo "$out" | grep -q "^not confirmed by SimGrid (--confirm 0)" || fail "--confirm 0 does not say the ranking is unconfirmed"
+  # the first layouts the trainer runs confirmed by SimGrid (GPT-2 on 8 A100s): each one's
+  # SimGrid step is dtsim --simgrid's with its flags, to the bit; an interleaved row skipped
+  "$DTSIM" plan --model gpt2 --gpu a100 --gpus 8 --batch 64 --confirm 2 --json --top 100000 >"$W/cplan.json" 2>"$W/cplan.err" || { cat "$W/cplan.err"; fail "plan --confirm 2"; }
+  "$PY" - "$W/cplan.json" >"$W/confirmed.txt" <<'PYEOF' || fail "the confirmed rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+c = [r for r in rows if "simgrid_step_s" in r]
+first = [r for r in rows if r["pp_schedule"] != "interleaved" and r["shard"] <= 1][:2]
+assert c == first, f"confirmed {[r['rank'] for r in c]}, the first two the trainer runs {[r['rank'] for r in first]}"
+for r in c:
+    print(f"{r['rank']} {r['simgrid_step_s']!r} --tp {r['tp']} --pp {r['pp']} --micro-batch {r['micro_batch']} "
+          f"--recompute {r['recompute']} --shard {r['shard']}")
+PYEOF
+  while read -r rank sg flags; do
+    got=$("$DTSIM" --model gpt2 --gpu a100 --gpus 8 --batch 64 $flags --simgrid --json --quiet 2>/dev/null |
+          "$PY" -c "import json,sys; print(repr(json.load(sys.stdin)[0]['iter_s']))")
+    [ "$got" = "$sg" ] || fail "plan's #$rank: SimGrid $sg s, dtsim --simgrid $flags: $got s"
+    echo "ok: plan's #$rank confirmed by SimGrid: $sg s, dtsim --simgrid with its flags the same"
+  done <"$W/confirmed.txt"
+  [ "$(wc -l <"$W/confirmed.txt")" -eq 2 ] || fail "not 2 confirmations"
   ;;
 simgrid)
   S="--gpu a100 --model gpt2 --gpus 8 --pp 2 --recompute full --simgrid --iters 1 --warmup 1"
