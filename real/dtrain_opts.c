@@ -230,8 +230,8 @@ static const dt_opt dtrain_table[] = {
     {.name = "pp", .arg = "P", .type = DT_OPT_INT, AT(pp), .lo = 1, .hi = 4096,
      .want = "a positive number of stages",
      .help = "pipeline parallelism (gpt models): the blocks cut into P\nstages, data "
-     "parallelism over ranks / P, --accumulate\nmicro-batches; fp32, replicate. --pp 1: the "
-     "same\narithmetic on one stage, the run each P repeats bit for bit"},
+     "parallelism over ranks / P, --accumulate\nmicro-batches; any --precision, ZeRO stages "
+     "0-2. --pp 1: the\nsame arithmetic on one stage, the run each P repeats bit for bit"},
     {.name = "tp", .arg = "T", .type = DT_OPT_INT, AT(tp), .lo = 1, .hi = 4096,
      .want = "a positive number of ranks",
      .help = "tensor parallelism (gpt models): each block's attention heads\nand MLP split "
