@@ -26,8 +26,9 @@
 #             taking the time dtsim gives with their flags, Megatron-LM's own layout for it
 #             (tp 8 x pp 16, its examples/gpt3 script) among the first five degrees; with
 #             --sequence-parallel more layouts fit, and the first's flags carry it; the
-#             first two layouts the trainer runs (GPT-2 on 8 A100s) confirmed by SimGrid,
-#             each step dtsim --simgrid's with its flags to the bit
+#             first eight layouts the trainer runs (GPT-2 on 8 A100s) confirmed by SimGrid,
+#             the interleaved ones among them skipped, each step dtsim --simgrid's with its
+#             flags to the bit
 #   simgrid   --simgrid: GPT-2 on 8 A100s as pp 2 (tp 1 and 2) simulated by SimGrid, the
 #             trainer's own pipeline and tensor parallelism (nn/train_pipe.c, train_tp.c) on
 #             modelled GPUs: its step within 25 % of the cost model's beside it (the cost
@@ -219,25 +220,27 @@ PYEOF
   echo "ok: with sequence parallelism $a layouts fit, without it $b"
   echo "$out" | grep -q "^not confirmed by SimGrid (--confirm 0)" || fail "--confirm 0 does not say the ranking is unconfirmed"
   # the first layouts the trainer runs confirmed by SimGrid (GPT-2 on 8 A100s): each one's
-  # SimGrid step is dtsim --simgrid's with its flags, to the bit; an interleaved row skipped
-  "$DTSIM" plan --model gpt2 --gpu a100 --gpus 8 --batch 64 --confirm 2 --json --top 100000 >"$W/cplan.json" 2>"$W/cplan.err" || { cat "$W/cplan.err"; fail "plan --confirm 2"; }
+  # SimGrid step is dtsim --simgrid's with its flags, to the bit; the interleaved rows among
+  # them skipped (the trainer runs GPipe and 1F1B)
+  "$DTSIM" plan --model gpt2 --gpu a100 --gpus 8 --batch 512 --confirm 8 --json --top 100000 >"$W/cplan.json" 2>"$W/cplan.err" || { cat "$W/cplan.err"; fail "plan --confirm 8"; }
   "$PY" - "$W/cplan.json" >"$W/confirmed.txt" <<'PYEOF' || fail "the confirmed rows"
 import json, sys
 rows = json.load(open(sys.argv[1]))
 c = [r for r in rows if "simgrid_step_s" in r]
-first = [r for r in rows if r["pp_schedule"] != "interleaved" and r["shard"] <= 1][:2]
-assert c == first, f"confirmed {[r['rank'] for r in c]}, the first two the trainer runs {[r['rank'] for r in first]}"
+first = [r for r in rows if r["pp_schedule"] != "interleaved" and r["shard"] <= 1][:8]
+assert c == first, f"confirmed {[r['rank'] for r in c]}, the first eight the trainer runs {[r['rank'] for r in first]}"
+assert any(r["pp_schedule"] == "interleaved" for r in rows[:first[-1]["rank"]]), "no interleaved row to skip"
 for r in c:
     print(f"{r['rank']} {r['simgrid_step_s']!r} --tp {r['tp']} --pp {r['pp']} --micro-batch {r['micro_batch']} "
           f"--recompute {r['recompute']} --shard {r['shard']}")
 PYEOF
   while read -r rank sg flags; do
-    got=$("$DTSIM" --model gpt2 --gpu a100 --gpus 8 --batch 64 $flags --simgrid --json --quiet 2>/dev/null |
+    got=$("$DTSIM" --model gpt2 --gpu a100 --gpus 8 --batch 512 $flags --simgrid --json --quiet 2>/dev/null |
           "$PY" -c "import json,sys; print(repr(json.load(sys.stdin)[0]['iter_s']))")
     [ "$got" = "$sg" ] || fail "plan's #$rank: SimGrid $sg s, dtsim --simgrid $flags: $got s"
     echo "ok: plan's #$rank confirmed by SimGrid: $sg s, dtsim --simgrid with its flags the same"
   done <"$W/confirmed.txt"
-  [ "$(wc -l <"$W/confirmed.txt")" -eq 2 ] || fail "not 2 confirmations"
+  [ "$(wc -l <"$W/confirmed.txt")" -eq 8 ] || fail "not 8 confirmations"
   ;;
 simgrid)
   S="--gpu a100 --model gpt2 --gpus 8 --pp 2 --recompute full --simgrid --iters 1 --warmup 1"
