@@ -12,7 +12,9 @@
 // Not found in any source (docs/hardware.md, "Calibration table"): P40 training,
 // transformers on the H100 PCIe and H200, bf16 ResNet-50 (the fp16 row stands in). ResNet-50
 // on H100 (SXM and PCIe) and H200 is MLPerf's time to accuracy on one node, its epochs over
-// its run time.
+// its run time; so are the A100's MLPerf ResNet-50 and the H100's MLPerf BERT (samples over
+// time), which follow the rows of their GPU (a run takes them with --calib, or as one node of
+// its software in bench/HELDOUT.md).
 #define DLE "NVIDIA/DeepLearningExamples "
 #define RN50_PYT DLE "PyTorch/Classification/ConvNets/resnet50v1.5/README.md@7bdfc81d"
 #define RN50_TF1 DLE "TensorFlow/Classification/ConvNets/resnet50v1.5/README.md@9de48bc9"
@@ -48,6 +50,13 @@ static const dt_gpu_calib rows[] = {
     {"dle-tf1-rn50-a100-40-tf32", "a100-40", "resnet50", 0, 0, "tf32", 256, 1, 909,
      "TensorFlow 1 20.06 (NGC), XLA", RN50_TF1 ", 'Training performance: NVIDIA DGX A100 (8x "
      "A100 40GB)', 1 GPU", "2020-11", "", 0, 1},
+    {"mlperf2-rn50-dgxa100-1n", "a100", "resnet50", 0, 0, "fp16", 408, 8,
+     35 * 1281167.0 / ((1718.323 + 1724.881 + 1720.164) / 3) / 8,
+     "MXNet 22.04 (NGC), DALI, LARS, fp16", "MLPerf Training v2.0 results "
+     "(mlcommons/training_results_v2.0@8437fbb7), NVIDIA/results/dgxa100_ngc22.04_mxnet/resnet/"
+     "result_{0..4}.txt: 1 DGX A100 80GB, 35 epochs, run_start to run_stop", "2022-05",
+     "scored as MLPerf scores: the mean of five runs less the fastest and result_2 (aborted); "
+     "evaluation included", 0, 1},
     {"tf-rn50-p100-fp32", "p100", "resnet50", 0, 0, "fp32", 64, 1, 218,
      "TensorFlow 1.1 tf_cnn_benchmarks (real data)", "tensorflow/tensorflow "
      "tensorflow/docs_src/performance/benchmarks.md@5984ffef, 'Details for NVIDIA DGX-1 "
@@ -108,6 +117,14 @@ static const dt_gpu_calib rows[] = {
     {"mpt1b-h100-bf16", "h100", "gpt3-xl", 2048, 50368, "bf16", 14, 8, 45455.0 / 2048,
      "Composer/llm-foundry, PyTorch FSDP, bf16", MPT ", 'H100 80GB BF16', MPT-1B on 8 GPUs",
      "2023-10", "MPT-1B; " MPT_NOTE, 3, 1},
+    {"mlperf3-bert-dgxh100-1n", "h100", "gpt2-medium", 512, 30522, "fp16", 48, 8,
+     20395745.0 / 2625.027 / 2 / 8, "PyTorch 23.04 (NGC), fp16, LAMB, packed sequences",
+     "MLPerf Training v3.0 results (mlcommons/training_results_v3.0@9f08e30c), NVIDIA/results/"
+     "dgxh100_ngc23.04_pytorch/bert/result_{0..9}.txt: 1 DGX H100, train_samples over "
+     "run_start to run_stop", "2023-06", "BERT-Large phase 2, two samples packed in each 512-"
+     "token sequence (48 a GPU, 768 samples a step): sequences/s is samples/s over 2; scored "
+     "as MLPerf scores (ten runs less the fastest and the slowest); evaluation included; "
+     "distributed LAMB (run_and_time.sh: --distributed_lamb), ZeRO stage 2", 2, 1},
     // The same tables' single-node (8-GPU) rows of the other MPT sizes without activation
     // checkpointing: a run of that network takes its own (likeness prefers the same network)
 #define MPT_ROW(id, gpu, model, mb, ga, tps, name, table) \
