@@ -27,7 +27,7 @@ typedef struct {
     int ok;
     double train_s, lo_s, hi_s, cost, cost_lo, cost_hi;
     char gpu[16], precision[8], basis[224], calibration[96];
-    int gpus, gpn, nics;
+    int gpus, gpn, nics, sharp;
     double nic_gbs;
 } offer;
 
@@ -109,6 +109,8 @@ static int answer(offer *f, char **common, int nc, int simulate) {
     f->cost = num(r, "cost"), f->cost_lo = num(r, "cost_low"), f->cost_hi = num(r, "cost_high");
     f->gpus = (int)num(r, "gpus"), f->gpn = (int)num(r, "gpus_per_node");
     f->nics = (int)num(r, "nics"), f->nic_gbs = num(r, "nic_bw_gbs");
+    const dt_json *sh = dt_json_get(r, "sharp");
+    f->sharp = sh && sh->type == DT_JSON_BOOL && sh->i;
     str(r, "gpu", f->gpu, sizeof f->gpu);
     str(r, "precision", f->precision, sizeof f->precision);
     str(r, "band_basis", f->basis, sizeof f->basis);
@@ -176,7 +178,7 @@ int dtsim_offers_main(int argc, char **argv) {
         if (rc) return rc == 2 ? 2 : 1;
     }
     FILE *f = json ? stderr : stdout;
-    fprintf(f, "%-12s %-9s %6s %-5s %-18s %10s %-22s %12s %-26s\n", "offer", "GPU", "GPUs",
+    fprintf(f, "%-12s %-9s %6s %-5s %-20s %10s %-22s %12s %-26s\n", "offer", "GPU", "GPUs",
             "prec", "node", "train", "(band)", "cost", "(band)");
     for (int i = 0; i < n; i++) {
         const offer *o = &of[i];
@@ -184,13 +186,14 @@ int dtsim_offers_main(int argc, char **argv) {
         dtsim_duration(o->train_s, t, sizeof t);
         dtsim_duration(o->lo_s, lo, sizeof lo);
         dtsim_duration(o->hi_s, hi, sizeof hi);
-        snprintf(node, sizeof node, "%d GPU, %dx%gGb", o->gpn, o->nics, 8 * o->nic_gbs);
+        snprintf(node, sizeof node, "%d GPU, %dx%gGb%s", o->gpn, o->nics, 8 * o->nic_gbs,
+                 o->sharp ? " SHARP" : "");
         snprintf(band, sizeof band, "(%s to %s)", lo, hi);
         if (!isnan(o->cost)) {
             snprintf(cost, sizeof cost, "%.0f", o->cost);
             snprintf(cb, sizeof cb, "(%.0f to %.0f)", o->cost_lo, o->cost_hi);
         }
-        fprintf(f, "%-12s %-9s %6d %-5s %-18s %10s %-22s %12s %-26s\n", o->name, o->gpu, o->gpus,
+        fprintf(f, "%-12s %-9s %6d %-5s %-20s %10s %-22s %12s %-26s\n", o->name, o->gpu, o->gpus,
                 o->precision, node, t, band, cost, cb);
     }
     for (int i = 0; i < n; i++)

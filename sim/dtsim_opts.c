@@ -89,6 +89,9 @@ static const dt_opt dtsim_table[] = {
      .parse = dtsim_parse_oversub, .want = "a ratio R:1 or R with 1 <= R <= 64 (e.g. 3:1)",
      .help = "a fat tree's (or rail's) leaves keep 1/R of their nodes' bandwidth\ntowards the "
      "spine (3:1: a third); default 1:1, non-blocking"},
+    {.name = "sharp", .type = DT_OPT_SWITCH, AT(cc.coll.sharp),
+     .help = "the switches reduce (SHARP on HDR/NDR InfiniBand): hier's allreduce\nbetween "
+     "nodes is theirs, each GPU's share crossing its NIC once each\nway (docs/hardware.md)"},
     {.name = "platform", .arg = "FILE.xml", .type = DT_OPT_STRING, AT(o.platform_file),
      .help = "your own SimGrid platform (ranks on its hosts in turn)"},
     {.type = DT_OPT_SECTION, .help = "training:"},
@@ -398,6 +401,23 @@ static int finish_cluster(dtsim_cli *cl) {
 // What is trained: the batch per GPU and its micro-batches, one GPU's measured figure
 // (--gpu-img-s, a preset's paper, the calibration table: sim/dtsim_calib.c), --device cpu's
 // defaults (dtrain's) and the gpt models' (sim/dtsim_gpt.c)
+// --sharp (nn/coll/coll_sharp.c): the allreduce between nodes of hier or torus2d, on
+// dtsim's own cluster (its NICs price the bytes), timed on the model device
+static int check_sharp(const dtsim_opts *o) {
+    const char *why = NULL;
+    if (!o->coll.sharp) return 0;
+    if (o->coll.algo != DT_ALGO_HIER && o->coll.algo != DT_ALGO_TORUS2D && !o->sweep)
+        why = "it is hier's or torus2d's allreduce between nodes: give --algo hier or torus2d";
+    else if (o->sweep) why = "not with sweep, whose other algorithms reduce between hosts";
+    else if (o->shard) why = "not with --shard: ZeRO's reduce-scatter and allgather run as rings";
+    else if (dtsim_is_3d(o)) why = "not with --tp or --pp (their cost model has no switches "
+                                   "that reduce)";
+    else if (o->cpu) why = "not with --device cpu: the switches' sums are not computed";
+    else if (o->platform_file[0]) why = "not with --platform: its NICs are dtsim's own cluster's";
+    if (why) fprintf(stderr, "dtsim: --sharp: %s\n", why);
+    return why != NULL;
+}
+
 static int finish_training(dtsim_cli *cl) {
     dtsim_opts *o = &cl->o;
     int dp = o->gpus % (o->tp * o->pp) == 0 ? o->gpus / (o->tp * o->pp) : o->gpus;
@@ -432,6 +452,7 @@ static int finish_training(dtsim_cli *cl) {
     if (o->cpu && !given(cl, "optimizer")) o->lars = 0;
     if (dtsim_gpt_check(o, given(cl, "optimizer"))) return 2;
     if (dtsim_3d_check(o, cl->batch)) return 2;
+    if (check_sharp(o)) return 2;
     // one GPU's speed (sim/dtsim_calib.c), once the model's sequence is known
     if (dtsim_calib_choose(o, given(cl, "gpu-img-s"))) return 2;
     if (!o->calib_batch) o->calib_batch = o->per_gpu_batch, o->calib_prec = o->prec;

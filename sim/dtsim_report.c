@@ -186,13 +186,13 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
     }
     char gb[40] = "";
     if (!o->sweep) snprintf(gb, sizeof gb, " (global batch %d)", o->global_batch);
-    fprintf(f, "       %s, %d %s per %s%s, %s%s, %s, allreduce %s%s, fusion %s, %s\n",
+    fprintf(f, "       %s, %d %s per %s%s, %s%s, %s, allreduce %s%s%s, fusion %s, %s\n",
             o->model, o->per_gpu_batch, dtsim_samples(o),
             dtsim_is_3d(o) ? "data-parallel replica" : "GPU", gb, dtsim_prec_name(o),
             !dtsim_seq_tokens(o) ? "" : o->flash ? ", flash attention" : ", naive attention",
             dtsim_optim_label(o),
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
-            fus, o->overlap ? "overlapping backward" : "after backward");
+            o->coll.sharp ? " (between nodes in the switches: --sharp)" : "", fus, o->overlap ? "overlapping backward" : "after backward");
 }
 
 // What an epoch counts: "images", or "sequences of T tokens" (gpt models)
@@ -326,6 +326,7 @@ static void json_row(dt_json_writer *w, const dtsim_opts *o, const dtsim_result 
     dt_json_write_int(w, "gpus", r->gpus);
     dt_json_write_int(w, "global_batch", r->global_batch);
     dt_json_write_string(w, "algo", r->algo);
+    dt_json_write_bool(w, "sharp", o->coll.sharp);
     dt_json_write_int(w, "buckets", r->buckets);
     dt_json_write_real(w, "iter_s", r->iter_s);
     dt_json_write_real(w, "compute_s", r->compute_s);

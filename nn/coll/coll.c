@@ -89,6 +89,10 @@ static int resolve_opts(dt_coll_opts *o, int p, dt_error *err) {
     if (o->inner != DT_ALGO_RING && o->inner != DT_ALGO_RHD)
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: the inner algorithm of hier/torus2d must "
                        "be ring or rhd, not %s", dt_algo_name(o->inner));
+    if (o->sharp && o->algo != DT_ALGO_HIER && o->algo != DT_ALGO_TORUS2D &&
+        o->algo != DT_ALGO_AUTO)
+        return dt_fail(err, DT_EXIT_USAGE, "allreduce: reduction in the switches (sharp) is "
+                       "hier's or torus2d's allreduce between nodes, not %s's", def->name);
     if (o->wire_f16 && (def->flags & DT_ALGO_SUMS_IN_WIRE_TYPE))
         return dt_fail(err, DT_EXIT_USAGE, "allreduce: fp16 on the wire needs one of our "
                        "algorithms (%s's allreduce sums in the wire type); not %s",
@@ -173,6 +177,11 @@ dt_coll *dt_coll_create(MPI_Comm comm, dt_device *dev, const dt_coll_opts *o, dt
     MPI_Comm_rank(comm, &r);
     dt_coll_opts ro = o ? *o : dt_coll_opts_default();
     if (dt_coll_opts_resolve(&ro, p, err)) return NULL;
+    if (ro.sharp && !(dev && dev->delay)) {  // timing only (coll_sharp.c)
+        dt_fail(err, DT_EXIT_USAGE, "allreduce: reduction in the switches (sharp) is simulated "
+                "for its time alone: it needs the model device (dtsim)");
+        return NULL;
+    }
     dt_coll *c = callocCheck(1, sizeof *c);
     c->dev = dev;
     c->o = ro;

@@ -242,9 +242,17 @@ void dt_torus_shape(int p, int *x, int *y) {
     *y = best, *x = p / best;
 }
 
-// hier's and torus2d's inner allreduce, on the links rhd_links gives it
+// Reduction in the switches (coll_sharp.c): each member's bytes cross its link once each
+// way, both directions at once, on the links the inner allreduce has (rhd_links' far link)
+double dt_sharp_wire_s(const dt_coll_opts *o, dt_algo outer, double bytes) {
+    return bytes * rhd_links(o, outer).far.b;
+}
+
+// hier's and torus2d's inner allreduce, on the links rhd_links gives it. In the switches:
+// the arrival and the release, a message each (2α), and the bytes' time on one link.
 static double inner(const dt_coll_opts *o, dt_algo outer, int p, double bytes) {
     steps_t S = rhd_links(o, outer);
+    if (o->sharp) return p > 1 && bytes > 0 ? 2 * S.far.a + dt_sharp_wire_s(o, outer, bytes) : 0;
     return o->inner == DT_ALGO_RHD ? rhd(o, p, bytes, &S) : ring(o, p, bytes, S.far);
 }
 

@@ -27,6 +27,9 @@ double dt_cost_torus2d(const dt_coll_opts *o, int p, double bytes);
 // costs less than halving-doubling; the schedule follows it. outer: DT_ALGO_RHD for rhd on
 // its own, DT_ALGO_HIER or DT_ALGO_TORUS2D for their inner allreduce (their links differ)
 int dt_rhd_whole(const dt_coll_opts *o, dt_algo outer, int p, double bytes);
+// Reduction in the switches (opts.sharp, coll_sharp.c): the seconds `bytes` take on one link
+// of the inner allreduce of `outer` (DT_ALGO_HIER or DT_ALGO_TORUS2D), both directions at once
+double dt_sharp_wire_s(const dt_coll_opts *o, dt_algo outer, double bytes);
 // dbtree's pipeline: the segment count that minimises 2(S + D - 1)(α + bytes·β/S)
 int dt_dbtree_segments(const dt_coll_opts *o, int p, double bytes);
 // dbtree's crossings of nodes of g ranks (o->cost.dbt) for p ranks, unless already there

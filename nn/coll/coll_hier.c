@@ -66,7 +66,10 @@ static void rhd(const dt_build_ctx *x, dt_algo outer, dt_lane *l, int comm, int 
 static void inner(const dt_build_ctx *x, dt_algo outer, dt_lane *l, int comm, size_t off,
                   size_t n, int quant) {
     int r = x->rank[comm], p = x->size[comm];
-    if (x->o->inner == DT_ALGO_RHD) rhd(x, outer, l, comm, r, p, off, n, quant);
+    if (x->o->sharp)  // in the switches (coll_sharp.c), timing only
+        dt_sched_sharp(l, comm, r, p, off, n,
+                       dt_sharp_wire_s(x->o, outer, (double)n * (quant ? 2 : 4)));
+    else if (x->o->inner == DT_ALGO_RHD) rhd(x, outer, l, comm, r, p, off, n, quant);
     else dt_sched_ring(l, comm, r, p, off, n, quant);
 }
 

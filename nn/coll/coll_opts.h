@@ -90,6 +90,13 @@ typedef struct {
     // shared one it moves the simulated time (bench/DTSIM-SPEED.md), so dtsim merges them
     // only when asked (--coarsen-dbtree). 0 or 1: off.
     int coarsen_tree;
+    // Timing-only simulation too: hier's and torus2d's inner allreduce reduced in the
+    // switches (in-network reduction: Mellanox SHARP, Graham et al. 2016, which NCCL's
+    // CollNet runs on HDR and NDR InfiniBand), not by the ranks (coll_sharp.c). Each member's
+    // bytes cross its link once each way, after every member has arrived; the sums are
+    // meaningless, and dt_coll_create refuses it without a device that can wait (dev->delay:
+    // the model device). 0: off.
+    int sharp;
     // dbtree's depth for this many ranks; dt_coll_create fills it for algo dbtree and auto
     // (0: computed on demand, O(P log P) each time, which the fusion planner's thousands of
     // cost calls cannot afford)

@@ -33,7 +33,7 @@ static void hook_after_round(dt_run *x) { dt_stage_sync(x); }
 // Does this request need any extension? (else its runners run bare)
 static int needs_hooks(const dt_coll_req *r) {
     return r->wire16 || r->stage.dbuf || r->native || (r->ldev && r->ldev->device_memory) ||
-           r->c->o.coarsen > 1 || r->c->o.coarsen_tree > 1;
+           r->c->o.coarsen > 1 || r->c->o.coarsen_tree > 1 || r->c->o.sharp;
 }
 
 // ---- the libraries' own allreduce, called as a whole ----

@@ -15,11 +15,13 @@
 #include "coll_run.h"
 
 int dt_run_recv_to_tmp(const dt_run *x, const dt_op *op) {
-    return op->kind == DT_OP_RECV_ADD || (op->kind == DT_OP_RECV_COPY && x->copy_via_tmp);
+    return op->kind == DT_OP_RECV_ADD || op->kind == DT_OP_RECV_NOTE ||
+           (op->kind == DT_OP_RECV_COPY && x->copy_via_tmp);
 }
 
 static int is_recv(const dt_op *op) {
-    return op->kind == DT_OP_RECV_ADD || op->kind == DT_OP_RECV_COPY;
+    return op->kind == DT_OP_RECV_ADD || op->kind == DT_OP_RECV_COPY ||
+           op->kind == DT_OP_RECV_NOTE;
 }
 
 // y += x on count elements: the local reduction (float32 on the device, float64 on the host).
@@ -89,6 +91,7 @@ void dt_run_finish(dt_run *x) {
         if (!dt_run_recv_to_tmp(x, op)) continue;
         char *src = x->tmp + tpos * x->wsize, *dst = x->buf + op->off * x->esize;
         tpos += op->count;
+        if (op->kind == DT_OP_RECV_NOTE) continue;  // arrived: that was all
         if (x->hooks && x->hooks->land) x->hooks->land(x, op, dst, src);
         else add(x, dst, src, op->count);  // (a plain RECV_COPY never lands in tmp)
     }

@@ -19,10 +19,15 @@ void dt_lane_round(dt_lane *l) {
         l->cap_rounds = l->cap_rounds ? 2 * l->cap_rounds : 16;
         l->round_start = realloc(l->round_start, (size_t)l->cap_rounds * sizeof(int));
         l->key = realloc(l->key, (size_t)l->cap_rounds * sizeof(int));
+        if (l->delay) {
+            l->delay = realloc(l->delay, (size_t)l->cap_rounds * sizeof(double));
+            DT_ASSERT(l->delay);
+        }
         DT_ASSERT(l->round_start && l->key);
     }
     if (l->n_rounds == 0) l->round_start[0] = l->n_ops;
     l->key[l->n_rounds] = l->next_key;
+    if (l->delay) l->delay[l->n_rounds] = 0.0;
     l->n_rounds++;
     l->round_start[l->n_rounds] = l->n_ops;
 }
@@ -37,6 +42,12 @@ void dt_lane_op(dt_lane *l, int kind, int comm, int peer, size_t off, size_t cou
     }
     l->ops[l->n_ops++] = (dt_op){(uint8_t)kind, (uint8_t)comm, peer, off, count};
     l->round_start[l->n_rounds] = l->n_ops;
+}
+
+void dt_lane_wait(dt_lane *l, double seconds) {
+    DT_ASSERT(l->n_rounds > 0 && seconds >= 0);
+    if (!l->delay) l->delay = callocCheck((size_t)l->cap_rounds, sizeof(double));
+    l->delay[l->n_rounds - 1] += seconds;
 }
 
 // Drop a trailing empty round (dt_lane_round opened it, nothing was added).

@@ -9,7 +9,9 @@
 // what arrived into the buffer (dev->add: the γ term of the cost model), RECV_COPY installs
 // it. QUANT runs when the round is posted, before its sends (fp16 wire: the owner of a
 // finished chunk rounds its own copy as the receivers will see it). NATIVE is the MPI
-// library's own allreduce of the range (the `mpi` algorithm, coll_native.c). Offsets and
+// library's own allreduce of the range (the `mpi` algorithm, coll_native.c). RECV_NOTE is a
+// message whose arrival is all that counts (coll_sharp.c's): it lands in tmp, nothing is done
+// with it, no kernel is charged. Offsets and
 // counts are in elements of the buffer; ops with count 0 are never recorded, and since both
 // ends of a message compute the same count, neither side posts it.
 #ifndef DT_COLL_SCHED_H
@@ -20,7 +22,7 @@
 
 #include "coll_opts.h"
 
-enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE };
+enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE, DT_OP_RECV_NOTE };
 
 // Communicators an op can name (dt_coll.comms[]): everyone; hier's group (consecutive
 // ranks), its leaders (local rank 0 of each group) and its cross sets (the same local rank
@@ -64,6 +66,8 @@ typedef struct {
 void dt_lane_round(dt_lane *l);  // opens a new round (empty rounds are dropped)
 void dt_lane_op(dt_lane *l, int kind, int comm, int peer, size_t off, size_t count);
 void dt_lane_close(dt_lane *l);  // drops a trailing empty round
+// the open round waits `seconds` more before it is posted (dt_lane.delay, made on first use)
+void dt_lane_wait(dt_lane *l, double seconds);
 void dt_sched_free(dt_sched *s);
 // The chunk i of n elements split into p nearly equal parts: [chunk_lo(i), chunk_lo(i+1))
 static inline size_t dt_chunk_lo(size_t n, int p, int i) {
@@ -88,6 +92,10 @@ void dt_sched_ring_ag(dt_lane *l, int comm, int r, int p, size_t off, size_t n, 
 void dt_sched_binomial_reduce(dt_lane *l, int comm, int r, int p, size_t off, size_t n);
 void dt_sched_binomial_bcast(dt_lane *l, int comm, int r, int p, size_t off, size_t n,
                              int quant);
+// reduction in the switches (coll_sharp.c, timing only: opts.sharp): every rank's arrival
+// at rank 0 of comm, `wire_s` seconds for the bytes to cross a link each way, the release
+// from rank 0; one element of [off, off+n) on the wire
+void dt_sched_sharp(dt_lane *l, int comm, int r, int p, size_t off, size_t n, double wire_s);
 // double binary tree: lanes 0 and 1 of s, `segments` pipeline segments per half
 void dt_sched_dbtree(dt_sched *s, int comm, int r, int p, size_t off, size_t n, int segments,
                      int quant);

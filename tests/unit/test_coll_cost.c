@@ -267,6 +267,36 @@ static void test_torus2d_and_hier_match_closed_forms(void **state) {
     }
 }
 
+// Reduction in the switches (opts.sharp; Graham et al. 2016): every member's bytes cross its
+// link once each way, both at once, after an arrival and before a release (a message each):
+// hier's allreduce between nodes costs 2α + xβ' whatever the node count g, x the bytes a
+// member holds (rs: n/s, on the node's network shared by its s ranks, β' = share·β; reduce:
+// the leader's n on the whole of it, β' = β). So p = s·g ranks cost one node's s ranks plus
+// that, for every g > 1 (tolerance 1e-9: a difference of two sums).
+static void test_sharp_between_nodes_is_two_latencies_and_one_crossing(void **state) {
+    (void)state;
+    tu_rng r = tu_rng_new(tu_seed());
+    for (int t = 0; t < 200; t++) {
+        dt_coll_opts o = random_opts(&r);
+        int s = tu_int(&r, 1, 16), g = tu_int(&r, 2, 256);
+        o.group = s, o.cost.share = s, o.sharp = 1;
+        o.cost.alpha_intra = tu_uniform(&r, 1e-7, 1e-5), o.cost.beta_intra = o.cost.beta / 10;
+        double n = 4.0 * s * tu_int(&r, 1, 100000), a = o.cost.alpha, b = o.cost.beta;
+        for (int rs = 0; rs < 2; rs++) {
+            o.hier_rs = rs;
+            double one = dt_coll_cost(DT_ALGO_HIER, &o, s, n);
+            double got = dt_coll_cost(DT_ALGO_HIER, &o, s * g, n) - one;
+            double want = 2 * a + (rs ? n / s * (s > 1 ? s : 1) * b : n * b);
+            if (!(fabs(got - want) <= 1e-9 * want)) {
+                fprintf(stderr, "sharp, hier %s, %d x %d ranks, %g bytes: got %.17g more than "
+                        "one node, want 2a + x b' = %.17g\n", rs ? "rs" : "reduce", g, s, n,
+                        got, want);
+                fail();
+            }
+        }
+    }
+}
+
 // auto is the minimum over the candidates; dbtree's segment count is within 1 % of the best
 // S for its own pipeline model (brute force over S).
 static void test_auto_is_cheapest_and_dbtree_segments_near_optimal(void **state) {
@@ -308,6 +338,7 @@ int main(void) {
         cmocka_unit_test(test_rhd_with_shared_network_costs_node_steps_intra_and_the_rest_shared),
         cmocka_unit_test(test_dbtree_with_shared_network_from_the_schedules),
         cmocka_unit_test(test_torus2d_and_hier_match_closed_forms),
+        cmocka_unit_test(test_sharp_between_nodes_is_two_latencies_and_one_crossing),
         cmocka_unit_test(test_auto_is_cheapest_and_dbtree_segments_near_optimal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
