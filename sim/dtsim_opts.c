@@ -398,17 +398,14 @@ static int finish_cluster(dtsim_cli *cl) {
     return 0;
 }
 
-// What is trained: the batch per GPU and its micro-batches, one GPU's measured figure
-// (--gpu-img-s, a preset's paper, the calibration table: sim/dtsim_calib.c), --device cpu's
-// defaults (dtrain's) and the gpt models' (sim/dtsim_gpt.c)
 // --sharp (nn/coll/coll_sharp.c): the allreduce between nodes of hier or torus2d, on
 // dtsim's own cluster (its NICs price the bytes), timed on the model device
 static int check_sharp(const dtsim_opts *o) {
     const char *why = NULL;
     if (!o->coll.sharp) return 0;
-    if (o->coll.algo != DT_ALGO_HIER && o->coll.algo != DT_ALGO_TORUS2D && !o->sweep)
+    if (o->sweep) why = "not with sweep, whose other algorithms reduce between hosts";
+    else if (o->coll.algo != DT_ALGO_HIER && o->coll.algo != DT_ALGO_TORUS2D)
         why = "it is hier's or torus2d's allreduce between nodes: give --algo hier or torus2d";
-    else if (o->sweep) why = "not with sweep, whose other algorithms reduce between hosts";
     else if (o->shard) why = "not with --shard: ZeRO's reduce-scatter and allgather run as rings";
     else if (dtsim_is_3d(o)) why = "not with --tp or --pp (their cost model has no switches "
                                    "that reduce)";
@@ -418,6 +415,9 @@ static int check_sharp(const dtsim_opts *o) {
     return why != NULL;
 }
 
+// What is trained: the batch per GPU and its micro-batches, one GPU's measured figure
+// (--gpu-img-s, a preset's paper, the calibration table: sim/dtsim_calib.c), --device cpu's
+// defaults (dtrain's) and the gpt models' (sim/dtsim_gpt.c)
 static int finish_training(dtsim_cli *cl) {
     dtsim_opts *o = &cl->o;
     int dp = o->gpus % (o->tp * o->pp) == 0 ? o->gpus / (o->tp * o->pp) : o->gpus;

@@ -192,7 +192,8 @@ void dtsim_print_header(FILE *f, const dtsim_opts *o) {
             !dtsim_seq_tokens(o) ? "" : o->flash ? ", flash attention" : ", naive attention",
             dtsim_optim_label(o),
             o->sweep ? "(swept)" : dt_algo_name(o->coll.algo), o->coll.wire_f16 ? " fp16" : "",
-            o->coll.sharp ? " (between nodes in the switches: --sharp)" : "", fus, o->overlap ? "overlapping backward" : "after backward");
+            o->coll.sharp ? " (between nodes in the switches: --sharp)" : "", fus,
+            o->overlap ? "overlapping backward" : "after backward");
 }
 
 // What an epoch counts: "images", or "sequences of T tokens" (gpt models)

@@ -11,9 +11,9 @@
 // finished chunk rounds its own copy as the receivers will see it). NATIVE is the MPI
 // library's own allreduce of the range (the `mpi` algorithm, coll_native.c). RECV_NOTE is a
 // message whose arrival is all that counts (coll_sharp.c's): it lands in tmp, nothing is done
-// with it, no kernel is charged. Offsets and
-// counts are in elements of the buffer; ops with count 0 are never recorded, and since both
-// ends of a message compute the same count, neither side posts it.
+// with it, no kernel is charged. Offsets and counts are in elements of the buffer; ops with
+// count 0 are never recorded, and since both ends of a message compute the same count,
+// neither side posts it.
 #ifndef DT_COLL_SCHED_H
 #define DT_COLL_SCHED_H
 
@@ -22,7 +22,8 @@
 
 #include "coll_opts.h"
 
-enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE, DT_OP_RECV_NOTE };
+enum { DT_OP_SEND, DT_OP_RECV_ADD, DT_OP_RECV_COPY, DT_OP_QUANT, DT_OP_NATIVE,
+       DT_OP_RECV_NOTE };
 
 // Communicators an op can name (dt_coll.comms[]): everyone; hier's group (consecutive
 // ranks), its leaders (local rank 0 of each group) and its cross sets (the same local rank
