@@ -321,11 +321,10 @@ def write(a, rows, today, wall, rss, trows=()):
             p["preset"], "; ".join(parts), p["why"] or "not known"))
     w("")
     if today:
-        w("**dgx-h100** (no paper: today's baseline, 256 H100 at 256 images/GPU in fp16 on the")
-        w("roofline's own GPU, whose efficiencies are fitted to NVIDIA's published V100 and")
-        w("A100 figures): %.0f images/s, "
+        w("**dgx-h100** (no paper: today's baseline, 256 H100 at 256 images/GPU in fp16; one")
+        w("GPU's speed %s, the table's default row): %.0f images/s, "
           "%.1f %% efficiency against one GPU, 90 epochs in %.1f min. `%s`."
-          % (today["images_per_s"], 100 * today["efficiency"],
+          % (today.get("calibration", "?"), today["images_per_s"], 100 * today["efficiency"],
              EPOCHS * IMAGENET / today["images_per_s"] / 60, today["cmd"]))
         w("")
     if trows:

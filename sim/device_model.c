@@ -1,10 +1,12 @@
 // device_model.c — the `model` device (sim/device_model.h): state, the arena that alloc
 // carves untouched address space from, host transfers, sync and the roofline charge every
 // primitive goes through, the gemm family and the statistics. No data is ever computed or
-// read: a kernel only adds t = max(flops/(peak·eff_gemm), bytes/(mem_bw·eff_mem)) + launch
-// to the pending time, which the host hands to cfg.advance whenever it would wait for the
-// GPU. Not here: the cost of the other primitives (device_model_nn.c), the profiles
-// (gpu_profiles.c).
+// read: a kernel only adds
+//     t = max(flops/(peak·eff_gemm·w), bytes/(mem_bw·eff_mem))·s + launch
+// (w: a gemm's wave quantization; s: the calibration's factor; the launch, the host's, not
+// scaled) to the pending time, which the host hands to cfg.advance whenever it would wait for
+// the GPU (docs/formulas.md, "GPU roofline"). Not here: the cost of the other primitives
+// (device_model_nn.c), the profiles (gpu_profiles.c).
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -57,7 +59,14 @@ void dt_device_model_set_kind_scales(dt_device *d, const double *factor, int n) 
 static void charge_at(dt_device *d, double flops_s, double flops, double bytes) {
     dt_model_ctx *c = ctx_of(d);
     double t_math = flops / flops_s, t_mem = bytes / c->mem_bytes_s;
-    double t = ((t_math > t_mem ? t_math : t_mem) + c->gpu->launch_s) * scale_of(d) * c->slowdown;
+    double work = t_math > t_mem ? t_math : t_mem, launch = c->gpu->launch_s;
+    double t;  // the launch is the host's: a calibration's factor scales the work alone
+    if (c->has_kind_scale && d != c->unscaled) {  // a profile measured kernels whole
+        t = (work + launch) * c->kind_scale[c->kind] * c->slowdown;
+    } else {
+        t = (work * scale_of(d) + launch) * c->slowdown;
+        if (d != c->unscaled) c->stats.host_s += launch * c->slowdown;
+    }
     c->pending += t;
     c->stats.seconds += t;
     if (d != c->unscaled) c->stats.kind_seconds[c->kind] += t;
@@ -68,6 +77,31 @@ static void charge_at(dt_device *d, double flops_s, double flops, double bytes) 
 
 void dt_model_charge_gemm(dt_device *d, double flops, double bytes) {
     charge_at(d, ctx_of(d)->gemm_flops_s, flops, bytes);
+}
+
+// Wave quantization (NVIDIA, "Matrix Multiplication Background User's Guide"): a gemm of
+// `tiles` output tiles of TILE x TILE, each a reduction of length k_total, runs in waves of one
+// tile per SM; a last wave part full costs a whole one. Under one wave the reduction is split
+// (split-K, at least SPLIT_K_MIN of it a piece) to fill the SMs. The share of the waves' SM
+// time that holds work multiplies the gemm's rate (docs/formulas.md, "GPU roofline").
+#define TILE 128.0
+#define SPLIT_K_MIN 512.0
+static double wave_eff(const dt_model_ctx *c, double tiles, double k_total) {
+    double sms = c->gpu->sms;
+    if (!(sms > 0) || !(tiles > 0)) return 1.0;
+    if (tiles < sms) {
+        double split = floor(fmin(k_total / SPLIT_K_MIN, floor(sms / tiles)));
+        if (split > 1) tiles *= split;
+    }
+    return tiles / (ceil(tiles / sms) * sms);
+}
+
+static double tiles_of(double m, double n) { return ceil(m / TILE) * ceil(n / TILE); }
+
+void dt_model_charge_gemm_tiled(dt_device *d, double flops, double bytes, double tiles,
+                                double k_total) {
+    dt_model_ctx *c = ctx_of(d);
+    charge_at(d, c->gemm_flops_s * wave_eff(c, tiles, k_total), flops, bytes);
 }
 
 void dt_model_charge(dt_device *d, double flops, double bytes) {
@@ -172,7 +206,9 @@ static void model_gemm(dt_device *d, int ta, int tb, int M, int N, int K, float 
     (void)C, (void)ldc;
     if (M <= 0 || N <= 0) return;
     double m = M, n = N, k = K > 0 ? K : 0;
-    dt_model_charge_gemm(d, 2.0 * m * n * k, dt_model_act_bytes(d) * (m * k + k * n + m * n));
+    double elems = m * k + k * n + m * n;
+    dt_model_charge_gemm_tiled(d, 2.0 * m * n * k, dt_model_act_bytes(d) * elems, tiles_of(m, n),
+                               k);
 }
 
 // C_i(M,N) = alpha*op(A_i)*op(B_i) + beta*C_i, i < batch
@@ -185,7 +221,10 @@ static void model_gemm_batched(dt_device *d, int ta, int tb, int M, int N, int K
     if (batch <= 0 || M <= 0 || N <= 0) return;
     double m = M, n = N, k = K > 0 ? K : 0, b = batch;
     double elems = m * k * (sa ? b : 1.0) + k * n * (sb ? b : 1.0) + m * n * b;
-    dt_model_charge_gemm(d, 2.0 * m * n * k * b, dt_model_act_bytes(d) * elems);
+    // a shared operand makes the batch one gemm (a convolution's implicit gemm): its rows or
+    // columns b times longer; otherwise b independent gemms
+    double tiles = !sa ? tiles_of(m, b * n) : !sb ? tiles_of(b * m, n) : b * tiles_of(m, n);
+    dt_model_charge_gemm_tiled(d, 2.0 * m * n * k * b, dt_model_act_bytes(d) * elems, tiles, k);
 }
 
 // C(M,N) = alpha * sum_i op(A_i)*op(B_i) + beta*C
@@ -198,7 +237,8 @@ static void model_gemm_batched_sum(dt_device *d, int ta, int tb, int M, int N, i
     if (M <= 0 || N <= 0) return;
     double m = M, n = N, k = K > 0 ? K : 0, b = batch > 0 ? batch : 0;
     double elems = m * k * (sa ? b : 1.0) + k * n * (sb ? b : 1.0) + m * n;
-    dt_model_charge_gemm(d, 2.0 * m * n * k * b, dt_model_act_bytes(d) * elems);
+    dt_model_charge_gemm_tiled(d, 2.0 * m * n * k * b, dt_model_act_bytes(d) * elems,
+                               tiles_of(m, n), b * k);
 }
 
 // ---- whose work: the layer kinds ----

@@ -1,9 +1,11 @@
 // device_model.h — the `model` device (docs/architecture.md): every primitive of struct
 // dt_device touches no data and advances simulated time by a kernel-level roofline
 // (docs/formulas.md, the GPU roofline of the model device)
-//     t = max(flops / (peak(precision) × eff_gemm), bytes / (mem_bw × eff_mem)) + launch_s
-// from a GPU profile (sim/gpu.h). Time accumulates in the device and is handed to the
-// `advance` callback (dtsim's rank program: a SimGrid sleep) when the host would wait for the
+//     t = max(flops / (peak(precision) × eff_gemm × w), bytes / (mem_bw × eff_mem)) × s
+//         + launch_s
+// from a GPU profile (sim/gpu.h); w is a gemm's wave quantization over the GPU's SMs, s the
+// calibration's factor (time_scale), which leaves the host's launch alone. Time accumulates
+// in the device and is handed to the `advance` callback (dtsim's rank program: a SimGrid sleep) when the host would wait for the
 // GPU: at sync, and in every primitive that returns a value to the host. Natively (advance
 // NULL) the device just counts, which is how the calibration test measures single-GPU
 // throughput. Memory: alloc returns untouched address space from an arena (mmap
@@ -34,8 +36,8 @@ typedef struct {
     // the device never reads or writes them). The rank program's arena is then as large as
     // the largest buffer needs, not the sum of all (a model of 256 images/GPU on a laptop).
     int reuse_arena;
-    // optional: every kernel's time × time_scale (0 = 1; host transfers are PCIe's and keep
-    // theirs): the calibration to a measured single-GPU throughput (dtsim --gpu-img-s,
+    // optional: every kernel's work × time_scale (0 = 1; launches and host transfers are the
+    // host's and keep theirs): the calibration to a measured single-GPU throughput (dtsim --gpu-img-s,
     // docs/formulas.md)
     double time_scale;
     // optional: attention as a fused kernel (FlashAttention, Dao et al. 2022): the (B,H,T,T)
@@ -75,7 +77,7 @@ dt_device *dt_device_model_unscaled(dt_device *d);
 
 typedef struct {
     double seconds, flops, bytes;
-    double host_s;  // of seconds, the host transfers'
+    double host_s;  // of seconds, the host's: transfers and launches (time_scale leaves them)
     double kind_seconds[DT_MODEL_MAX_KINDS];  // of seconds, each kind's (not the unscaled
                                               // handle's: the allreduce's)
     long kernels;

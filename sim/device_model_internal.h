@@ -29,6 +29,10 @@ typedef struct {
 
 // t = max(flops / gemm_flops_s, bytes / mem_bytes_s) + launch_s, added to pending and stats
 void dt_model_charge_gemm(dt_device *d, double flops, double bytes);
+// the same at the fraction of gemm_flops_s that `tiles` output tiles, each a k_total-long
+// reduction, keep busy in waves over the GPU's SMs (tile and wave quantization)
+void dt_model_charge_gemm_tiled(dt_device *d, double flops, double bytes, double tiles,
+                                double k_total);
 // the same with cuda_flops_s: elementwise, batchnorm, pooling, loss, optimizer, casts
 void dt_model_charge(dt_device *d, double flops, double bytes);
 // the host waits for the GPU: hand pending to cfg.advance (if set) and zero it

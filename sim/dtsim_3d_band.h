@@ -6,7 +6,7 @@
 #define DT_SIM_DTSIM_3D_BAND_H
 
 #define DTSIM_3D_RUNS 14
-#define DTSIM_3D_BAND_LO -0.100
-#define DTSIM_3D_BAND_HI 0.218
+#define DTSIM_3D_BAND_LO -0.083
+#define DTSIM_3D_BAND_HI 0.221
 
 #endif

@@ -93,7 +93,8 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
     if (c)
         fprintf(f, "calibrated: %s: one %s trains %.1f %s/s at %d per GPU in %s (%s; %s, %s%s%s;"
                    " `dtsim calibrations`); the roofline alone gives %.1f, so every modelled "
-                   "kernel takes x%.3f%s\n", c->id, c->gpu, c->per_gpu,
+                   "kernel's work takes x%.3f (its launch, the host's, not)%s\n", c->id, c->gpu,
+                c->per_gpu,
                 dt_sim_is_gpt(c->model) ? "sequences" : "images", c->batch, c->precision,
                 c->framework, c->source, c->date, c->note[0] ? "; " : "", c->note,
                 r->calib_roofline_img_s, r->time_scale,
@@ -101,7 +102,8 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
                                 "not in the factor)" : "");
     else if (o->gpu_img_s > 0)
         fprintf(f, "calibrated: one GPU trains %.1f %s/s at %d per GPU in %s (%s); the roofline "
-                   "alone gives %.1f, so every modelled kernel takes x%.3f\n",
+                   "alone gives %.1f, so every modelled kernel's work takes x%.3f (its launch, "
+                   "the host's, not)\n",
                 o->gpu_img_s, dtsim_samples(o), o->calib_batch, dt_precision_name(o->calib_prec),
                 o->calib_fitted ? "the preset's own paper figure: fitted" : "--gpu-img-s",
                 r->calib_roofline_img_s, r->time_scale);

@@ -25,6 +25,7 @@ typedef struct {
     double eff_gemm_fp16;     // fraction of peak_fp16
     double host_bw;           // bytes/s host <-> device (PCIe), to_host/from_host
     int bf16;                 // bf16 tensor-core math (A100 and later) at peak_fp16's rate
+    int sms;                  // streaming multiprocessors: a gemm's tiles run in waves of sms
 } dt_gpu_profile;
 
 // Lookup by name (case-insensitive: p100, p40, v100, a100, a100-40, h100, h100-pcie, h200,

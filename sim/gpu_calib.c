@@ -39,7 +39,8 @@ dt_precision dt_gpu_calib_prec(const dt_gpu_calib *c) {
 static int likeness(const dt_gpu_calib *c, const char *model, int seq_len, int bf16) {
     int half = dt_gpu_calib_prec(c) != DT_PREC_FP16 || !strcmp(c->precision, bf16 ? "bf16"
                                                                                  : "fp16");
-    return 4 * half + 2 * (model && !strcmp(c->model, model)) + (c->seq_len == seq_len);
+    return 8 * half + 4 * (model && !strcmp(c->model, model)) + 2 * (c->seq_len == seq_len) +
+           (c->gpus > 1);
 }
 
 const dt_gpu_calib *dt_gpu_calib_find(const char *gpu, const char *model, int seq_len,

@@ -10,14 +10,16 @@
 // which is how Jia et al. 2018 trained on P40s in mixed precision.
 // Assumed, not from docs/hardware.md: kernel launch overhead 5 us (P100, P40, V100), 4 us
 // (A100), 3 us (H100), the usual few microseconds of a CUDA launch that a framework cannot
-// hide; host link 12 GB/s (PCIe 3.0 x16, docs/hardware.md) for P100/P40/V100, 24 GB/s (PCIe
-// 4.0) for A100, 48 GB/s (PCIe 5.0) for H100; memory capacity 16/24/16/80/80 GiB.
+// hide (the host's: a calibration's factor leaves it alone); host link 12 GB/s (PCIe 3.0
+// x16, docs/hardware.md) for P100/P40/V100, 24 GB/s (PCIe 4.0) for A100, 48 GB/s (PCIe 5.0)
+// for H100; memory capacity 16/24/16/80/80 GiB.
 //
 // CALIBRATION (docs/formulas.md, the roofline and its calibration). The model device
 // (sim/device_model.c) charges every kernel k
-//     t_k = max(F_k / (P(p) * e_g(p)), B_k / (W * e_m)) + L
-// (F FLOPs, B bytes, P(p) peak of precision p, W memory bandwidth, L launch). One training
-// step of ResNet-50 at batch 256 (224x224, forward + backward + SGD step; the test
+//     t_k = max(F_k / (P(p) * e_g(p) * w_k), B_k / (W * e_m)) + L
+// (F FLOPs, B bytes, P(p) peak of precision p, W memory bandwidth, L launch; w_k the share
+// of the SMs a gemm's tiles keep busy, 1 for other kernels). One training step of ResNet-50
+// at batch 256 (224x224, forward + backward + SGD step; the test
 // tests/unit/test_sim_calibration.c runs it as nn/train.c does) is 890 kernels,
 // F = 6.34e12 FLOP (24.8 GFLOP per image: 3 x the 8.2 GFLOP forward of docs/hardware.md) and
 // B = 2.75e11 bytes in fp32/tf32, 1.43e11 under fp16 (1.07 / 0.56 GB per image), so
@@ -25,26 +27,28 @@
 // which must equal NVIDIA DeepLearningExamples' figure (docs/hardware.md). Four figures, but per
 // GPU three unknowns (e_m and e_g of two precisions): e_m is assumed, 0.90 on V100 and
 // A100 (HBM2/HBM2e streaming kernels reach about 90% of peak bandwidth in STREAM-type
-// measurements), and each e_g is solved for by bisection (monotone in e_g). Fitted values,
-// rounded to two digits, and the throughput they give (this file's profiles):
+// measurements), and each e_g is solved for (monotone in e_g). Fitted values, rounded to
+// two digits, and the throughput they give (this file's profiles):
 //     GPU   precision  e_m   e_g    simulated  published  error
-//     V100  fp32       0.90  0.83   365.6      367        -0.4 %
-//     V100  fp16       0.90  0.62   1200.4     1200       +0.0 %
-//     A100  tf32       0.90  0.23   931.0      938        -0.7 %
-//     A100  fp16       0.90  0.46   2478.1     2470       +0.3 %
-// At e_m = 0.85 the fits are 0.86 / 0.73 / 0.24 / 0.51, at 0.95 0.82 / 0.55 / 0.23 / 0.42:
+//     V100  fp32       0.90  0.87   366.2      367        -0.2 %
+//     V100  fp16       0.90  0.65   1198.3     1200       -0.1 %
+//     A100  tf32       0.90  0.25   932.2      938        -0.6 %
+//     A100  fp16       0.90  0.50   2467.8     2470       -0.1 %
+// At e_m = 0.85 the fits are 0.90 / 0.78 / 0.26 / 0.56, at 0.95 0.85 / 0.58 / 0.25 / 0.46:
 // the assumption moves e_g, not the match. The A100 TF32 figure is low next to AMP
 // (2470/938 = 2.6, while peak and activation bytes both change by 2x), so TF32 tensor cores
-// reach only 23% of 156 TFLOP/s here: e_g absorbs whatever the roofline leaves out.
+// reach only 25% of 156 TFLOP/s here: e_g absorbs whatever the roofline leaves out.
 // Convolutions are costed as implicit GEMM (cuDNN: the im2col columns never reach memory,
-// device_model_nn.c); with explicit column traffic V100 fp16 would need e_g = 1.42 > 1.
+// device_model_nn.c); with explicit column traffic V100 fp16 would need e_g > 1.
 // Derived, not calibrated (docs/hardware.md has no figure): P100 and P40 take V100's fp32
-// values (e_g 0.83, e_m 0.90; their fp16 runs on CUDA cores, so the same e_g); H100 takes
-// A100's (tf32 0.23, fp16 0.46, e_m 0.90); A100 and H100 fp32 (CUDA cores) take V100's
-// 0.83. They give P100 fp32 260 img/s, P40 fp32 208 (fp16 270), A100 fp32
-// 525, H100 tf32 2132, fp16 4777 (1.9x A100). Sanity checks only: TensorFlow's
-// tf_cnn_benchmarks reported about 220 img/s for ResNet-50 on a P100 in fp32, and Goyal et
-// al. (29 h for 90 epochs on 8 P100) imply 138 img/s per GPU, communication included.
+// values (e_g 0.87, e_m 0.90; their fp16 runs on CUDA cores, so the same e_g); H100 takes
+// A100's (tf32 0.25, fp16 0.50, e_m 0.90); A100 and H100 fp32 (CUDA cores) take V100's
+// 0.87. They give P100 fp32 253 img/s, P40 fp32 199, H100 tf32 2139, fp16 4774 (1.9x
+// A100). Sanity checks only: TensorFlow's tf_cnn_benchmarks reported about 220 img/s for
+// ResNet-50 on a P100 in fp32, and Goyal et al. (29 h for 90 epochs on 8 P100) imply 138
+// img/s per GPU, communication included.
+// SMs (w_k, sim/device_model.c): P100 56, P40 30, V100 80, A100 108, H100 SXM5 and H200 132,
+// H100 PCIe 114 (the datasheets and NVIDIA's architecture whitepapers).
 #include <string.h>
 #include <stddef.h>
 #include <strings.h>
@@ -58,40 +62,40 @@
 static const dt_gpu_profile profiles[] = {
     {.name = "p100", .full_name = "NVIDIA Tesla P100 SXM2 16GB",
      .peak_fp32 = 10.6 * T, .peak_tf32 = 0, .peak_fp16 = 21.2 * T, .mem_bw = 720 * G,
-     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
-     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G},
+     .launch_s = 5e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.87, .eff_gemm_fp16 = 0.87,
+     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G, .sms = 56},
     {.name = "p40", .full_name = "NVIDIA Tesla P40 24GB",
      .peak_fp32 = 11.76 * T, .peak_tf32 = 0, .peak_fp16 = 11.76 * T, .mem_bw = 346 * G,
-     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.83,
-     .eff_mem = 0.90, .mem_bytes = 24 * GIB, .host_bw = 12 * G},
+     .launch_s = 5e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.87, .eff_gemm_fp16 = 0.87,
+     .eff_mem = 0.90, .mem_bytes = 24 * GIB, .host_bw = 12 * G, .sms = 30},
     {.name = "v100", .full_name = "NVIDIA Tesla V100 SXM2 16GB",
      .peak_fp32 = 15.7 * T, .peak_tf32 = 0, .peak_fp16 = 125 * T, .mem_bw = 900 * G,
-     .launch_s = 5e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.83, .eff_gemm_fp16 = 0.62,
-     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G},
+     .launch_s = 5e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.87, .eff_gemm_fp16 = 0.65,
+     .eff_mem = 0.90, .mem_bytes = 16 * GIB, .host_bw = 12 * G, .sms = 80},
     {.name = "a100", .full_name = "NVIDIA A100 SXM4 80GB",
      .peak_fp32 = 19.5 * T, .peak_tf32 = 156 * T, .peak_fp16 = 312 * T, .mem_bw = 2000 * G,
-     .launch_s = 4e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 24 * G, .bf16 = 1},
+     .launch_s = 4e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.25, .eff_gemm_fp16 = 0.50,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 24 * G, .bf16 = 1, .sms = 108},
     {.name = "h100", .full_name = "NVIDIA H100 SXM5 80GB",
      .peak_fp32 = 67 * T, .peak_tf32 = 495 * T, .peak_fp16 = 990 * T, .mem_bw = 3350 * G,
-     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1},
+     .launch_s = 3e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.25, .eff_gemm_fp16 = 0.50,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1, .sms = 132},
     // The variants (docs/hardware.md, "GPU variants"): the same chip with other memory or
     // another board. A100 SXM4 40GB: HBM2 1555 GB/s; H100 PCIe 80GB: 114 SMs at a lower
     // clock, 51 / 378 / 756 TFLOP/s dense, HBM2e 2.0 TB/s; H200 SXM 141GB: H100 SXM5's chip
     // with HBM3e at 4.8 TB/s. Efficiencies as their chip's (A100's, H100's).
     {.name = "a100-40", .full_name = "NVIDIA A100 SXM4 40GB",
      .peak_fp32 = 19.5 * T, .peak_tf32 = 156 * T, .peak_fp16 = 312 * T, .mem_bw = 1555 * G,
-     .launch_s = 4e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 40 * GIB, .host_bw = 24 * G, .bf16 = 1},
+     .launch_s = 4e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.25, .eff_gemm_fp16 = 0.50,
+     .eff_mem = 0.90, .mem_bytes = 40 * GIB, .host_bw = 24 * G, .bf16 = 1, .sms = 108},
     {.name = "h100-pcie", .full_name = "NVIDIA H100 PCIe 80GB",
      .peak_fp32 = 51 * T, .peak_tf32 = 378 * T, .peak_fp16 = 756 * T, .mem_bw = 2000 * G,
-     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1},
+     .launch_s = 3e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.25, .eff_gemm_fp16 = 0.50,
+     .eff_mem = 0.90, .mem_bytes = 80 * GIB, .host_bw = 48 * G, .bf16 = 1, .sms = 114},
     {.name = "h200", .full_name = "NVIDIA H200 SXM 141GB",
      .peak_fp32 = 67 * T, .peak_tf32 = 495 * T, .peak_fp16 = 990 * T, .mem_bw = 4800 * G,
-     .launch_s = 3e-6, .eff_gemm = 0.83, .eff_gemm_tf32 = 0.23, .eff_gemm_fp16 = 0.46,
-     .eff_mem = 0.90, .mem_bytes = 141 * GIB, .host_bw = 48 * G, .bf16 = 1},
+     .launch_s = 3e-6, .eff_gemm = 0.87, .eff_gemm_tf32 = 0.25, .eff_gemm_fp16 = 0.50,
+     .eff_mem = 0.90, .mem_bytes = 141 * GIB, .host_bw = 48 * G, .bf16 = 1, .sms = 132},
 };
 
 // Other names a buyer types for the same profile

@@ -50,15 +50,42 @@ static int teardown(void **state) {
     return 0;
 }
 
-// The time a kernel must take, from the datasheet fields: gemm math on the precision's units
-// (tensor cores where the GPU has them), every other kernel on fp32 CUDA cores.
-static double ref_time(const dt_gpu_profile *g, dt_precision p, int gemm, double flops,
-                       double bytes) {
+// The waves a gemm of `tiles` 128 x 128 output tiles runs in, each a k_total-long reduction:
+// tiles dealt to the SMs one at a time, the busiest SM's count; under one wave the reduction
+// is cut in pieces of at least 512 while the pieces fit on the SMs (split-K). The fraction
+// of the waves' SM time that holds work.
+static double ref_wave_eff(const dt_gpu_profile *g, double tiles, double k_total) {
+    int split = 1;
+    while (tiles < g->sms && tiles * (split + 1) <= g->sms && k_total / (split + 1) >= 512)
+        split++;
+    long n = (long)tiles * split, busiest = 0;
+    long *per_sm = calloc((size_t)g->sms, sizeof *per_sm);
+    for (long t = 0; t < n; t++)
+        if (++per_sm[t % g->sms] > busiest) busiest = per_sm[t % g->sms];
+    free(per_sm);
+    return (double)n / ((double)busiest * g->sms);
+}
+
+static double tiles_of(double m, double n) { return ceil(m / 128) * ceil(n / 128); }
+
+// The time a kernel's work must take, from the datasheet fields: gemm math on the
+// precision's units (tensor cores where the GPU has them) at the fraction of its SMs its
+// tiles keep busy (`tiles` <= 0: not a gemm), every other kernel on fp32 CUDA cores.
+static double ref_work(const dt_gpu_profile *g, dt_precision p, double tiles, double k_total,
+                       double flops, double bytes) {
+    int gemm = tiles > 0;
     double peak = g->peak_fp32, eff = g->eff_gemm;
     if (gemm && p == DT_PREC_TF32 && g->peak_tf32 > 0) peak = g->peak_tf32, eff = g->eff_gemm_tf32;
     if (gemm && p == DT_PREC_FP16) peak = g->peak_fp16, eff = g->eff_gemm_fp16;
+    if (gemm) eff *= ref_wave_eff(g, tiles, k_total);
     double tm = flops / (peak * eff), tb = bytes / (g->mem_bw * g->eff_mem);
-    return (tm > tb ? tm : tb) + g->launch_s;
+    return tm > tb ? tm : tb;
+}
+
+// ... and the kernel's time: its work and the host's launch
+static double ref_time(const dt_gpu_profile *g, dt_precision p, double tiles, double k_total,
+                       double flops, double bytes) {
+    return ref_work(g, p, tiles, k_total, flops, bytes) + g->launch_s;
 }
 
 static void assert_rel(const char *what, double got, double want) {
@@ -106,19 +133,37 @@ static void test_gemm_time_matches_roofline_closed_form(void **state) {
         double t0 = elapsed(d);
         d->gemm(d, 0, 1, M, N, K, 1.0f, x, K, x, K, 0.0f, x, N);
         assert_rel("gemm", elapsed(d) - t0,
-                   ref_time(g, p, 1, 2 * m * n * k, e * (m * k + k * n + m * n)));
+                   ref_time(g, p, tiles_of(m, n), k, 2 * m * n * k,
+                            e * (m * k + k * n + m * n)));
 
-        t0 = elapsed(d);  // weights shared (stride 0): read once; B_i and C_i per item
+        // weights shared (stride 0): read once; B_i and C_i per item; one gemm B times wider
+        t0 = elapsed(d);
         d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, 0, x, N, (size_t)K * N, 1.0f, x, N,
                         (size_t)M * N, B);
         assert_rel("gemm_batched", elapsed(d) - t0,
-                   ref_time(g, p, 1, 2 * m * n * k * b, e * (m * k + b * k * n + b * m * n)));
+                   ref_time(g, p, tiles_of(m, b * n), k, 2 * m * n * k * b,
+                            e * (m * k + b * k * n + b * m * n)));
 
-        t0 = elapsed(d);  // the sum over the batch: one C
+        t0 = elapsed(d);  // B shared: one gemm B times taller
+        d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, (size_t)M * K, x, N, 0, 1.0f, x, N,
+                        (size_t)M * N, B);
+        assert_rel("gemm_batched, B shared", elapsed(d) - t0,
+                   ref_time(g, p, tiles_of(b * m, n), k, 2 * m * n * k * b,
+                            e * (b * m * k + k * n + b * m * n)));
+
+        t0 = elapsed(d);  // nothing shared (attention's): B gemms side by side
+        d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, (size_t)M * K, x, N, (size_t)K * N, 1.0f,
+                        x, N, (size_t)M * N, B);
+        assert_rel("gemm_batched, none shared", elapsed(d) - t0,
+                   ref_time(g, p, b * tiles_of(m, n), k, 2 * m * n * k * b,
+                            e * (b * m * k + b * k * n + b * m * n)));
+
+        t0 = elapsed(d);  // the sum over the batch: one C, a B x K-long reduction
         d->gemm_batched_sum(d, 0, 1, M, N, K, 1.0f, x, K, (size_t)M * K, x, K, (size_t)N * K,
                             1.0f, x, N, B);
         assert_rel("gemm_batched_sum", elapsed(d) - t0,
-                   ref_time(g, p, 1, 2 * m * n * k * b, e * (b * m * k + b * k * n + m * n)));
+                   ref_time(g, p, tiles_of(m, n), b * k, 2 * m * n * k * b,
+                            e * (b * m * k + b * k * n + m * n)));
         d->destroy(d);
     }
 }
@@ -137,11 +182,11 @@ static void test_bn_forward_and_add_follow_bandwidth_roofline(void **state) {
 
         double t0 = elapsed(d);
         d->bn_forward_train(d, x, B, C, HW, x, x, 1e-5f, 0.1f, x, x, x, x, x);
-        assert_rel("bn_forward_train", elapsed(d) - t0, ref_time(g, p, 0, 7 * n, e * 3 * n));
+        assert_rel("bn_forward_train", elapsed(d) - t0, ref_time(g, p, 0, 0, 7 * n, e * 3 * n));
 
         t0 = elapsed(d);
         d->add(d, x, x, (size_t)n);
-        double want = ref_time(g, p, 0, n, e * 3 * n);
+        double want = ref_time(g, p, 0, 0, n, e * 3 * n);
         assert_rel("add", elapsed(d) - t0, want);
         // elementwise: the bytes decide, never the FLOPs
         assert_true(want - g->launch_s >= n / (g->peak_fp32 * g->eff_gemm));
@@ -230,7 +275,7 @@ static void test_advance_gets_exactly_pending_time_when_host_waits(void **state)
     size_t ns[KN] = {(size_t)tu_int(&f->rng, 1, 1 << 22), 0, (size_t)tu_int(&f->rng, 1, 1000), 1};
     double sums[KN], want = 0;
     for (int i = 0; i < KN; i++)
-        if (ns[i]) want += ref_time(dt_gpu_find(gpu), DT_PREC_FP32, 0, 2.0 * ns[i], 4.0 * ns[i]);
+        if (ns[i]) want += ref_time(dt_gpu_find(gpu), DT_PREC_FP32, 0, 0, 2.0 * ns[i], 4.0 * ns[i]);
     t0 = elapsed(d);
     q = queue_work(d, x, &lg, &f->rng);
     d->sumsq_many(d, KN, xs, ns, sums);
@@ -420,8 +465,9 @@ static void test_reused_arena_starts_again_at_its_base(void **state) {
     free(arena);
 }
 
-// The calibration factor s: a gemm takes s x its closed form, a host transfer (PCIe) just its
-// closed form, counted in host_s; a negative or non-finite s is refused.
+// The calibration factor s: a gemm's work takes s x its closed form and its launch just the
+// launch, a host transfer (PCIe) just its closed form, both counted in host_s; a negative or
+// non-finite s is refused.
 static void test_time_scale_multiplies_every_kernel(void **state) {
     fixture *f = *state;
     const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
@@ -431,8 +477,12 @@ static void test_time_scale_multiplies_every_kernel(void **state) {
     assert_non_null(d);
     int M = tu_int(&f->rng, 1, 2000), N = tu_int(&f->rng, 1, 2000), K = tu_int(&f->rng, 1, 2000);
     d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    double want = ref_time(g, DT_PREC_FP32, 1, 2.0 * M * N * K, 4.0 * ((double)M * K + (double)K * N + (double)M * N));
-    assert_rel("scaled gemm", dt_device_model_stats(d).seconds, s * want);
+    double flops = 2.0 * M * N * K, bytes = 4.0 * ((double)M * K + (double)K * N + (double)M * N);
+    double work = ref_work(g, DT_PREC_FP32, tiles_of(M, N), K, flops, bytes);
+    double want = work + g->launch_s;
+    // the GPU's work scales; the host's launch does not, and counts as the host's
+    assert_rel("scaled gemm", dt_device_model_stats(d).seconds, s * work + g->launch_s);
+    assert_rel("its launch", dt_device_model_stats(d).host_s, g->launch_s);
     dt_device_model_reset_stats(d);
     size_t n = (size_t)tu_int(&f->rng, 1, 1 << 20);
     float *host = malloc(n * sizeof(float));
@@ -448,7 +498,7 @@ static void test_time_scale_multiplies_every_kernel(void **state) {
     u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
     assert_rel("unscaled gemm", dt_device_model_stats(d).seconds, want);
     d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    assert_rel("both", dt_device_model_stats(u).seconds, want + s * want);
+    assert_rel("both", dt_device_model_stats(u).seconds, want + s * work + g->launch_s);
     char *p1 = d->alloc(d, 1000), *p2 = u->alloc(u, 1000);
     assert_ptr_equal(p2, p1 + 1024);
     u->destroy(u);
@@ -463,7 +513,8 @@ static void test_time_scale_multiplies_every_kernel(void **state) {
     }
 }
 
-// Per-kind factors: a gemm of kind k takes factor[k] x its closed form, a transfer too, both
+// Per-kind factors (a profile, which measured kernels launch and all): a gemm of kind k takes
+// factor[k] x its closed form, launch included, a transfer too, both
 // counted under k; the unscaled handle's gemm keeps its time and no kind.
 static void test_kind_factors_scale_and_count_the_current_kind(void **state) {
     fixture *f = *state;
@@ -476,7 +527,8 @@ static void test_kind_factors_scale_and_count_the_current_kind(void **state) {
     dt_device_model_set_kind_scales(d, fac, DT_MODEL_MAX_KINDS);
     int k1 = tu_int(&f->rng, 0, DT_MODEL_MAX_KINDS - 1), k2 = (k1 + 1) % DT_MODEL_MAX_KINDS;
     int M = tu_int(&f->rng, 1, 1000), N = tu_int(&f->rng, 1, 1000), K = tu_int(&f->rng, 1, 1000);
-    double want = ref_time(g, DT_PREC_FP32, 1, 2.0 * M * N * K, 4.0 * ((double)M * K + (double)K * N + (double)M * N));
+    double want = ref_time(g, DT_PREC_FP32, tiles_of(M, N), K, 2.0 * M * N * K,
+                           4.0 * ((double)M * K + (double)K * N + (double)M * N));
     dt_device_model_set_kind(d, k1);
     d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
     u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
