@@ -5,13 +5,13 @@
 //         + launch_s
 // from a GPU profile (sim/gpu.h); w is a gemm's wave quantization over the GPU's SMs, s the
 // calibration's factor (time_scale), which leaves the host's launch alone. Time accumulates
-// in the device and is handed to the `advance` callback (dtsim's rank program: a SimGrid sleep) when the host would wait for the
-// GPU: at sync, and in every primitive that returns a value to the host. Natively (advance
-// NULL) the device just counts, which is how the calibration test measures single-GPU
-// throughput. Memory: alloc returns untouched address space from an arena (mmap
-// MAP_NORESERVE, or under SMPI a folded SMPI_SHARED_MALLOC region given by the rank
-// program), so ResNet-50 at batch 256 costs no RAM. Values returned to the host are fixed
-// and finite (loss ln K, sumsq n: every element 1, nonfinite 0).
+// in the device and is handed to the `advance` callback (dtsim's rank program: a SimGrid
+// sleep) when the host would wait for the GPU: at sync, and in every primitive that returns
+// a value to the host. Natively (advance NULL) the device just counts, which is how the
+// calibration test measures single-GPU throughput. Memory: alloc returns untouched address
+// space from an arena (mmap MAP_NORESERVE, or under SMPI a folded SMPI_SHARED_MALLOC region
+// given by the rank program), so ResNet-50 at batch 256 costs no RAM. Values returned to the
+// host are fixed and finite (loss ln K, sumsq n: every element 1, nonfinite 0).
 // Not here: links and MPI (SimGrid simulates those), the profiles (gpu_profiles.c).
 #ifndef DT_SIM_DEVICE_MODEL_H
 #define DT_SIM_DEVICE_MODEL_H
@@ -37,8 +37,8 @@ typedef struct {
     // the largest buffer needs, not the sum of all (a model of 256 images/GPU on a laptop).
     int reuse_arena;
     // optional: every kernel's work × time_scale (0 = 1; launches and host transfers are the
-    // host's and keep theirs): the calibration to a measured single-GPU throughput (dtsim --gpu-img-s,
-    // docs/formulas.md)
+    // host's and keep theirs): the calibration to a measured single-GPU throughput (dtsim
+    // --gpu-img-s, docs/formulas.md)
     double time_scale;
     // optional: attention as a fused kernel (FlashAttention, Dao et al. 2022): the (B,H,T,T)
     // scores never reach memory, and backward recomputes them (sim/device_model_gpt.c)
@@ -46,7 +46,8 @@ typedef struct {
 } dt_modeldev_config;
 
 // The device; NULL with err set (DT_EXIT_USAGE) if the profile is NULL, the arena too small
-// to start or time_scale negative or not finite. Running out of arena later aborts with a message naming the size needed.
+// to start or time_scale negative or not finite. Running out of arena later aborts with a
+// message naming the size needed.
 dt_device *dt_device_model_create(const dt_modeldev_config *cfg, dt_error *err);
 
 // The kind of work the next kernels and transfers belong to, 0 .. DT_MODEL_MAX_KINDS-1 (0

@@ -35,7 +35,10 @@ dt_precision dt_gpu_calib_prec(const dt_gpu_calib *c) {
 }
 
 // A row's likeness to the run: the same half precision (fp16 or bf16) counts most, then the
-// same network, then the same sequence length; the first row of the highest wins.
+// same network, then the same sequence length, then a node's measurement over one GPU's (a
+// multi-GPU run is more like a node: its framework's distributed step, a node's data pipeline
+// and collectives, which the node's calibration models and takes out of the factor); the
+// first row of the highest wins.
 static int likeness(const dt_gpu_calib *c, const char *model, int seq_len, int bf16) {
     int half = dt_gpu_calib_prec(c) != DT_PREC_FP16 || !strcmp(c->precision, bf16 ? "bf16"
                                                                                  : "fp16");

@@ -36,8 +36,9 @@ const dt_gpu_calib *dt_gpu_calib_by_id(const char *id);
 // The default row for a run of `model` (a transformer when its name starts with "gpt", else
 // a CNN) with seq_len tokens per sequence (0: the model's) on `gpu` in precision `prec`:
 // among the rows of that GPU, model family and precision, the one most like the run (the
-// same half precision, bf16 or fp16, then the same network, then the same sequence length),
-// the first of equals in table order; NULL where none exists (the roofline alone).
+// same half precision, bf16 or fp16, then the same network, then the same sequence length,
+// then a node's measurement over one GPU's), the first of equals in table order; NULL where
+// none exists (the roofline alone).
 const dt_gpu_calib *dt_gpu_calib_find(const char *gpu, const char *model, int seq_len,
                                       dt_precision prec, int bf16);
 // A row's precision as dtsim computes it (bf16 is fp16's rate)

@@ -1,22 +1,21 @@
 // test_sim_device_model.c — the model device of sim/device_model.h against closed forms
-// recomputed here in float64 from the profile's datasheet fields (not through dt_gpu_peak):
-//  - a gemm, a batched gemm (shared weights read once), a BN training forward (3 passes,
-//    7n FLOPs) and an add (3 passes, bandwidth-bound) each take
-//    max(flops/(peak*eff), bytes/(bw*eff_mem)) + launch, on random shapes, GPUs, precisions;
+// recomputed here in float64 from the profile's datasheet fields (tests/unit/sim_model_ref.h;
+// its gemms and calibration factors: test_sim_model_gemm.c):
+//  - a BN training forward (3 passes, 7n FLOPs) and an add (3 passes, bandwidth-bound) each
+//    take max(flops/(peak*eff), bytes/(bw*eff_mem)) + launch, on random shapes, GPUs,
+//    precisions;
 //  - fp16 halves the activation bytes of add and BN but not the fp32 optimizer update;
 //  - nothing reaches cfg.advance until the host waits: sync, softmax_xent_forward, sumsq,
-//    sumsq_many (k kernels, one wait), nonfinite and to_host hand over exactly the pending time (once), and return ln K, n, 0
-//    and zeros; every primitive of struct dt_device is installed and charges a kernel;
+//    sumsq_many (k kernels, one wait), nonfinite and to_host hand over exactly the pending
+//    time (once), and return ln K, n, 0 and zeros; every primitive of struct dt_device is
+//    installed and charges a kernel;
 //  - alloc hands out 256-byte-aligned consecutive pieces of untouched address space (64 GiB
 //    leave the resident set where it was), a caller's arena that runs out ends the process
 //    with a message naming the arena, and bad configurations and unknown GPUs give NULL;
 //  - a reused arena (the rank program's) starts again at its base when the next piece does
 //    not fit, while arena_used counts every byte the modelled GPU holds;
-//  - time_scale (the calibration) multiplies every kernel's closed-form time (not the host
-//    transfers'), except through the unscaled handle, which shares the statistics and arena;
-//  - a profile's per-kind factors multiply the kernels and transfers of the current kind and
-//    count them under it; a network followed layer by layer puts every second of its step
-//    under some kind, the kinds of its layer types and "rest" only.
+//  - a network followed layer by layer puts every second of its step under some kind, the
+//    kinds of its layer types and "rest" only.
 // Tolerance: 1e-12 relative (the same float64 formula, summed in another order).
 #include <math.h>
 #include <stdio.h>
@@ -28,145 +27,8 @@
 #include "device_model.h"
 #include "gpu.h"
 #include "net.h"
+#include "sim_model_ref.h"
 #include "testutil.h"
-
-#define TOL 1e-12
-
-static const char *gpus[] = {"p100", "p40", "v100", "a100", "h100"};
-
-typedef struct {
-    tu_rng rng;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    f->rng = tu_rng_new(tu_seed());
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    free(*state);
-    return 0;
-}
-
-// The waves a gemm of `tiles` 128 x 128 output tiles runs in, each a k_total-long reduction:
-// tiles dealt to the SMs one at a time, the busiest SM's count; under one wave the reduction
-// is cut in pieces of at least 512 while the pieces fit on the SMs (split-K). The fraction
-// of the waves' SM time that holds work.
-static double ref_wave_eff(const dt_gpu_profile *g, double tiles, double k_total) {
-    int split = 1;
-    while (tiles < g->sms && tiles * (split + 1) <= g->sms && k_total / (split + 1) >= 512)
-        split++;
-    long n = (long)tiles * split, busiest = 0;
-    long *per_sm = calloc((size_t)g->sms, sizeof *per_sm);
-    for (long t = 0; t < n; t++)
-        if (++per_sm[t % g->sms] > busiest) busiest = per_sm[t % g->sms];
-    free(per_sm);
-    return (double)n / ((double)busiest * g->sms);
-}
-
-static double tiles_of(double m, double n) { return ceil(m / 128) * ceil(n / 128); }
-
-// The time a kernel's work must take, from the datasheet fields: gemm math on the
-// precision's units (tensor cores where the GPU has them) at the fraction of its SMs its
-// tiles keep busy (`tiles` <= 0: not a gemm), every other kernel on fp32 CUDA cores.
-static double ref_work(const dt_gpu_profile *g, dt_precision p, double tiles, double k_total,
-                       double flops, double bytes) {
-    int gemm = tiles > 0;
-    double peak = g->peak_fp32, eff = g->eff_gemm;
-    if (gemm && p == DT_PREC_TF32 && g->peak_tf32 > 0) peak = g->peak_tf32, eff = g->eff_gemm_tf32;
-    if (gemm && p == DT_PREC_FP16) peak = g->peak_fp16, eff = g->eff_gemm_fp16;
-    if (gemm) eff *= ref_wave_eff(g, tiles, k_total);
-    double tm = flops / (peak * eff), tb = bytes / (g->mem_bw * g->eff_mem);
-    return tm > tb ? tm : tb;
-}
-
-// ... and the kernel's time: its work and the host's launch
-static double ref_time(const dt_gpu_profile *g, dt_precision p, double tiles, double k_total,
-                       double flops, double bytes) {
-    return ref_work(g, p, tiles, k_total, flops, bytes) + g->launch_s;
-}
-
-static void assert_rel(const char *what, double got, double want) {
-    double err = fabs(got - want) / fabs(want);
-    if (err > TOL) fail_msg("%s: got %.17g, expected %.17g (rel. error %.3g)", what, got, want, err);
-}
-
-typedef struct {
-    int calls;
-    double seconds;  // the sum of what advance was given
-    double last;
-} advance_log;
-
-static void log_advance(void *ctx, double s) {
-    advance_log *a = ctx;
-    a->calls++;
-    a->seconds += s;
-    a->last = s;
-}
-
-static dt_device *make(const char *gpu, dt_precision p, advance_log *lg) {
-    dt_modeldev_config c = {.gpu = dt_gpu_find(gpu), .precision = p};
-    if (lg) c.advance = log_advance, c.advance_ctx = lg;
-    dt_error err = {0};
-    dt_device *d = dt_device_model_create(&c, &err);
-    if (!d) fail_msg("dt_device_model_create(%s): %s", gpu, err.msg);
-    return d;
-}
-
-static double elapsed(const dt_device *d) { return dt_device_model_stats(d).seconds; }
-
-static void test_gemm_time_matches_roofline_closed_form(void **state) {
-    fixture *f = *state;
-    for (int it = 0; it < 40; it++) {
-        const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
-        dt_precision p = (dt_precision)tu_int(&f->rng, 0, 2);
-        double e = p == DT_PREC_FP16 ? 2.0 : 4.0;
-        // from tiny (launch- or memory-bound) to large (compute-bound)
-        int M = tu_int(&f->rng, 1, it % 2 ? 8 : 4096), N = tu_int(&f->rng, 1, 4096);
-        int K = tu_int(&f->rng, 1, it % 3 ? 4608 : 16), B = tu_int(&f->rng, 1, 64);
-        dt_device *d = make(g->name, p, NULL);
-        float *x = d->alloc(d, 256);
-        double m = M, n = N, k = K, b = B;
-
-        double t0 = elapsed(d);
-        d->gemm(d, 0, 1, M, N, K, 1.0f, x, K, x, K, 0.0f, x, N);
-        assert_rel("gemm", elapsed(d) - t0,
-                   ref_time(g, p, tiles_of(m, n), k, 2 * m * n * k,
-                            e * (m * k + k * n + m * n)));
-
-        // weights shared (stride 0): read once; B_i and C_i per item; one gemm B times wider
-        t0 = elapsed(d);
-        d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, 0, x, N, (size_t)K * N, 1.0f, x, N,
-                        (size_t)M * N, B);
-        assert_rel("gemm_batched", elapsed(d) - t0,
-                   ref_time(g, p, tiles_of(m, b * n), k, 2 * m * n * k * b,
-                            e * (m * k + b * k * n + b * m * n)));
-
-        t0 = elapsed(d);  // B shared: one gemm B times taller
-        d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, (size_t)M * K, x, N, 0, 1.0f, x, N,
-                        (size_t)M * N, B);
-        assert_rel("gemm_batched, B shared", elapsed(d) - t0,
-                   ref_time(g, p, tiles_of(b * m, n), k, 2 * m * n * k * b,
-                            e * (b * m * k + k * n + b * m * n)));
-
-        t0 = elapsed(d);  // nothing shared (attention's): B gemms side by side
-        d->gemm_batched(d, 0, 0, M, N, K, 1.0f, x, K, (size_t)M * K, x, N, (size_t)K * N, 1.0f,
-                        x, N, (size_t)M * N, B);
-        assert_rel("gemm_batched, none shared", elapsed(d) - t0,
-                   ref_time(g, p, b * tiles_of(m, n), k, 2 * m * n * k * b,
-                            e * (b * m * k + b * k * n + b * m * n)));
-
-        t0 = elapsed(d);  // the sum over the batch: one C, a B x K-long reduction
-        d->gemm_batched_sum(d, 0, 1, M, N, K, 1.0f, x, K, (size_t)M * K, x, K, (size_t)N * K,
-                            1.0f, x, N, B);
-        assert_rel("gemm_batched_sum", elapsed(d) - t0,
-                   ref_time(g, p, tiles_of(m, n), b * k, 2 * m * n * k * b,
-                            e * (b * m * k + b * k * n + m * n)));
-        d->destroy(d);
-    }
-}
 
 static void test_bn_forward_and_add_follow_bandwidth_roofline(void **state) {
     fixture *f = *state;
@@ -465,87 +327,6 @@ static void test_reused_arena_starts_again_at_its_base(void **state) {
     free(arena);
 }
 
-// The calibration factor s: a gemm's work takes s x its closed form and its launch just the
-// launch, a host transfer (PCIe) just its closed form, both counted in host_s; a negative or
-// non-finite s is refused.
-static void test_time_scale_multiplies_every_kernel(void **state) {
-    fixture *f = *state;
-    const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
-    double s = exp(tu_uniform(&f->rng, log(0.1), log(10.0)));
-    dt_modeldev_config c = {.gpu = g, .precision = DT_PREC_FP32, .time_scale = s};
-    dt_device *d = dt_device_model_create(&c, NULL);
-    assert_non_null(d);
-    int M = tu_int(&f->rng, 1, 2000), N = tu_int(&f->rng, 1, 2000), K = tu_int(&f->rng, 1, 2000);
-    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    double flops = 2.0 * M * N * K, bytes = 4.0 * ((double)M * K + (double)K * N + (double)M * N);
-    double work = ref_work(g, DT_PREC_FP32, tiles_of(M, N), K, flops, bytes);
-    double want = work + g->launch_s;
-    // the GPU's work scales; the host's launch does not, and counts as the host's
-    assert_rel("scaled gemm", dt_device_model_stats(d).seconds, s * work + g->launch_s);
-    assert_rel("its launch", dt_device_model_stats(d).host_s, g->launch_s);
-    dt_device_model_reset_stats(d);
-    size_t n = (size_t)tu_int(&f->rng, 1, 1 << 20);
-    float *host = malloc(n * sizeof(float));
-    d->to_host(d, host, NULL, n * sizeof(float));
-    double pcie = (double)n * sizeof(float) / g->host_bw + g->launch_s;  // never scaled
-    assert_rel("transfer", dt_device_model_stats(d).seconds, pcie);
-    assert_rel("transfer's share", dt_device_model_stats(d).host_s, pcie);
-    free(host);
-    // the unscaled handle (the allreduce's kernels): the closed form itself, into the same
-    // statistics and the same arena
-    dt_device *u = dt_device_model_unscaled(d);
-    dt_device_model_reset_stats(d);
-    u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    assert_rel("unscaled gemm", dt_device_model_stats(d).seconds, want);
-    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    assert_rel("both", dt_device_model_stats(u).seconds, want + s * work + g->launch_s);
-    char *p1 = d->alloc(d, 1000), *p2 = u->alloc(u, 1000);
-    assert_ptr_equal(p2, p1 + 1024);
-    u->destroy(u);
-    d->destroy(d);
-    double bad[] = {-s, NAN, INFINITY};
-    for (int i = 0; i < 3; i++) {
-        dt_error err = {0};
-        dt_modeldev_config b = {.gpu = g, .time_scale = bad[i]};
-        assert_null(dt_device_model_create(&b, &err));
-        assert_int_equal(err.code, DT_EXIT_USAGE);
-        assert_non_null(strstr(err.msg, "time_scale"));
-    }
-}
-
-// Per-kind factors (a profile, which measured kernels launch and all): a gemm of kind k takes
-// factor[k] x its closed form, launch included, a transfer too, both
-// counted under k; the unscaled handle's gemm keeps its time and no kind.
-static void test_kind_factors_scale_and_count_the_current_kind(void **state) {
-    fixture *f = *state;
-    const dt_gpu_profile *g = dt_gpu_find(gpus[tu_int(&f->rng, 0, 4)]);
-    dt_modeldev_config c = {.gpu = g, .precision = DT_PREC_FP32, .time_scale = 3.0};
-    dt_device *d = dt_device_model_create(&c, NULL);
-    dt_device *u = dt_device_model_unscaled(d);
-    double fac[DT_MODEL_MAX_KINDS];
-    for (int k = 0; k < DT_MODEL_MAX_KINDS; k++) fac[k] = exp(tu_uniform(&f->rng, -3, 3));
-    dt_device_model_set_kind_scales(d, fac, DT_MODEL_MAX_KINDS);
-    int k1 = tu_int(&f->rng, 0, DT_MODEL_MAX_KINDS - 1), k2 = (k1 + 1) % DT_MODEL_MAX_KINDS;
-    int M = tu_int(&f->rng, 1, 1000), N = tu_int(&f->rng, 1, 1000), K = tu_int(&f->rng, 1, 1000);
-    double want = ref_time(g, DT_PREC_FP32, tiles_of(M, N), K, 2.0 * M * N * K,
-                           4.0 * ((double)M * K + (double)K * N + (double)M * N));
-    dt_device_model_set_kind(d, k1);
-    d->gemm(d, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    u->gemm(u, 0, 0, M, N, K, 1.0f, NULL, K, NULL, N, 0.0f, NULL, N);
-    dt_device_model_set_kind(d, k2);
-    size_t n = (size_t)tu_int(&f->rng, 1, 1 << 16);
-    float *host = calloc(n, sizeof(float));
-    d->from_host(d, NULL, host, n * sizeof(float));
-    free(host);
-    double pcie = (double)n * sizeof(float) / g->host_bw + g->launch_s;
-    dt_model_stats st = dt_device_model_stats(d);
-    assert_rel("kind k1", st.kind_seconds[k1], fac[k1] * want);
-    assert_rel("kind k2", st.kind_seconds[k2], fac[k2] * pcie);
-    assert_rel("all", st.seconds, fac[k1] * want + want + fac[k2] * pcie);
-    u->destroy(u);
-    d->destroy(d);
-}
-
 // resnet8 followed layer by layer: forward, loss, backward; every second is some kind's,
 // each of its layer types has time in both phases, the others (maxpool, dropout) none.
 static void test_followed_network_puts_every_second_under_a_kind(void **state) {
@@ -610,7 +391,6 @@ static void test_unknown_gpu_and_bad_configs_give_null(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_time_matches_roofline_closed_form),
         cmocka_unit_test(test_bn_forward_and_add_follow_bandwidth_roofline),
         cmocka_unit_test(test_fp16_halves_activation_bytes_not_optimizer_bytes),
         cmocka_unit_test(test_advance_gets_exactly_pending_time_when_host_waits),
@@ -618,8 +398,6 @@ int main(void) {
         cmocka_unit_test(test_alloc_of_64_gib_leaves_resident_memory_unchanged),
         cmocka_unit_test(test_arena_exhaustion_exits_with_message),
         cmocka_unit_test(test_reused_arena_starts_again_at_its_base),
-        cmocka_unit_test(test_time_scale_multiplies_every_kernel),
-        cmocka_unit_test(test_kind_factors_scale_and_count_the_current_kind),
         cmocka_unit_test(test_followed_network_puts_every_second_under_a_kind),
         cmocka_unit_test(test_unknown_gpu_and_bad_configs_give_null),
     };
