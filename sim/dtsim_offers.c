@@ -4,7 +4,9 @@
 // answered by this same dtsim (--analytic, or SimGrid with --simulate) in a child process, and
 // the table gives its description as dtsim read it, its time-to-train and cost with the band
 // measured on held-out runs (bench/HELDOUT.md), and whether the offers are told apart: two
-// whose bands overlap are tied (the error measured does not separate them).
+// whose bands overlap are tied (the error measured does not separate them), two whose cost
+// bands overlap and time bands do not are tied on cost, and the answer is the offer the
+// bands tell to buy (verdict, below), where they tell one.
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -105,7 +107,8 @@ static int answer(offer *f, char **common, int nc, int simulate) {
         dt_json_free(j);
         return 1;
     }
-    f->train_s = num(r, "train_s"), f->lo_s = num(r, "train_s_low"), f->hi_s = num(r, "train_s_high");
+    f->train_s = num(r, "train_s");
+    f->lo_s = num(r, "train_s_low"), f->hi_s = num(r, "train_s_high");
     f->cost = num(r, "cost"), f->cost_lo = num(r, "cost_low"), f->cost_hi = num(r, "cost_high");
     f->gpus = (int)num(r, "gpus"), f->gpn = (int)num(r, "gpus_per_node");
     f->nics = (int)num(r, "nics"), f->nic_gbs = num(r, "nic_bw_gbs");
@@ -130,10 +133,53 @@ int dtsim_offer_shape(const dt_opt *d, const char *what, const char *s, void *v,
     return 0;
 }
 
+static int time_tied(const offer *a, const offer *b) {
+    return a->lo_s <= b->hi_s && b->lo_s <= a->hi_s;
+}
+
+// both priced and their cost bands overlap
+static int cost_tied(const offer *a, const offer *b) {
+    return !isnan(a->cost) && !isnan(b->cost) && a->cost_lo <= b->cost_hi &&
+           b->cost_lo <= a->cost_hi;
+}
+
 static int tied(const offer *a, const offer *b) {
-    int t = a->lo_s <= b->hi_s && b->lo_s <= a->hi_s;
-    if (isnan(a->cost) || isnan(b->cost)) return t;
-    return t && a->cost_lo <= b->cost_hi && b->cost_lo <= a->cost_hi;
+    if (isnan(a->cost) || isnan(b->cost)) return time_tied(a, b);
+    return time_tied(a, b) && cost_tied(a, b);
+}
+
+// The offer to buy, -1 when the bands do not tell: priced, the cheapest when its cost band
+// lies below every other's; else, of the offers whose cost bands overlap the cheapest's, the
+// one whose time band lies below every other's there (as cheap within the error, faster
+// beyond it). Unpriced, the fastest when its time band lies below every other's. *how says
+// which, in words.
+static int verdict(const offer *of, int n, const char **how) {
+    int priced = 1, best = 0;
+    for (int i = 0; i < n; i++) priced &= !isnan(of[i].cost);
+    for (int i = 1; i < n; i++)
+        if (priced ? of[i].cost < of[best].cost : of[i].train_s < of[best].train_s) best = i;
+    int apart = 1;
+    for (int i = 0; i < n; i++)
+        if (i != best && (priced ? cost_tied(&of[best], &of[i]) : time_tied(&of[best], &of[i])))
+            apart = 0;
+    if (apart) {
+        *how = priced ? "cheaper than every other offer beyond the bands"
+                      : "faster than every other offer beyond the bands";
+        return best;
+    }
+    if (!priced) return -1;
+    int fast = -1;  // among the offers as cheap as the cheapest within the bands
+    for (int i = 0; i < n; i++)
+        if ((i == best || cost_tied(&of[best], &of[i])) &&
+            (fast < 0 || of[i].train_s < of[fast].train_s))
+            fast = i;
+    for (int i = 0; i < n; i++)
+        if (i != fast && (i == best || cost_tied(&of[best], &of[i])) &&
+            time_tied(&of[fast], &of[i]))
+            return -1;
+    *how = "as cheap as the cheapest within the bands, and faster than every offer that is, "
+           "beyond the bands";
+    return fast;
 }
 
 int dtsim_offers_main(int argc, char **argv) {
@@ -205,16 +251,15 @@ int dtsim_offers_main(int argc, char **argv) {
                 any_tie = 1;
                 fprintf(f, "tied: %s and %s: their bands overlap, so the error measured on "
                            "held-out runs does not tell them apart\n", of[i].name, of[k].name);
+            } else if (cost_tied(&of[i], &of[k])) {
+                fprintf(f, "tied on cost: %s and %s: their cost bands overlap; %s trains "
+                           "faster beyond the bands\n", of[i].name, of[k].name,
+                        of[i].train_s < of[k].train_s ? of[i].name : of[k].name);
             }
-    if (!any_tie && n > 1) {
-        int best = 0;
-        for (int i = 1; i < n; i++) {
-            int priced = !isnan(of[i].cost) && !isnan(of[best].cost);
-            if (priced ? of[i].cost < of[best].cost : of[i].train_s < of[best].train_s) best = i;
-        }
-        fprintf(f, "answer: %s, %s than every other offer beyond the bands\n", of[best].name,
-                isnan(of[best].cost) ? "faster" : "cheaper");
-    }
+    const char *how = "";
+    int pick = n > 1 ? verdict(of, n, &how) : -1;
+    if (pick >= 0)
+        fprintf(f, "answer: %s, %s\n", of[pick].name, how);
     if (json) {
         dt_json_writer w;
         dt_json_writer_init(&w, stdout);
@@ -239,6 +284,7 @@ int dtsim_offers_main(int argc, char **argv) {
         }
         dt_json_end_array(&w);
         dt_json_write_bool(&w, "tied", any_tie);
+        if (pick >= 0) dt_json_write_string(&w, "answer", of[pick].name);  // absent: untold
         dt_json_end_object(&w);
         fputc('\n', stdout);
     }

@@ -107,6 +107,9 @@ static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *
                 o->gpu_img_s, dtsim_samples(o), o->calib_batch, dt_precision_name(o->calib_prec),
                 o->calib_fitted ? "the preset's own paper figure: fitted" : "--gpu-img-s",
                 r->calib_roofline_img_s, r->time_scale);
+    else if (!strcmp(o->calib_arg, "none"))
+        fprintf(f, "uncalibrated (roofline): --calib none (`dtsim calibrations` lists the "
+                   "published measurements; --gpu-img-s X gives your own)\n");
     else
         fprintf(f, "uncalibrated (roofline): the calibration table has no %s %s row for a %s "
                    "(`dtsim calibrations`); --gpu-img-s X gives your own measurement\n",

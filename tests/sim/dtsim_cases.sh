@@ -150,8 +150,9 @@ PYEOF
 offers)
   # `dtsim plan --offer NAME=FLAGS`: exactly the offers given, each as dtsim reads its flags
   # (the JSON's time and cost are those of `dtsim FLAGS --analytic`), with the held-out band;
-  # two offers whose bands overlap are said to be tied, two apart are not; a malformed offer
-  # and one dtsim refuses end with exit 2.
+  # two offers whose bands overlap are said to be tied, two apart are not, and the answer is
+  # the one the bands tell (offers_verdict.py); a malformed offer and one dtsim refuses end
+  # with exit 2.
   H="--gpu h100 --gpus 1024 --net-bw 400Gb --price-gpu-hour 6"
   A="--gpu a100-40 --gpus 512 --nics 4 --net-bw 200Gb --price-gpu-hour 3"
   C="--model gpt3-xl --per-gpu-batch 4 --shard 1"
@@ -174,6 +175,7 @@ print("ok: h100 %.0f s (%.0f to %.0f), a100 %.0f s; tied: %s; the same offer twi
 PYEOF
   grep -q "^tied: one and same: their bands overlap" "$W/t.txt" || { cat "$W/t.txt"; fail "two equal offers not said tied"; }
   grep -q "^h100: band: held out" "$W/o.txt" || { cat "$W/o.txt"; fail "no band basis"; }
+  "$PY" "$(dirname "$0")/offers_verdict.py" "$DTSIM" || fail "the offer to buy"
   out=$("$DTSIM" plan --offer nonsense 2>&1); rc=$?
   [ $rc -eq 2 ] && echo "$out" | grep -q "option --offer: 'nonsense' is not NAME=FLAGS" || { echo "$out"; fail "--offer nonsense: exit $rc"; }
   out=$("$DTSIM" plan --offer big="--gpu v100 --gpus 8 --per-gpu-batch 4096" 2>&1); rc=$?
@@ -381,6 +383,7 @@ PYEOF
   done
   # --calib: a row, table, none; refusals name the option
   "$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib dle-mx-rn50-v100-amp >"$W/c" 2>&1 && grep -q "^calibrated: dle-mx-rn50-v100-amp: one v100 trains 1376.0 images/s at 192" "$W/c" || { cat "$W/c"; fail "--calib ROW"; }
+  "$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib none >"$W/c" 2>&1 && grep -q "^uncalibrated (roofline): --calib none (" "$W/c" || { cat "$W/c"; fail "--calib none: not said why uncalibrated"; }
   for bad in "nosuchrow:not a row of the calibration table" "dle-pyt-rn50-a100-amp:that row measured the a100, and this run simulates the v100" "dle-pyt-bert128-v100-amp:that row measured gpt2-medium, a transformer, and this run trains resnet20"; do
     out=$("$DTSIM" --gpus 16 --model resnet20 --iters 1 --calib "${bad%%:*}" 2>&1); rc=$?
     [ $rc -eq 2 ] && echo "$out" | grep -q -F "option --calib ${bad%%:*}" && echo "$out" | grep -q -F "${bad#*:}" || { echo "$out"; fail "--calib ${bad%%:*}: exit $rc"; }
