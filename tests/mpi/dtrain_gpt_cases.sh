@@ -103,7 +103,12 @@ assert [int(r["step"]) for r in ev] == [s for s in range(10, n + 1, 10)], "evalu
 for r in ev:
     v, b = float(r["val_loss"]), float(r["val_bits_per_byte"])
     assert abs(b - v / math.log(2)) <= 1e-5 * b, (v, b)
-    assert 0 < float(r["val_top1"]) < 1
+    assert 0 <= float(r["val_top1"]) <= 1, r  # a fraction, not a percentage
+# Not > 0 at every evaluation: one step can flip the logits of the bytes the corpus never
+# uses (seed 236955504, step 40: 11.82 nats, top-1 0 %, a float64 numpy GPT-2 agreeing on
+# those weights; AdamW moves the 246 unused rows of the tied embedding alike, cosine 0.85,
+# so they act as one class; it recovered at step 43). The model learns something, though:
+assert max(float(r["val_top1"]) for r in ev) > 0.1, "val_top1 %s" % [r["val_top1"] for r in ev]
 assert abs(j["test_bits_per_byte"] - j["test_loss"] / math.log(2)) <= 1e-5, j
 assert float(ev[-1]["val_loss"]) < float(ev[0]["val_loss"]), "the held-out loss does not fall"
 print("ok: %d steps, one row each, the JSON's losses the CSV's, train_loss the last epoch's mean, held out every 10 steps in nats and bits per byte" % n)

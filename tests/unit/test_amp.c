@@ -26,9 +26,12 @@
 // most R·u when each layer's map does not amplify relative perturbations (a product of
 // roundings (1+u)^R ≈ 1 + R·u). First order does not see kinks: a rounding that moves an
 // activation across a ReLU's zero or changes a max-pool's winner changes one gradient
-// element by its whole size. The bound checked is 4·R·u; over 14 random seeds the largest
-// error measured was 2.7·R·u (smallcnn in fp16, whose 2x2 max-pools tie often), typically
-// 0.3-0.9·R·u. The measured error is printed with the bound.
+// element by its whole size, so one draw's error has a tail: smallcnn in fp16 (whose 2x2
+// max-pools tie often) measured over 182 draws a median of 0.98·R·u, 99th percentile 3.5·R·u,
+// and one draw of another run 4.1·R·u; the other cases 0.3-0.9·R·u. The bound checked is
+// 4·R·u on the median of three independent draws (fresh weights and batch each), which a
+// tail of one in a hundred crosses about three times in 10^4 runs. Each draw's error is
+// printed, and the median with the bound.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +137,10 @@ static double rel_l2(const float *a, const float *b, size_t n) {
     return sqrt(num / (den > 0 ? den : 1));
 }
 
-static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
+// One draw (fresh weights and batch): every check but the bound's, which is the caller's;
+// the gradient's and the loss's relative errors in *eg_out, *el_out, the bound in *bound_out.
+static void one_draw(tu_fixture *f, const net_case *nc, dt_amp amp, double *eg_out,
+                     double *el_out, double *bound_out) {
     dt_device *d = f->dev;
     uint64_t seed = (uint64_t)tu_int(&f->rng, 1, 1 << 30);
     dt_net *ref = build(d, nc, DT_AMP_FP32, seed), *half = build(d, nc, amp, seed);
@@ -179,10 +185,7 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
     double eg = rel_l2(gh, g32, nt), el = fabs((double)loss[1] - loss[0]) / fabs(loss[0]);
     print_message("%s %s: %d layers, gradient rel. error %.3g, loss rel. error %.3g, bound "
                   "4(2L+1)u = %.3g\n", nc->model, dt_amp_name(amp), layers, eg, el, bound);
-    if (!(eg <= bound)) fail_msg("%s %s: gradient rel. error %g > %g", nc->model,
-                                 dt_amp_name(amp), eg, bound);
-    if (!(el <= bound)) fail_msg("%s %s: loss rel. error %g > %g", nc->model,
-                                 dt_amp_name(amp), el, bound);
+    *eg_out = eg, *el_out = el, *bound_out = bound;
     // The error is the format's: a half run that were fp32 underneath would show ~0, and
     // the rounding must show at least somewhere (u/1000 is far below one rounding).
     if (!(eg > u * 1e-3)) fail_msg("%s %s: no rounding error at all (%g)", nc->model,
@@ -209,6 +212,25 @@ static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
     assert_int_equal(s32, 0);
     free(x), free(y), free(tok), free(g32), free(gh), free(m_before), free(m_after), free(r_stats);
     dt_net_free(ref), dt_net_free(half);
+}
+
+static double median3(const double v[3]) {
+    double a = v[0], b = v[1], c = v[2];
+    return a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+}
+
+// The bound holds for the median of three independent draws (the header: a single draw's
+// error has a tail of kinks).
+static void check_against_fp32(tu_fixture *f, const net_case *nc, dt_amp amp) {
+    double eg[3], el[3], bound = 0;
+    for (int k = 0; k < 3; k++) one_draw(f, nc, amp, &eg[k], &el[k], &bound);
+    double mg = median3(eg), ml = median3(el);
+    print_message("%s %s: median of 3 draws: gradient %.3g, loss %.3g, bound %.3g\n",
+                  nc->model, dt_amp_name(amp), mg, ml, bound);
+    if (!(mg <= bound)) fail_msg("%s %s: gradient rel. error %g (median of %g %g %g) > %g",
+                                 nc->model, dt_amp_name(amp), mg, eg[0], eg[1], eg[2], bound);
+    if (!(ml <= bound)) fail_msg("%s %s: loss rel. error %g (median of %g %g %g) > %g",
+                                 nc->model, dt_amp_name(amp), ml, el[0], el[1], el[2], bound);
 }
 
 // ResNet-8 with every residual branch live (zero_init_residual off: a zero last gamma would
