@@ -12,6 +12,34 @@
 #include "pipe/pipe_sched.h"
 #include "zero.h"
 
+// The default row where the table has none of the run's GPU: a row of another GPU of its
+// generation (P40 <- P100, H200 or H100 PCIe <- H100 SXM, A100 40GB <- 80GB), the same
+// rules of likeness; and on a GPU without tensor cores (Pascal), whose half precision runs on
+// the CUDA cores at their fp32 efficiency (docs/hardware.md), an fp32 row for a half run.
+// Its factor is that GPU's measured fraction of its roofline, taken as the run's GPU's: a
+// sibling measured, not the run's own (the status says which).
+static const dt_gpu_calib *sibling_row(const dtsim_opts *o) {
+    const char *gen = dtsim_generation(o->cluster.gpu);
+    int n, pascal = !strcmp(gen, "pascal");
+    const dt_gpu_calib *rows = dt_gpu_calib_rows(&n);
+    dt_precision precs[2] = {o->prec, DT_PREC_FP32};
+    for (int p = 0; p < 1 + (pascal && o->prec == DT_PREC_FP16); p++) {
+        if (p) {  // the run's own GPU first
+            const dt_gpu_calib *c = dt_gpu_calib_find(o->cluster.gpu, o->model, o->seq_len,
+                                                      precs[p], o->bf16);
+            if (c) return c;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!strcmp(rows[i].gpu, o->cluster.gpu) || strcmp(dtsim_generation(rows[i].gpu), gen))
+                continue;
+            const dt_gpu_calib *c = dt_gpu_calib_find(rows[i].gpu, o->model, o->seq_len,
+                                                      precs[p], o->bf16);
+            if (c) return c;
+        }
+    }
+    return NULL;
+}
+
 int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
     const char *a = o->calib_arg;
     o->calib_row = NULL;
@@ -31,6 +59,7 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
     const dt_gpu_calib *row;
     if (!a[0] || !strcmp(a, "table")) {
         row = dt_gpu_calib_find(o->cluster.gpu, o->model, o->seq_len, o->prec, o->bf16);
+        if (!row) row = sibling_row(o);
     } else {
         row = dt_gpu_calib_by_id(a);
         if (!row) {
@@ -68,7 +97,10 @@ int dtsim_calib_choose(dtsim_opts *o, int user_figure) {
 // at most: a fixed count, the same bits on every CPU).
 int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
     const dt_gpu_calib *row = o->calib_row;
-    if (!row || row->gpus < 2 || o->has_profile || o->cpu || o->platform_file[0]) return 0;
+    // (a sibling GPU's node is not the run's: its factor keeps that node's collectives, 1-3 %)
+    if (!row || row->gpus < 2 || o->has_profile || o->cpu || o->platform_file[0] ||
+        strcmp(row->gpu, o->cluster.gpu))
+        return 0;
     dtsim_opts *m = mallocCheck(sizeof *m);
     *m = *o;
     snprintf(m->model, sizeof m->model, "%s", row->model);
@@ -103,6 +135,9 @@ int dtsim_calib_node(const dtsim_opts *o, dtsim_result *r) {
 
 const char *dtsim_calib_status(const dtsim_opts *o, char *buf, size_t n) {
     if (o->has_profile) snprintf(buf, n, "measured profile");
+    else if (o->calib_row && strcmp(o->calib_row->gpu, o->cluster.gpu))
+        snprintf(buf, n, "calibrated: %s (a %s's: no %s row)", o->calib_row->id,
+                 o->calib_row->gpu, o->cluster.gpu);
     else if (o->calib_row) snprintf(buf, n, "calibrated: %s", o->calib_row->id);
     else if (o->calib_fitted) snprintf(buf, n, "fitted: the preset's own paper figure");
     else if (o->gpu_img_s > 0) snprintf(buf, n, "calibrated: --gpu-img-s");

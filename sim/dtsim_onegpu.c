@@ -86,12 +86,15 @@ int dtsim_single_gpu(const dtsim_opts *o, int batch, dt_precision prec, int accu
 int dtsim_calibrate(const dtsim_opts *o, const dt_model_stats *one, dtsim_result *r) {
     dt_model_stats cal = *one;
     const dt_gpu_calib *row = o->calib_row;
-    if (row && (strcmp(row->model, o->model) || row->seq_len != o->seq_len ||
+    if (row && (strcmp(row->model, o->model) || strcmp(row->gpu, o->cluster.gpu) ||
+                row->seq_len != o->seq_len ||
                 row->vocab != o->vocab || o->model_side || o->model_classes || o->layers ||
                 o->hidden || o->heads)) {
-        // the table's row measured another network: its step, at its batch and precision
+        // the table's row measured another network or GPU (a sibling of the run's
+        // generation: dtsim_calib.c): its step, on its GPU, at its batch and precision
         dtsim_opts *m = mallocCheck(sizeof *m);
         *m = *o;
+        snprintf(m->cluster.gpu, sizeof m->cluster.gpu, "%s", row->gpu);
         snprintf(m->model, sizeof m->model, "%s", row->model);
         m->seq_len = row->seq_len, m->vocab = row->vocab, m->model_side = m->model_classes = 0;
         m->layers = m->hidden = m->heads = 0;  // the row's own shape, data-parallel

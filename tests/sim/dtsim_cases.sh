@@ -372,10 +372,18 @@ PYEOF
     grep -q "^GPU-hours: .* [-+][0-9.]* % / +[0-9.]* % (.* to .*); cost at 2.5 per GPU-hour: .* (.* to .*); two runs closer than the band are a tie" "$W/b.err" &&
     grep -q "^calibrated: dle-pyt-rn50-v100-amp: one v100 trains 1200.0 images/s at 256 per GPU in fp16 (PyTorch 21.03 (NGC), AMP; NVIDIA/DeepLearningExamples" "$W/b.err" ||
     { cat "$W/b.err"; fail "the text lacks the band or the calibration"; }
-  # a GPU whose speed the table has no row for says so, and its band is the roofline's
-  "$DTSIM" --gpus 16 --gpu p40 --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "p40"
-  grep -q "^uncalibrated (roofline): the calibration table has no p40 fp32 row for a CNN (\`dtsim calibrations\`)" "$W/h" &&
-    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "p40: not said uncalibrated"; }
+  # a GPU the table has no row of takes its generation's (the P40 the P100's; in fp16 too,
+  # which a P40 computes in fp32) and says so; where its generation has none either (a
+  # transformer on a P40) it says it is uncalibrated, and its band is the roofline's
+  for p in fp32 fp16; do
+    "$DTSIM" --gpus 16 --gpu p40 --model resnet20 --precision $p --iters 1 --json >"$W/h" 2>"$W/h.err" || fail "p40 $p"
+    grep -q "^calibrated: fb-caffe2-rn50-p100-fp32: one p100 trains 138.1 images/s at 32 per GPU in fp32 (.*; the table has no p40 row: its generation's measured fraction of the roofline stands in$" "$W/h.err" &&
+      grep -q '"calibration": "calibrated: fb-caffe2-rn50-p100-fp32 (a p100.s: no p40 row)"' "$W/h" &&
+      grep -q "runs calibrated from the table, bench/HELDOUT.md" "$W/h.err" || { cat "$W/h.err"; fail "p40 $p: not calibrated from the p100's row"; }
+  done
+  "$DTSIM" --gpus 16 --gpu p40 --model gpt2-tiny --iters 1 >"$W/h" 2>&1 || { cat "$W/h"; fail "p40 gpt2-tiny"; }
+  grep -q "^uncalibrated (roofline): the calibration table has no p40 fp32 row for a transformer (\`dtsim calibrations\`)" "$W/h" &&
+    grep -q "runs on the roofline alone, bench/HELDOUT.md" "$W/h" || { cat "$W/h"; fail "p40 transformer: not said uncalibrated"; }
   # the H200 and the H100 PCIe take MLPerf's one-node ResNet-50 (fp16 stands in for bf16)
   for g in h200:mlperf4-rn50-h200-1n h100-pcie:mlperf4-rn50-h100-pcie-1n; do
     "$DTSIM" --gpus 16 --gpu "${g%%:*}" --model resnet20 --iters 1 >"$W/h" 2>&1 || fail "${g%%:*}"
