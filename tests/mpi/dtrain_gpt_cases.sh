@@ -22,10 +22,10 @@
 #                 against torch.nn.utils.clip_grad_norm_'s rule computed here with numpy
 #   mixed         --precision bf16 and fp16 (nn/net_half.c: fp32 master weights and math,
 #                 activations and gradients stored in half; fp16 with dynamic loss
-#                 scaling) on 2 ranks, 3 epochs of a random text: the median of each one's
-#                 last-epoch step losses within 3 % of fp32's, its validation loss not
-#                 fp32's (the rounding is there), fp16 skips
-#                 under 10 % of its steps; bf16 under --shard parameters (ZeRO-3) ends with
+#                 scaling) on 2 ranks, 3 epochs of a random text of byte words (below):
+#                 the median of each one's last-epoch step losses within 3 % of fp32's,
+#                 its step losses not all fp32's (the rounding is there), fp16 skips under
+#                 10 % of its steps; bf16 under --shard parameters (ZeRO-3) ends with
 #                 bf16's loss
 #   bad_input     a missing and an empty corpus, --seq-len over the context, a --weights
 #                 file of another vocabulary, image data; --generate
@@ -47,6 +47,17 @@ json() { sed -n "s/.*\"$2\": \([-0-9.e]*\).*/\1/p" "$1"; }  # json FILE KEY: a n
 corpus() {
   "$PY" -c "import random,sys; r=random.Random($SEED); w=[''.join(r.choice('etaoinshr') for _ in range(r.randint(1,7))) for _ in range(40)]
 sys.stdout.write(' '.join(r.choice(w) for _ in range(int(sys.argv[1]))))" "$1" > "$2"
+}
+# A random text of words of random bytes (about 150 of the 256 byte values in use). With few
+# letters (corpus above: 10 bytes in use), AdamW moves the 246 unused rows of the tied
+# embedding alike and one step can flip all their logits at once: a loss cliff of ~10 nats
+# near the end of the warm-up in 6 of 8 fp32 runs of mixed's recipe, then a plateau whose
+# exit time is chaotic (seeds 4228663709, 2519963366: bf16 +8.5 %, fp16 +3.5 % from fp32 by
+# leaving it later). On byte words: no cliff in 8 runs, and bf16 and fp16 within 0.2 % of
+# fp32 over 10 seeds, while a third of the learning rate is +158 to +209 %.
+corpus_bytes() {
+  "$PY" -c "import random,sys; r=random.Random($SEED); a=list(range(256)); r.shuffle(a); w=[bytes(a[6*i:6*i+r.randint(1,6)]) for i in range(42)]
+sys.stdout.buffer.write(b' '.join(r.choice(w) for _ in range(int(sys.argv[1]))))" "$1" > "$2"
 }
 # weights FILE: each tensor as float64 numpy arrays by name (safetensors: u64 header
 # length, JSON header, little-endian data)
@@ -123,29 +134,29 @@ PYEOF
   out=$(run 1 $A --checkpoint-every 5 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--checkpoint-every 5 needs --checkpoint-dir" || fail "--checkpoint-every without a directory: $out"
   echo "PASS curves" ;;
 mixed)
-  corpus 4000 "$W/text"
+  corpus_bytes 4000 "$W/text"
   for p in fp32 bf16 fp16; do
     run 2 --data text:"$W/text" --seq-len 32 --epochs 3 --precision $p --json > "$W/$p" 2>&1 || { cat "$W/$p"; fail "--precision $p exited $?"; }
     echo "ok --precision $p: validation loss $(json "$W/$p" test_loss), skipped steps $(json "$W/$p" skipped_steps)"
   done
   run 2 --data text:"$W/text" --seq-len 32 --epochs 3 --precision bf16 --shard parameters --json > "$W/z3" 2>&1 || { cat "$W/z3"; fail "bf16 under ZeRO-3 exited $?"; }
   # Where training goes: the median of the last epoch's step losses, not the last validation
-  # loss, which one late spike can move (seed 1253586632: bf16's last update crossed a cliff,
-  # 2.19 -> 3.75 nats on the held-out split for a step of 3e-4 a weight, a float64 numpy GPT-2
-  # agreeing; every other step of that epoch within 1 % of fp32's)
+  # loss, which one late spike can move (seed 1253586632, on the letters' corpus: bf16's last
+  # update crossed a cliff, 2.19 -> 3.75 nats held out, a float64 numpy GPT-2 agreeing)
   "$PY" -c "import json, statistics, sys
 def last_epoch(path):
     d = json.loads([x for x in open(path) if x.startswith('{')][0])
     s = d['train_loss_steps']
-    return statistics.median(s[-len(s) // d['epochs']:]), d['test_loss']
+    return statistics.median(s[-len(s) // d['epochs']:]), d['test_loss'], s
 l = {p: last_epoch(f) for p, f in zip(['fp32', 'bf16', 'fp16', 'z3'], sys.argv[1:])}
-for p in ('bf16', 'fp16'):  # no more than 3 % worse than fp32 (a gain is no loss of
-    # precision: seed 679507426 gave bf16 5.5 % below fp32 on this small corpus), nor 8 % better
+for p in ('bf16', 'fp16'):  # within 3 % of fp32 (measured: 0.2 % at most over 10 seeds)
     e = (l[p][0] - l['fp32'][0]) / l['fp32'][0]
-    if not -0.08 <= e <= 0.03: sys.exit('FAIL: %s last epoch median step loss %.4f, %+.1f %% from fp32 %.4f' % (p, l[p][0], 100 * e, l['fp32'][0]))
-    if l[p][1] == l['fp32'][1]: sys.exit('FAIL: %s ends exactly at fp32 loss: no rounding?' % p)
+    if not -0.03 <= e <= 0.03: sys.exit('FAIL: %s last epoch median step loss %.4f, %+.1f %% from fp32 %.4f' % (p, l[p][0], 100 * e, l['fp32'][0]))
+    # a half run that were fp32 underneath would repeat fp32's steps bit for bit (the JSON's
+    # six decimals of the validation loss can agree: seed 2630273000, fp16)
+    if l[p][2] == l['fp32'][2]: sys.exit('FAIL: %s repeats every step loss of fp32: no rounding?' % p)
 if l['z3'][1] != l['bf16'][1]: sys.exit('FAIL: bf16 under ZeRO-3 %.6f, plain bf16 %.6f' % (l['z3'][1], l['bf16'][1]))
-print('ok: the last epoch median step loss of bf16 and fp16 at most 3 %% above fp32 (%.4f, %.4f, %.4f); ZeRO-3 bf16 the same validation loss %.6f' % (l['bf16'][0], l['fp16'][0], l['fp32'][0], l['z3'][1]))
+print('ok: the last epoch median step loss of bf16 and fp16 within 3 %% of fp32 (%.4f, %.4f, %.4f); ZeRO-3 bf16 the same validation loss %.6f' % (l['bf16'][0], l['fp16'][0], l['fp32'][0], l['z3'][1]))
 " "$W/fp32" "$W/bf16" "$W/fp16" "$W/z3" || fail "mixed precision"
   # the dynamic loss scale starts at 65536 and halves on an overflow (a skipped step): a
   # few at the start, not a run of them
