@@ -90,21 +90,20 @@ const char *dtsim_band_text(const dtsim_result *r, char *buf, size_t n) {
 static void print_calibration(FILE *f, const dtsim_opts *o, const dtsim_result *r) {
     const dt_gpu_calib *c = o->calib_row;
     if (o->has_profile) return;
+    char sibling[160] = "";  // a row of another GPU of the generation (dtsim_calib.c)
+    if (c && strcmp(c->gpu, o->cluster.gpu))
+        snprintf(sibling, sizeof sibling, "; the table has no %s row: its generation's measured "
+                 "fraction of the roofline stands in", o->cluster.gpu);
     if (c)
         fprintf(f, "calibrated: %s: one %s trains %.1f %s/s at %d per GPU in %s (%s; %s, %s%s%s;"
                    " `dtsim calibrations`); the roofline alone gives %.1f, so every modelled "
-                   "kernel's work takes x%.3f (its launch, the host's, not)%s%s%s%s\n", c->id,
-                c->gpu,
+                   "kernel's work takes x%.3f (its launch, the host's, not)%s%s\n", c->id, c->gpu,
                 c->per_gpu,
                 dt_sim_is_gpt(c->model) ? "sequences" : "images", c->batch, c->precision,
                 c->framework, c->source, c->date, c->note[0] ? "; " : "", c->note,
                 r->calib_roofline_img_s, r->time_scale,
                 r->calib_node ? " (the measured node modelled whole: its own collectives are "
-                                "not in the factor)" : "",
-                strcmp(c->gpu, o->cluster.gpu) ? "; the table has no " : "",
-                strcmp(c->gpu, o->cluster.gpu) ? o->cluster.gpu : "",
-                strcmp(c->gpu, o->cluster.gpu) ? " row: its generation's measured fraction of "
-                                                 "the roofline stands in" : "");
+                                "not in the factor)" : "", sibling);
     else if (o->gpu_img_s > 0)
         fprintf(f, "calibrated: one GPU trains %.1f %s/s at %d per GPU in %s (%s); the roofline "
                    "alone gives %.1f, so every modelled kernel's work takes x%.3f (its launch, "
